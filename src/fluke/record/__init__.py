@@ -1,0 +1,18 @@
+"""The normalised run record at the centre of fluke.
+
+Adapters produce :class:`Run` objects; everything else only reads them.
+
+>>> from fluke.record import Run, Identity
+>>> Run(scenario="s1", identity=Identity(model="m")).version == Identity(model="m").version
+True
+"""
+
+from ._canonical import canonical_json, digest
+from ._events import AgentMessage, Event, ToolCall, UserMessage
+from ._identity import IDENTITY_FIELDS, Identity
+from ._run import FORMAT_VERSION, Label, Outcome, Run, Source, run_schema
+
+__all__ = [
+    "FORMAT_VERSION", "IDENTITY_FIELDS", "AgentMessage", "Event", "Identity", "Label", "Outcome",
+    "Run", "Source", "ToolCall", "UserMessage", "canonical_json", "digest", "run_schema",
+]
