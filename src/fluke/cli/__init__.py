@@ -1,0 +1,90 @@
+"""``fluke <verb>``: a thin shell over the library.
+
+Each verb lives in its own module and is imported only when it runs, so ``fluke --help``
+stays fast and a verb's heavy dependencies load only for that verb.
+
+>>> from click.testing import CliRunner
+>>> result = CliRunner().invoke(main, ["--help"])
+>>> result.exit_code, "ingest" in result.output
+(0, True)
+"""
+
+from __future__ import annotations
+
+import importlib
+
+import click
+
+from ._common import Context, cli_errors
+
+#: verb -> "module:attribute" of its click command. Add a verb by adding a line here.
+VERBS: dict[str, str] = {
+    "ingest": "fluke.cli._ingest:ingest",
+    "runs": "fluke.cli._runs:runs",
+    "export": "fluke.cli._runs:export",
+    "summary": "fluke.cli._runs:summary",
+    "schema": "fluke.cli._runs:schema",
+    "grade": "fluke.cli._grade:grade",
+    "believe": "fluke.cli._believe:believe",
+    "predict": "fluke.cli._believe:predict",
+    "calibration": "fluke.cli._believe:calibration",
+    "compare": "fluke.cli._compare:compare",
+    "fixcheck": "fluke.cli._compare:fixcheck",
+    "consistency": "fluke.cli._compare:consistency",
+    "simulate": "fluke.cli._compare:simulate",
+    "calibrate": "fluke.cli._compare:calibrate",
+    "interval": "fluke.cli._design:interval",
+    "passk": "fluke.cli._design:passk",
+    "contrast": "fluke.cli._design:contrast",
+    "seal": "fluke.cli._design:seal",
+    "unseal": "fluke.cli._design:unseal",
+    "run": "fluke.cli._run:run",
+    "report": "fluke.cli._report:report",
+    "demo": "fluke.cli._report:demo",
+}
+
+
+def _load(verb: str) -> click.Command | None:
+    target = VERBS.get(verb)
+    if target is None:
+        return None
+    module_name, attr = target.split(":")
+    try:
+        module = importlib.import_module(module_name)
+    except ModuleNotFoundError as exc:
+        if exc.name == module_name:  # the verb is planned but not built yet
+            return None
+        raise
+    return getattr(module, attr, None)
+
+
+class _LazyGroup(click.Group):
+    def list_commands(self, ctx: click.Context) -> list[str]:
+        return sorted(v for v in VERBS if _load(v) is not None)
+
+    def get_command(self, ctx: click.Context, cmd_name: str) -> click.Command | None:
+        return _load(cmd_name)
+
+
+@click.group(cls=_LazyGroup, context_settings={"help_option_names": ["-h", "--help"]})
+@click.option("--ledger", envvar="FLUKE_LEDGER", default="fluke.db", show_default=True,
+              help="The ledger: a SQLite file path, or a postgresql:// URL. Also FLUKE_LEDGER.")
+@click.option("--json", "as_json", is_flag=True, help="Print one JSON document (with format_version).")
+@click.version_option(package_name="fluke")
+@click.pass_context
+def group(ctx: click.Context, ledger: str, as_json: bool) -> None:
+    """fluke: what do your agent eval runs actually let you believe?
+
+    \b
+    Example:
+      fluke ingest ../shared/data/tau-bench/historical_trajectories/gpt-4o-airline.json
+      fluke summary
+    """
+    ctx.obj = Context(ledger_url=ledger, as_json=as_json)
+
+
+def main(argv: list[str] | None = None) -> None:
+    """Console-script entry point: runs the CLI and maps fluke errors to exit code 2."""
+    with cli_errors():
+        group.main(args=argv, prog_name="fluke", standalone_mode=True)
+
