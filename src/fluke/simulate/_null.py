@@ -1,0 +1,77 @@
+"""Null calibration on the staged workload: many unchanged pairs, compared in one batch.
+
+>>> result = calibrate_null(20, tasks=10, runs_per_task=10, rng=np.random.default_rng(0))
+>>> result.calibration.pairs, result.verdicts["different"] + result.verdicts["no significant difference"] + result.verdicts["too small to tell"]
+(20, 20)
+"""
+
+from __future__ import annotations
+
+from dataclasses import dataclass
+
+import numpy as np
+
+from ..comparison import (DIFFERENT, NO_DIFFERENCE, TOO_SMALL, NullCalibration, logrank_batch,
+                          null_calibration)
+from ..comparison._verdict import _z
+from ._staged import BASELINE_RATES, STAGES, draw_failures
+
+__all__ = ["NullPairs", "null_pairs", "NullRun", "calibrate_null"]
+
+
+@dataclass(frozen=True)
+class NullPairs:
+    """``pairs`` unchanged A vs A′ comparisons as 2-D arrays (one row per pair)."""
+
+    time: np.ndarray
+    died: np.ndarray
+    group: np.ndarray
+    strata: np.ndarray
+
+
+def null_pairs(pairs: int, *, tasks: int = 50, runs_per_task: int = 40,
+               rates: dict[str, float] = BASELINE_RATES, rng: np.random.Generator) -> NullPairs:
+    """Draw ``pairs`` independent pairs of arms with the same rates (nothing changed)."""
+    if pairs < 1:
+        raise ValueError(f"pairs={pairs} must be at least 1")
+    if tasks < 1 or runs_per_task < 1:
+        raise ValueError(f"tasks={tasks} and runs_per_task={runs_per_task} must be at least 1")
+    per_arm = tasks * runs_per_task
+    stage = draw_failures(rates, (pairs, 2 * per_arm), rng=rng)
+    died = stage >= 0
+    time = np.where(died, stage + 1, len(STAGES) + 1)
+    group = np.broadcast_to(np.arange(2 * per_arm) >= per_arm, died.shape)
+    strata = np.broadcast_to(np.tile(np.repeat(np.arange(tasks), runs_per_task), 2), died.shape)
+    return NullPairs(time, died, group, strata)
+
+
+@dataclass(frozen=True)
+class NullRun:
+    """The calibration, the verdict counts and the range of detection limits over the pairs."""
+
+    calibration: NullCalibration
+    verdicts: dict[str, int]
+    limit_min: float
+    limit_max: float
+    pvalues: np.ndarray
+    tasks: int
+    runs_per_task: int
+    ceiling: float
+
+
+def calibrate_null(pairs: int = 200, *, tasks: int = 50, runs_per_task: int = 40,
+                   rates: dict[str, float] = BASELINE_RATES, alpha: float = 0.05, power: float = 0.8,
+                   ceiling: float = 1.3, bins: int = 20, rng: np.random.Generator) -> NullRun:
+    """Simulate ``pairs`` unchanged pairs, compare each by the stratified log-rank, calibrate."""
+    data = null_pairs(pairs, tasks=tasks, runs_per_task=runs_per_task, rates=rates, rng=rng)
+    _, pvalue, deaths = logrank_batch(data.time, data.died, data.group, data.strata)
+    with np.errstate(divide="ignore"):
+        limit = np.exp(2 * _z(alpha, power) / np.sqrt(deaths))
+    different = pvalue < alpha
+    too_small = ~different & (limit > ceiling)
+    verdicts = {DIFFERENT: int(different.sum()), NO_DIFFERENCE: int((~different & ~too_small).sum()),
+                TOO_SMALL: int(too_small.sum())}
+    usable = np.isfinite(pvalue)
+    cal = null_calibration(pvalue[usable], alpha=alpha, bins=bins)
+    return NullRun(cal, verdicts, float(limit.min()), float(limit.max()), pvalue, tasks, runs_per_task,
+                   ceiling)
