@@ -1,18 +1,14 @@
-"""Minimal readers of the shared τ-bench / τ²-bench files for tests (until the adapters land).
-
-They map each file to fluke runs the simple way: one event per message text and one ToolCall per
-tool call; a run passes when its reward is 1. The tests only need the same runs on both sides of
-an oracle comparison, and outcome counts checked against figures computed by hand.
-"""
+"""The shared τ-bench / τ²-bench files, read through fluke's adapters, for tests."""
 
 from __future__ import annotations
 
-import json
+import functools
 from pathlib import Path
 
 import pytest
 
-from fluke.record import AgentMessage, Identity, Outcome, Run, ToolCall, UserMessage
+from fluke.adapters import read_file
+from fluke.record import Run
 
 DATA = Path(__file__).resolve().parents[2] / ".." / "shared" / "data"
 TAU2_RESULTS = DATA / "tau2-bench" / "src" / "experiments" / "model_training" / "results"
@@ -34,40 +30,13 @@ def need(path: Path) -> Path:
     return path
 
 
-def _events(messages, *, content="content", calls="tool_calls"):
-    events = []
-    for m in messages:
-        role = m.get("role")
-        text = m.get(content)
-        if role == "user" and text:
-            events.append(UserMessage(text=str(text)))
-        elif role == "assistant" and text:
-            events.append(AgentMessage(text=str(text)))
-        for call in m.get(calls) or []:
-            name = call.get("name") or call.get("function", {}).get("name")
-            events.append(ToolCall(tool=name, call_id=call.get("id"),
-                                   requestor="user" if call.get("requestor") == "user" else "agent"))
-    return events
-
-
-def tau2_runs(model: str, domain: str) -> list[Run]:
+@functools.lru_cache(maxsize=None)
+def tau2_runs(model: str, domain: str) -> tuple[Run, ...]:
     """The τ²-bench runs of ``model`` on ``domain`` as fluke runs (scenario = domain/task)."""
-    path = need(TAU2_RESULTS / TAU2_FILES[(model, domain)])
-    doc = json.loads(path.read_text())
-    identity = Identity(model=model, harness="tau2-bench")
-    runs = []
-    for sim in doc["simulations"]:
-        reward = (sim.get("reward_info") or {}).get("reward") or 0.0
-        runs.append(Run(scenario=f"{domain}/{sim['task_id']}", trial=sim.get("trial") or 0,
-                        identity=identity, events=_events(sim["messages"]),
-                        outcome=Outcome(passed=reward >= 1 - 1e-9, reward=reward)))
-    return runs
+    return tuple(read_file(need(TAU2_RESULTS / TAU2_FILES[(model, domain)])))
 
 
-def tau1_airline_runs() -> list[Run]:
+@functools.lru_cache(maxsize=None)
+def tau1_airline_runs() -> tuple[Run, ...]:
     """τ-bench gpt-4o airline: 50 tasks × 4 trials."""
-    doc = json.loads(need(TAU1_AIRLINE).read_text())
-    identity = Identity(model="gpt-4o", harness="tau-bench")
-    return [Run(scenario=f"airline/{r['task_id']}", trial=r["trial"], identity=identity,
-                events=_events(r["traj"]), outcome=Outcome(passed=r["reward"] >= 1 - 1e-9, reward=r["reward"]))
-            for r in doc]
+    return tuple(read_file(need(TAU1_AIRLINE), identity={"model": "gpt-4o"}))
