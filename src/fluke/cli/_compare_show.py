@@ -198,7 +198,7 @@ def print_consistency(rows) -> None:
 
     table = Table(title="failure consistency (95% intervals clustered by scenario)")
     for col in ("agent", "runs", "p (fail)", "C (fail again)", "κ", "chance 'fixed' once / in 3"):
-        table.add_column(col, justify="left" if col == "agent" else "right")
+        table.add_column(col, justify="left" if col == "agent" else "right", overflow="fold")
     for arm, c in rows:
         table.add_row(arm.selector, f"{c.trials}\n{c.scenarios} scen.",
                       f"{fmt_share(c.failures, c.trials)}\n{_interval(c.p_interval)}",

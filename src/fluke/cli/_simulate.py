@@ -135,7 +135,7 @@ def _reveal(ctx: Context, path: Path, force: bool) -> None:
         if ok or force:
             out.print(f"planted change: stage [bold]{body.get('stage')}[/], rate × {body.get('factor')}")
     if not ok:
-        if not force:
+        if not force and not ctx.as_json:
             click.echo("fluke: the seal was not opened: a check above failed (compare B first, or --force)", err=True)
         sys.exit(1)
 
