@@ -50,8 +50,37 @@ class LogRankResult:
 
 
 def _codes(values: np.ndarray) -> np.ndarray:
-    """Integer codes 0..k-1 for any labels (strings, ints)."""
+    """Integer codes for any labels; small non-negative integers are used as they are (no sort)."""
+    values = np.asarray(values)
+    if values.dtype.kind in "iu" and values.size and values.min() >= 0 and values.max() < 4 * values.size + 64:
+        return values.reshape(-1).astype(np.int64, copy=False)
     return np.unique(values, return_inverse=True)[1].reshape(-1)
+
+
+def _terms(count, count_b, deaths, deaths_b, at_risk, at_risk_b):
+    """Per (stratum, time): observed − expected in arm B, its variance, and B's expectation."""
+    with np.errstate(invalid="ignore", divide="ignore"):
+        share_b = np.where(at_risk > 0, at_risk_b / np.where(at_risk > 0, at_risk, 1), 0.0)
+        expected = deaths * share_b
+        denom = np.where(at_risk > 1, at_risk - 1, 1.0)
+        var = np.where(at_risk > 1, deaths * share_b * (1 - share_b) * (at_risk - deaths) / denom, 0.0)
+    return deaths_b - expected, var, expected
+
+
+def _contributions_dense(time, died, group, stratum, n_strata, t0, width):
+    """The same sums on a dense stratum × time grid: integer times in a small range, no sort."""
+    key = stratum * width + (time.astype(np.int64) - t0)
+    # one pass: each run falls in one of four bins per cell (died?, arm B?)
+    kind = key * 4 + died.astype(np.int64) * 2 + group.astype(np.int64)
+    tally = np.bincount(kind, minlength=n_strata * width * 4).reshape(n_strata, width, 4).astype(float)
+    count = tally.sum(axis=2)
+    count_b = tally[..., 1] + tally[..., 3]
+    deaths = tally[..., 2] + tally[..., 3]
+    deaths_b = tally[..., 3]
+    at_risk = np.cumsum(count[:, ::-1], axis=1)[:, ::-1]
+    at_risk_b = np.cumsum(count_b[:, ::-1], axis=1)[:, ::-1]
+    ome, var, expected = _terms(count, count_b, deaths, deaths_b, at_risk, at_risk_b)
+    return ome.sum(axis=1), var.sum(axis=1), expected.sum(axis=1)
 
 
 def _check(time, died, group, strata):
@@ -83,6 +112,11 @@ def _check(time, died, group, strata):
 
 def _contributions(time, died, group, stratum, n_strata):
     """Observed-minus-expected and variance of arm B, per stratum (arrays of length n_strata)."""
+    if time.size:
+        t0, t1 = time.min(), time.max()
+        width = int(t1 - t0) + 1
+        if np.all(time == np.floor(time)) and n_strata * width <= 4 * time.size + 4096:
+            return _contributions_dense(time, died, group, stratum, n_strata, int(t0), width)
     order = np.lexsort((time, stratum))
     t, d, g, s = time[order], died[order], group[order], stratum[order]
     if t.size == 0:
@@ -104,13 +138,10 @@ def _contributions(time, died, group, stratum, n_strata):
     last = np.searchsorted(key_stratum, key_stratum, side="right") - 1
     at_risk = cum[last] - cum + count
     at_risk_b = cum_b[last] - cum_b + count_b
-    share_b = at_risk_b / at_risk
-    o_minus_e = deaths_b - deaths * share_b
-    denom = np.where(at_risk > 1, at_risk - 1, 1.0)
-    var = np.where(at_risk > 1, deaths * share_b * (1 - share_b) * (at_risk - deaths) / denom, 0.0)
+    o_minus_e, var, expected = _terms(count, count_b, deaths, deaths_b, at_risk, at_risk_b)
     ome = np.bincount(key_stratum, weights=o_minus_e, minlength=n_strata)
     v = np.bincount(key_stratum, weights=var, minlength=n_strata)
-    exp_b = np.bincount(key_stratum, weights=deaths * share_b, minlength=n_strata)
+    exp_b = np.bincount(key_stratum, weights=expected, minlength=n_strata)
     return ome, v, exp_b
 
 

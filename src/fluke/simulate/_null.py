@@ -11,8 +11,8 @@ from dataclasses import dataclass
 
 import numpy as np
 
-from ..comparison import (DIFFERENT, NO_DIFFERENCE, TOO_SMALL, NullCalibration, logrank_batch,
-                          null_calibration)
+from ..comparison import (DIFFERENT, NO_DIFFERENCE, TOO_SMALL, NullCalibration, fisher_exact_many,
+                          logrank_batch, null_calibration)
 from ..comparison._verdict import _z
 from ._staged import BASELINE_RATES, STAGES, draw_failures
 
@@ -47,7 +47,10 @@ def null_pairs(pairs: int, *, tasks: int = 50, runs_per_task: int = 40,
 
 @dataclass(frozen=True)
 class NullRun:
-    """The calibration, the verdict counts and the range of detection limits over the pairs."""
+    """The calibration, the verdict counts and the range of detection limits over the pairs.
+
+    ``step_alarms`` counts the pairs where some stage's per-step BH q-value fell below alpha.
+    """
 
     calibration: NullCalibration
     verdicts: dict[str, int]
@@ -57,14 +60,28 @@ class NullRun:
     tasks: int
     runs_per_task: int
     ceiling: float
+    step_alarms: int = 0
 
 
 def calibrate_null(pairs: int = 200, *, tasks: int = 50, runs_per_task: int = 40,
                    rates: dict[str, float] = BASELINE_RATES, alpha: float = 0.05, power: float = 0.8,
-                   ceiling: float = 1.3, bins: int = 20, rng: np.random.Generator) -> NullRun:
-    """Simulate ``pairs`` unchanged pairs, compare each by the stratified log-rank, calibrate."""
-    data = null_pairs(pairs, tasks=tasks, runs_per_task=runs_per_task, rates=rates, rng=rng)
-    _, pvalue, deaths = logrank_batch(data.time, data.died, data.group, data.strata)
+                   ceiling: float = 1.3, bins: int = 20, step_tests: bool = True,
+                   rng: np.random.Generator) -> NullRun:
+    """Simulate ``pairs`` unchanged pairs, compare each by the stratified log-rank, calibrate.
+
+    With ``step_tests`` it also runs the per-step Fisher tests (BH within each pair) and counts
+    the pairs where some step came out below alpha.
+    """
+    # in chunks of about two million episodes, so 10,000 pairs fit in memory
+    chunk = max(1, 2_000_000 // (2 * tasks * runs_per_task))
+    pvalue, deaths = np.empty(pairs), np.empty(pairs, dtype=np.int64)
+    step_alarms = 0
+    for start in range(0, pairs, chunk):
+        stop = min(pairs, start + chunk)
+        data = null_pairs(stop - start, tasks=tasks, runs_per_task=runs_per_task, rates=rates, rng=rng)
+        _, pvalue[start:stop], deaths[start:stop] = logrank_batch(data.time, data.died, data.group, data.strata)
+        if step_tests:
+            step_alarms += int((_step_qvalues(data) < alpha).any(axis=1).sum())
     with np.errstate(divide="ignore"):
         limit = np.exp(2 * _z(alpha, power) / np.sqrt(deaths))
     different = pvalue < alpha
@@ -74,4 +91,26 @@ def calibrate_null(pairs: int = 200, *, tasks: int = 50, runs_per_task: int = 40
     usable = np.isfinite(pvalue)
     cal = null_calibration(pvalue[usable], alpha=alpha, bins=bins)
     return NullRun(cal, verdicts, float(limit.min()), float(limit.max()), pvalue, tasks, runs_per_task,
-                   ceiling)
+                   ceiling, step_alarms)
+
+
+def _step_qvalues(data: NullPairs) -> np.ndarray:
+    """Per pair and stage: Fisher p on deaths among runs at risk, BH within the pair."""
+    pairs, runs = data.time.shape
+    width = len(STAGES) + 2                       # event indices 0 .. reply
+    cell = (np.arange(pairs)[:, None] * 2 + data.group) * width
+    ended = np.bincount((cell + data.time).ravel(), minlength=pairs * 2 * width).reshape(pairs, 2, width)
+    dead = np.bincount((cell + data.time)[data.died], minlength=pairs * 2 * width).reshape(pairs, 2, width)
+    at_risk = np.cumsum(ended[:, :, ::-1], axis=2)[:, :, ::-1]
+    stages = np.arange(1, len(STAGES) + 1)
+    da, db = dead[:, 0, stages], dead[:, 1, stages]
+    na, nb = at_risk[:, 0, stages], at_risk[:, 1, stages]
+    p = fisher_exact_many(da.ravel(), (na - da).ravel(), db.ravel(), (nb - db).ravel()).reshape(da.shape)
+    # Benjamini–Hochberg within each pair, row by row in one pass
+    m = p.shape[1]
+    order = np.argsort(p, axis=1)
+    ranked = np.take_along_axis(p, order, axis=1) * m / np.arange(1, m + 1)
+    ranked = np.minimum.accumulate(ranked[:, ::-1], axis=1)[:, ::-1]
+    q = np.empty_like(p)
+    np.put_along_axis(q, order, np.minimum(ranked, 1.0), axis=1)
+    return q

@@ -53,10 +53,13 @@ def draw_failures(rates: dict[str, float], shape, *, rng: np.random.Generator) -
     [0, 0, 0]
     """
     vec = _rates_vector(rates)
-    shape = tuple(np.atleast_1d(shape))
-    fails = rng.random(shape + (len(STAGES),)) < vec
-    first = fails.argmax(axis=-1)
-    return np.where(fails.any(axis=-1), first, -1)
+    shape = tuple(int(x) for x in np.atleast_1d(shape))
+    # One uniform per episode: P(fail at stage j) = r_j · Π_{i<j} (1 − r_i), cut into consecutive
+    # intervals of [0, 1); past the last cut the episode reaches the reply.
+    reach = np.concatenate([[1.0], np.cumprod(1 - vec)[:-1]])
+    cuts = np.cumsum(reach * vec)
+    stage = np.searchsorted(cuts, rng.random(shape), side="right")
+    return np.where(stage < len(STAGES), stage, -1)
 
 
 def _salt_rng(salt: str) -> np.random.Generator:
