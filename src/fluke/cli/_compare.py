@@ -106,14 +106,18 @@ def _common_options(func):
     return func
 
 
+#: joins scenario and condition into one stratum key (a character no id uses)
+_SEP = "\x1f"
+
+
 def survival_comparison(runs_a, runs_b, *, hard_index=None, alpha=0.05, power=0.8, ceiling=1.3):
     """Arrays for both arms, restricted to the strata (scenario × condition) both ran; then the tests."""
-    from ..comparison import compare_survival, per_cell, per_step, survival_data
+    from ..comparison import compare_survival, failure_counts, per_cell, per_step, survival_data
 
     a = survival_data(runs_a, hard_index=hard_index)
     b = survival_data(runs_b, hard_index=hard_index)
-    key_a = np.array([f"{s}|{c}" for s, c in zip(a.scenario, a.condition)], dtype=object)
-    key_b = np.array([f"{s}|{c}" for s, c in zip(b.scenario, b.condition)], dtype=object)
+    key_a = np.array([f"{s}{_SEP}{c}" for s, c in zip(a.scenario, a.condition)], dtype=object)
+    key_b = np.array([f"{s}{_SEP}{c}" for s, c in zip(b.scenario, b.condition)], dtype=object)
     shared = np.intersect1d(key_a.astype(str), key_b.astype(str))
     in_a, in_b = np.isin(key_a.astype(str), shared), np.isin(key_b.astype(str), shared)
     time = np.r_[a.time[in_a], b.time[in_b]]
@@ -124,15 +128,11 @@ def survival_comparison(runs_a, runs_b, *, hard_index=None, alpha=0.05, power=0.
     result = compare_survival(time, died, group, strata=strata, alpha=alpha, power=power, ceiling=ceiling)
     steps = per_step(time, died, group, labels=labels)
 
-    def counts(data, mask):
-        out: dict[tuple[str, str], list[int]] = {}
-        for s, c, d in zip(data.scenario[mask], data.condition[mask], data.died[mask]):
-            cell = out.setdefault((s, c), [0, 0])
-            cell[0] += int(d)
-            cell[1] += 1
-        return {k: tuple(v) for k, v in out.items()}
+    def counts(keys, died):
+        names, failures, trials = failure_counts(keys, died)
+        return {tuple(k.split(_SEP, 1)): (int(f), int(n)) for k, f, n in zip(names, failures, trials)}
 
-    cells = per_cell(counts(a, in_a), counts(b, in_b))
+    cells = per_cell(counts(key_a[in_a].astype(str), a.died[in_a]), counts(key_b[in_b].astype(str), b.died[in_b]))
     excluded = {"a": int((~in_a).sum()), "b": int((~in_b).sum()), "unknown_a": a.unknown, "unknown_b": b.unknown}
     died_from = {k: a.died_from[k] + b.died_from[k] for k in a.died_from}
     return result, steps, cells, excluded, died_from, int(shared.size)

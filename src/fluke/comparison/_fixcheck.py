@@ -95,7 +95,7 @@ def _arrays(inputs, failed, order, name):
     return inputs, failed, order
 
 
-def _ranked(inputs, codes, order, n_codes):
+def _ranked(codes, order, n_codes):
     """Rank of each run within its input (by ``order``), and runs per input."""
     idx = np.lexsort((order, codes))
     sorted_codes = codes[idx]
@@ -105,35 +105,38 @@ def _ranked(inputs, codes, order, n_codes):
     return rank, np.bincount(codes, minlength=n_codes)
 
 
-def _matrix(codes, rank, failed, n_codes, width):
-    m = np.full((n_codes, max(width, 1)), np.nan)
-    m[codes, rank] = failed
-    return m
+def _rows(first, rerun, within: int):
+    """For every failing first-run episode: its input, fixed once, fixed within, tries used.
 
-
-def _rule_rows(first, rerun, *, within: int):
-    """Per failing first-run episode: input code, fixed once, fixed within, tries used."""
+    ``once``/``fixed`` are NaN (and ``tries`` 0) where the input was never re-run.
+    """
     f_in, f_failed, f_order = first
     r_in, r_failed, r_order = rerun
     names = np.unique(np.concatenate([f_in, r_in]))
-    f_code = np.searchsorted(names, f_in)
-    r_code = np.searchsorted(names, r_in)
-    f_rank, _ = _ranked(f_in, f_code, f_order, names.size)
-    r_rank, r_count = _ranked(r_in, r_code, r_order, names.size)
-    mat = _matrix(r_code, r_rank, r_failed, names.size, int(r_count.max()) if r_count.size else 0)
+    f_code, r_code = np.searchsorted(names, f_in), np.searchsorted(names, r_in)
+    f_rank, _ = _ranked(f_code, f_order, names.size)
+    r_rank, r_count = _ranked(r_code, r_order, names.size)
+    # inputs × re-run rank: 1 failed, 0 passed, NaN not run
+    grid = np.full((names.size, max(int(r_count.max()) if r_count.size else 0, 1)), np.nan)
+    grid[r_code, r_rank] = r_failed
     rows = np.flatnonzero(f_failed)
     code, rank = f_code[rows], f_rank[rows]
     avail = r_count[code]
-    matched = avail > 0
-    code, rank, avail = code[matched], rank[matched], avail[matched]
     tries = np.minimum(within, avail)
     j = np.arange(within)[None, :]
-    cols = (rank[:, None] + j) % np.maximum(avail, 1)[:, None]
-    fails = mat[code[:, None], cols]
-    used = j < tries[:, None]
-    once = fails[:, 0] == 0
-    any_pass = np.any(used & (fails == 0), axis=1)
-    return names, code, once.astype(float), any_pass.astype(float), tries, int((~matched).sum()), mat, r_count
+    fails = grid[code[:, None], (rank[:, None] + j) % np.maximum(avail, 1)[:, None]]
+    once = np.where(avail > 0, fails[:, 0] == 0, np.nan)
+    fixed = np.where(avail > 0, np.any((j < tries[:, None]) & (fails == 0), axis=1), np.nan)
+    return names[code], once, fixed, tries
+
+
+def _rule(rows, confidence_level) -> RerunRule:
+    labels, once, fixed, tries = rows
+    ok = tries > 0
+    return RerunRule(clustered_mean(once[ok], labels[ok], confidence_level=confidence_level),
+                     clustered_mean(fixed[ok], labels[ok], confidence_level=confidence_level),
+                     int(tries[ok].min()) if ok.any() else 0, int(ok.sum()),
+                     int(np.unique(labels[ok]).size), int((~ok).sum()))
 
 
 def rerun_rule(first_inputs, first_failed, first_order, rerun_inputs, rerun_failed, rerun_order,
@@ -143,12 +146,7 @@ def rerun_rule(first_inputs, first_failed, first_order, rerun_inputs, rerun_fail
         raise ValueError(f"within={within} must be at least 1")
     first = _arrays(first_inputs, first_failed, first_order, "first run")
     rerun = _arrays(rerun_inputs, rerun_failed, rerun_order, "re-run")
-    names, code, once, any_pass, tries, unmatched, _, _ = _rule_rows(first, rerun, within=within)
-    labels = names[code]
-    return RerunRule(clustered_mean(once, labels, confidence_level=confidence_level),
-                     clustered_mean(any_pass, labels, confidence_level=confidence_level),
-                     int(tries.min()) if tries.size else 0, int(once.size),
-                     int(np.unique(code).size), unmatched)
+    return _rule(_rows(first, rerun, within), confidence_level)
 
 
 def _per_input(inputs, failed, names):
@@ -174,26 +172,25 @@ def fix_check(first, candidate, control=None, *, within: int = 3, q: float = 0.0
     >>> fc.difference_once.estimate, fc.by_input.improved, round(fc.by_input.pvalue, 3)
     (1.0, 4, 0.125)
     """
+    if within < 1:
+        raise ValueError(f"within={within} must be at least 1")
     first_a = _arrays(*first, "first run")
     cand_a = _arrays(*candidate, "candidate")
-    cand = rerun_rule(*first_a, *cand_a, within=within, confidence_level=confidence_level)
+    cand_rows = _rows(first_a, cand_a, within)
+    cand = _rule(cand_rows, confidence_level)
     failing = np.unique(first_a[0][first_a[1]])
     ctrl_rule = diff_once = diff_within = None
     if control is not None:
         ctrl_a = _arrays(*control, "control")
-        ctrl_rule = rerun_rule(*first_a, *ctrl_a, within=within, confidence_level=confidence_level)
-        names_c, code_c, once_c, within_c, _, _, _, _ = _rule_rows(first_a, cand_a, within=within)
-        names_k, code_k, once_k, within_k, _, _, _, _ = _rule_rows(first_a, ctrl_a, within=within)
-        # pair the rows that both arms could answer (first-run failing episodes, in one order)
-        rows = np.flatnonzero(first_a[1])
-        key_c = _row_keys(first_a, rows, cand_a[0])
-        key_k = _row_keys(first_a, rows, ctrl_a[0])
-        both = key_c & key_k
-        lab = first_a[0][rows][both]
-        oc, wc = _align(key_c, both, once_c, within_c)
-        ok_, wk = _align(key_k, both, once_k, within_k)
-        diff_once = clustered_mean(oc - ok_, lab, confidence_level=confidence_level)
-        diff_within = clustered_mean(wc - wk, lab, confidence_level=confidence_level)
+        ctrl_rows = _rows(first_a, ctrl_a, within)
+        ctrl_rule = _rule(ctrl_rows, confidence_level)
+        # the same failing episodes on both sides: keep those both arms re-ran
+        both = (cand_rows[3] > 0) & (ctrl_rows[3] > 0)
+        labels = cand_rows[0][both]
+        diff_once = clustered_mean(cand_rows[1][both] - ctrl_rows[1][both], labels,
+                                   confidence_level=confidence_level)
+        diff_within = clustered_mean(cand_rows[2][both] - ctrl_rows[2][both], labels,
+                                     confidence_level=confidence_level)
         reference, ref_runs = "control", ctrl_a
     else:
         reference, ref_runs = "first run", first_a
@@ -214,13 +211,3 @@ def fix_check(first, candidate, control=None, *, within: int = 3, q: float = 0.0
     by_input = ByInputTest(improved, worsened, int((change == 0).sum()), sign_p)
     return FixCheck(cand, ctrl_rule, diff_once, diff_within, flags, by_input, reference)
 
-
-def _row_keys(first, rows, rerun_inputs):
-    """Which failing first-run episodes have at least one re-run of their input."""
-    return np.isin(first[0][rows], np.unique(rerun_inputs))
-
-
-def _align(key, both, once, within):
-    # once/within hold the matched rows in first-run order; keep those matched on both sides
-    sel = both[key]
-    return once[sel], within[sel]
