@@ -100,17 +100,22 @@ def _arm_line_from(arm: dict) -> str:
 
 
 # -- fixcheck --------------------------------------------------------------------------
-def _mean(m) -> dict[str, Any] | None:
+def _mean(m, *, test: bool = True) -> dict[str, Any] | None:
+    """A clustered mean; ``test`` adds the p-value of "it is 0" (meaningful for differences only)."""
     if m is None:
         return None
-    return {"estimate": m.estimate, "low": m.low, "high": m.high, "se": m.se, "rows": m.rows,
-            "clusters": m.clusters, "pvalue": m.pvalue, "reason": m.reason}
+    out = {"estimate": m.estimate, "low": m.low, "high": m.high, "se": m.se, "rows": m.rows,
+           "clusters": m.clusters, "reason": m.reason}
+    if test:
+        out["pvalue"] = m.pvalue
+    return out
 
 
 def _rule(r) -> dict[str, Any] | None:
     if r is None:
         return None
-    return {"fixed_once": _mean(r.fixed_once), "fixed_within": _mean(r.fixed_within), "tries": r.tries,
+    return {"fixed_once": _mean(r.fixed_once, test=False), "fixed_within": _mean(r.fixed_within, test=False),
+            "tries": r.tries,
             "rows": r.rows, "inputs": r.inputs, "unmatched": r.unmatched}
 
 
