@@ -143,3 +143,21 @@ def test_bad_input_is_one_clear_error(tau_ledger, capsys):
         main(["--ledger", tau_ledger, "fixcheck", "model=gpt-4o@zero", "model=gpt-4o@2-3"])
     assert exit_info.value.code == 2
     assert "cannot read trials 'zero'" in capsys.readouterr().err
+
+
+def test_spec_puts_deaths_at_the_first_hard_violation(tau_ledger, tmp_path, monkeypatch):
+    # a stand-in for fluke.grading (its own branch): every failed run's first hard violation is event 1
+    import sys
+    import types
+
+    fake = types.ModuleType("fluke.grading")
+    fake.load_spec = lambda path: {"path": str(path)}
+    fake.grade_run = lambda run, spec: run.hash
+    fake.first_hard_index = lambda grade: 1
+    monkeypatch.setitem(sys.modules, "fluke.grading", fake)
+    spec = tmp_path / "spec.yaml"
+    spec.write_text("tools: []\n")
+    doc = as_json(tau_ledger, "compare", "model=gpt-4.1", f"model={FINE_TUNED}", "--scenario", "telecom/*",
+                  "--spec", spec, "--no-record")
+    assert doc["died_at_from"] == {"died_at": 0, "hard violation": 32, "last event": 0, "censored": 48}
+    assert {s["step"] for s in doc["steps"]} == {1}

@@ -28,7 +28,11 @@ __all__ = ["SurvivalData", "survival_data", "outcome_arrays", "failure_counts"]
 
 @dataclass(frozen=True)
 class SurvivalData:
-    """One entry per run with a known outcome: time, died, scenario, condition and death label."""
+    """One entry per run with a known outcome: time, died, scenario, condition and death label.
+
+    ``died_from`` counts where each time came from: ``died_at``, ``hard violation``,
+    ``last event`` (failed runs) and ``censored`` (passing runs).
+    """
 
     time: np.ndarray
     died: np.ndarray
@@ -36,7 +40,6 @@ class SurvivalData:
     condition: np.ndarray
     label: np.ndarray
     trial: np.ndarray
-    hashes: tuple[str, ...]
     unknown: int
     died_from: dict[str, int]
 
@@ -47,7 +50,7 @@ def _label(event) -> str:
 
 def survival_data(runs: Iterable[Run], *, hard_index: Mapping[str, int] | None = None) -> SurvivalData:
     """Times and death flags for ``runs`` by the died_at rule (see the module docstring)."""
-    time, died, scen, cond, label, trial, hashes = [], [], [], [], [], [], []
+    time, died, scen, cond, label, trial = [], [], [], [], [], []
     unknown = 0
     sources = {"died_at": 0, "hard violation": 0, "last event": 0, "censored": 0}
     for run in runs:
@@ -71,11 +74,10 @@ def survival_data(runs: Iterable[Run], *, hard_index: Mapping[str, int] | None =
         cond.append(run.condition_key())
         label.append(_label(run.events[t]) if 0 <= t < len(run.events) else "end")
         trial.append(run.trial)
-        hashes.append(run.hash if hard_index is not None else "")
     return SurvivalData(np.asarray(time, dtype=np.int64), np.asarray(died, dtype=bool),
                         np.asarray(scen, dtype=object), np.asarray(cond, dtype=object),
                         np.asarray(label, dtype=object), np.asarray(trial, dtype=np.int64),
-                        tuple(hashes), unknown, sources)
+                        unknown, sources)
 
 
 def outcome_arrays(runs: Iterable[Run]):
