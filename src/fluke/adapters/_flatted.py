@@ -5,7 +5,7 @@ the document, a string is an index (in decimal) into the array, and the strings 
 data are the array's top-level string elements. Shared and circular references decode to
 the same Python object, as in the JavaScript original.
 
->>> unflatten([{"a": "1", "b": [2, "1"]}, "x"])
+>>> unflatten([{"a": "1", "b": "2"}, "x", [2, "1"]])
 {'a': 'x', 'b': [2, 'x']}
 >>> looks_flatted([{"version": 1, "resultData": "1"}, {}])
 True

@@ -84,9 +84,10 @@ def _executions(doc: Any) -> list[dict[str, Any]] | None:
         data = doc.get("data")
         if isinstance(data, dict) and isinstance(data.get("resultData"), dict):
             return [{"meta": doc, "data": data}]
-        if isinstance(data, str) and ("workflowId" in doc or "finished" in doc):
+        if ("workflowId" in doc or "storedAt" in doc) and ("finished" in doc or "status" in doc):
+            # An execution row whose data is flatted text, flatted JSON, or absent.
             return [{"meta": doc, "data": data}]
-        if isinstance(data, list):
+        if isinstance(data, list):  # the REST API's page of executions
             return _executions(data)
         return None
     if isinstance(doc, list) and doc and all(isinstance(d, dict) for d in doc):
