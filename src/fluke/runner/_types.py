@@ -145,6 +145,21 @@ class EvaluationResult:
         """How many runs carry a hard violation (errors included)."""
         return sum(r.hard for r in self.results)
 
+    def gate(self) -> list[str]:
+        """Why the gate fails (empty when it passes), by DESIGN section 4: a hard violation
+        (a run that raised included) fails on one occurrence; a soft one only when a strict
+        majority of a case's runs have it; warnings never."""
+        reasons = [f"{r.run.scenario} trial {r.run.trial}: hard: "
+                   + "; ".join(v.message for v in r.violations if v.severity == "hard")
+                   for r in self.results if r.hard]
+        by_case: dict[str, list[bool]] = {}
+        for r in self.results:
+            by_case.setdefault(r.run.scenario, []).append(
+                any(v.severity == "soft" for v in r.violations))
+        reasons += [f"{case}: soft violations in {sum(flags)} of {len(flags)} runs"
+                    for case, flags in by_case.items() if 2 * sum(flags) > len(flags)]
+        return reasons
+
     def passes(self) -> tuple[int, int]:
         """``(passed, judged)``: runs whose output passed, of those with a known verdict."""
         known = [r.run.outcome.passed for r in self.results if r.run.outcome.passed is not None]

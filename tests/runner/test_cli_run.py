@@ -1,0 +1,87 @@
+"""The `fluke run` verb: a suite file in, a table or JSON out, exit 1 when the gate fails."""
+
+from __future__ import annotations
+
+import textwrap
+
+import orjson
+import pytest
+from click.testing import CliRunner
+
+from fluke.cli import group
+
+SUITE = textwrap.dedent('''
+    from fluke.record import ToolCall
+    from fluke.runner import Case, Trajectory
+
+    cases = [Case("refund", input="refund W1", check=lambda out: out == "done"),
+             {"name": "lookup", "input": "find W2", "expect": lambda out: out == "found"}]
+    identity = {"model": "toy-1"}
+    k = 2
+
+    def agent(text, *, trial, rng):
+        if text.startswith("find") and trial == 1:
+            raise TimeoutError("model API timed out")
+        return Trajectory([ToolCall(tool="get_order", args={"id": text.split()[-1]}, ok=True)],
+                          output="done" if text.startswith("refund") else "found")
+''')
+
+
+@pytest.fixture
+def suite(tmp_path):
+    path = tmp_path / "suite.py"
+    path.write_text(SUITE)
+    return path
+
+
+def test_json_output_and_gate_exit_code(suite):
+    result = CliRunner().invoke(group, ["run", str(suite), "--no-ledger", "--json"])
+    assert result.exit_code == 1, result.output       # a run raised: a hard violation
+    doc = orjson.loads(result.stdout)
+    assert doc["kind"] == "run" and doc["k"] == 2 and doc["identity"] == {"model": "toy-1"}
+    assert [(c["scenario"], c["runs"], c["passed"], c["judged"], c["errors"]) for c in doc["cases"]] == [
+        ("refund", 2, 2, 2, 0), ("lookup", 2, 1, 1, 1)]
+    failed = [r for r in doc["runs"] if r["error"]]
+    assert [(r["scenario"], r["trial"], r["violations"][0]["check"]) for r in failed] == [("lookup", 1, "run_error")]
+    assert doc["gate"]["failed"] is True
+
+
+def test_k_and_identity_from_the_command_line(suite):
+    result = CliRunner().invoke(group, ["run", str(suite), "--k", "1", "--identity", "model=toy-2",
+                                        "--no-ledger", "--json"])
+    assert result.exit_code == 0, result.output
+    doc = orjson.loads(result.stdout)
+    assert doc["k"] == 1 and doc["identity"] == {"model": "toy-2"} and doc["gate"]["failed"] is False
+
+
+def test_table_output(suite):
+    result = CliRunner().invoke(group, ["run", str(suite), "--no-ledger"])
+    assert result.exit_code == 1
+    assert "100.0% (2/2)" in result.output and "100.0% (1/1)" in result.output
+    assert "lookup trial 1: hard: agent raised TimeoutError: model API timed out" in result.output
+    assert "conditional on version" in result.output
+
+
+def test_bad_suite_files(tmp_path):
+    empty = tmp_path / "empty.py"
+    empty.write_text("x = 1\n")
+    result = CliRunner().invoke(group, ["run", str(empty), "--no-ledger"])
+    assert "empty.py: field cases: is not defined" in str(result.exception)
+    broken = tmp_path / "broken.py"
+    broken.write_text("cases = [\n")
+    from fluke.errors import InputError
+    from fluke.runner import load_suite
+    with pytest.raises(InputError, match="broken.py: line 1: is not valid Python"):
+        load_suite(broken)
+    with pytest.raises(InputError, match="field cases: is not defined"):
+        load_suite(empty)
+
+
+def test_writes_to_the_ledger_and_resumes(suite, tmp_path):
+    pytest.importorskip("fluke.ledger", reason="the ledger is not merged into this branch yet")
+    db = str(tmp_path / "fluke.db")
+    first = CliRunner().invoke(group, ["--ledger", db, "run", str(suite), "--json"])
+    assert orjson.loads(first.stdout)["added"] == 4
+    again = CliRunner().invoke(group, ["--ledger", db, "run", str(suite), "--json"])
+    doc = orjson.loads(again.stdout)
+    assert (doc["added"], doc["resumed"]) == (0, 4)
