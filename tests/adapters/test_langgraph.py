@@ -217,3 +217,31 @@ def test_not_a_message_list():
         list(_langgraph.read({"x": 1}, file="f.json", identity={}))
     with pytest.raises(InputError, match="unknown identity key 'modle'"):
         list(_langgraph.read([{"type": "human", "content": "hi"}], file="f.json", identity={"modle": "m"}))
+
+
+def test_content_blocks_do_not_double_count_calls(tmp_path):
+    # Anthropic-style content repeats the call as a tool_use block; only tool_calls count.
+    script = [AIMessage(content=[{"type": "text", "text": "Checking."},
+                                 {"type": "tool_use", "id": "toolu_1", "name": "add", "input": {"a": 1, "b": 1}}],
+                        tool_calls=[_call("add", {"a": 1, "b": 1}, "toolu_1")]),
+              AIMessage(content=[{"type": "text", "text": "It is 2."}])]
+    messages = _agent(script).invoke({"messages": [("user", "1+1?")]})["messages"]
+    [run] = _read(tmp_path, messages_to_dict(messages))
+    assert [e.kind for e in run.events] == ["user", "agent", "tool", "agent"]
+    assert run.events[1].text == "Checking." and run.events[-1].text == "It is 2."
+    assert [(c.call_id, c.result, c.ok) for c in run.tool_calls] == [("toolu_1", "2", True)]
+
+
+def test_streamed_fragments_are_refused(tmp_path):
+    from langchain_core.language_models.fake_chat_models import GenericFakeChatModel
+
+    model = GenericFakeChatModel(messages=iter([AIMessage(content="one two three")]))
+    chunks = list(model.stream("hi"))
+    assert len(chunks) > 1 and len({c.id for c in chunks}) == 1
+    with pytest.raises(InputError, match="streamed fragment"):
+        _read(tmp_path, messages_to_dict(chunks))
+    merged = chunks[0]
+    for c in chunks[1:]:
+        merged = merged + c
+    [run] = _read(tmp_path, messages_to_dict([merged]))
+    assert run.events[0].text == "one two three"

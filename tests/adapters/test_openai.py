@@ -136,3 +136,13 @@ def test_sniff_boundaries():
     assert not _openai.sniff([])
     assert _openai.looks_failed("Error: KeyError('x')\n Please fix your mistakes.")
     assert not _openai.looks_failed("Error: the flight is full")   # a tool's own prose counts as ok
+
+
+def test_request_with_response_and_bare_response(samples):
+    doc = orjson.loads((samples / "openai_agents" / "run1_parallel_and_error.chat_completions.json").read_bytes())
+    body = {"model": "gpt-4o-mini", "messages": doc[:1], "choices": [{"message": doc[1], "finish_reason": "tool_calls"}]}
+    [run] = _openai.read(body, file="t.json", identity={})
+    assert run.identity.model == "gpt-4o-mini"
+    assert [(c.call_id, c.ok) for c in run.tool_calls] == [("call_w1", None), ("call_a1", None)]
+    [bare] = _openai.read({"model": "m", "choices": body["choices"]}, file="t.json", identity={})
+    assert [e.kind for e in bare.events] == ["tool", "tool"]

@@ -147,7 +147,15 @@ def _read_one(messages: list[tuple[str, dict[str, Any]]], state: dict[str, Any],
     def where(i: int) -> str:
         return f"{record}: message {i}" if record else f"message {i}"
 
+    previous_chunk = None
     for i, (kind, f) in enumerate(messages):
+        chunk_id = f.get("id") if str(f.get("type", "")).endswith("Chunk") else None
+        if chunk_id is not None and chunk_id == previous_chunk:
+            # Pieces of one streamed message: their tool_call_chunks are partial JSON.
+            raise InputError(file, where(i), "type",
+                             f"is a streamed fragment of message {chunk_id!r}, not a whole message",
+                             hint="dump the final state (graph.get_state(...).values['messages'])")
+        previous_chunk = chunk_id
         if kind == "chat":
             kind = _CHAT_ROLES.get(str(f.get("role")), "chat")
         if kind == "human":
@@ -190,7 +198,7 @@ def _read_ai(f: dict[str, Any], items: list[Any], by_id: dict[str, dict[str, Any
     for tc in tool_calls:
         if not isinstance(tc, dict):
             continue
-        call = {"tool": str(tc.get("name") or "<unnamed>"), "args": tc.get("args") or {},
+        call = {"tool": str(tc.get("name") or "<unnamed>"), "args": parse_arguments(tc.get("args")),
                 "call_id": tc.get("id"), "ok": None, "error": UNANSWERED, "agent": name}
         _register(call, items, by_id)
     for tc in f.get("invalid_tool_calls") or []:

@@ -2,8 +2,9 @@
 
 Accepted shapes: a list of chat messages (``role`` on each); a request body
 ``{"model": ..., "messages": [...]}`` (the model fills the identity), optionally with the
-response's ``choices`` beside it (its first message is appended); a list of such lists or
-bodies (one run each). Also the Responses-API / OpenAI Agents SDK input list
+response's ``choices`` beside it (its first message is appended); a bare response
+``{"choices": [{"message": ...}]}`` (one assistant turn, its calls unanswered); a list of
+such lists or bodies (one run each). Also the Responses-API / OpenAI Agents SDK input list
 (``RunResult.to_input_list()``): ``function_call`` and ``function_call_output`` items
 paired by ``call_id``, ``message`` items as text.
 
@@ -100,6 +101,11 @@ def _one(doc: Any) -> tuple[list[dict[str, Any]], str | None] | None:
                 items = [*items, choices[0]["message"]]
             model = doc.get("model")
             return items, model if isinstance(model, str) else None
+        choices = doc.get("choices")
+        if isinstance(choices, list) and choices and isinstance(choices[0], dict) \
+                and _is_item(choices[0].get("message")):  # a bare API response: one turn
+            model = doc.get("model")
+            return [choices[0]["message"]], model if isinstance(model, str) else None
     return None
 
 
