@@ -191,8 +191,79 @@ def test_crash_loses_no_completed_run_and_resume_duplicates_none_memory():
 
 
 def test_crash_and_resume_on_a_real_sqlite_ledger(tmp_path):
-    ledger_mod = pytest.importorskip("fluke.ledger", reason="the ledger is not merged into this branch yet")
+    import fluke.ledger as ledger_mod
     with ledger_mod.open_ledger(str(tmp_path / "fluke.db")) as ledger:
         _crash_then_resume(ledger)
     with ledger_mod.open_ledger(str(tmp_path / "fluke.db")) as reopened:
         assert reopened.count() == 8
+
+
+SPEC = {"tools": ["get_order", "refund"], "required": ["get_order"], "forbidden": ["refund"]}
+
+
+def test_bad_spec_is_refused_before_the_first_agent_call():
+    from fluke.errors import SpecError
+
+    calls = []
+
+    def agent(text):
+        calls.append(text)
+        return Trajectory(output="done")
+
+    with pytest.raises(SpecError, match="forbiden"):
+        evaluate(CASES, agent, k=2, spec={"tools": ["get_order"], "forbiden": ["refund"]})
+    with pytest.raises(SpecError):
+        evaluate(CASES, agent, k=2, spec={"tools": ["get_order"], "required": ["get_ordr"]})
+    assert calls == []
+
+
+def test_runs_are_graded_and_a_grading_crash_is_recorded(monkeypatch):
+    import fluke.grading as grading
+
+    def agent(text, *, trial):
+        tools = ["get_order", "refund"] if trial == 1 else ["get_order"]
+        return Trajectory([ToolCall(tool=t, args={}, ok=True) for t in tools], output="done")
+
+    result = evaluate(CASES[:1], agent, k=3, spec=SPEC)
+    assert [[(v.check, v.severity, v.index) for v in r.violations] for r in result.results] == [
+        [], [("forbidden", "hard", 1)], []]
+    assert [r.hard for r in result.results] == [False, True, False]
+    assert result.spec_digest == grading.load_spec(SPEC).digest
+    assert result.gate().passed is False
+    assert result.results[0].grade.trial == 0 and result.results[0].grade.version == result.version
+
+    real = grading.grade_run
+
+    def broken(run, spec):
+        if run.trial == 2:
+            raise RuntimeError("grader bug")
+        return real(run, spec)
+
+    monkeypatch.setattr(grading, "grade_run", broken)
+    result = evaluate(CASES[:1], agent, k=3, spec=SPEC)
+    third = result.results[2]
+    assert third.run.error == "grading raised RuntimeError: grader bug"
+    assert third.run.outcome.label == "error" and third.hard
+    assert [(v.check, v.severity) for v in third.violations] == [("run_error", "hard")]
+    assert [r.run.error for r in result.results[:2]] == [None, None]
+
+
+def test_grades_stored_with_the_spec_digest_in_sqlite(tmp_path):
+    from fluke.grading import RunGrade
+    from fluke.ledger import open_ledger
+
+    def agent(text, *, trial):
+        if trial == 1:
+            raise TimeoutError("slow")
+        return Trajectory([ToolCall(tool="get_order", args={}, ok=True)], output="done")
+
+    with open_ledger(str(tmp_path / "fluke.db")) as ledger:
+        result = evaluate(CASES, agent, k=2, spec=SPEC, ledger=ledger, identity={"model": "m"})
+        stored = ledger.grades(result.spec_digest)
+        assert set(stored) == {r.run.hash for r in result.results}
+        back = {h: RunGrade.from_dict(body) for h, body in stored.items()}
+        assert sorted(g.hard for g in back.values()) == [False, False, True, True]
+        # The stored run that raised carries its error: the verdict can be re-created.
+        errored = [r for r in ledger.runs() if r.error]
+        assert [(r.scenario, r.trial, r.error) for r in errored] == [
+            ("refund", 1, "agent raised TimeoutError: slow"), ("lookup", 1, "agent raised TimeoutError: slow")]

@@ -46,11 +46,11 @@ Reading rules:
 from __future__ import annotations
 
 import re
-from datetime import datetime, timezone
 from typing import Any, Iterator
 
 from ..errors import InputError
 from ..record import AgentMessage, Run, Source, ToolCall, UserMessage
+from ._common import epoch
 from ._flatted import FlattedError, looks_flatted, unflatten
 from ._runparts import UNANSWERED, RunBase
 
@@ -229,18 +229,6 @@ def _tool_call(node: str, ri: int, e: dict[str, Any], call_id: str | None) -> To
                     result=result, error=error, t_start=t_start, t_end=t_end, agent=agent)
 
 
-def _time(value: Any) -> float | None:
-    if not isinstance(value, str):
-        return None
-    try:
-        moment = datetime.fromisoformat(value.replace("Z", "+00:00"))
-    except ValueError:
-        return None
-    if moment.tzinfo is None:  # DB timestamps are UTC with no zone marker
-        moment = moment.replace(tzinfo=timezone.utc)
-    return moment.timestamp()
-
-
 def _nodes(meta: dict[str, Any]) -> dict[str, dict[str, Any]]:
     workflow = meta.get("workflowData") or {}
     return {n.get("name"): n for n in workflow.get("nodes") or [] if isinstance(n, dict)}
@@ -314,7 +302,7 @@ def _runs(meta: dict[str, Any], data: dict[str, Any], run_data: dict[str, Any], 
     error = (data.get("resultData") or {}).get("error")
     message = error.get("message") if isinstance(error, dict) else (str(error) if error else None)
     latency = None
-    started, stopped = _time(meta.get("startedAt")), _time(meta.get("stoppedAt"))
+    started, stopped = epoch(meta.get("startedAt")), epoch(meta.get("stoppedAt"))
     if started is not None and stopped is not None:
         latency = stopped - started
     items = sorted({_item_of(t[2]) for t in tools}) or [0]

@@ -94,8 +94,14 @@ def run(ctx: Context, suite_file: str, k: int | None, spec: str | None, seed: in
                           ledger=ledger, identity=ident,
                           seed=seed if seed is not None else (suite.seed or 0),
                           executor=executor, workers=workers, progress=progress)
-    reasons = result.gate()
+    verdict = result.gate()
+    reasons = verdict.reasons
     cases = _summary(result)
+    luck = None
+    if result.spec_digest is not None:
+        from ..grading import luck_rate
+
+        luck = luck_rate(result.grades())
     if ctx.as_json:
         emit_json("run", {
             "suite": suite_file, "version": result.version, "identity": ident, "k": k,
@@ -107,24 +113,29 @@ def run(ctx: Context, suite_file: str, k: int | None, spec: str | None, seed: in
                       "violations": [{"check": v.check, "severity": v.severity, "index": v.index,
                                       "message": v.message} for v in r.violations]}
                      for r in result.results],
-            "gate": {"failed": bool(reasons), "reasons": reasons}})
+            "gate": verdict.to_dict(), "luck": luck.to_dict() if luck is not None else None})
     else:
-        _print(result, cases, reasons, ctx, no_ledger)
-    if reasons:
+        _print(result, cases, verdict, luck, ctx, no_ledger)
+    if not verdict.passed:
         sys.exit(1)
 
 
-def _print(result: Any, cases: list[dict[str, Any]], reasons: list[str], ctx: Context, no_ledger: bool) -> None:
+def _print(result: Any, cases: list[dict[str, Any]], verdict: Any, luck: Any, ctx: Context,
+           no_ledger: bool) -> None:
     from rich.table import Table
     from rich.markup import escape
 
     out = console()
     table = Table(title=f"{len(cases)} cases × k={result.k}")
-    for name in ("scenario", "output passed", "raised", "hard", "resumed"):
+    names = ["scenario", "output passed", "raised", "hard", "resumed"] + (["luck rate"] if luck else [])
+    for name in names:
         table.add_column(name, justify="left" if name == "scenario" else "right")
     for c in cases:
-        table.add_row(escape(c["scenario"]), fmt_share(c["passed"], c["judged"]), str(c["errors"]),
-                      str(c["hard"]), str(c["resumed"]))
+        row = [escape(c["scenario"]), fmt_share(c["passed"], c["judged"]), str(c["errors"]),
+               str(c["hard"]), str(c["resumed"])]
+        if luck:
+            row.append(str(luck.cases[c["scenario"]]))
+        table.add_row(*row)
     out.print(table)
     passed, judged = result.passes()
     out.print(f"output passed {fmt_share(passed, judged)} of runs with a verdict; "
@@ -134,9 +145,16 @@ def _print(result: Any, cases: list[dict[str, Any]], reasons: list[str], ctx: Co
     out.print(where)
     graded = f", graded by spec {result.spec_digest[:12]}" if result.spec_digest else ", not graded (no spec)"
     out.print(f"conditional on version {result.version[:12]}{graded}")
-    if reasons:
-        out.print(f"[bold red]gate FAILED[/] ({len(reasons)} reason(s)):")
-        for reason in reasons[:20]:
+    raised = [r.run for r in result.results if r.run.error is not None]
+    for run in raised[:10]:
+        out.print(f"  raised: {escape(run.scenario)} trial {run.trial}: {escape(run.error[:200])}")
+    if len(raised) > 10:
+        out.print(f"  … and {len(raised) - 10} more (see --json)")
+    if luck is not None:
+        out.print(f"luck rate, pooled: {luck.pooled} ({escape(luck.conditional_on)})")
+    if not verdict.passed:
+        out.print(f"[bold red]gate FAILED[/] ({len(verdict.reasons)} reason(s)):")
+        for reason in verdict.reasons[:20]:
             out.print(f"  - {escape(reason)}")
     else:
         out.print("[green]gate passed[/]")

@@ -10,7 +10,7 @@
 from ._evaluate import evaluate
 from ._executors import EXECUTORS
 from ._suite import Suite, load_suite
-from ._types import Case, EvaluationResult, RunFailure, RunResult, Trajectory, as_case
+from ._types import Case, EvaluationResult, RunResult, Trajectory, as_case
 
-__all__ = ["EXECUTORS", "Case", "EvaluationResult", "RunFailure", "RunResult", "Suite", "Trajectory",
+__all__ = ["EXECUTORS", "Case", "EvaluationResult", "RunResult", "Suite", "Trajectory",
            "as_case", "evaluate", "load_suite"]

@@ -19,9 +19,9 @@ from typing import Any, Callable, Iterable, Mapping
 from pydantic import TypeAdapter, ValidationError
 
 from ..errors import InputError
-from ..record import Event, Identity, Outcome, Run, Source, digest
+from ..record import Event, Identity, Outcome, Run, Source
 from ._executors import Attempt, Job, executor_for
-from ._types import Case, EvaluationResult, RunFailure, RunResult, Trajectory, as_case
+from ._types import Case, EvaluationResult, RunResult, Trajectory, as_case
 
 _EVENTS = TypeAdapter(list[Event])
 
@@ -33,32 +33,9 @@ def _seed(base: int, scenario: str, trial: int) -> int:
 
 
 def _grading() -> Any:
-    try:
-        from .. import grading  # imported lazily: the runner works without a spec
-    except ImportError as exc:  # pragma: no cover - only before grading is merged
-        raise InputError(None, None, "spec", f"grading is not available in this build ({exc})") from exc
+    from .. import grading  # imported lazily: it loads scipy
+
     return grading
-
-
-def _spec_digest(spec_obj: Any, raw: Any) -> str:
-    value = getattr(spec_obj, "digest", None)
-    if callable(value):
-        value = value()
-    if isinstance(value, str):
-        return value
-    if hasattr(spec_obj, "model_dump"):
-        return digest(spec_obj.model_dump(mode="json"))
-    if dataclasses.is_dataclass(spec_obj):
-        return digest(dataclasses.asdict(spec_obj))
-    return digest(raw if isinstance(raw, Mapping) else str(raw))
-
-
-def _as_dict(grade: Any) -> dict[str, Any]:
-    if hasattr(grade, "model_dump"):
-        return grade.model_dump(mode="json")
-    if dataclasses.is_dataclass(grade):
-        return dataclasses.asdict(grade)
-    return dict(grade)
 
 
 def _unpack(value: Any) -> tuple[list[Any], Any, dict[str, float], bool | None, float | None, Run | None]:
@@ -109,30 +86,31 @@ def _with_error(run: Run, message: str) -> Run:
     return Run.model_validate(body)
 
 
-def _failure(grading: Any, run: Run) -> tuple[Any, tuple[Any, ...]]:
+def _failure(grading: Any, run: Run) -> Any:
     """The grade of a run that raised: one hard violation naming the error."""
-    make = getattr(grading, "Violation", RunFailure) if grading is not None else RunFailure
-    violation = make("run_error", "hard", None, run.error)
-    grade = None
-    if grading is not None and hasattr(grading, "RunGrade"):
-        grade = grading.RunGrade(run_hash=run.hash, scenario=run.scenario, violations=(violation,),
-                                 output_ok=bool(run.outcome.passed), path_ok=False, hard=True)
-    return grade, (violation,)
+    violation = grading.Violation("run_error", "hard", None, run.error)
+    return grading.make_grade(run.hash, run.scenario, [violation], run.outcome.passed,
+                              version=run.version, trial=run.trial)
 
 
-def _grade(grading: Any, spec: Any, run: Run) -> tuple[Run, Any, tuple[Any, ...], bool]:
+def _grade(grading: Any, spec: Any, run: Run) -> tuple[Run, Any]:
+    """The run (with ``error`` set if grading raised) and its grade (None: no spec, no error)."""
     if run.error is not None:
-        grade, violations = _failure(grading, run)
-        return run, grade, violations, True
+        return run, _failure(grading, run)
     if spec is None:
-        return run, None, (), False
+        return run, None
     try:
         grade = grading.grade_run(run, spec)
     except Exception as exc:  # a grader bug must not cost the batch
         run = _with_error(run, f"grading raised {type(exc).__name__}: {exc}")
-        grade, violations = _failure(grading, run)
-        return run, grade, violations, True
-    return run, grade, tuple(grade.violations), bool(grade.hard)
+        return run, _failure(grading, run)
+    return run, dataclasses.replace(grade, version=run.version, trial=run.trial)
+
+
+def _result(run: Run, grade: Any, **extra: Any) -> RunResult:
+    violations = tuple(grade.violations) if grade is not None else ()
+    return RunResult(run=run, grade=grade, violations=violations,
+                     hard=bool(grade is not None and grade.hard), **extra)
 
 
 def _open(ledger: Any) -> Any:
@@ -178,11 +156,11 @@ def evaluate(cases: Iterable[Any], agent: Callable[..., Any], *, k: int, spec: A
         dup = next(key for key in keys if keys.count(key) > 1)
         raise InputError(None, f"case {dup[0]!r}", "scenario", "appears twice with the same condition",
                          hint="give each case a distinct scenario id")
-    grading = spec_obj = spec_digest = None
+    grading = _grading()
+    spec_obj = spec_digest = None
     if spec is not None:  # refuse a bad spec before spending anything on the agent
-        grading = _grading()
         spec_obj = grading.load_spec(spec)
-        spec_digest = _spec_digest(spec_obj, spec)
+        spec_digest = spec_obj.digest
     ident = identity if isinstance(identity, Identity) else Identity(**dict(identity or {}))
     if ident.date is None:
         ident = ident.filled({"date": datetime.now(timezone.utc).date().isoformat()})
@@ -207,24 +185,22 @@ def evaluate(cases: Iterable[Any], agent: Callable[..., Any], *, k: int, spec: A
             run = done.get((*keys[i], t))
             if run is None:
                 continue
-            run, grade, violations, hard = _grade(grading, spec_obj, run)
-            if grade is not None and run.hash not in stored:  # resumed under a new spec
-                store.put_grades(spec_digest, [(run.hash, _as_dict(grade))])
-            results[(i, t)] = RunResult(run=run, grade=grade, violations=violations, hard=hard,
-                                        resumed=True)
+            run, grade = _grade(grading, spec_obj, run)
+            if spec_digest is not None and run.hash not in stored:  # resumed under a new spec
+                store.put_grades(spec_digest, [(run.hash, grade.to_dict())])
+            results[(i, t)] = _result(run, grade, resumed=True)
             if progress:
                 progress(len(results), total, results[(i, t)])
 
     added = 0
     for job, attempt in run_jobs(jobs, agent):
         run = _build(suite[job.case], job, attempt, ident)
-        run, grade, violations, hard = _grade(grading, spec_obj, run)
+        run, grade = _grade(grading, spec_obj, run)
         if store is not None:  # write now: a crash later must not lose this run
             added += store.ingest([run]).added
-            if grade is not None and spec_digest is not None:
-                store.put_grades(spec_digest, [(run.hash, _as_dict(grade))])
-        result = RunResult(run=run, grade=grade, violations=violations, hard=hard,
-                           traceback=attempt.traceback)
+            if spec_digest is not None:
+                store.put_grades(spec_digest, [(run.hash, grade.to_dict())])
+        result = _result(run, grade, traceback=attempt.traceback)
         results[(job.case, job.trial)] = result
         if progress:
             progress(len(results), total, result)

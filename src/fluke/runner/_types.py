@@ -86,24 +86,12 @@ class Trajectory:
 
 
 @dataclass(frozen=True)
-class RunFailure:
-    """A hard violation for a run that raised (agent, output check or grading).
-
-    It has the fields of ``fluke.grading.Violation``: check, severity, index, message.
-    """
-
-    check: str
-    severity: str
-    index: int | None
-    message: str
-
-
-@dataclass(frozen=True)
 class RunResult:
-    """One finished run: the run, its grade (None without a spec), and its violations.
+    """One finished run: the run, its :class:`fluke.grading.RunGrade` and its violations.
 
-    ``hard`` is True when the run raised or its grade has a hard violation. ``resumed``
-    marks a run that was already in the ledger and was not run again.
+    ``grade`` is None for a run that did not raise when no spec was given. A run that
+    raised has a grade with one hard ``run_error`` violation. ``hard`` is True on any hard
+    violation. ``resumed`` marks a run that was already in the ledger and was not run again.
     """
 
     run: Run
@@ -145,20 +133,21 @@ class EvaluationResult:
         """How many runs carry a hard violation (errors included)."""
         return sum(r.hard for r in self.results)
 
-    def gate(self) -> list[str]:
-        """Why the gate fails (empty when it passes), by DESIGN section 4: a hard violation
-        (a run that raised included) fails on one occurrence; a soft one only when a strict
-        majority of a case's runs have it; warnings never."""
-        reasons = [f"{r.run.scenario} trial {r.run.trial}: hard: "
-                   + "; ".join(v.message for v in r.violations if v.severity == "hard")
-                   for r in self.results if r.hard]
-        by_case: dict[str, list[bool]] = {}
-        for r in self.results:
-            by_case.setdefault(r.run.scenario, []).append(
-                any(v.severity == "soft" for v in r.violations))
-        reasons += [f"{case}: soft violations in {sum(flags)} of {len(flags)} runs"
-                    for case, flags in by_case.items() if 2 * sum(flags) > len(flags)]
-        return reasons
+    def grades(self) -> list[Any]:
+        """One grade per run; an ungraded run (no spec) counts as a clean path."""
+        from ..grading import make_grade
+
+        return [r.grade if r.grade is not None else
+                make_grade(r.run.hash, r.run.scenario, [], r.run.outcome.passed,
+                           version=r.run.version, trial=r.run.trial) for r in self.results]
+
+    def gate(self) -> Any:
+        """The gate (:func:`fluke.grading.gate`): a hard violation, a run that raised
+        included, fails on one occurrence; a soft check only when a strict majority of a
+        case's runs fail it; warnings never."""
+        from ..grading import gate
+
+        return gate(self.grades())
 
     def passes(self) -> tuple[int, int]:
         """``(passed, judged)``: runs whose output passed, of those with a known verdict."""
