@@ -267,3 +267,8 @@ def test_grades_stored_with_the_spec_digest_in_sqlite(tmp_path):
         errored = [r for r in ledger.runs() if r.error]
         assert [(r.scenario, r.trial, r.error) for r in errored] == [
             ("refund", 1, "agent raised TimeoutError: slow"), ("lookup", 1, "agent raised TimeoutError: slow")]
+
+
+def test_unknown_identity_key_is_refused():
+    with pytest.raises(InputError, match="identity: field modle: is not an identity field"):
+        evaluate(CASES, good_agent, k=1, identity={"modle": "x"})

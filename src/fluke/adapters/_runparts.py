@@ -65,7 +65,7 @@ class RunBase:
         if self.scenario:
             return self.scenario
         raise InputError(self.file, record, "scenario", "the payload names no scenario",
-                         hint="pass identity={'scenario': ...} (--identity scenario=...)")
+                         hint="pass identity={'scenario': ...} to read_file")
 
     def identity_with(self, payload: dict[str, Any]) -> Identity:
         """The payload's identity fields, with the caller's filling the gaps."""

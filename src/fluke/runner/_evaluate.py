@@ -19,7 +19,7 @@ from typing import Any, Callable, Iterable, Mapping
 from pydantic import TypeAdapter, ValidationError
 
 from ..errors import InputError
-from ..record import Event, Identity, Outcome, Run, Source
+from ..record import IDENTITY_FIELDS, Event, Identity, Outcome, Run, Source
 from ._executors import Attempt, Job, executor_for
 from ._types import Case, EvaluationResult, RunResult, Trajectory, as_case
 
@@ -161,7 +161,15 @@ def evaluate(cases: Iterable[Any], agent: Callable[..., Any], *, k: int, spec: A
     if spec is not None:  # refuse a bad spec before spending anything on the agent
         spec_obj = grading.load_spec(spec)
         spec_digest = spec_obj.digest
-    ident = identity if isinstance(identity, Identity) else Identity(**dict(identity or {}))
+    if isinstance(identity, Identity):
+        ident = identity
+    else:
+        fields = dict(identity or {})
+        unknown = sorted(set(fields) - {*IDENTITY_FIELDS, "date"})
+        if unknown:
+            raise InputError(None, "identity", unknown[0], "is not an identity field",
+                             hint="use: " + ", ".join((*IDENTITY_FIELDS, "date")))
+        ident = Identity(**fields)
     if ident.date is None:
         ident = ident.filled({"date": datetime.now(timezone.utc).date().isoformat()})
     store = _open(ledger)
