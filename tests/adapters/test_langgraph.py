@@ -173,7 +173,7 @@ def test_uncaught_exception_leaves_an_unanswered_call_in_the_checkpoint(tmp_path
     [call] = run.tool_calls
     assert (call.tool, call.call_id, call.args, call.ok, call.result) == (
         "flaky_lookup", "call_x1", {"key": "k"}, None, None)
-    assert call.error.startswith("unanswered")
+    assert call.error is None          # ok=None alone says no answer came back
     assert run.error == "the graph stopped before node(s) tools ran"
 
 

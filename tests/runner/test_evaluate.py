@@ -3,7 +3,6 @@
 from __future__ import annotations
 
 import hashlib
-import importlib.util
 
 import numpy as np
 import pytest
@@ -147,9 +146,10 @@ def test_threads_give_the_same_runs_as_local():
     assert strip(local.runs) == strip(threads.runs)
 
 
-def test_ray_is_optional_with_an_install_hint():
-    if importlib.util.find_spec("ray") is not None:
-        pytest.skip("ray is installed here")
+def test_ray_is_optional_with_an_install_hint(monkeypatch):
+    import sys
+
+    monkeypatch.setitem(sys.modules, "ray", None)   # as if ray were not installed
     with pytest.raises(MissingDependency, match=r"pip install 'fluke\[ray\]'"):
         evaluate(CASES, good_agent, k=1, executor="ray")
 
@@ -272,3 +272,15 @@ def test_grades_stored_with_the_spec_digest_in_sqlite(tmp_path):
 def test_unknown_identity_key_is_refused():
     with pytest.raises(InputError, match="identity: field modle: is not an identity field"):
         evaluate(CASES, good_agent, k=1, identity={"modle": "x"})
+
+
+def test_with_a_spec_a_run_that_raised_is_still_graded_on_its_path():
+    def agent(text, *, trial):
+        return Trajectory([ToolCall(tool="refund", args={}, ok=True)], output=None)
+
+    def check(out):
+        raise ValueError("no output")
+
+    result = evaluate([Case("r", input="x", check=check)], agent, k=1, spec=SPEC)
+    checks = sorted((v.check, v.severity) for v in result.results[0].violations)
+    assert checks == [("forbidden", "hard"), ("required", "hard"), ("run_error", "hard")]

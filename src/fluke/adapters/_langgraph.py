@@ -37,7 +37,7 @@ from typing import Any, Iterator
 
 from ..errors import InputError
 from ..record import AgentMessage, Run, Source, ToolCall, UserMessage
-from ._runparts import UNANSWERED, RunBase, parse_arguments, result_of, text_of
+from ._runparts import RunBase, parse_arguments, result_of, text_of
 
 _TYPES = {"human", "ai", "tool", "system", "function", "chat", "remove", "developer"}
 _CLASSES = {"HumanMessage": "human", "AIMessage": "ai", "ToolMessage": "tool",
@@ -199,7 +199,7 @@ def _read_ai(f: dict[str, Any], items: list[Any], by_id: dict[str, dict[str, Any
         if not isinstance(tc, dict):
             continue
         call = {"tool": str(tc.get("name") or "<unnamed>"), "args": parse_arguments(tc.get("args")),
-                "call_id": tc.get("id"), "ok": None, "error": UNANSWERED, "agent": name}
+                "call_id": tc.get("id"), "ok": None, "agent": name}
         _register(call, items, by_id)
     for tc in f.get("invalid_tool_calls") or []:
         # The model's output did not parse as a call; the graph never ran it.
@@ -214,7 +214,7 @@ def _read_ai(f: dict[str, Any], items: list[Any], by_id: dict[str, dict[str, Any
     if not tool_calls and isinstance(function_call, dict):
         call = {"tool": str(function_call.get("name") or "<unnamed>"),
                 "args": parse_arguments(function_call.get("arguments")), "call_id": None,
-                "ok": None, "error": UNANSWERED, "agent": name}
+                "ok": None, "agent": name}
         items.append(call)
         legacy.append(call)
 

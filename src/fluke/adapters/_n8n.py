@@ -52,7 +52,7 @@ from ..errors import InputError
 from ..record import AgentMessage, Run, Source, ToolCall, UserMessage
 from ._common import epoch
 from ._flatted import FlattedError, looks_flatted, unflatten
-from ._runparts import UNANSWERED, RunBase
+from ._runparts import RunBase
 
 _FAILED = {"error", "canceled", "crashed"}
 _SUCCEEDED = {"success"}
@@ -219,7 +219,7 @@ def _tool_call(node: str, ri: int, e: dict[str, Any], call_id: str | None) -> To
     elif status is None and out is not None:
         ok = True
     else:
-        ok, error = None, UNANSWERED
+        ok = None
     start, took = e.get("startTime"), e.get("executionTime")
     t_start = start / 1000 if isinstance(start, (int, float)) else None
     t_end = (start + took) / 1000 if t_start is not None and isinstance(took, (int, float)) else None

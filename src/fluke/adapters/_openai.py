@@ -44,7 +44,7 @@ from typing import Any, Iterator
 
 from ..errors import InputError
 from ..record import AgentMessage, Run, Source, ToolCall, UserMessage
-from ._runparts import UNANSWERED, RunBase, parse_arguments, result_of, text_of
+from ._runparts import RunBase, parse_arguments, result_of, text_of
 
 _ROLES = {"system", "developer", "user", "assistant", "tool", "function"}
 _ITEM_TYPES = {"function_call", "function_call_output", "message", "reasoning"}
@@ -143,7 +143,7 @@ def read(doc: Any, *, file: str | None, identity: dict[str, Any]) -> Iterator[Ru
 def _call(call_id: Any, name: Any, arguments: Any, agent: Any) -> dict[str, Any]:
     return {"tool": str(name or "<unnamed>"), "args": parse_arguments(arguments),
             "call_id": call_id if isinstance(call_id, str) and call_id else None,
-            "ok": None, "error": UNANSWERED, "agent": agent if isinstance(agent, str) else None}
+            "ok": None, "agent": agent if isinstance(agent, str) else None}
 
 
 def _events(messages: list[dict[str, Any]], *, file: str | None, record: str | None) -> list[Any]:

@@ -113,6 +113,3 @@ def result_of(content: Any) -> Any:
         return text_of(content)
     return content
 
-
-#: Recorded as the error of a call that was issued but never answered (ok=None).
-UNANSWERED = "unanswered: no result was recorded for this call"

@@ -94,11 +94,12 @@ def _failure(grading: Any, run: Run) -> Any:
 
 
 def _grade(grading: Any, spec: Any, run: Run) -> tuple[Run, Any]:
-    """The run (with ``error`` set if grading raised) and its grade (None: no spec, no error)."""
-    if run.error is not None:
-        return run, _failure(grading, run)
+    """The run (with ``error`` set if grading raised) and its grade (None: no spec, no error).
+
+    With a spec, a run that raised is graded like any other (its path may still break
+    rules); ``grade_run`` adds the ``run_error`` violation for it."""
     if spec is None:
-        return run, None
+        return run, (_failure(grading, run) if run.error is not None else None)
     try:
         grade = grading.grade_run(run, spec)
     except Exception as exc:  # a grader bug must not cost the batch
