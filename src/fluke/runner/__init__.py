@@ -9,8 +9,9 @@
 
 from ._evaluate import evaluate
 from ._executors import EXECUTORS
+from ._frameworks import read_trajectory
 from ._suite import Suite, load_suite
 from ._types import Case, EvaluationResult, RunResult, Trajectory, as_case
 
 __all__ = ["EXECUTORS", "Case", "EvaluationResult", "RunResult", "Suite", "Trajectory",
-           "as_case", "evaluate", "load_suite"]
+           "as_case", "evaluate", "load_suite", "read_trajectory"]
