@@ -284,3 +284,15 @@ def test_with_a_spec_a_run_that_raised_is_still_graded_on_its_path():
     result = evaluate([Case("r", input="x", check=check)], agent, k=1, spec=SPEC)
     checks = sorted((v.check, v.severity) for v in result.results[0].violations)
     assert checks == [("forbidden", "hard"), ("required", "hard"), ("run_error", "hard")]
+
+
+def test_ledger_given_as_a_path_is_opened_and_closed(tmp_path):
+    from fluke.ledger import open_ledger
+
+    path = str(tmp_path / "runs.db")
+    first = evaluate(CASES, good_agent, k=2, ledger=path, identity={"model": "m"})
+    second = evaluate(CASES, good_agent, k=3, ledger=path, identity={"model": "m"})
+    assert (first.added, second.added, second.resumed) == (4, 2, 4)
+    with open_ledger(path) as ledger:
+        assert sorted((r.scenario, r.trial) for r in ledger.runs()) == [
+            ("lookup", 0), ("lookup", 1), ("lookup", 2), ("refund", 0), ("refund", 1), ("refund", 2)]

@@ -11,7 +11,6 @@
 
 from __future__ import annotations
 
-import dataclasses
 import hashlib
 from datetime import datetime, timezone
 from typing import Any, Callable, Iterable, Mapping
@@ -105,7 +104,7 @@ def _grade(grading: Any, spec: Any, run: Run) -> tuple[Run, Any]:
     except Exception as exc:  # a grader bug must not cost the batch
         run = _with_error(run, f"grading raised {type(exc).__name__}: {exc}")
         return run, _failure(grading, run)
-    return run, dataclasses.replace(grade, version=run.version, trial=run.trial)
+    return run, grade
 
 
 def _result(run: Run, grade: Any, **extra: Any) -> RunResult:
@@ -173,8 +172,20 @@ def evaluate(cases: Iterable[Any], agent: Callable[..., Any], *, k: int, spec: A
         ident = Identity(**fields)
     if ident.date is None:
         ident = ident.filled({"date": datetime.now(timezone.utc).date().isoformat()})
-    store = _open(ledger)
     run_jobs = executor_for(executor, workers=workers)
+    store = _open(ledger)
+    try:
+        return _evaluate(suite, keys, agent, k=k, grading=grading, spec_obj=spec_obj,
+                         spec_digest=spec_digest, store=store, ident=ident, seed=seed,
+                         run_jobs=run_jobs, progress=progress)
+    finally:
+        if store is not None and store is not ledger:  # opened here from a path or URL
+            store.close()
+
+
+def _evaluate(suite: list[Case], keys: list[tuple[str, str]], agent: Callable[..., Any], *, k: int,
+              grading: Any, spec_obj: Any, spec_digest: str | None, store: Any, ident: Identity,
+              seed: int, run_jobs: Any, progress: Any) -> EvaluationResult:
 
     done: dict[tuple[str, str, int], Run] = {}
     if store is not None:
