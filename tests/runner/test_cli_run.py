@@ -106,3 +106,15 @@ def test_bad_spec_file_exits_2_before_running(suite, tmp_path):
     spec.write_text("tools: [get_order]\nforbiden: [refund]\n")
     result = CliRunner().invoke(group, ["run", str(suite), "--spec", str(spec), "--no-ledger"])
     assert result.exit_code == 2 and "forbiden" in result.stderr
+
+
+def test_spec_named_in_the_suite_is_relative_to_it(tmp_path, monkeypatch):
+    (tmp_path / "spec.yaml").write_text("tools: [get_order]\nforbidden: [get_order]\n")
+    path = tmp_path / "suite.py"
+    path.write_text(SUITE + '\nspec = "spec.yaml"\n')
+    monkeypatch.chdir("/")
+    result = CliRunner().invoke(group, ["run", str(path), "--no-ledger", "--json"])
+    doc = orjson.loads(result.stdout)
+    assert doc["spec_digest"] is not None
+    forbidden = [v for r in doc["runs"] for v in r["violations"] if v["check"] == "forbidden"]
+    assert len(forbidden) == 3          # every run that reached the tool (one raised first)

@@ -1,7 +1,8 @@
 """Load a suite file: a Python file that defines ``cases`` and ``agent``.
 
 Optional names: ``identity`` (a dict naming the agent's version: model, harness, ...),
-``spec`` (a grading spec dict or path), ``k`` (runs per case) and ``seed``. Command-line
+``spec`` (a grading spec dict, or a path relative to the suite file), ``k`` (runs per
+case) and ``seed``. Command-line
 options win over the file's values.
 
 >>> import tempfile, os, textwrap
@@ -73,5 +74,8 @@ def load_suite(path: str | Path) -> Suite:
     identity = getattr(module, "identity", None) or {}
     if not isinstance(identity, dict):
         raise InputError(str(path), None, "identity", "is not a dict", hint="identity = {'model': ...}")
-    return Suite(cases=cases, agent=agent, identity=identity, spec=getattr(module, "spec", None),
+    spec = getattr(module, "spec", None)
+    if isinstance(spec, (str, Path)) and not Path(spec).is_absolute():
+        spec = path.parent / spec  # a spec path in a suite file is relative to that file
+    return Suite(cases=cases, agent=agent, identity=identity, spec=spec,
                  k=getattr(module, "k", None), seed=getattr(module, "seed", None))
