@@ -126,3 +126,20 @@ def test_bad_rates_are_refused():
         draw_arm({"reveiw": 0.1}, salt="x")
     with pytest.raises(ValueError, match="tasks=0 must be at least 1"):
         draw_arm(BASELINE_RATES, tasks=0, salt="x")
+
+
+def test_os_drawn_sealed_stage_is_the_one_step_found_and_unseals_after():
+    # the stage comes from the OS random source; the salts depend only on it, so the outcome is
+    # the same as in the parametrised test above for whichever stage was drawn
+    change = plant_change()
+    sealed, kept = change.digest, change.body()      # the digest is published, the body kept aside
+    a = draw_arm(BASELINE_RATES, runs_per_task=40, salt=f"large-A-{change.stage}")
+    b = draw_arm(change.rates(), runs_per_task=40, salt=f"large-B-{change.stage}", name="B")
+    del change
+    result, steps = _compare(a, b)
+    found = [s.label for s in steps.significant(0.05)]
+    assert result.verdict == DIFFERENT and len(found) == 1
+    # without the nonce a guess cannot be confirmed from the digest
+    assert not any(verify_seal(sealed, dict(kept, stage=s, nonce="")) for s in STAGES)
+    # opened only now: the kept body matches the digest, and names the step the comparison found
+    assert verify_seal(sealed, kept) and kept["stage"] == found[0]

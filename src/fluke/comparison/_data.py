@@ -49,7 +49,13 @@ def _label(event) -> str:
 
 
 def survival_data(runs: Iterable[Run], *, hard_index: Mapping[str, int] | None = None) -> SurvivalData:
-    """Times and death flags for ``runs`` by the died_at rule (see the module docstring)."""
+    """Times and death flags for ``runs`` by the died_at rule (see the module docstring).
+
+    >>> from fluke.record import Run, Outcome, UserMessage
+    >>> run = Run(scenario="s", events=[UserMessage(text="a"), UserMessage(text="b")], outcome=Outcome(passed=False))
+    >>> survival_data([run], hard_index={run.hash: 0}).died_from["hard violation"]
+    1
+    """
     time, died, scen, cond, label, trial = [], [], [], [], [], []
     unknown = 0
     sources = {"died_at": 0, "hard violation": 0, "last event": 0, "censored": 0}
@@ -84,6 +90,11 @@ def outcome_arrays(runs: Iterable[Run]):
     """``(inputs, failed, order)`` for the fix check: scenario (with condition), failed, trial.
 
     Runs with an unknown outcome are left out.
+
+    >>> from fluke.record import Run, Outcome
+    >>> inputs, failed, order = outcome_arrays([Run(scenario="s", trial=2, outcome=Outcome(passed=False))])
+    >>> inputs.tolist(), failed.tolist(), order.tolist()
+    (['s'], [True], [2.0])
     """
     inputs, failed, order = [], [], []
     for run in runs:

@@ -141,7 +141,13 @@ def _rule(rows, confidence_level) -> RerunRule:
 
 def rerun_rule(first_inputs, first_failed, first_order, rerun_inputs, rerun_failed, rerun_order,
                *, within: int = 3, confidence_level: float = 0.95) -> RerunRule:
-    """The re-run rule on one arm. ``*_order`` orders runs within an input (e.g. the trial)."""
+    """The re-run rule on one arm. ``*_order`` orders runs within an input (e.g. the trial).
+
+    >>> rule = rerun_rule(["a", "b"], [True, True], [0, 0],
+    ...                   ["a", "a", "a", "b", "b", "b"], [True, False, True, True, True, True], [1, 2, 3, 1, 2, 3])
+    >>> rule.fixed_once.estimate, rule.fixed_within.estimate, rule.tries
+    (0.0, 0.5, 3)
+    """
     if within < 1:
         raise ValueError(f"within={within} must be at least 1")
     first = _arrays(first_inputs, first_failed, first_order, "first run")

@@ -70,6 +70,11 @@ def per_step(time, died, group, *, labels=None) -> StepTable:
 
     ``labels`` names each run's death event (e.g. the tool that failed); a step is named by
     the label most of its deaths carry.
+
+    >>> t = per_step([1, 2, 4, 1, 1, 4], [1, 1, 0, 1, 1, 0], [0, 0, 0, 1, 1, 1],
+    ...              labels=["review", "sample", "reply", "review", "review", "reply"])
+    >>> [(s.label, s.deaths_a, s.deaths_b) for s in t.steps]
+    [('review', 1, 2), ('sample', 1, 0)]
     """
     time = np.asarray(time, dtype=float).reshape(-1)
     died = np.asarray(died, dtype=bool).reshape(-1)

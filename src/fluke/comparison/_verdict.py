@@ -62,6 +62,9 @@ def runs_needed_per_arm(*, deaths: int, runs: int, ceiling: float = 1.3, alpha: 
 
     Assumes the pooled share of runs that die (``deaths`` of ``runs``, both arms) stays as it
     is; None when no run died, since then nothing says how many would.
+
+    >>> runs_needed_per_arm(deaths=17, runs=40, ceiling=1.3)
+    537
     """
     if ceiling <= 1:
         raise ValueError(f"ceiling={ceiling!r} must exceed 1 (a hazard ratio)")

@@ -31,7 +31,12 @@ class NullPairs:
 
 def null_pairs(pairs: int, *, tasks: int = 50, runs_per_task: int = 40,
                rates: dict[str, float] = BASELINE_RATES, rng: np.random.Generator) -> NullPairs:
-    """Draw ``pairs`` independent pairs of arms with the same rates (nothing changed)."""
+    """Draw ``pairs`` independent pairs of arms with the same rates (nothing changed).
+
+    >>> d = null_pairs(2, tasks=3, runs_per_task=4, rng=np.random.default_rng(0))
+    >>> d.time.shape, int(d.group[0].sum()), d.strata[1, :4].tolist()
+    ((2, 24), 12, [0, 0, 0, 0])
+    """
     if pairs < 1:
         raise ValueError(f"pairs={pairs} must be at least 1")
     if tasks < 1 or runs_per_task < 1:
