@@ -119,6 +119,9 @@ def survival_comparison(runs_a, runs_b, *, hard_index=None, alpha=0.05, power=0.
     key_a = np.array([f"{s}{_SEP}{c}" for s, c in zip(a.scenario, a.condition)], dtype=object)
     key_b = np.array([f"{s}{_SEP}{c}" for s, c in zip(b.scenario, b.condition)], dtype=object)
     shared = np.intersect1d(key_a.astype(str), key_b.astype(str))
+    if shared.size == 0:
+        raise InputError(None, None, "scenario", "the two arms share no scenario × condition, so there is "
+                         "nothing to compare", hint="check the selectors and --scenario")
     in_a, in_b = np.isin(key_a.astype(str), shared), np.isin(key_b.astype(str), shared)
     time = np.r_[a.time[in_a], b.time[in_b]]
     died = np.r_[a.died[in_a], b.died[in_b]]
