@@ -30,13 +30,13 @@ def need(path: Path) -> Path:
     return path
 
 
-@functools.lru_cache(maxsize=None)
+@functools.cache
 def tau2_runs(model: str, domain: str) -> tuple[Run, ...]:
     """The τ²-bench runs of ``model`` on ``domain`` as fluke runs (scenario = domain/task)."""
     return tuple(read_file(need(TAU2_RESULTS / TAU2_FILES[(model, domain)])))
 
 
-@functools.lru_cache(maxsize=None)
+@functools.cache
 def tau1_airline_runs() -> tuple[Run, ...]:
     """τ-bench gpt-4o airline: 50 tasks × 4 trials."""
     return tuple(read_file(need(TAU1_AIRLINE), identity={"model": "gpt-4o"}))

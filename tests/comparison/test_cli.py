@@ -12,7 +12,15 @@ from fluke.comparison import detection_limit
 from fluke.ledger import open_ledger
 from fluke.simulate import STAGES
 
-from ._realdata import FINE_TUNED, TAU1_AIRLINE, TAU2_FILES, TAU2_RESULTS, need, tau1_airline_runs, tau2_runs
+from ._realdata import (
+    FINE_TUNED,
+    TAU1_AIRLINE,
+    TAU2_FILES,
+    TAU2_RESULTS,
+    need,
+    tau1_airline_runs,
+    tau2_runs,
+)
 
 VERBS_HERE = ("compare", "fixcheck", "consistency", "simulate", "calibrate")
 

@@ -7,7 +7,13 @@ import pytest
 import statsmodels.api as sm
 from scipy import stats
 
-from fluke.comparison import CLOSING_STATEMENT, clustered_mean, consistency, fix_check, rerun_rule
+from fluke.comparison import (
+    CLOSING_STATEMENT,
+    clustered_mean,
+    consistency,
+    fix_check,
+    rerun_rule,
+)
 
 from ._realdata import tau1_airline_runs
 
@@ -127,3 +133,17 @@ def test_fix_check_difference_is_clustered_by_input():
     assert check.difference_once.clusters == a.inputs
     assert check.difference_once.low > 0                       # the fix is seen against the control
     assert check.by_input.improved > check.by_input.worsened
+
+
+def test_fix_check_holds_both_arms_to_the_same_tries():
+    inputs = ["a", "b", "c"]
+    first = (inputs, [1, 1, 1], [0, 0, 0])
+    cand = (inputs * 3, [1, 1, 1, 0, 0, 0, 0, 0, 0], [1, 1, 1, 2, 2, 2, 3, 3, 3])   # passes from try 2
+    ctrl = (inputs, [1, 1, 1], [1, 1, 1])                                          # one re-run only
+    check = fix_check(first, cand, ctrl)
+    assert check.candidate.tries == check.control.tries == 1
+    # with one try each, "within" equals "once": nothing fixed on either side, difference 0
+    assert check.candidate.fixed_within.estimate == 0.0
+    assert check.difference_within.estimate == 0.0
+    # alone, the candidate's three tries do count
+    assert rerun_rule(*first, *cand).fixed_within.estimate == 1.0

@@ -8,9 +8,19 @@ from scipy import stats
 from statsmodels.stats.multitest import multipletests
 from statsmodels.stats.proportion import proportion_confint
 
-from fluke.comparison import (DIFFERENT, NO_DIFFERENCE, TOO_SMALL, bh_qvalues, compare_survival,
-                              detection_limit, fisher_exact_many, per_cell, per_step,
-                              runs_needed_per_arm, wilson_interval)
+from fluke.comparison import (
+    DIFFERENT,
+    NO_DIFFERENCE,
+    TOO_SMALL,
+    bh_qvalues,
+    compare_survival,
+    detection_limit,
+    fisher_exact_many,
+    per_cell,
+    per_step,
+    runs_needed_per_arm,
+    wilson_interval,
+)
 
 
 def test_fisher_equals_scipy_on_many_tables():
@@ -50,7 +60,7 @@ def test_detection_limit_for_48_deaths_is_2_245():
 def test_runs_needed_brings_the_limit_to_the_ceiling():
     needed = runs_needed_per_arm(deaths=54, runs=200, ceiling=1.3)
     # at that size the expected deaths (same death share) give a limit at the ceiling
-    assert detection_limit(int(round(needed * 2 * 54 / 200))) == pytest.approx(1.3, abs=2e-3)
+    assert detection_limit(round(needed * 2 * 54 / 200)) == pytest.approx(1.3, abs=2e-3)
     assert runs_needed_per_arm(deaths=0, runs=200) is None
 
 

@@ -3,12 +3,27 @@
 import numpy as np
 import pytest
 
-from fluke.comparison import (DIFFERENT, NO_DIFFERENCE, TOO_SMALL, compare_survival, per_step,
-                              rerun_rule, survival_data)
-from fluke.record import ToolCall
-from fluke.simulate import (BASELINE_RATES, STAGES, PlantedChange, calibrate_null, draw_arm, draw_failures,
-                            plant_change, verify_seal)
 import fluke.simulate._staged as staged
+from fluke.comparison import (
+    DIFFERENT,
+    NO_DIFFERENCE,
+    TOO_SMALL,
+    compare_survival,
+    per_step,
+    rerun_rule,
+    survival_data,
+)
+from fluke.record import ToolCall
+from fluke.simulate import (
+    BASELINE_RATES,
+    STAGES,
+    PlantedChange,
+    calibrate_null,
+    draw_arm,
+    draw_failures,
+    plant_change,
+    verify_seal,
+)
 
 LABELS = np.array(("start",) + STAGES + ("reply",))
 
@@ -97,8 +112,8 @@ def test_200_null_pairs_false_alarms_and_uniform_pvalues():
 
 def test_null_calibration_flags_a_biased_comparison():
     # the same machinery must fail when the pairs are not null: B's review rate 0.13 instead of 0.10
-    from fluke.simulate import null_pairs
     from fluke.comparison import logrank_batch, null_calibration
+    from fluke.simulate import null_pairs
     rng = np.random.default_rng(1)
     pairs = null_pairs(100, tasks=50, runs_per_task=40, rng=rng)
     stage = draw_failures({"review": 0.13, "sample": 0.1, "measure": 0.1}, (100, 2000), rng=rng)

@@ -17,8 +17,8 @@ import click
 import numpy as np
 
 from ..errors import FlukeError, InputError, SelectorError
-from ._common import Context, emit_json, json_option, pass_context
 from . import _compare_show as show
+from ._common import Context, emit_json, json_option, pass_context
 
 _ARM_HELP = ("a version selector (hash prefix or field=value[,field=value]), optionally with "
              "@TRIALS (e.g. model=gpt-4o@0-1 or @0,2,4)")
@@ -77,7 +77,7 @@ def _disjoint(a: Arm, b: Arm) -> None:
     shared = set(a.versions) & set(b.versions)
     if shared and (a.trials is None or b.trials is None or set(a.trials) & set(b.trials)):
         raise InputError(None, None, None, f"{a.selector!r} and {b.selector!r} select the same runs "
-                         f"(version {sorted(shared)[0][:12]})",
+                         f"(version {min(shared)[:12]})",
                          hint="pick two different versions, or split one version's trials with @0-1 / @2-3")
 
 
@@ -112,7 +112,13 @@ _SEP = "\x1f"
 
 def survival_comparison(runs_a, runs_b, *, hard_index=None, alpha=0.05, power=0.8, ceiling=1.3):
     """Arrays for both arms, restricted to the strata (scenario × condition) both ran; then the tests."""
-    from ..comparison import compare_survival, failure_counts, per_cell, per_step, survival_data
+    from ..comparison import (
+        compare_survival,
+        failure_counts,
+        per_cell,
+        per_step,
+        survival_data,
+    )
 
     a = survival_data(runs_a, hard_index=hard_index)
     b = survival_data(runs_b, hard_index=hard_index)
@@ -249,7 +255,8 @@ def consistency(ctx: Context, agents: tuple[str, ...], scenario: str | None) -> 
       fluke consistency model=gpt-4o
       fluke consistency model=gpt-4o@0-1 model=gpt-4o@2-3 --json
     """
-    from ..comparison import consistency as consistency_of, failure_counts, outcome_arrays
+    from ..comparison import consistency as consistency_of
+    from ..comparison import failure_counts, outcome_arrays
 
     rows = []
     for text in agents:
@@ -264,7 +271,7 @@ def consistency(ctx: Context, agents: tuple[str, ...], scenario: str | None) -> 
     show.print_consistency(rows)
 
 
-from ._simulate import calibrate, simulate  # noqa: E402  (the synthetic-agent verbs)
+from ._simulate import calibrate, simulate
 
-__all__ = ["calibrate", "compare", "consistency", "fixcheck", "simulate", "survival_comparison", "Arm"]
+__all__ = ["Arm", "calibrate", "compare", "consistency", "fixcheck", "simulate", "survival_comparison"]
 

@@ -127,7 +127,9 @@ def fixcheck_payload(first, cand, ctrl, check, chance, within) -> dict[str, Any]
         "difference_once": _mean(check.difference_once), "difference_within": _mean(check.difference_within),
         "chance": {"p": chance.p, "c": chance.c, "kappa": chance.kappa,
                    "fixed_once_if_pure_chance": chance.chance_fixed_once,
-                   "fixed_within3_if_pure_chance": chance.chance_fixed_within3},
+                   "fixed_within3_if_pure_chance": chance.chance_fixed_within3,
+                   "tries": check.candidate.tries,
+                   "fixed_within_tries_if_pure_chance": 1 - chance.p ** (check.candidate.tries or within)},
         "flags": [dataclasses.asdict(f) for f in check.flags], "flags_against": check.reference,
         "by_input": dataclasses.asdict(check.by_input),
         "conditional_on": "first-run failing episodes as rows; intervals clustered by input (CR1, t on G−1)",
@@ -157,14 +159,14 @@ def print_fixcheck(payload, check, chance, within) -> None:
     for name, rule, arm in arms:
         tries = f" (≤{rule.tries} tries)" if rule.tries < within else ""
         table.add_row(name, arm["selector"], _share_cell(rule.fixed_once), _share_cell(rule.fixed_within) + tries)
-    table.add_row("pure chance", "1 − p, 1 − p³", f"{100 * chance.chance_fixed_once:.1f}%",
-                  f"{100 * chance.chance_fixed_within3:.1f}%")
+    k = check.candidate.tries or within
+    table.add_row("pure chance", f"1 − p, 1 − p^{k}", f"{100 * chance.chance_fixed_once:.1f}%",
+                  f"{100 * (1 - chance.p ** k):.1f}%")
     out.print(table)
     if check.difference_once is not None:
         for label, m in (("once", check.difference_once), (f"within {within}", check.difference_within)):
             out.print(f"candidate − control, fixed {label}: {100 * m.estimate:+.1f} points "
-                      f"{_interval((100 * m.low, 100 * m.high)).replace('[', '[').replace(']', ' points]')}, "
-                      f"p = {fmt_p(m.pvalue)} ({m.clusters} inputs)")
+                      f"[{100 * m.low:+.1f}, {100 * m.high:+.1f}], p = {fmt_p(m.pvalue)} ({m.clusters} inputs)")
     else:
         out.print("[yellow]No control: the 'fixed' share above cannot be told from failures that pass on a "
                   "re-run by chance. Re-run the unchanged agent the same way and pass it as --control.[/]")

@@ -14,12 +14,27 @@ from ._calibration import NullCalibration, null_calibration
 from ._consistency import Consistency, consistency
 from ._data import SurvivalData, failure_counts, outcome_arrays, survival_data
 from ._fisher import bh_qvalues, fisher_exact_many
-from ._fixcheck import ByInputTest, FixCheck, InputFlag, RerunRule, fix_check, rerun_rule
+from ._fixcheck import (
+                       ByInputTest,
+                       FixCheck,
+                       InputFlag,
+                       RerunRule,
+                       fix_check,
+                       rerun_rule,
+)
 from ._intervals import ClusteredMean, clustered_mean, wilson_interval
 from ._logrank import LogRankResult, logrank_batch, logrank_test
 from ._steps import CellTable, CellTest, StepTable, StepTest, per_cell, per_step
-from ._verdict import (CLOSING_STATEMENT, DIFFERENT, NO_DIFFERENCE, TOO_SMALL, SurvivalComparison,
-                       compare_survival, detection_limit, runs_needed_per_arm)
+from ._verdict import (
+                       CLOSING_STATEMENT,
+                       DIFFERENT,
+                       NO_DIFFERENCE,
+                       TOO_SMALL,
+                       SurvivalComparison,
+                       compare_survival,
+                       detection_limit,
+                       runs_needed_per_arm,
+)
 
 __all__ = [
     "CLOSING_STATEMENT", "DIFFERENT", "NO_DIFFERENCE", "TOO_SMALL",

@@ -23,7 +23,7 @@ import numpy as np
 
 from ..record import Run, ToolCall
 
-__all__ = ["SurvivalData", "survival_data", "outcome_arrays", "failure_counts"]
+__all__ = ["SurvivalData", "failure_counts", "outcome_arrays", "survival_data"]
 
 
 @dataclass(frozen=True)

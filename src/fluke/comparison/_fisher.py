@@ -15,7 +15,7 @@ from __future__ import annotations
 import numpy as np
 from scipy.special import gammaln
 
-__all__ = ["fisher_exact_many", "bh_qvalues"]
+__all__ = ["bh_qvalues", "fisher_exact_many"]
 
 #: scipy's relative tolerance for "no more likely than the observed table".
 _REL_TOL = 1e-7

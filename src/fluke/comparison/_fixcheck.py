@@ -28,7 +28,7 @@ from ._fisher import bh_qvalues, fisher_exact_many
 from ._intervals import ClusteredMean, clustered_mean
 from ._verdict import CLOSING_STATEMENT
 
-__all__ = ["RerunRule", "InputFlag", "ByInputTest", "FixCheck", "rerun_rule", "fix_check"]
+__all__ = ["ByInputTest", "FixCheck", "InputFlag", "RerunRule", "fix_check", "rerun_rule"]
 
 
 @dataclass(frozen=True)
@@ -105,10 +105,11 @@ def _ranked(codes, order, n_codes):
     return rank, np.bincount(codes, minlength=n_codes)
 
 
-def _rows(first, rerun, within: int):
+def _rows(first, rerun, within: int, cap=None):
     """For every failing first-run episode: its input, fixed once, fixed within, tries used.
 
-    ``once``/``fixed`` are NaN (and ``tries`` 0) where the input was never re-run.
+    ``once``/``fixed`` are NaN (and ``tries`` 0) where the input was never re-run. ``cap`` (one
+    entry per failing episode) limits the tries, so two arms can be held to the same number.
     """
     f_in, f_failed, f_order = first
     r_in, r_failed, r_order = rerun
@@ -122,7 +123,7 @@ def _rows(first, rerun, within: int):
     rows = np.flatnonzero(f_failed)
     code, rank = f_code[rows], f_rank[rows]
     avail = r_count[code]
-    tries = np.minimum(within, avail)
+    tries = np.minimum(within, avail) if cap is None else np.minimum(np.minimum(within, avail), cap)
     j = np.arange(within)[None, :]
     fails = grid[code[:, None], (rank[:, None] + j) % np.maximum(avail, 1)[:, None]]
     once = np.where(avail > 0, fails[:, 0] == 0, np.nan)
@@ -167,8 +168,8 @@ def fix_check(first, candidate, control=None, *, within: int = 3, q: float = 0.0
     """Run the re-run rule on the candidate and on the control and set them side by side.
 
     ``first``, ``candidate`` and ``control`` are each ``(inputs, failed, order)``: one entry per
-    run. Rows are the first run's failing episodes; the differences (candidate − control) are
-    clustered by input; flags are per-input Fisher tests (BH across inputs, flagged when q < ``q``);
+    run. Rows are the first run's failing episodes, each held to the same number of tries on both
+    arms (the fewer either has); the differences (candidate − control) are clustered by input; flags are per-input Fisher tests (BH across inputs, flagged when q < ``q``);
     the by-input test is a sign test over inputs of the change in failure share.
 
     >>> first = (["a", "b", "c", "d"], [1, 1, 1, 1], [0, 0, 0, 0])
@@ -189,7 +190,11 @@ def fix_check(first, candidate, control=None, *, within: int = 3, q: float = 0.0
     if control is not None:
         ctrl_a = _arrays(*control, "control")
         ctrl_rows = _rows(first_a, ctrl_a, within)
-        ctrl_rule = _rule(ctrl_rows, confidence_level)
+        # hold both arms to the same number of tries per episode, or "within N" favours the arm
+        # that happened to be re-run more often
+        cap = np.minimum(cand_rows[3], ctrl_rows[3])
+        cand_rows, ctrl_rows = _rows(first_a, cand_a, within, cap), _rows(first_a, ctrl_a, within, cap)
+        cand, ctrl_rule = _rule(cand_rows, confidence_level), _rule(ctrl_rows, confidence_level)
         # the same failing episodes on both sides: keep those both arms re-ran
         both = (cand_rows[3] > 0) & (ctrl_rows[3] > 0)
         labels = cand_rows[0][both]

@@ -21,7 +21,7 @@ from dataclasses import dataclass
 import numpy as np
 from scipy import stats
 
-__all__ = ["LogRankResult", "logrank_test", "logrank_batch"]
+__all__ = ["LogRankResult", "logrank_batch", "logrank_test"]
 
 
 @dataclass(frozen=True)

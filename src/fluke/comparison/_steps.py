@@ -23,7 +23,7 @@ import numpy as np
 
 from ._fisher import bh_qvalues, fisher_exact_many
 
-__all__ = ["StepTest", "StepTable", "per_step", "CellTest", "CellTable", "per_cell"]
+__all__ = ["CellTable", "CellTest", "StepTable", "StepTest", "per_cell", "per_step"]
 
 
 @dataclass(frozen=True)
@@ -152,6 +152,6 @@ def per_cell(counts_a, counts_b) -> CellTable:
     cells = tuple(CellTest(str(k[0]), str(k[1]), int(counts_a[k][0]), int(counts_a[k][1]),
                            int(counts_b[k][0]), int(counts_b[k][1]), float(p[i]), float(q[i]))
                   for i, k in enumerate(keys))
-    fmt = lambda k: f"{k[0]}|{k[1]}" if k[1] else str(k[0])  # noqa: E731
+    fmt = lambda k: f"{k[0]}|{k[1]}" if k[1] else str(k[0])
     return CellTable(cells, tuple(fmt(k) for k in sorted(set(counts_a) - set(counts_b))),
                      tuple(fmt(k) for k in sorted(set(counts_b) - set(counts_a))))

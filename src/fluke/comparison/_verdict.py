@@ -20,8 +20,16 @@ from scipy import stats
 
 from ._logrank import LogRankResult, logrank_test
 
-__all__ = ["DIFFERENT", "NO_DIFFERENCE", "TOO_SMALL", "CLOSING_STATEMENT", "SurvivalComparison",
-           "compare_survival", "detection_limit", "runs_needed_per_arm"]
+__all__ = [
+    "CLOSING_STATEMENT",
+    "DIFFERENT",
+    "NO_DIFFERENCE",
+    "TOO_SMALL",
+    "SurvivalComparison",
+    "compare_survival",
+    "detection_limit",
+    "runs_needed_per_arm",
+]
 
 DIFFERENT = "different"
 NO_DIFFERENCE = "no significant difference"
@@ -71,7 +79,7 @@ def runs_needed_per_arm(*, deaths: int, runs: int, ceiling: float = 1.3, alpha: 
     if runs <= 0 or deaths <= 0:
         return None
     needed_deaths = (2 * _z(alpha, power) / math.log(ceiling)) ** 2
-    return int(math.ceil(needed_deaths / (2 * deaths / runs)))
+    return math.ceil(needed_deaths / (2 * deaths / runs))
 
 
 @dataclass(frozen=True)

@@ -6,8 +6,16 @@
 """
 
 from ._null import NullPairs, NullRun, calibrate_null, null_pairs
-from ._staged import (BASELINE_RATES, STAGES, PlantedChange, StagedArm, draw_arm, draw_failures,
-                      plant_change, verify_seal)
+from ._staged import (
+                      BASELINE_RATES,
+                      STAGES,
+                      PlantedChange,
+                      StagedArm,
+                      draw_arm,
+                      draw_failures,
+                      plant_change,
+                      verify_seal,
+)
 
 __all__ = [
     "BASELINE_RATES", "STAGES", "NullPairs", "NullRun", "PlantedChange", "StagedArm",

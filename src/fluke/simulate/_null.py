@@ -11,12 +11,19 @@ from dataclasses import dataclass
 
 import numpy as np
 
-from ..comparison import (DIFFERENT, NO_DIFFERENCE, TOO_SMALL, NullCalibration, fisher_exact_many,
-                          logrank_batch, null_calibration)
+from ..comparison import (
+    DIFFERENT,
+    NO_DIFFERENCE,
+    TOO_SMALL,
+    NullCalibration,
+    fisher_exact_many,
+    logrank_batch,
+    null_calibration,
+)
 from ..comparison._verdict import _z
 from ._staged import BASELINE_RATES, STAGES, draw_failures
 
-__all__ = ["NullPairs", "null_pairs", "NullRun", "calibrate_null"]
+__all__ = ["NullPairs", "NullRun", "calibrate_null", "null_pairs"]
 
 
 @dataclass(frozen=True)
@@ -101,7 +108,7 @@ def calibrate_null(pairs: int = 200, *, tasks: int = 50, runs_per_task: int = 40
 
 def _step_qvalues(data: NullPairs) -> np.ndarray:
     """Per pair and stage: Fisher p on deaths among runs at risk, BH within the pair."""
-    pairs, runs = data.time.shape
+    pairs = data.time.shape[0]
     width = len(STAGES) + 2                       # event indices 0 .. reply
     cell = (np.arange(pairs)[:, None] * 2 + data.group) * width
     ended = np.bincount((cell + data.time).ravel(), minlength=pairs * 2 * width).reshape(pairs, 2, width)

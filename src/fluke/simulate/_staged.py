@@ -25,8 +25,16 @@ import numpy as np
 
 from ..record import AgentMessage, Identity, Outcome, Run, ToolCall, UserMessage, digest
 
-__all__ = ["STAGES", "BASELINE_RATES", "StagedArm", "PlantedChange", "draw_arm", "draw_failures",
-           "plant_change", "verify_seal"]
+__all__ = [
+    "BASELINE_RATES",
+    "STAGES",
+    "PlantedChange",
+    "StagedArm",
+    "draw_arm",
+    "draw_failures",
+    "plant_change",
+    "verify_seal",
+]
 
 #: The calls of one episode, in order; a reply follows when none failed.
 STAGES = ("review", "sample", "measure")
