@@ -115,17 +115,22 @@ def test_fixcheck_with_a_control(tau_ledger):
 
 def test_simulate_seal_compare_reveal(ledger_url, tmp_path):
     seal = tmp_path / "seal.json"
-    sim = as_json(ledger_url, "simulate", "--tasks", "10", "--runs-per-task", "4", "--seal-file", seal)
+    sim = as_json(ledger_url, "simulate", "--tasks", "10", "--runs-per-task", "2", "--runs-per-task", "8",
+                  "--seal-file", seal)
     versions = {k: v["version"] for k, v in sim["arms"].items()}
+    assert sorted(versions) == ["A'/2", "A'/8", "A/2", "A/8", "B/2", "B/8"]
+    assert sim["arms"]["A/8"]["runs"] == 80 and len(set(versions.values())) == 6
     with open_ledger(ledger_url) as ledger:
         docs = ledger.documents("planted-change-seal")
         assert [d.body["digest"] for d in docs] == [sim["seal_digest"]]
         first_run = min(v.first_recorded for v in ledger.versions())
         assert docs[0].recorded_at <= first_run
-    # the seal stays shut until B has been compared
+    # the seal stays shut until every B arm has been compared
     early = as_json(ledger_url, "simulate", "--reveal", seal, code=1)
     assert early["stage"] is None and early["checks"]["compared_before_reveal"] is False
-    fluke(ledger_url, "compare", versions["A"][:12], versions["B"][:12])
+    fluke(ledger_url, "compare", versions["A/8"][:12], versions["B/8"][:12])
+    assert as_json(ledger_url, "simulate", "--reveal", seal, code=1)["stage"] is None
+    fluke(ledger_url, "compare", versions["A/2"][:12], versions["B/2"][:12])
     opened = as_json(ledger_url, "simulate", "--reveal", seal)
     assert all(opened["checks"].values()) and opened["stage"] in STAGES
     # a tampered seal file is caught by its digest

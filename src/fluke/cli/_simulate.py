@@ -31,8 +31,8 @@ def _write_private(path: Path, doc: dict) -> None:
 
 @click.command()
 @click.option("--tasks", type=click.IntRange(min=1), default=50, show_default=True, help="Tasks (scenarios).")
-@click.option("--runs-per-task", type=click.IntRange(min=1), default=40, show_default=True,
-              help="Episodes per task in each arm.")
+@click.option("--runs-per-task", type=click.IntRange(min=1), multiple=True, default=(2, 40), show_default=True,
+              help="Episodes per task in each arm; repeat for several sizes under one seal.")
 @click.option("--factor", type=click.FloatRange(0, None, min_open=True), default=2.0, show_default=True,
               help="Arm B multiplies one stage's failure rate by this.")
 @click.option("--seal-file", type=click.Path(dir_okay=False), default=None,
@@ -43,18 +43,20 @@ def _write_private(path: Path, doc: dict) -> None:
 @click.option("--force", is_flag=True, help="With --reveal: open it even though B has not been compared.")
 @json_option
 @pass_context
-def simulate(ctx: Context, tasks: int, runs_per_task: int, factor: float, seal_file: str | None,
+def simulate(ctx: Context, tasks: int, runs_per_task: tuple[int, ...], factor: float, seal_file: str | None,
              reveal_file: str | None, force: bool) -> None:
     """Run the staged synthetic agent: arms A, A′ (fresh salt) and B (one stage made worse).
 
     Each episode calls review, sample and measure (each fails at 10%), then replies. Which
     stage B changes is drawn from the OS random source and sealed by digest in the ledger
-    before any run; the stage itself goes to a private seal file. Compare the arms, then
-    ``--reveal`` the file (it refuses to open before B has been compared, unless ``--force``).
+    before any run; the stage itself goes to a private seal file. Each size (2 and 40 runs per
+    task by default) gets its own three arms under the one seal. Compare the arms, then
+    ``--reveal`` the file (it refuses to open before every B arm has been compared, unless
+    ``--force``).
 
     \b
     Example:
-      fluke simulate --runs-per-task 40
+      fluke simulate --runs-per-task 2 --runs-per-task 40
       fluke compare <A prefix> <B prefix>
       fluke simulate --reveal planted-<digest>.json
     """
@@ -70,13 +72,16 @@ def simulate(ctx: Context, tasks: int, runs_per_task: int, factor: float, seal_f
     if path.exists():
         raise InputError(str(path), None, None, "already exists", hint="choose another --seal-file")
     _write_private(path, {"digest": digest, "sealed": change.body()})
+    sizes = tuple(dict.fromkeys(runs_per_task))
     ledger.put_document(SEAL_KIND, {"digest": digest, "workload": "staged", "tasks": tasks,
-                                    "runs_per_task": runs_per_task})
-    arms = {"A": draw_arm(BASELINE_RATES, tasks=tasks, runs_per_task=runs_per_task, salt=secrets.token_hex(8), name="A"),
-            "A'": draw_arm(BASELINE_RATES, tasks=tasks, runs_per_task=runs_per_task, salt=secrets.token_hex(8), name="A'"),
-            "B": draw_arm(change.rates(BASELINE_RATES), tasks=tasks, runs_per_task=runs_per_task,
-                          salt=secrets.token_hex(8), name="B")}
+                                    "runs_per_task": list(sizes)})
+    b_rates = change.rates(BASELINE_RATES)
     del change  # nothing below may read the planted stage
+    arms = {}
+    for size in sizes:
+        for name, rates in (("A", BASELINE_RATES), ("A'", BASELINE_RATES), ("B", b_rates)):
+            arms[f"{name}/{size}"] = draw_arm(rates, tasks=tasks, runs_per_task=size,
+                                              salt=secrets.token_hex(8), name=name)
     info = {}
     for name, arm in arms.items():
         result = ledger.ingest(arm.runs())
@@ -88,11 +93,11 @@ def simulate(ctx: Context, tasks: int, runs_per_task: int, factor: float, seal_f
     path.write_text(json.dumps(doc, indent=2))
     if ctx.as_json:
         emit_json("simulation", {"seal_digest": digest, "seal_file": str(path), "arms": info,
-                                 "tasks": tasks, "runs_per_task": runs_per_task})
+                                 "tasks": tasks, "runs_per_task": list(sizes)})
         return
     from rich.table import Table
 
-    table = Table(title=f"staged workload: {tasks} tasks × {runs_per_task} runs per arm")
+    table = Table(title=f"staged workload: {tasks} tasks; arm/runs per task")
     for col in ("arm", "version", "failed"):
         table.add_column(col)
     for name, row in info.items():
@@ -101,7 +106,7 @@ def simulate(ctx: Context, tasks: int, runs_per_task: int, factor: float, seal_f
     out.print(table)
     out.print(f"sealed before any run: {digest}")
     out.print(f"the planted stage is in {path}; compare first, e.g. "
-              f"fluke compare {info['A']['version'][:12]} {info['B']['version'][:12]}, then "
+              f"fluke compare {info[f'A/{sizes[-1]}']['version'][:12]} {info[f'B/{sizes[-1]}']['version'][:12]}, then "
               f"fluke simulate --reveal {path}")
 
 
@@ -117,13 +122,16 @@ def _reveal(ctx: Context, path: Path, force: bool) -> None:
     seals = {d.digest: d for d in ledger.documents(SEAL_KIND)}
     stored = next((d for d in seals.values() if d.body.get("digest") == digest), None)
     checks = {"digest_matches": verify_seal(digest, body), "sealed_in_ledger": stored is not None}
-    b_version = (doc.get("arms") or {}).get("B")
+    arms = doc.get("arms") or {}
     infos = {v.version: v for v in ledger.versions()}
-    if stored is not None and b_version in infos:
-        checks["sealed_before_runs"] = stored.recorded_at <= infos[b_version].first_recorded
-    compared = [d for d in ledger.documents("comparison")
-                if b_version in (d.body.get("a", {}).get("versions", []) + d.body.get("b", {}).get("versions", []))]
-    checks["compared_before_reveal"] = bool(compared)
+    present = [infos[v] for v in arms.values() if v in infos]
+    checks["sealed_before_runs"] = bool(stored is not None and present and len(present) == len(arms)
+                                        and all(stored.recorded_at <= i.first_recorded for i in present))
+    compared = set()
+    for d in ledger.documents("comparison"):
+        compared.update(d.body.get("a", {}).get("versions", []) + d.body.get("b", {}).get("versions", []))
+    b_versions = [v for k, v in arms.items() if k.split("/")[0] == "B"]
+    checks["compared_before_reveal"] = bool(b_versions) and all(v in compared for v in b_versions)
     ok = all(checks.values())
     if ctx.as_json:
         emit_json("reveal", {"checks": checks, "stage": body.get("stage") if ok or force else None,
