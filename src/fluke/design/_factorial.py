@@ -13,7 +13,7 @@ environment as the sampling unit: Student t over the G environment contrasts, G 
 >>> y = 0.2 + 0.1 * mem + np.repeat([0.0, 0.1, -0.1], 4) + np.tile([0.0, 0.01, 0.0, -0.01], 3)
 >>> fc = factorial_contrasts(y, env, {"memory": mem, "retry": retry})
 >>> round(fc["memory"].statistic, 3), round(fc["memory x retry"].statistic, 3)
-(0.1, -0.02)
+(0.09, -0.02)
 """
 
 from __future__ import annotations
