@@ -16,7 +16,7 @@ three checks pass and the rule says yes.
 A rule::
 
     name: memory helps
-    scope: {version: "model=sim-support", condition: {retry: 3}}
+    scope: {identity: {model: sim-support}}   # or version: <hash prefix or model=...>
     decision:
       statistic: contrast        # mean | contrast | pass_at_k | pass_hat_k
       factors: [memory, retry]
@@ -51,7 +51,7 @@ _STATISTICS = ("mean", "contrast", "pass_at_k", "pass_hat_k")
 _TOP = {"name", "hypothesis", "scope", "decision", "predictions", "thresholds", "notes"}
 _DECISION = {"statistic", "outcome", "unit", "factors", "effect", "k", "bound", "above", "below",
              "confidence_level"}
-_SCOPE = {"version", "condition", "scenarios"}
+_SCOPE = {"version", "identity", "condition", "scenarios"}
 
 
 def _fail(where: str, message: str) -> SpecError:
@@ -76,8 +76,9 @@ def parse_rule(text: str) -> dict:
     scope = rule.setdefault("scope", {}) or {}
     if not isinstance(scope, dict) or set(scope) - _SCOPE:
         raise _fail("scope", f"must be a mapping with keys among {sorted(_SCOPE)}")
-    if "condition" in scope and not isinstance(scope["condition"], dict):
-        raise _fail("scope.condition", "must be a mapping such as {memory: true}")
+    for key in ("condition", "identity"):
+        if key in scope and not isinstance(scope[key], dict):
+            raise _fail(f"scope.{key}", "must be a mapping such as {memory: true} or {model: gpt-4o}")
     rule["scope"] = scope
     dec = rule.get("decision")
     if not isinstance(dec, dict):
@@ -177,12 +178,18 @@ def check_seal(stored_digest: str, body: dict, *, text: bytes | str | None = Non
 
 
 def in_scope(rule: dict, runs: Iterable) -> list:
-    """The runs a rule's scope covers (condition pairs and scenario list; version by the caller)."""
+    """The runs a rule's scope covers: identity fields, condition pairs, scenario list.
+
+    ``scope.version`` (one version) is resolved by the caller against the ledger;
+    ``scope.identity`` may match several versions (the policies of a factorial study).
+    """
     scope = rule.get("scope") or {}
     cond = scope.get("condition") or {}
+    ident = scope.get("identity") or {}
     scen = set(scope.get("scenarios") or [])
     return [r for r in runs
             if all(r.condition.get(k) == v for k, v in cond.items())
+            and all(getattr(r.identity, k, None) == v for k, v in ident.items())
             and (not scen or r.scenario in scen)]
 
 
