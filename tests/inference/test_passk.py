@@ -1,5 +1,6 @@
 """pass@k and pass^k: the seed's worked figures, the bias of the plug-in, and τ-bench counts."""
 
+import functools
 import importlib.util
 import json
 import warnings
@@ -96,6 +97,13 @@ def _tau_counts():
     return counts
 
 
+@functools.lru_cache(maxsize=1)
+def _adapter_runs():
+    from fluke.adapters import read_file
+
+    return list(read_file(TAU))
+
+
 def _independent(counts, k):
     at = sum(1 - Fraction(comb(n - c, k), comb(n, k)) for c, n in counts.values()) / len(counts)
     hat = sum(Fraction(comb(c, k), comb(n, k)) for c, n in counts.values()) / len(counts)
@@ -121,7 +129,7 @@ def test_tau_bench_gpt4o_airline_through_the_adapter(k):
     adapters = pytest.importorskip("fluke.adapters")
     if importlib.util.find_spec("fluke.adapters._taubench") is None:
         pytest.skip("the τ-bench adapter is not on this branch yet (it lands with main)")
-    runs = list(adapters.read_file(TAU))
+    runs = _adapter_runs()
     per: dict[str, list[int]] = {}
     for run in runs:
         row = per.setdefault(run.scenario, [0, 0])

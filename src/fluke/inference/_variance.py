@@ -129,21 +129,33 @@ def variance_components(values, units, scenarios) -> VarianceComponents:
     n_rows = y.size
     ucode, usize = cluster_codes(units, n_rows)
     scode, _ = cluster_codes(scenarios, n_rows)
-    cells, ccode = np.unique(ucode.astype(np.int64) * (int(scode.max()) + 1) + scode,
-                             return_inverse=True)
-    ccode = ccode.reshape(-1)
-    csize = np.bincount(ccode).astype(float)
-    cell_unit = cells // (int(scode.max()) + 1)
+    width = int(scode.max()) + 1
+    key = ucode * width + scode
+    if usize.size * width <= 4 * n_rows + 1024:      # dense keys: a bincount, no sort
+        csize = np.bincount(key, minlength=usize.size * width)
+        present = csize > 0
+        cells = np.flatnonzero(present)
+        ccode = key if cells.size == csize.size else (np.cumsum(present) - 1)[key]
+        csize = csize[cells]
+    else:
+        cells, ccode = np.unique(key, return_inverse=True)
+        ccode = ccode.reshape(-1)
+        csize = np.bincount(ccode)
+    csize = csize.astype(float)
+    cell_unit = cells // width
     g, c, big_n = usize.size, csize.size, float(n_rows)
     usize = usize.astype(float)
 
-    csum = np.bincount(ccode, weights=y)
-    usum = np.bincount(ucode, weights=y)
-    cmean, umean, gmean = csum / csize, usum / usize, y.sum() / big_n
-
-    ss_e = float(np.sum((y - cmean[ccode]) ** 2))
-    ss_v = float(np.sum(csize * (cmean - umean[cell_unit]) ** 2))
-    ss_u = float(np.sum(usize * (umean - gmean) ** 2))
+    # Sums of squares from per-cell and per-unit sums (no per-row residual pass); the data
+    # are centred first so the differences of large sums do not cancel badly.
+    yc = y - y.mean()
+    csum = np.bincount(ccode, weights=yc, minlength=csize.size)
+    usum = np.bincount(cell_unit, weights=csum, minlength=usize.size)
+    between_cells = float(np.dot(csum, csum / csize))
+    between_units = float(np.dot(usum, usum / usize))
+    ss_e = max(0.0, float(np.dot(yc, yc)) - between_cells)
+    ss_v = max(0.0, between_cells - between_units)
+    ss_u = between_units                        # the centred grand sum is zero
     df_e, df_v, df_u = big_n - c, c - g, g - 1
 
     # Expected sums of squares (Searle, Casella & McCulloch, nested unbalanced):
