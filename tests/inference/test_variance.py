@@ -76,3 +76,11 @@ def test_unit_equal_to_scenario_folds_the_scenario_component():
     assert vc.scenario == 0.0 and any("one scenario per unit" in r for r in vc.reasons)
     # with scenarios folded in, the projected SE equals the cluster-mean SE's model value
     assert vc.standard_error() == pytest.approx(np.sqrt(vc.unit / 40 + vc.generation / 160))
+
+
+def test_no_more_scenarios_row_when_units_are_scenarios():
+    rng = np.random.default_rng(24)
+    labels = np.arange(30).repeat(4)
+    vc = variance_components(rng.normal(size=120), labels, labels)
+    assert [p.label for p in vc.what_more_buys(2)] == [
+        "as recorded", "2x units", "2x generations per scenario", "unlimited generations"]

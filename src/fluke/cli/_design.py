@@ -26,6 +26,10 @@ def _num(x: float | None, digits: int = 4) -> str:
     return f"{x:.{digits}f}"
 
 
+def _ci(low: float, high: float) -> str:
+    return f"[{_num(low, 3)}, {_num(high, 3)}]"
+
+
 def _versions(ctx: Context, selector: str | None) -> list[str] | None:
     if not selector:
         return None
@@ -146,18 +150,19 @@ def _interval_print(docs: list[dict], outcome: str, unit: str, level: float) -> 
             continue
         ci = d["interval"]
         table = Table(title=f"{head}, {ci.rows} runs in {ci.clusters} {unit}s")
-        for col in ("interval", "estimate", "std. error", f"{level:.0%} interval", "treats as independent"):
-            table.add_column(col, justify="left" if col in ("interval", "treats as independent") else "right")
-        table.add_row(f"clustered ({ci.method}, t on {ci.df} df)", _num(ci.statistic),
-                      _num(ci.standard_error), f"[{_num(ci.low)}, {_num(ci.high)}]", f"{ci.clusters} {unit}s")
+        for col in ("interval", "estimate", "SE", f"{level:.0%} CI", "independent draws"):
+            table.add_column(col, justify="left" if col in ("interval", "independent draws") else "right")
+        table.add_row(f"clustered by {unit}", _num(ci.statistic, 3), _num(ci.standard_error, 4),
+                      _ci(ci.low, ci.high), f"{ci.clusters} {unit}s")
         nv = ci.naive
-        table.add_row("naive (row-level, normal)", _num(nv.statistic), _num(nv.standard_error),
-                      f"[{_num(nv.low)}, {_num(nv.high)}]", f"{ci.rows} runs")
+        table.add_row("naive (row-level)", _num(nv.statistic, 3), _num(nv.standard_error, 4),
+                      _ci(nv.low, nv.high), f"{ci.rows} runs")
         if "bootstrap" in d:
             b = d["bootstrap"]
-            table.add_row(f"cluster bootstrap ({b.resamples} resamples)", _num(b.statistic),
-                          _num(b.standard_error), f"[{_num(b.low)}, {_num(b.high)}]", f"{b.clusters} {unit}s")
+            table.add_row(f"cluster bootstrap", _num(b.statistic, 3), _num(b.standard_error, 4),
+                          _ci(b.low, b.high), f"{b.clusters} {unit}s")
         out.print(table)
+        out.print(f"  clustered: {ci.method}, t on {ci.df} df; naive: every run independent, normal")
         if ci.reason:
             out.print(f"[yellow]undefined:[/] {ci.reason}")
         if ci.warning:
@@ -172,11 +177,13 @@ def _interval_print(docs: list[dict], outcome: str, unit: str, level: float) -> 
         out.print(comp)
         for reason in vc.reasons:
             out.print(f"  note: {reason}")
-        more = Table(title="what more evidence would buy (std. error of the mean)")
-        for col in ("panel", f"{unit}s", "scenarios/unit", "runs/scenario", "runs", "std. error", "× now"):
+        more = Table(title="what more evidence would buy (SE of the mean)")
+        for col in ("panel", f"{unit}s", "scen./unit", "runs/scen.", "runs", "SE", "x now"):
             more.add_column(col, justify="left" if col == "panel" else "right")
         for p in d["projections"]:
-            more.add_row(p.label, f"{p.units:g}", f"{p.scenarios:.3g}", f"{p.generations:.3g}",
+            more.add_row(p.label.replace(" per scenario", "").replace(" per unit", ""),
+                         f"{p.units:g}", f"{p.scenarios:.3g}",
+                         f"{p.generations:.3g}" if math.isfinite(p.generations) else "∞",
                          f"{p.runs:.0f}" if math.isfinite(p.runs) else "∞", _num(p.standard_error),
                          f"{p.ratio:.2f}")
         out.print(more)
@@ -364,13 +371,13 @@ def contrast(ctx: Context, factors: str, version: str | None, condition: str | N
 
     out = console()
     table = Table(title=f"{len(kept)} runs, {fc.environments} environments: contrasts of mean {outcome}")
-    for col in ("contrast", "estimate", "std. error", f"{confidence_level:.0%} interval", "p", "envs"):
+    for col in ("contrast", "estimate", "SE", f"{confidence_level:.0%} CI", "p", "envs"):
         table.add_column(col, justify="left" if col == "contrast" else "right")
     for c in fc.contrasts:
         p = 2 * stats.t.sf(abs(c.statistic / c.standard_error), c.df) if c.standard_error > 0 else float("nan")
         style = "bold" if c.excludes_zero else ""
-        table.add_row(c.name, _num(c.statistic), _num(c.standard_error),
-                      f"[{_num(c.low)}, {_num(c.high)}]", fmt_p(p), str(c.environments), style=style)
+        table.add_row(c.name, _num(c.statistic, 3), _num(c.standard_error, 4), _ci(c.low, c.high),
+                      fmt_p(p), str(c.environments), style=style)
     out.print(table)
     cells = Table(title="cell means (equal weight per environment)")
     cells.add_column("policy")

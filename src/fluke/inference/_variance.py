@@ -90,7 +90,8 @@ class VarianceComponents:
     def what_more_buys(self, factor: float = 2.0) -> list[Projection]:
         """The SE now, and with ``factor`` × more units, scenarios per unit, or generations.
 
-        The last row is the floor that more generations alone can never go below.
+        The last row is the floor that more generations alone can never go below. When each
+        unit has one scenario (the unit *is* the scenario) the scenarios row is left out.
         """
         if not factor > 0:
             raise ValueError(f"factor={factor} must be positive")
@@ -100,6 +101,8 @@ class VarianceComponents:
                   (f"{factor:g}x units", n * factor, k, r),
                   (f"{factor:g}x scenarios per unit", n, k * factor, r),
                   (f"{factor:g}x generations per scenario", n, k, r * factor)]
+        if any("one scenario per unit" in r for r in self.reasons):
+            del shapes[2]           # scenarios are the units here: "more per unit" means nothing
         rows = []
         for label, a, b, c in shapes:
             se = self.standard_error(units=a, scenarios=b, generations=c)
