@@ -168,3 +168,16 @@ def test_seal_refuses_a_bad_rule_and_unseal_an_unknown_digest(ledger_url, tmp_pa
     path.write_text("decision: {statistic: median, above: 1}\n")
     result = fluke(ledger_url, "seal", path, code=2)
     fluke(ledger_url, "unseal", "deadbeef00", code=2)
+
+
+def test_interval_unit_weighting_on_unequal_units(tmp_path):
+    url = str(tmp_path / "fluke.db")
+    runs = [Run(scenario="a", unit="a", trial=t, outcome=Outcome(reward=0.0)) for t in range(3)]
+    runs += [Run(scenario="b", unit="b", trial=0, outcome=Outcome(reward=1.0)),
+             Run(scenario="c", unit="c", trial=0, outcome=Outcome(reward=0.5))]
+    with open_ledger(url) as ledger:
+        ledger.ingest(runs)
+    rows = fluke_json(url, "interval", "--outcome", "reward")["versions"][0]["clustered"]
+    units = fluke_json(url, "interval", "--outcome", "reward", "--weighting", "units")["versions"][0]["clustered"]
+    assert rows["statistic"] == pytest.approx(1.5 / 5) and rows["method"] == "CR1 sandwich"
+    assert units["statistic"] == pytest.approx(0.5) and units["method"] == "cluster means"

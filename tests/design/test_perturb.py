@@ -52,3 +52,24 @@ def test_every_variant_must_reach_every_policy():
         perturbation_suite(y[keep], env[keep], pol[keep], var[keep], baseline="base")
     with pytest.raises(ValueError, match="baseline='old'"):
         perturbation_suite(y, env, pol, var, baseline="old")
+
+
+def test_suite_on_the_simulated_support_agent():
+    """Tool outages of rising severity, applied to every policy: retry's gain over a single
+    attempt grows with the fault rate, memory's stays; no probability without a law."""
+    from fluke.simulate import simulate_support
+
+    rows = []
+    for variant, fault in (("nominal", 0.3), ("outage", 0.7)):
+        for r in simulate_support(150, seed=51, fault_rate=fault).runs:
+            policy = f"memory={r.condition['memory']},retry={r.condition['retry']}"
+            rows.append((r.outcome.reward, r.unit, policy, variant))
+    y, env, pol, var = map(np.array, zip(*rows))
+    suite = perturbation_suite(y.astype(float), env, pol, var, baseline="memory=False,retry=1")
+    by = {(r.variant, r.policy): r for r in suite.rows}
+    retry = [by[(v, "memory=False,retry=3")].contrast.statistic for v in ("nominal", "outage")]
+    # planted: retry's effect is tool_effect · (f − f³): 0.0273 at f = 0.3, 0.0357 at f = 0.7
+    assert by[("outage", "memory=True,retry=1")].survives
+    assert by[("nominal", "memory=True,retry=1")].contrast.low <= 0.15 <= by[("nominal", "memory=True,retry=1")].contrast.high
+    assert all(abs(x - t) < 0.05 for x, t in zip(retry, (0.0273, 0.0357)))
+    assert suite.failure_probability is None

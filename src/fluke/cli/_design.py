@@ -70,10 +70,12 @@ def _labels(ctx: Context) -> dict[str, str]:
 @click.option("--bootstrap", type=click.IntRange(min=0), default=0, show_default=True,
               help="Also a cluster bootstrap interval with this many resamples.")
 @click.option("--seed", type=int, default=2026, show_default=True, help="Seed of the bootstrap.")
+@click.option("--weighting", type=click.Choice(["rows", "units"]), default="rows", show_default=True,
+              help="Target the mean over runs, or the equally weighted mean of unit means.")
 @json_option
 @pass_context
 def interval(ctx: Context, unit: str, version: str | None, condition: str | None, outcome: str,
-             confidence_level: float, bootstrap: int, seed: int) -> None:
+             confidence_level: float, bootstrap: int, seed: int, weighting: str) -> None:
     """The mean outcome per version with an interval clustered by the sampling unit.
 
     Prints the naive row-level interval beside it (and a warning when they differ
@@ -102,7 +104,8 @@ def interval(ctx: Context, unit: str, version: str | None, condition: str | None
                                "without_outcome": len(vruns) - len(kept)}
         if kept:
             units = [r.sampling_unit if unit == "unit" else r.scenario for r in kept]
-            ci = clustered_interval(y, units, confidence_level=confidence_level, unit=unit)
+            ci = clustered_interval(y, units, confidence_level=confidence_level, unit=unit,
+                                    weighting=weighting)
             vc = variance_components(y, units, [r.scenario for r in kept])
             doc.update(interval=ci, variance=vc, projections=vc.what_more_buys(2))
             if bootstrap:
@@ -111,7 +114,8 @@ def interval(ctx: Context, unit: str, version: str | None, condition: str | None
                     confidence_level=confidence_level)
         docs.append(doc)
     if ctx.as_json:
-        emit_json("interval", {"outcome": outcome, "unit": unit, "confidence_level": confidence_level,
+        emit_json("interval", {"outcome": outcome, "unit": unit, "weighting": weighting,
+                               "confidence_level": confidence_level,
                                "versions": [_interval_json(d) for d in docs]})
         return
     _interval_print(docs, outcome, unit, confidence_level)
