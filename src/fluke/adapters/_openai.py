@@ -40,10 +40,11 @@ Reading rules:
 from __future__ import annotations
 
 import re
-from typing import Any, Iterator
+from typing import Any, Callable, Iterator
 
 from ..errors import InputError
 from ..record import AgentMessage, Run, Source, ToolCall, UserMessage
+from ._common import epoch
 from ._runparts import RunBase, parse_arguments, result_of, text_of
 
 _ROLES = {"system", "developer", "user", "assistant", "tool", "function"}
@@ -134,77 +135,99 @@ def read(doc: Any, *, file: str | None, identity: dict[str, Any]) -> Iterator[Ru
                          hint="expected a list of {role, content, tool_calls?} messages")
     for position, (messages, model) in enumerate(runs):
         record = f"run {position}" if len(runs) > 1 else None
-        events = _events(messages, file=file, record=record)
+        events = chat_events(messages, file=file, record=record)
         yield Run(scenario=base.scenario_or(None, record), trial=(base.trial or 0) + position,
                   unit=base.unit, identity=base.identity_with({"model": model}), events=events,
                   source=Source(adapter="openai", file=file, position=position))
 
 
-def _call(call_id: Any, name: Any, arguments: Any, agent: Any) -> dict[str, Any]:
+def _call(call_id: Any, name: Any, arguments: Any, agent: Any, *, requestor: str = "agent",
+          t: float | None = None) -> dict[str, Any]:
     return {"tool": str(name or "<unnamed>"), "args": parse_arguments(arguments),
             "call_id": call_id if isinstance(call_id, str) and call_id else None,
-            "ok": None, "agent": agent if isinstance(agent, str) else None}
+            "ok": None, "agent": agent if isinstance(agent, str) else None, "requestor": requestor, "t_start": t}
 
 
-def _events(messages: list[dict[str, Any]], *, file: str | None, record: str | None) -> list[Any]:
+#: Decides whether a tool result is an error: ``is_error(tool_message, content) -> bool``.
+ErrorRule = Callable[[dict[str, Any], Any], bool]
+
+
+def chat_events(messages: list[dict[str, Any]], *, file: str | None, record: str | None,
+                is_error: ErrorRule | None = None) -> list[Any]:
+    """Chat messages to events: the shared core of every chat-shaped format.
+
+    Harnesses that wrap chat messages (τ-bench, τ²-bench) reuse it and pass their own
+    ``is_error`` rule; without one, :func:`looks_failed` reads the fixed error texts.
+    A message's ``timestamp`` (ISO-8601) becomes the event's time. Tool calls made in a
+    ``user`` message (τ²-bench's simulated user) and calls whose ``requestor`` is ``user``
+    are kept with ``requestor="user"``.
+    """
     items: list[Any] = []
     by_id: dict[str, dict[str, Any]] = {}
     legacy: list[dict[str, Any]] = []
 
     for i, m in enumerate(messages):
         where = f"{record}: message {i}" if record else f"message {i}"
+        if not isinstance(m, dict):
+            raise InputError(file, where, None, f"expected an object, got {type(m).__name__}")
         role, kind = m.get("role"), m.get("type")
+        t = epoch(m.get("timestamp"))
         if kind == "function_call":
             call = _call(m.get("call_id"), m.get("name"), m.get("arguments"), None)
             items.append(call)
             if call["call_id"]:
                 by_id[call["call_id"]] = call
         elif kind == "function_call_output":
-            _answer(by_id, m.get("call_id"), m.get("output"), None, items, file, where)
-        elif role == "user":
-            items.append(UserMessage(text=text_of(m.get("content"))))
-        elif role == "assistant":
-            name = m.get("name")
+            _answer(by_id, m.get("call_id"), m.get("output"), None, items, file, where, m, is_error)
+        elif role in ("user", "assistant"):
+            name = m.get("name") if role == "assistant" else None
             text = text_of(m.get("content")) or (m.get("refusal") or "")
             if text:
-                items.append(AgentMessage(text=text, agent=name))
+                items.append(UserMessage(text=text, t=t) if role == "user"
+                             else AgentMessage(text=text, agent=name, t=t))
             for tc in m.get("tool_calls") or []:
                 if not isinstance(tc, dict):
                     raise InputError(file, where, "tool_calls", "a tool call is not an object")
                 fn = tc.get("function") or tc.get("custom") or {}
-                call = _call(tc.get("id"), fn.get("name"), fn.get("arguments", fn.get("input")), name)
+                arguments = fn.get("arguments", fn.get("input")) if fn else tc.get("arguments")
+                requestor = "user" if role == "user" or tc.get("requestor") == "user" else "agent"
+                call = _call(tc.get("id"), fn.get("name") or tc.get("name"), arguments, name,
+                             requestor=requestor, t=t)
                 items.append(call)
                 if call["call_id"]:
                     by_id[call["call_id"]] = call
             fc = m.get("function_call")
             if isinstance(fc, dict):
-                call = _call(None, fc.get("name"), fc.get("arguments"), name)
+                call = _call(None, fc.get("name"), fc.get("arguments"), name, t=t)
                 items.append(call)
                 legacy.append(call)
         elif role == "tool":
-            _answer(by_id, m.get("tool_call_id"), m.get("content"), m.get("name"), items, file, where)
+            _answer(by_id, m.get("tool_call_id", m.get("id")), m.get("content"), m.get("name"), items,
+                    file, where, m, is_error)
         elif role == "function":
-            _answer_legacy(legacy, m, items)
+            _answer_legacy(legacy, m, items, is_error)
         # system / developer messages and reasoning items say nothing about the path.
     return [ToolCall(**e) if isinstance(e, dict) else e for e in items]
 
 
-def _fill(call: dict[str, Any], content: Any) -> None:
+def _fill(call: dict[str, Any], content: Any, message: dict[str, Any], is_error: ErrorRule | None) -> None:
     result = result_of(content)
     text = text_of(content) if not isinstance(result, str) else result
-    failed = looks_failed(text)
-    call.update(result=result, ok=not failed, error=text if failed else None)
+    failed = is_error(message, content) if is_error is not None else looks_failed(text)
+    call.update(result=result, ok=not failed, error=text if failed else None,
+                t_end=epoch(message.get("timestamp")))
 
 
 def _answer(by_id: dict[str, dict[str, Any]], call_id: Any, content: Any, name: Any,
-            items: list[Any], file: str | None, where: str) -> None:
+            items: list[Any], file: str | None, where: str, message: dict[str, Any],
+            is_error: ErrorRule | None) -> None:
     call = by_id.get(call_id) if isinstance(call_id, str) else None
     if call is None:
         # A result whose call is not in the list (a trimmed history): keep it,
         # arguments unknown.
         orphan = {"tool": str(name or "<unnamed>"), "args": None,
                   "call_id": call_id if isinstance(call_id, str) else None}
-        _fill(orphan, content)
+        _fill(orphan, content, message, is_error)
         items.append(orphan)
         return
     if "result" in call:
@@ -213,14 +236,15 @@ def _answer(by_id: dict[str, dict[str, Any]], call_id: Any, content: Any, name: 
         raise InputError(file, where, "tool_call_id",
                          f"call {call_id!r} was answered twice with different content",
                          hint="keep one answer per tool call")
-    _fill(call, content)
+    _fill(call, content, message, is_error)
 
 
-def _answer_legacy(legacy: list[dict[str, Any]], m: dict[str, Any], items: list[Any]) -> None:
+def _answer_legacy(legacy: list[dict[str, Any]], m: dict[str, Any], items: list[Any],
+                   is_error: ErrorRule | None) -> None:
     for call in legacy:
         if call["tool"] == m.get("name") and "result" not in call:
-            _fill(call, m.get("content"))
+            _fill(call, m.get("content"), m, is_error)
             return
     orphan = {"tool": str(m.get("name") or "<unnamed>"), "args": None}
-    _fill(orphan, m.get("content"))
+    _fill(orphan, m.get("content"), m, is_error)
     items.append(orphan)

@@ -95,7 +95,6 @@ def run(ctx: Context, suite_file: str, k: int | None, spec: str | None, seed: in
                           seed=seed if seed is not None else (suite.seed or 0),
                           executor=executor, workers=workers, progress=progress)
     verdict = result.gate()
-    reasons = verdict.reasons
     cases = _summary(result)
     luck = None
     if result.spec_digest is not None:
