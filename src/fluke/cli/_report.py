@@ -1,0 +1,99 @@
+"""``fluke report``: one self-contained HTML file, a terminal summary, and ``--json``."""
+
+from __future__ import annotations
+
+from pathlib import Path
+
+import click
+
+from ..errors import SelectorError
+from ._common import Context, console, emit_json, fmt_share, json_option, pass_context
+
+
+def _versions(ctx: Context, selectors: tuple[str, ...]) -> list[str] | None:
+    if not selectors:
+        return None
+    chosen: list[str] = []
+    for selector in selectors:
+        found = ctx.ledger().select_versions(selector)
+        if not found:
+            ctx.ledger().resolve_version(selector)  # raises, listing what the ledger holds
+        chosen.extend(v for v in found if v not in chosen)
+    return chosen
+
+
+@click.command()
+@click.option("--out", "-o", type=click.Path(dir_okay=False, writable=True), default="fluke-report.html",
+              show_default=True, help="Where to write the HTML report.")
+@click.option("--version", "selectors", multiple=True,
+              help="Versions to include (repeatable): hash prefix or field=value, e.g. model=gpt-4o. Default: all.")
+@click.option("--bar", type=click.FloatRange(0, 1, min_open=True, max_open=True), default=0.9, show_default=True,
+              help="The pass-rate bar each scenario is judged against.")
+@click.option("--level", type=click.FloatRange(0, 1, min_open=True, max_open=True), default=0.95,
+              show_default=True, help="Credible level of the intervals.")
+@click.option("--max-runs", type=click.IntRange(min=0), default=1000, show_default=True,
+              help="At most this many runs in the run explorer.")
+@click.option("--title", help="The report's title.")
+@json_option
+@pass_context
+def report(ctx: Context, out: str, selectors: tuple[str, ...], bar: float, level: float, max_runs: int,
+           title: str | None) -> None:
+    """Write the HTML report (opens from disk, no network) and print a summary.
+
+    With --json, print the report's data (format_version, every section, and the path of
+    the HTML file under "html") instead of the summary.
+
+    \b
+    Example:
+      fluke ingest ../shared/data/tau-bench/historical_trajectories/gpt-4o-airline.json --identity model=gpt-4o
+      fluke report --out report.html --version model=gpt-4o
+    """
+    from ..report import collect_report, redacted, render_html
+
+    ledger = ctx.ledger()
+    versions = _versions(ctx, selectors)
+    if ledger.count(version=versions) == 0:
+        raise SelectorError(f"{ledger.url}: no runs to report on; add some with: fluke ingest FILE")
+    data = collect_report(ledger, versions=versions, bar=bar, level=level, max_runs=max_runs, title=title)
+    path = Path(out)
+    path.write_text(render_html(data), encoding="utf-8")
+    if ctx.as_json:
+        emit_json("report", {**redacted(data).model_dump(mode="json"), "html": str(path)})
+        return
+    _print_summary(redacted(data), path)
+
+
+def _print_summary(data, path: Path) -> None:
+    from rich.table import Table
+
+    from ..report import SECTIONS
+
+    out = console()
+    for board in data.suite_board or []:
+        k = sum(r.successes for r in board.rows)
+        n = sum(r.trials for r in board.rows)
+        clear = sum(r.p_above_bar >= 0.95 for r in board.rows)
+        table = Table(title=f"{board.label} ({board.version[:12]}): {fmt_share(k, n)} runs passed; "
+                            f"{clear} of {len(board.rows)} scenario cells clear {board.bar:g} with P ≥ 0.95",
+                      caption=f"lowest five by P(θ > {board.bar:g}); prior Beta(1, 1), {board.level:.0%} credible interval")
+        for column in ("scenario", "passed", "mean", "interval", f"P(θ > {board.bar:g})"):
+            table.add_column(column, justify="left" if column == "scenario" else "right")
+        for r in sorted(board.rows, key=lambda r: (r.p_above_bar, r.scenario))[:5]:
+            name = r.scenario + (f" [{r.condition}]" if r.condition else "")
+            table.add_row(name, fmt_share(r.successes, r.trials), f"{r.mean:.3f}", f"{r.lo:.3f}–{r.hi:.3f}",
+                          f"{r.p_above_bar:.3f}")
+        out.print(table)
+    if data.comparison is not None:
+        for arm in data.comparison.arms:
+            top = sorted(((d, s) for s, d in zip(data.comparison.steps, arm.deaths) if d), reverse=True)[:3]
+            where = ", ".join(f"step {s}: {d}" for d, s in top) or "none"
+            out.print(f"deaths by step, {arm.label}: {sum(arm.deaths)} of {arm.runs} runs died; most at {where}")
+    status = Table(title="report sections", show_header=True)
+    status.add_column("section")
+    status.add_column("status")
+    for name in SECTIONS:
+        status.add_row(name.replace("_", " "), "[green]shown[/]" if getattr(data, name) is not None
+                       else f"[dim]not computed: {data.missing.get(name, 'no data')}[/]")
+    out.print(status)
+    out.print(f"report written to [bold]{path}[/] ({path.stat().st_size / 1024:.0f} KB); open it in a browser, "
+              "no network needed")
