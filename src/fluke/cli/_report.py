@@ -67,6 +67,7 @@ def _print_summary(data, path: Path) -> None:
     from rich.table import Table
 
     from ..report import SECTIONS
+    from ..report._charts import natural_key
 
     out = console()
     for board in data.suite_board or []:
@@ -78,7 +79,7 @@ def _print_summary(data, path: Path) -> None:
                       caption=f"lowest five by P(θ > {board.bar:g}); prior Beta(1, 1), {board.level:.0%} credible interval")
         for column in ("scenario", "passed", "mean", "interval", f"P(θ > {board.bar:g})"):
             table.add_column(column, justify="left" if column == "scenario" else "right")
-        for r in sorted(board.rows, key=lambda r: (r.p_above_bar, r.scenario))[:5]:
+        for r in sorted(board.rows, key=lambda r: (r.p_above_bar, r.mean, natural_key(r.scenario)))[:5]:
             name = r.scenario + (f" [{r.condition}]" if r.condition else "")
             table.add_row(name, fmt_share(r.successes, r.trials), f"{r.mean:.3f}", f"{r.lo:.3f}–{r.hi:.3f}",
                           f"{r.p_above_bar:.3f}")

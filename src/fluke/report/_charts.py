@@ -8,12 +8,14 @@ True
 
 from __future__ import annotations
 
+import re
+
 import numpy as np
 
 from ._model import Boundary, Calibration, Comparison, Forest, LuckRate, NullCalibration, SuiteBoard
 from ._svg import Scale, Svg, fmt_count_share, fmt_p, fmt_pct, shorten
 
-WIDTH = 760
+WIDTH = 900
 ROW = 22
 
 #: Lower edges of the P(θ > bar) colour bins, highest first: class p4 (≥ 0.95) … p0 (< 0.2).
@@ -32,13 +34,22 @@ def prob_class(p: float) -> str:
     return "p0"
 
 
+def natural_key(text: str) -> list:
+    """Sort key that orders 'airline/2' before 'airline/10'.
+
+    >>> sorted(["a/10", "a/2", "b"], key=natural_key)
+    ['a/2', 'a/10', 'b']
+    """
+    return [(0, int(part), "") if part.isdigit() else (1, 0, part) for part in re.split(r"(\d+)", text)]
+
+
 def _pct_axis(v: float) -> str:
     return f"{100 * v:.0f}%"
 
 
 def suite_board_chart(board: SuiteBoard, *, key: str = "0") -> str:
     """Each scenario's credible interval against the bar, coloured by P(θ > bar), worst first."""
-    rows = sorted(board.rows, key=lambda r: (r.p_above_bar, r.mean, r.scenario))
+    rows = sorted(board.rows, key=lambda r: (r.p_above_bar, r.mean, natural_key(r.scenario), natural_key(r.condition)))
     left, right, top = 210, WIDTH - 170, 26
     height = top + ROW * len(rows) + 44
     x = Scale(0.0, 1.0, left, right)
