@@ -48,7 +48,7 @@ class Browser:
         self.proc = subprocess.Popen(
             [binary, *FLAGS, f"--user-data-dir={self.profile}", f"--window-size={width},{height}",
              "about:blank"],
-            preexec_fn=wire, close_fds=False,
+            preexec_fn=wire, close_fds=False,  # noqa: PLW1509 - the test process starts no threads that fork
             stdout=subprocess.DEVNULL, stderr=subprocess.DEVNULL)
         os.close(to_child_r)
         os.close(from_child_w)

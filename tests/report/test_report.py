@@ -16,7 +16,13 @@ from fluke.cli import group
 from fluke.ledger import CountRow, open_ledger
 from fluke.record import Outcome, Run, ToolCall, UserMessage, redact
 from fluke.report import (
-    SECTIONS, BoundaryCell, NullCalibration, ReportData, deaths_by_step, render_html, script_json,
+    SECTIONS,
+    BoundaryCell,
+    NullCalibration,
+    ReportData,
+    deaths_by_step,
+    render_html,
+    script_json,
     uniform_beta_board,
 )
 from fluke.report._charts import pvalue_histogram, suite_board_chart
@@ -113,7 +119,7 @@ def _inline(tag: str, page: str) -> str:
 def test_the_page_pins_its_only_script_and_style_by_hash_and_forbids_the_network():
     page = render_html(ReportData(title="t"))
     csp = re.search(r'http-equiv="Content-Security-Policy" content="([^"]+)"', page).group(1)
-    digest = lambda s: base64.b64encode(hashlib.sha256(s.encode()).digest()).decode()  # noqa: E731
+    digest = lambda s: base64.b64encode(hashlib.sha256(s.encode()).digest()).decode()
     assert f"script-src 'sha256-{digest(_inline('script', page))}'" in csp
     assert f"style-src 'sha256-{digest(_inline('style', page))}'" in csp
     assert csp.startswith("default-src 'none';")
@@ -126,7 +132,7 @@ def test_the_page_pins_its_only_script_and_style_by_hash_and_forbids_the_network
 
 def test_everything_from_a_run_is_escaped_and_redacted_in_the_html():
     runs = tau_runs(need(TAU_AIRLINE))
-    data, bad, _ = full_report(runs)
+    data, _, _ = full_report(runs)
     page = render_html(data)
     # Booleans, not `x in page`: a failing `in` over half a megabyte makes pytest diff forever.
     raw_markup = re.findall(r"<(?:img|svg onload|script>window)", page)

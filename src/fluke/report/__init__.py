@@ -12,9 +12,29 @@ True
 from ._collect import collect_report, deaths_by_step, explorer_run, uniform_beta_board
 from ._html import redacted, render_html, script_json
 from ._model import (
-    REPORT_FORMAT_VERSION, SECTIONS, Arm, Boundary, BoundaryCell, Calibration, CalibrationBin, Comparison,
-    Contrast, Explorer, ExplorerEvent, ExplorerRun, ExplorerViolation, Forest, LuckCase, LuckRate,
-    NullCalibration, ReportData, ScenarioPosterior, SuiteBoard, SuiteQuestion, SuiteQuestions, VersionRef,
+    REPORT_FORMAT_VERSION,
+    SECTIONS,
+    Arm,
+    Boundary,
+    BoundaryCell,
+    Calibration,
+    CalibrationBin,
+    Comparison,
+    Contrast,
+    Explorer,
+    ExplorerEvent,
+    ExplorerRun,
+    ExplorerViolation,
+    Forest,
+    LuckCase,
+    LuckRate,
+    NullCalibration,
+    ReportData,
+    ScenarioPosterior,
+    SuiteBoard,
+    SuiteQuestion,
+    SuiteQuestions,
+    VersionRef,
 )
 
 __all__ = [

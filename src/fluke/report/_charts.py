@@ -57,6 +57,8 @@ def suite_board_chart(board: SuiteBoard, *, key: str = "0") -> str:
               title=f"Suite board for {board.label}: {len(rows)} scenario cells against the bar {board.bar:g}",
               desc=f"{board.level:.0%} credible intervals of each scenario's pass rate; colour by P(θ > bar)")
     bottom = top + ROW * len(rows)
+    for i in range(0, len(rows), 2):  # stripes first, so grid, bar and marks sit on top of them
+        svg.rect(0, top + ROW * i, WIDTH, ROW, class_="stripe")
     svg.x_axis(x, bottom + 4, ticks=x.ticks(5), fmt=_pct_axis, label="pass rate θ", grid_top=top - 6)
     svg.line(x(board.bar), top - 10, x(board.bar), bottom + 4, class_="bar-line")
     svg.text(x(board.bar), top - 14, f"bar {board.bar:g}", anchor="middle", class_="bar-label")
@@ -66,8 +68,6 @@ def suite_board_chart(board: SuiteBoard, *, key: str = "0") -> str:
         name = r.scenario + (f" [{r.condition}]" if r.condition else "")
         tip = (f"{name}: {r.successes}/{r.trials} passed; mean {r.mean:.3f}; "
                f"{board.level:.0%} interval {r.lo:.3f}–{r.hi:.3f}; P(θ > {board.bar:g}) = {r.p_above_bar:.3f}")
-        if i % 2 == 0:
-            svg.rect(0, cy - ROW / 2, WIDTH, ROW, class_="stripe")
         svg.text(left - 10, cy + 4, shorten(name, 30), anchor="end", tip=tip)
         cls = prob_class(r.p_above_bar)
         svg.rect(x(r.lo), cy - 4, x(r.hi) - x(r.lo), 8, class_=f"iv {cls}", tip=tip)

@@ -11,7 +11,7 @@ from __future__ import annotations
 
 from collections import Counter
 from collections.abc import Iterable, Mapping, Sequence
-from datetime import datetime, timezone
+from datetime import UTC, datetime
 from typing import Any
 from urllib.parse import urlsplit, urlunsplit
 
@@ -21,8 +21,18 @@ from scipy.stats import beta as beta_dist
 
 from ..record import Run, ToolCall, UserMessage, redact
 from ._model import (
-    Arm, Boundary, BoundaryCell, Comparison, Explorer, ExplorerEvent, ExplorerRun, ExplorerViolation,
-    ReportData, ScenarioPosterior, SuiteBoard, VersionRef,
+    Arm,
+    Boundary,
+    BoundaryCell,
+    Comparison,
+    Explorer,
+    ExplorerEvent,
+    ExplorerRun,
+    ExplorerViolation,
+    ReportData,
+    ScenarioPosterior,
+    SuiteBoard,
+    VersionRef,
 )
 
 #: Longest string kept per event field in the explorer; the rest is cut with a note.
@@ -216,7 +226,7 @@ def collect_report(ledger: Any, *, versions: Sequence[str] | None = None, bar: f
                               for r in everything[:max_runs]], total=len(everything))
     return ReportData(
         title=title or "fluke report: " + ", ".join(labels[v] for v in chosen),
-        generated_at=datetime.now(timezone.utc).strftime("%Y-%m-%d %H:%M UTC"),
+        generated_at=datetime.now(UTC).strftime("%Y-%m-%d %H:%M UTC"),
         ledger=safe_url(getattr(ledger, "url", None)),
         versions=[VersionRef(version=v, label=labels[v], runs=len(by_version[v])) for v in chosen],
         suite_board=boards or None, comparison=comparison, boundary=boundary or None,

@@ -14,7 +14,7 @@ from __future__ import annotations
 
 import base64
 import hashlib
-from functools import lru_cache
+from functools import cache
 from importlib import resources
 
 import orjson
@@ -25,7 +25,7 @@ from ._sections import RENDERERS, TITLES
 from ._svg import esc
 
 
-@lru_cache(maxsize=None)
+@cache
 def _static(name: str) -> str:
     return resources.files("fluke.report").joinpath("_static", name).read_text(encoding="utf-8")
 

@@ -5,7 +5,7 @@ Every string that may have come from a run passes through :func:`esc`.
 
 from __future__ import annotations
 
-from typing import Callable
+from collections.abc import Callable
 
 from . import _charts as charts
 from ._model import ReportData
@@ -13,20 +13,20 @@ from ._svg import esc, fmt_count_share, fmt_p, fmt_pct
 
 #: section -> (heading, one sentence on what it shows)
 TITLES: dict[str, tuple[str, str]] = {
-    "suite_board": ("Suite board", "Each scenario's pass rate as a credible interval against the bar, "
-                    "coloured by the probability that the rate clears it. Worst first."),
+    "suite_board": ("Suite board", ("Each scenario's pass rate as a credible interval against the bar, "
+                    "coloured by the probability that the rate clears it. Worst first.")),
     "suite_questions": ("Suite questions", "What the per-scenario posteriors say about the whole suite."),
     "luck": ("Luck rate", "Of the runs whose output was right, how many got there on a path that broke the spec."),
-    "contrasts": ("Contrasts", "Each contrast's estimate with its interval; intervals that cross the dashed "
-                  "no-effect line do not settle the sign."),
-    "comparison": ("Comparison: deaths by step", "Where failed runs died (the event index), per arm, with "
-                   "per-step q-values when the comparison was computed."),
-    "null_calibration": ("Null calibration", "p-values from pairs with no planted change: a calibrated test "
-                         "gives a flat histogram and a false-alarm share near α."),
+    "contrasts": ("Contrasts", ("Each contrast's estimate with its interval; intervals that cross the dashed "
+                  "no-effect line do not settle the sign.")),
+    "comparison": ("Comparison: deaths by step", ("Where failed runs died (the event index), per arm, with "
+                   "per-step q-values when the comparison was computed.")),
+    "null_calibration": ("Null calibration", ("p-values from pairs with no planted change: a calibrated test "
+                         "gives a flat histogram and a false-alarm share near α.")),
     "boundary": ("Boundary chart", "What happened at each condition: works, should ask, fails, or not yet run."),
     "calibration": ("Calibration", "Predictions recorded before a batch, against what happened."),
-    "explorer": ("Run explorer", "Pick a run to read its trajectory; violations are marked at the event "
-                 "where they happened. Trajectory text is shown as plain text, with secrets redacted."),
+    "explorer": ("Run explorer", ("Pick a run to read its trajectory; violations are marked at the event "
+                 "where they happened. Trajectory text is shown as plain text, with secrets redacted.")),
 }
 
 
@@ -108,13 +108,19 @@ def contrasts(data: ReportData) -> str:
             + _details("the numbers", _table(["contrast", forest.measure, "low", "high"], rows, {1, 2, 3})))
 
 
+def _p_phrase(p: float | None) -> str:
+    """'p = 0.031', or 'p < 0.001' at the floor (never 'p = <0.001')."""
+    text = fmt_p(p)
+    return f"p {text[0]} {text[1:]}" if text.startswith("<") else f"p = {text}"
+
+
 def comparison(data: ReportData) -> str:
     cmp_ = data.comparison
     assert cmp_ is not None
     if cmp_.verdict is not None:
         limit = ("—" if cmp_.detection_limit is None else f"{cmp_.detection_limit:.3g}")
         ceiling = "" if cmp_.ceiling is None else f" (declared ceiling {cmp_.ceiling:g})"
-        verdict = (f'<div class="verdict" role="status"><strong>{esc(cmp_.verdict)}</strong> · p = {esc(fmt_p(cmp_.pvalue))}'
+        verdict = (f'<div class="verdict" role="status"><strong>{esc(cmp_.verdict)}</strong> · {esc(_p_phrase(cmp_.pvalue))}'
                    f' · could not have detected a hazard ratio below <strong>{esc(limit)}</strong>{esc(ceiling)}</div>')
     else:
         verdict = ('<p class="missing">Verdict not computed: this report shows deaths by step only '
