@@ -198,3 +198,13 @@ def test_report_bad_input_exits_2_with_one_clear_line(tmp_path):
     url = _ledger_with(tmp_path, [Run(scenario="s", identity={"model": "m"})])
     result = CliRunner().invoke(group, ["--ledger", url, "report", "--version", "model=nope"])
     assert result.exit_code == 2 and "fluke: error" in result.output
+
+
+def test_terminal_summary_prints_run_strings_as_text_not_markup_or_escapes(tmp_path):
+    runs = [Run(scenario="[red]evil[/]\x1b[2J", trial=t, identity={"model": "[link=http://x]m[/link]"},
+                outcome=Outcome(passed=False)) for t in range(2)]
+    url = _ledger_with(tmp_path, runs)
+    result = CliRunner().invoke(group, ["--ledger", url, "report", "--out", str(tmp_path / "r.html")])
+    assert result.exit_code == 0, result.output
+    assert "[red]evil[/]" in result.output and "[link=http://x]m[/link]" in result.output
+    assert "\x1b" not in result.output

@@ -2,6 +2,7 @@
 
 from __future__ import annotations
 
+import re
 from pathlib import Path
 
 import click
@@ -63,6 +64,20 @@ def report(ctx: Context, out: str, selectors: tuple[str, ...], bar: float, level
     _print_summary(redacted(data), path)
 
 
+_CONTROL = re.compile(r"[\x00-\x08\x0b-\x1f\x7f-\x9f]")
+
+
+def _plain(text: str) -> str:
+    r"""Untrusted text for the terminal: no control characters (ANSI escapes), no rich markup.
+
+    >>> print(_plain("[bold]x\x1b[31m"))
+    \[bold]x[31m
+    """
+    from rich.markup import escape
+
+    return escape(_CONTROL.sub("", text))
+
+
 def _print_summary(data, path: Path) -> None:
     from rich.table import Table
 
@@ -74,21 +89,21 @@ def _print_summary(data, path: Path) -> None:
         k = sum(r.successes for r in board.rows)
         n = sum(r.trials for r in board.rows)
         clear = sum(r.p_above_bar >= 0.95 for r in board.rows)
-        table = Table(title=f"{board.label} ({board.version[:12]}): {fmt_share(k, n)} runs passed; "
+        table = Table(title=f"{_plain(board.label)} ({board.version[:12]}): {fmt_share(k, n)} runs passed; "
                             f"{clear} of {len(board.rows)} scenario cells clear {board.bar:g} with P ≥ 0.95",
                       caption=f"lowest five by P(θ > {board.bar:g}); prior Beta(1, 1), {board.level:.0%} credible interval")
         for column in ("scenario", "passed", "mean", "interval", f"P(θ > {board.bar:g})"):
             table.add_column(column, justify="left" if column == "scenario" else "right")
         for r in sorted(board.rows, key=lambda r: (r.p_above_bar, r.mean, natural_key(r.scenario)))[:5]:
             name = r.scenario + (f" [{r.condition}]" if r.condition else "")
-            table.add_row(name, fmt_share(r.successes, r.trials), f"{r.mean:.3f}", f"{r.lo:.3f}–{r.hi:.3f}",
+            table.add_row(_plain(name), fmt_share(r.successes, r.trials), f"{r.mean:.3f}", f"{r.lo:.3f}–{r.hi:.3f}",
                           f"{r.p_above_bar:.3f}")
         out.print(table)
     if data.comparison is not None:
         for arm in data.comparison.arms:
             top = sorted(((d, s) for s, d in zip(data.comparison.steps, arm.deaths) if d), reverse=True)[:3]
             where = ", ".join(f"step {s}: {d}" for d, s in top) or "none"
-            out.print(f"deaths by step, {arm.label}: {sum(arm.deaths)} of {arm.runs} runs died; most at {where}")
+            out.print(f"deaths by step, {_plain(arm.label)}: {sum(arm.deaths)} of {arm.runs} runs died; most at {where}")
     status = Table(title="report sections", show_header=True)
     status.add_column("section")
     status.add_column("status")
@@ -96,5 +111,5 @@ def _print_summary(data, path: Path) -> None:
         status.add_row(name.replace("_", " "), "[green]shown[/]" if getattr(data, name) is not None
                        else f"[dim]not computed: {data.missing.get(name, 'no data')}[/]")
     out.print(status)
-    out.print(f"report written to [bold]{path}[/] ({path.stat().st_size / 1024:.0f} KB); open it in a browser, "
+    out.print(f"report written to [bold]{_plain(str(path))}[/] ({path.stat().st_size / 1024:.0f} KB); open it in a browser, "
               "no network needed")

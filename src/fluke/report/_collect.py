@@ -20,6 +20,7 @@ import orjson
 from scipy.stats import beta as beta_dist
 
 from ..record import Run, ToolCall, UserMessage, redact
+from ._charts import natural_key
 from ._model import (
     Arm,
     Boundary,
@@ -221,7 +222,8 @@ def collect_report(ledger: Any, *, versions: Sequence[str] | None = None, bar: f
                 for v in chosen if any(r.condition for r in by_version[v])]
     if not boundary:
         missing["boundary"] = "the selected runs carry no conditions"
-    everything = [r for v in chosen for r in by_version[v]]
+    everything = sorted((r for v in chosen for r in by_version[v]),
+                        key=lambda r: (chosen.index(r.version), natural_key(r.scenario), r.trial, r.hash))
     explorer = Explorer(runs=[explorer_run(r, (violations or {}).get(r.hash, ()), label=labels[r.version])
                               for r in everything[:max_runs]], total=len(everything))
     return ReportData(
