@@ -22,7 +22,6 @@ from fluke.report import (
     Forest,
     LuckCase,
     LuckRate,
-    NullCalibration,
     ReportData,
     SuiteQuestion,
     SuiteQuestions,
@@ -31,6 +30,7 @@ from fluke.report import (
     explorer_run,
     uniform_beta_board,
 )
+from fluke.report._feed import null_from_pvalues
 
 PAYLOAD = ('</script><script>window.__pwned = 1; document.title = "pwned";</script>'
            '<img src="x" onerror="window.__pwned = 2; document.title = \'pwned\'">'
@@ -103,8 +103,7 @@ def full_report(runs: list[Run]) -> tuple[ReportData, Run, int]:
             Contrast(label="memory on − off", estimate=0.08, lo=-0.03, hi=0.19),
             Contrast(label="retry 3 − 1", estimate=0.15, lo=0.05, hi=0.25)], conditional_on="clustered by environment"),
         comparison=comparison,
-        null_calibration=NullCalibration(pvalues=pvalues, false_alarms=int(sum(p < 0.05 for p in pvalues)),
-                                         pairs=len(pvalues), lo=0.03, hi=0.08),
+        null_calibration=null_from_pvalues(pvalues, conditional_on="400 simulated unchanged pairs"),
         boundary=[Boundary(version=version, label=label, cells=[
             BoundaryCell(condition="name=unique", works=9, fails=1), BoundaryCell(condition="name=ambiguous", works=2,
                                                                                  should_ask=5, fails=3),

@@ -18,7 +18,6 @@ from fluke.record import Outcome, Run, ToolCall, UserMessage, redact
 from fluke.report import (
     SECTIONS,
     BoundaryCell,
-    NullCalibration,
     ReportData,
     deaths_by_step,
     render_html,
@@ -26,6 +25,7 @@ from fluke.report import (
     uniform_beta_board,
 )
 from fluke.report._charts import pvalue_histogram, suite_board_chart
+from fluke.report._feed import null_from_pvalues
 
 from ..conftest import TAU_AIRLINE, need
 from ._build import PAYLOAD, SECRETS, full_report, tau_runs
@@ -147,7 +147,7 @@ def test_charts_draw_one_mark_per_row_and_the_histogram_counts():
     board = uniform_beta_board([CountRow("v", f"s{i}", "", 4, i) for i in range(5)], version="v", label="m")
     svg = suite_board_chart(board)
     assert svg.count("<circle") == 5
-    hist = pvalue_histogram(NullCalibration(pvalues=[0.01, 0.02, 0.03, 0.51, 0.52, 0.99], false_alarms=3, pairs=6))
+    hist = pvalue_histogram(null_from_pvalues([0.01, 0.02, 0.03, 0.51, 0.52, 0.99]))
     assert "3 p-values in [0.00, 0.05)" in hist and "2 p-values in [0.50, 0.55)" in hist
     assert "1 p-values in [0.95, 1.00)" in hist
 

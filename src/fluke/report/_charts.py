@@ -173,15 +173,18 @@ def deaths_chart(comparison: Comparison) -> str:
     return svg.render()
 
 
-def pvalue_histogram(null: NullCalibration, *, bins: int = 20) -> str:
+def pvalue_histogram(null: NullCalibration) -> str:
     """Histogram of null p-values against the flat line a calibrated test gives."""
-    counts, edges = np.histogram(np.clip(np.asarray(null.pvalues, dtype=float), 0, 1), bins=bins, range=(0, 1))
+    counts = np.asarray(null.histogram, dtype=int)
+    bins = len(counts)
+    edges = np.linspace(0.0, 1.0, bins + 1)
     left, right, top, plot_h = 56, WIDTH - 12, 16, 200
-    expected = len(null.pvalues) / bins
+    total = int(counts.sum())
+    expected = total / bins
     y = Scale(0.0, float(max(counts.max(initial=0), expected, 1) * 1.1), top + plot_h, top)
     x = Scale(0.0, 1.0, left, right)
     svg = Svg(WIDTH, top + plot_h + 46, chart="null-calibration",
-              title=f"p-values of {len(null.pvalues)} unchanged pairs",
+              title=f"p-values of {total} unchanged pairs",
               desc="a calibrated test gives a flat histogram; the dashed line is the flat expectation")
     svg.y_axis(y, left, ticks=[t for t in y.ticks(5) if t == int(t)], fmt=lambda v: f"{v:.0f}",
                label="pairs", grid_right=right)

@@ -129,9 +129,9 @@ class Comparison(_Model):
 
 
 class NullCalibration(_Model):
-    """p-values of unchanged pairs; their histogram should be flat."""
+    """The histogram of p-values of unchanged pairs (equal-width bins over [0, 1]); it should be flat."""
 
-    pvalues: list[float]
+    histogram: list[int] = Field(min_length=1)
     alpha: float = 0.05
     false_alarms: int = Field(ge=0)
     pairs: int = Field(ge=0)
