@@ -8,7 +8,7 @@ from pathlib import Path
 import click
 
 from ..errors import SelectorError
-from ._common import Context, console, emit_json, fmt_share, json_option, pass_context
+from ._common import Context, console, emit_json, fmt_p, fmt_share, json_option, pass_context
 
 
 def _versions(ctx: Context, selectors: tuple[str, ...]) -> list[str] | None:
@@ -35,13 +35,24 @@ def _versions(ctx: Context, selectors: tuple[str, ...]) -> list[str] | None:
 @click.option("--max-runs", type=click.IntRange(min=0), default=1000, show_default=True,
               help="At most this many runs in the run explorer.")
 @click.option("--title", help="The report's title.")
+@click.option("--spec", type=click.Path(exists=True, dir_okay=False),
+              help="Grading spec: adds the luck rate, marks violations in the explorer, and lets a failed run "
+                   "die at its first hard violation in the comparison.")
+@click.option("--alpha", type=click.FloatRange(0, 1, min_open=True, max_open=True), default=0.05, show_default=True,
+              help="Significance level of the two-version comparison.")
+@click.option("--power", type=click.FloatRange(0, 1, min_open=True, max_open=True), default=0.8, show_default=True,
+              help="Power used for the comparison's detection limit.")
+@click.option("--ceiling", type=click.FloatRange(1, None, min_open=True), default=1.3, show_default=True,
+              help="Largest detection limit (hazard ratio) you accept.")
 @json_option
 @pass_context
 def report(ctx: Context, out: str, selectors: tuple[str, ...], bar: float, level: float, max_runs: int,
-           title: str | None) -> None:
+           title: str | None, spec: str | None, alpha: float, power: float, ceiling: float) -> None:
     """Write the HTML report (opens from disk, no network) and print a summary.
 
-    With --json, print the report's data (format_version, every section, and the path of
+    With exactly two versions selected, the report compares them (stratified log-rank, per-step
+    q-values, detection limit). With --spec, it grades the runs for the luck rate and the
+    explorer's violations. With --json, print the report's data (format_version, every section, and the path of
     the HTML file under "html") instead of the summary.
 
     \b
@@ -49,13 +60,18 @@ def report(ctx: Context, out: str, selectors: tuple[str, ...], bar: float, level
       fluke ingest ../shared/data/tau-bench/historical_trajectories/gpt-4o-airline.json --identity model=gpt-4o
       fluke report --out report.html --version model=gpt-4o
     """
-    from ..report import collect_report, redacted, render_html
+    from ..report import collect_report, redacted, render_html, violations_from
+    from ._report_more import enrich, grade
 
     ledger = ctx.ledger()
     versions = _versions(ctx, selectors)
     if ledger.count(version=versions) == 0:
         raise SelectorError(f"{ledger.url}: no runs to report on; add some with: fluke ingest FILE")
-    data = collect_report(ledger, versions=versions, bar=bar, level=level, max_runs=max_runs, title=title)
+    runs = list(ledger.runs(version=versions))
+    grades, _ = grade(runs, spec)
+    data = collect_report(ledger, versions=versions, bar=bar, level=level, max_runs=max_runs, title=title,
+                          runs=runs, violations=violations_from(grades) if grades is not None else None)
+    data = enrich(data, runs, grades, spec_path=spec, alpha=alpha, power=power, ceiling=ceiling)
     path = Path(out)
     path.write_text(render_html(data), encoding="utf-8")
     if ctx.as_json:
@@ -99,7 +115,19 @@ def _print_summary(data, path: Path) -> None:
             table.add_row(_plain(name), fmt_share(r.successes, r.trials), f"{r.mean:.3f}", f"{r.lo:.3f}–{r.hi:.3f}",
                           f"{r.p_above_bar:.3f}")
         out.print(table)
+    for block in data.suite_questions or []:
+        for q in block.questions:
+            out.print(f"{_plain(block.label)}: {_plain(q.name)}: [bold]{_plain(q.display)}[/]")
+    if data.luck is not None and data.luck.pooled is not None:
+        p = data.luck.pooled
+        interval = "" if p.lo is None else f" [{100 * p.lo:.1f}–{100 * p.hi:.1f}%]"
+        out.print(f"luck rate, pooled: {fmt_share(p.lucky, p.green)} of green runs had a broken path{interval}")
     if data.comparison is not None:
+        c = data.comparison
+        if c.verdict is not None:
+            out.print(f"comparison: [bold]{_plain(c.verdict)}[/] (p {fmt_p(c.pvalue)}); could not have detected a "
+                      f"hazard ratio below {c.detection_limit:.3g} (ceiling {c.ceiling:g})")
+            out.print("[dim]a difference between two stored runs is a difference between those runs[/]")
         for arm in data.comparison.arms:
             top = sorted(((d, s) for s, d in zip(data.comparison.steps, arm.deaths) if d), reverse=True)[:3]
             where = ", ".join(f"step {s}: {d}" for d, s in top) or "none"

@@ -195,11 +195,13 @@ def safe_url(url: str | None) -> str | None:
 
 def collect_report(ledger: Any, *, versions: Sequence[str] | None = None, bar: float = 0.9, level: float = 0.95,
                    max_runs: int = 1000, title: str | None = None,
-                   violations: Mapping[str, Sequence[Mapping[str, Any]]] | None = None) -> ReportData:
+                   violations: Mapping[str, Sequence[Mapping[str, Any]]] | None = None,
+                   runs: Iterable[Run] | None = None) -> ReportData:
     """Build the report from a ledger: suite board, deaths by step, boundary (when runs carry
     conditions) and the run explorer, for ``versions`` (full hashes; default every version).
 
-    ``violations`` maps a run hash to its violations, for the explorer to mark.
+    ``violations`` maps a run hash to its violations, for the explorer to mark; ``runs``, when
+    given, are the selected versions' runs already read from the ledger (they are not read again).
     """
     infos = {i.version: i for i in ledger.versions()}
     chosen = list(versions) if versions else list(infos)
@@ -208,8 +210,9 @@ def collect_report(ledger: Any, *, versions: Sequence[str] | None = None, bar: f
     boards = [uniform_beta_board([r for r in counts if r.version == v], version=v, label=labels[v], bar=bar, level=level)
               for v in chosen if any(r.version == v for r in counts)]
     by_version: dict[str, list[Run]] = {v: [] for v in chosen}
-    for run in ledger.runs(version=chosen):
-        by_version[run.version].append(run)
+    for run in (ledger.runs(version=chosen) if runs is None else runs):
+        if run.version in by_version:
+            by_version[run.version].append(run)
     missing = dict(MISSING)
     comparison = None
     if any(by_version.values()):

@@ -89,11 +89,18 @@ def comparison_from(arms: Sequence[tuple[str, str]], survival: Any, steps: Any |
               Arm(label=label_b, version=version_b, runs=int(survival.runs_b), deaths=deaths_b)],
         steps=[int(r.step) for r in rows], qvalues=qvalues, verdict=str(survival.verdict), pvalue=pvalue,
         detection_limit=limit, ceiling=ceiling, alpha=alpha,
-        note=(f"{label_a}: {int(survival.deaths_a)} deaths in {int(survival.runs_a)} runs; {label_b}: "
-              f"{int(survival.deaths_b)} deaths in {int(survival.runs_b)} runs; log-rank p {fmt_p(pvalue)}."),
+        note=_runs_needed(survival),
         conditional_on=(f"{label_a} ({version_a[:12]}) against {label_b} ({version_b[:12]}); log-rank stratified by "
                         f"scenario; α = {alpha:g}, power {power:g}; detection limit {limit:.3g} against the declared "
                         f"ceiling {ceiling:g}; per-step q-values by Benjamini–Hochberg across steps"))
+
+
+def _runs_needed(survival: Any) -> str:
+    needed = getattr(survival, "runs_needed_per_arm", None)
+    if not needed or str(survival.verdict) != "too small to tell":
+        return ""
+    return (f"To resolve a hazard ratio of {float(survival.ceiling):g}, about {int(needed)} runs per arm would be "
+            "needed.")
 
 
 def null_from(result: Any, *, conditional_on: str = "") -> NullCalibration:
