@@ -99,6 +99,7 @@ def _print_summary(data, path: Path) -> None:
 
     from ..report import SECTIONS
     from ..report._charts import natural_key
+    from ..report._svg import fmt_prob
 
     out = console()
     for board in data.suite_board or []:
@@ -113,7 +114,7 @@ def _print_summary(data, path: Path) -> None:
         for r in sorted(board.rows, key=lambda r: (r.p_above_bar, r.mean, natural_key(r.scenario)))[:5]:
             name = r.scenario + (f" [{r.condition}]" if r.condition else "")
             table.add_row(_plain(name), fmt_share(r.successes, r.trials), f"{r.mean:.3f}", f"{r.lo:.3f}–{r.hi:.3f}",
-                          f"{r.p_above_bar:.3f}")
+                          fmt_prob(r.p_above_bar))
         out.print(table)
     for block in data.suite_questions or []:
         for q in block.questions:

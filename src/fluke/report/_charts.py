@@ -13,7 +13,7 @@ import re
 import numpy as np
 
 from ._model import Boundary, Calibration, Comparison, Forest, LuckRate, NullCalibration, SuiteBoard
-from ._svg import Scale, Svg, fmt_count_share, fmt_p, fmt_pct, shorten
+from ._svg import Scale, Svg, fmt_count_share, fmt_p, fmt_pct, fmt_prob, shorten
 
 WIDTH = 900
 ROW = 22
@@ -73,7 +73,7 @@ def suite_board_chart(board: SuiteBoard, *, key: str = "0") -> str:
         svg.rect(x(r.lo), cy - 4, x(r.hi) - x(r.lo), 8, class_=f"iv {cls}", tip=tip)
         svg.circle(x(r.mean), cy, 4.5, class_=f"pt {cls}", tip=tip)
         svg.text(right + 60, cy + 4, f"{r.successes}/{r.trials}", anchor="end", class_="num")
-        svg.text(WIDTH - 4, cy + 4, f"{r.p_above_bar:.2f}", anchor="end", class_=f"num prob {cls}-text")
+        svg.text(WIDTH - 4, cy + 4, fmt_prob(r.p_above_bar, 2), anchor="end", class_=f"num prob {cls}-text")
     return svg.render()
 
 

@@ -43,6 +43,20 @@ def fmt_p(p: float | None) -> str:
     return "<0.001" if p < 0.001 else f"{p:.3f}"
 
 
+def fmt_prob(p: float, digits: int = 3) -> str:
+    """A probability that never prints as a certainty it is not: floors and ceilings at the last digit.
+
+    >>> fmt_prob(0.00001), fmt_prob(0.4686), fmt_prob(0.99996), fmt_prob(0.004, 2)
+    ('<0.001', '0.469', '>0.999', '<0.01')
+    """
+    step = 10.0 ** -digits
+    if p < step:
+        return f"<{step:.{digits}f}"
+    if p > 1 - step:
+        return f">{1 - step:.{digits}f}"
+    return f"{p:.{digits}f}"
+
+
 def fmt_pct(share: float | None, digits: int = 0) -> str:
     """A share as a percentage ('—' when undefined).
 
