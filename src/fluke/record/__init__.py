@@ -10,9 +10,11 @@ True
 from ._canonical import canonical_json, digest
 from ._events import AgentMessage, Event, ToolCall, UserMessage
 from ._identity import IDENTITY_FIELDS, Identity
+from ._redact import redact, redact_text
 from ._run import FORMAT_VERSION, Label, Outcome, Run, Source, run_schema
 
 __all__ = [
     "FORMAT_VERSION", "IDENTITY_FIELDS", "AgentMessage", "Event", "Identity", "Label", "Outcome",
-    "Run", "Source", "ToolCall", "UserMessage", "canonical_json", "digest", "run_schema",
+    "Run", "Source", "ToolCall", "UserMessage", "canonical_json", "digest", "redact",
+    "redact_text", "run_schema",
 ]

@@ -1,0 +1,91 @@
+"""The report: a plain data model, a self-contained HTML renderer, and collectors from the ledger.
+
+Build a :class:`ReportData` (by hand, or with :func:`collect_report` from a ledger), then
+:func:`render_html` writes one HTML file that works opened from disk with no network.
+
+>>> from fluke.report import ReportData, render_html
+>>> html = render_html(ReportData(title="empty"))
+>>> "Not computed" in html
+True
+"""
+
+from ._collect import collect_report, deaths_by_step, explorer_run, uniform_beta_board
+from ._feed import (
+    board_from,
+    calibration_from,
+    comparison_from,
+    contrasts_from,
+    luck_from,
+    null_from,
+    null_from_pvalues,
+    suite_questions_from,
+    violations_from,
+)
+from ._html import redacted, render_html, script_json
+from ._model import (
+    REPORT_FORMAT_VERSION,
+    SECTIONS,
+    Arm,
+    Boundary,
+    BoundaryCell,
+    Calibration,
+    CalibrationBin,
+    Comparison,
+    Contrast,
+    Explorer,
+    ExplorerEvent,
+    ExplorerRun,
+    ExplorerViolation,
+    Forest,
+    LuckCase,
+    LuckRate,
+    NullCalibration,
+    ReportData,
+    ScenarioPosterior,
+    SuiteBoard,
+    SuiteQuestion,
+    SuiteQuestions,
+    VersionRef,
+)
+
+__all__ = [
+    "REPORT_FORMAT_VERSION",
+    "SECTIONS",
+    "Arm",
+    "Boundary",
+    "BoundaryCell",
+    "Calibration",
+    "CalibrationBin",
+    "Comparison",
+    "Contrast",
+    "Explorer",
+    "ExplorerEvent",
+    "ExplorerRun",
+    "ExplorerViolation",
+    "Forest",
+    "LuckCase",
+    "LuckRate",
+    "NullCalibration",
+    "ReportData",
+    "ScenarioPosterior",
+    "SuiteBoard",
+    "SuiteQuestion",
+    "SuiteQuestions",
+    "VersionRef",
+    "board_from",
+    "calibration_from",
+    "collect_report",
+    "comparison_from",
+    "contrasts_from",
+    "deaths_by_step",
+    "explorer_run",
+    "luck_from",
+    "null_from",
+    "null_from_pvalues",
+    "redacted",
+    "render_html",
+    "script_json",
+    "suite_questions_from",
+    "uniform_beta_board",
+    "violations_from",
+]

@@ -1,0 +1,256 @@
+"""The report's charts, each a pure function from a model section to an inline SVG string.
+
+>>> from fluke.report._model import Contrast, Forest
+>>> svg = forest_chart(Forest(contrasts=[Contrast(label="memory on", estimate=0.1, lo=-0.02, hi=0.22)]))
+>>> svg.startswith("<svg") and 'data-chart="contrasts"' in svg
+True
+"""
+
+from __future__ import annotations
+
+import re
+
+import numpy as np
+
+from ._model import Boundary, Calibration, Comparison, Forest, LuckRate, NullCalibration, SuiteBoard
+from ._svg import Scale, Svg, fmt_count_share, fmt_p, fmt_pct, fmt_prob, shorten
+
+WIDTH = 900
+ROW = 22
+
+#: Lower edges of the P(θ > bar) colour bins, highest first: class p4 (≥ 0.95) … p0 (< 0.2).
+PROB_BINS = (0.95, 0.8, 0.5, 0.2)
+
+
+def prob_class(p: float) -> str:
+    """The colour class for a probability of clearing the bar.
+
+    >>> prob_class(0.97), prob_class(0.47), prob_class(0.01)
+    ('p4', 'p1', 'p0')
+    """
+    for i, edge in enumerate(PROB_BINS):
+        if p >= edge:
+            return f"p{4 - i}"
+    return "p0"
+
+
+def natural_key(text: str) -> list:
+    """Sort key that orders 'airline/2' before 'airline/10'.
+
+    >>> sorted(["a/10", "a/2", "b"], key=natural_key)
+    ['a/2', 'a/10', 'b']
+    """
+    return [(0, int(part), "") if part.isdigit() else (1, 0, part) for part in re.split(r"(\d+)", text)]
+
+
+def _pct_axis(v: float) -> str:
+    return f"{100 * v:.0f}%"
+
+
+def suite_board_chart(board: SuiteBoard, *, key: str = "0") -> str:
+    """Each scenario's credible interval against the bar, coloured by P(θ > bar), worst first."""
+    rows = sorted(board.rows, key=lambda r: (r.p_above_bar, r.mean, natural_key(r.scenario), natural_key(r.condition)))
+    left, right, top = 210, WIDTH - 170, 26
+    height = top + ROW * len(rows) + 44
+    x = Scale(0.0, 1.0, left, right)
+    svg = Svg(WIDTH, height, chart=f"suite-board-{key}",
+              title=f"Suite board for {board.label}: {len(rows)} scenario cells against the bar {board.bar:g}",
+              desc=f"{board.level:.0%} credible intervals of each scenario's pass rate; colour by P(θ > bar)")
+    bottom = top + ROW * len(rows)
+    for i in range(0, len(rows), 2):  # stripes first, so grid, bar and marks sit on top of them
+        svg.rect(0, top + ROW * i, WIDTH, ROW, class_="stripe")
+    svg.x_axis(x, bottom + 4, ticks=x.ticks(5), fmt=_pct_axis, label="pass rate θ", grid_top=top - 6)
+    svg.line(x(board.bar), top - 10, x(board.bar), bottom + 4, class_="bar-line")
+    svg.text(x(board.bar), top - 14, f"bar {board.bar:g}", anchor="middle", class_="bar-label")
+    svg.text(WIDTH - 4, top - 14, "passes · P(θ > bar)", anchor="end", class_="col-head")
+    for i, r in enumerate(rows):
+        cy = top + ROW * i + ROW / 2
+        name = r.scenario + (f" [{r.condition}]" if r.condition else "")
+        tip = (f"{name}: {r.successes}/{r.trials} passed; mean {r.mean:.3f}; "
+               f"{board.level:.0%} interval {r.lo:.3f}–{r.hi:.3f}; P(θ > {board.bar:g}) = {r.p_above_bar:.3f}")
+        svg.text(left - 10, cy + 4, shorten(name, 30), anchor="end", tip=tip)
+        cls = prob_class(r.p_above_bar)
+        svg.rect(x(r.lo), cy - 4, x(r.hi) - x(r.lo), 8, class_=f"iv {cls}", tip=tip)
+        svg.circle(x(r.mean), cy, 4.5, class_=f"pt {cls}", tip=tip)
+        svg.text(right + 60, cy + 4, f"{r.successes}/{r.trials}", anchor="end", class_="num")
+        svg.text(WIDTH - 4, cy + 4, fmt_prob(r.p_above_bar, 2), anchor="end", class_=f"num prob {cls}-text")
+    return svg.render()
+
+
+def luck_chart(luck: LuckRate) -> str:
+    """Luck rate per case (lucky / green) with its interval; '—' where nothing was green."""
+    cases = list(luck.cases) + ([luck.pooled] if luck.pooled else [])
+    left, right, top = 210, WIDTH - 190, 14
+    height = top + ROW * len(cases) + 44
+    x = Scale(0.0, 1.0, left, right)
+    svg = Svg(WIDTH, height, chart="luck", title=f"Luck rate for {len(luck.cases)} cases",
+              desc="share of green (output-ok) runs whose path was not ok, with counts")
+    bottom = top + ROW * len(cases)
+    svg.x_axis(x, bottom + 4, ticks=x.ticks(5), fmt=_pct_axis, label="luck rate", grid_top=top)
+    for i, c in enumerate(cases):
+        cy = top + ROW * i + ROW / 2
+        pooled = luck.pooled is not None and i == len(cases) - 1
+        svg.text(left - 10, cy + 4, shorten("all cases (pooled)" if pooled else c.case, 30), anchor="end",
+                 class_="lbl strong" if pooled else "lbl")
+        text = f"{fmt_pct(c.share)} ({c.lucky}/{c.green} green)"
+        if c.share is None:
+            svg.text(left + 4, cy + 4, "— nothing green, no luck to measure", class_="muted")
+        else:
+            svg.rect(left, cy - 5, x(c.share) - left, 10, class_="luck-bar", tip=text)
+            if c.lo is not None and c.hi is not None:
+                svg.line(x(c.lo), cy, x(c.hi), cy, class_="whisker")
+        svg.text(WIDTH - 4, cy + 4, text, anchor="end", class_="num")
+    return svg.render()
+
+
+def forest_chart(forest: Forest) -> str:
+    """Contrasts as points with interval whiskers against the no-effect line."""
+    rows = forest.contrasts
+    lo = min([c.lo for c in rows] + [forest.null_value])
+    hi = max([c.hi for c in rows] + [forest.null_value])
+    pad = (hi - lo) * 0.08 or 0.1
+    left, right, top = 210, WIDTH - 170, 14
+    height = top + ROW * len(rows) + 44
+    x = Scale(lo - pad, hi + pad, left, right)
+    svg = Svg(WIDTH, height, chart="contrasts", title=f"Forest plot of {len(rows)} contrasts ({forest.measure})",
+              desc="estimate and interval per contrast; the dashed line is no effect")
+    bottom = top + ROW * len(rows)
+    svg.x_axis(x, bottom + 4, ticks=x.ticks(6), label=forest.measure, grid_top=top)
+    svg.line(x(forest.null_value), top - 4, x(forest.null_value), bottom + 4, class_="null-line")
+    for i, c in enumerate(rows):
+        cy = top + ROW * i + ROW / 2
+        clear = c.lo > forest.null_value or c.hi < forest.null_value
+        cls = "clear" if clear else "unclear"
+        tip = f"{c.label}: {c.estimate:.3g} [{c.lo:.3g}, {c.hi:.3g}]"
+        svg.text(left - 10, cy + 4, shorten(c.label, 30), anchor="end", tip=tip)
+        svg.line(x(c.lo), cy, x(c.hi), cy, class_=f"whisker {cls}")
+        svg.rect(x(c.estimate) - 4.5, cy - 4.5, 9, 9, class_=f"est {cls}", tip=tip)
+        svg.text(WIDTH - 4, cy + 4, f"{c.estimate:+.3g} [{c.lo:.3g}, {c.hi:.3g}]", anchor="end", class_="num")
+    return svg.render()
+
+
+def deaths_chart(comparison: Comparison) -> str:
+    """Deaths at each step, one bar per arm; steps whose q-value clears alpha are marked."""
+    steps, arms = comparison.steps, comparison.arms
+    left, right, top, plot_h = 56, WIDTH - 12, 16, 220
+    ymax = max([max(a.deaths, default=0) for a in arms] + [1])
+    y = Scale(0.0, float(ymax), top + plot_h, top)
+    band = (right - left) / max(len(steps), 1)
+    bar = max(min(band * 0.8 / len(arms), 22), 1.5)
+    qstrip = comparison.qvalues is not None
+    height = top + plot_h + (62 if qstrip else 44) + 22
+    svg = Svg(WIDTH, height, chart="comparison",
+              title="Deaths by step: " + " vs ".join(a.label for a in arms),
+              desc="number of failed runs that died at each event index, per arm")
+    ticks = [t for t in y.ticks(5) if abs(t - round(t)) < 1e-9]
+    svg.y_axis(y, left, ticks=ticks, fmt=lambda v: f"{v:.0f}", label="deaths", grid_right=right)
+    every = max(1, int(np.ceil(len(steps) / 25)))
+    base = top + plot_h
+    for j, step in enumerate(steps):
+        x0 = left + band * j + (band - bar * len(arms)) / 2
+        for a, arm in enumerate(arms):
+            d = arm.deaths[j]
+            svg.rect(x0 + a * bar, y(d), bar - 0.5, base - y(d), class_=f"arm{a}",
+                     tip=f"{arm.label}: {d} of {arm.runs} runs died at step {step}")
+        if j % every == 0:
+            svg.text(left + band * (j + 0.5), base + 15, str(step), anchor="middle", class_="tick")
+    svg.line(left, base, right, base, class_="axis")
+    label_y = base + 32
+    if qstrip:
+        for j, q in enumerate(comparison.qvalues or []):
+            hit = q is not None and q < comparison.alpha
+            svg.rect(left + band * j + 1, base + 22, band - 2, 10, class_="q-hit" if hit else "q-cell",
+                     tip=f"step {steps[j]}: q = {fmt_p(q)}")
+        svg.text(left - 6, base + 31, "q", anchor="end", class_="tick")
+        label_y = base + 50
+    svg.text((left + right) / 2, label_y, "step (event index where the run died)", anchor="middle", class_="axis-label")
+    lx = left
+    for a, arm in enumerate(arms):
+        svg.rect(lx, height - 14, 10, 10, class_=f"arm{a}")
+        caption = f"{shorten(arm.label, 40)} ({sum(arm.deaths)} deaths in {arm.runs} runs)"
+        svg.text(lx + 14, height - 5, caption, class_="legend")
+        lx += 24 + 7 * len(caption)
+    return svg.render()
+
+
+def pvalue_histogram(null: NullCalibration) -> str:
+    """Histogram of null p-values against the flat line a calibrated test gives."""
+    counts = np.asarray(null.histogram, dtype=int)
+    bins = len(counts)
+    edges = np.linspace(0.0, 1.0, bins + 1)
+    left, right, top, plot_h = 56, WIDTH - 12, 16, 200
+    total = int(counts.sum())
+    expected = total / bins
+    y = Scale(0.0, float(max(counts.max(initial=0), expected, 1) * 1.1), top + plot_h, top)
+    x = Scale(0.0, 1.0, left, right)
+    svg = Svg(WIDTH, top + plot_h + 46, chart="null-calibration",
+              title=f"p-values of {total} unchanged pairs",
+              desc="a calibrated test gives a flat histogram; the dashed line is the flat expectation")
+    svg.y_axis(y, left, ticks=[t for t in y.ticks(5) if t == int(t)], fmt=lambda v: f"{v:.0f}",
+               label="pairs", grid_right=right)
+    svg.rect(x(0), top, x(null.alpha) - x(0), plot_h, class_="alpha-zone", tip=f"p < α = {null.alpha:g}")
+    for c, a, b in zip(counts, edges[:-1], edges[1:]):
+        svg.rect(x(a) + 1, y(c), x(b) - x(a) - 2, y(0) - y(c), class_="hist",
+                 tip=f"{c} p-values in [{a:.2f}, {b:.2f})")
+    svg.line(x(0), y(expected), x(1), y(expected), class_="null-line")
+    svg.x_axis(x, top + plot_h, ticks=x.ticks(10), label="p-value")
+    return svg.render()
+
+
+_SEGMENTS = (("works", "works"), ("should_ask", "ask"), ("fails", "fails"), ("errors", "errors"))
+
+
+def boundary_chart(boundary: Boundary, *, key: str = "0") -> str:
+    """Each condition's outcomes as a stacked bar: works, should ask, fails, errors; or not yet run."""
+    cells = boundary.cells
+    left, right, top = 210, WIDTH - 230, 14
+    height = top + ROW * len(cells) + 30
+    svg = Svg(WIDTH, height, chart=f"boundary-{key}",
+              title=f"Boundary chart for {boundary.label}: {len(cells)} conditions",
+              desc="share of runs at each condition that worked, should have asked, failed, or errored")
+    for i, c in enumerate(cells):
+        cy = top + ROW * i + ROW / 2
+        svg.text(left - 10, cy + 4, shorten(c.condition or "(no condition)", 30), anchor="end")
+        if c.trials == 0:
+            svg.rect(left, cy - 6, right - left, 12, class_="not-run", tip=f"{c.condition}: not yet run")
+            svg.text((left + right) / 2, cy + 4, "not yet run", anchor="middle", class_="muted")
+        else:
+            x0 = float(left)
+            for field, name in _SEGMENTS:
+                n = getattr(c, field)
+                w = (right - left) * n / c.trials
+                if n:
+                    svg.rect(x0, cy - 6, w, 12, class_=f"seg-{name}", tip=f"{c.condition}: {fmt_count_share(n, c.trials)} {name}")
+                x0 += w
+        counts = " · ".join(f"{getattr(c, f)} {n}" for f, n in _SEGMENTS if getattr(c, f))
+        svg.text(WIDTH - 4, cy + 4, f"{c.status}: {counts}" if c.trials else "—", anchor="end",
+                 class_=f"num status-{c.status.replace(' ', '-')}")
+    y = top + ROW * len(cells) + 16
+    lx = float(left)
+    for _field, name in _SEGMENTS:
+        svg.rect(lx, y - 9, 10, 10, class_=f"seg-{name}")
+        svg.text(lx + 14, y, name, class_="legend")
+        lx += 70
+    return svg.render()
+
+
+def calibration_chart(calibration: Calibration) -> str:
+    """Reliability diagram: observed share against mean forecast per bin, sized by count."""
+    size, left, top = 300, 70, 14
+    x = Scale(0.0, 1.0, left, left + size)
+    y = Scale(0.0, 1.0, top + size, top)
+    svg = Svg(WIDTH, top + size + 46, chart="calibration",
+              title=f"Calibration of {calibration.n} forecasts in {len(calibration.bins)} bins",
+              desc="points on the diagonal are calibrated; point area is the number of forecasts")
+    svg.y_axis(y, left, ticks=y.ticks(5), fmt=_pct_axis, label="observed share", grid_right=left + size)
+    svg.x_axis(x, top + size, ticks=x.ticks(5), fmt=_pct_axis, label="forecast", grid_top=top)
+    svg.line(x(0), y(0), x(1), y(1), class_="diagonal")
+    nmax = max([b.n for b in calibration.bins] + [1])
+    tx = left + size + 40
+    svg.text(tx, top + 12, "bin: forecast → observed (n)", class_="col-head")
+    for i, b in enumerate(calibration.bins):
+        tip = f"forecasts {b.lo:.2f}–{b.hi:.2f}: mean {b.mean_forecast:.2f}, observed {b.observed_share:.2f} of {b.n}"
+        svg.circle(x(b.mean_forecast), y(b.observed_share), 3 + 9 * (b.n / nmax) ** 0.5, class_="cal-pt", tip=tip)
+        svg.text(tx, top + 32 + 18 * i, f"{fmt_pct(b.mean_forecast)} → {fmt_pct(b.observed_share)} ({b.n})",
+                 class_="num")
+    return svg.render()

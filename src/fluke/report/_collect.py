@@ -1,0 +1,238 @@
+"""Collect a :class:`ReportData` from a ledger: what the ledger alone can answer today.
+
+The suite board uses uniform-prior Beta posteriors computed here with ``scipy.stats.beta``
+(:func:`uniform_beta_board`); ``fluke.inference`` owns posteriors and should replace it.
+Deaths by step use ``died_at`` when the harness recorded it and the last event otherwise
+(grading's first hard violation is not consulted yet). Sections the ledger alone cannot
+feed are left out with the reason in ``ReportData.missing``.
+"""
+
+from __future__ import annotations
+
+from collections import Counter
+from collections.abc import Iterable, Mapping, Sequence
+from datetime import UTC, datetime
+from typing import Any
+from urllib.parse import urlsplit, urlunsplit
+
+import numpy as np
+import orjson
+from scipy.stats import beta as beta_dist
+
+from ..record import Run, ToolCall, UserMessage, redact
+from ._charts import natural_key
+from ._model import (
+    Arm,
+    Boundary,
+    BoundaryCell,
+    Comparison,
+    Explorer,
+    ExplorerEvent,
+    ExplorerRun,
+    ExplorerViolation,
+    ReportData,
+    ScenarioPosterior,
+    SuiteBoard,
+    VersionRef,
+)
+
+#: Longest string kept per event field in the explorer; the rest is cut with a note.
+MAX_TEXT = 4000
+
+MISSING = {
+    "suite_questions": "no suite questions were supplied to this report (fluke believe prints them)",
+    "luck": "no graded runs were supplied (grade them with fluke grade --spec SPEC)",
+    "contrasts": "no factorial contrasts were supplied (see fluke contrast)",
+    "null_calibration": "no null-calibration pairs were supplied (see fluke calibrate)",
+    "calibration": "no predictions were supplied (record them before a batch with fluke predict)",
+}
+
+
+def uniform_beta_board(counts: Iterable[Any], *, version: str, label: str, bar: float = 0.9,
+                       level: float = 0.95) -> SuiteBoard:
+    """Per-scenario Beta(1 + k, 1 + n − k) posteriors from count rows (``scenario``, ``condition``,
+    ``trials``, ``passes``): mean, equal-tailed credible interval and P(θ > bar).
+
+    Interim: computed with scipy directly until ``fluke.inference`` supplies posteriors.
+
+    >>> from fluke.ledger import CountRow
+    >>> row = uniform_beta_board([CountRow("v", "refund", "", 5, 5)], version="v", label="m").rows[0]
+    >>> round(row.mean, 3), round(row.p_above_bar, 3)
+    (0.857, 0.469)
+    """
+    if not 0 < bar < 1:
+        raise ValueError(f"bar={bar} must be between 0 and 1")
+    if not 0 < level < 1:
+        raise ValueError(f"level={level} must be between 0 and 1")
+    rows = list(counts)
+    k = np.array([r.passes for r in rows], dtype=float)
+    n = np.array([r.trials for r in rows], dtype=float)
+    a, b = 1.0 + k, 1.0 + n - k
+    mean = a / (a + b)
+    lo = beta_dist.ppf((1 - level) / 2, a, b)
+    hi = beta_dist.ppf((1 + level) / 2, a, b)
+    above = beta_dist.sf(bar, a, b)
+    posteriors = [ScenarioPosterior(scenario=r.scenario, condition=r.condition or "", successes=int(r.passes),
+                                    trials=int(r.trials), mean=float(m), lo=float(l), hi=float(h),
+                                    p_above_bar=float(p))
+                  for r, m, l, h, p in zip(rows, mean, lo, hi, above)]
+    return SuiteBoard(version=version, label=label, bar=bar, level=level, prior=(1.0, 1.0), rows=posteriors,
+                      conditional_on=(f"version {version[:12]} ({label}); prior Beta(1, 1), uniform, nothing carried "
+                                      f"from other versions; {level:.0%} equal-tailed credible intervals; bar {bar:g}; "
+                                      "runs exchangeable within a scenario cell; a run with no recorded outcome "
+                                      "counts as a failure"))
+
+
+def death_step(run: Run) -> int | None:
+    """Where a failed run died: its recorded ``died_at``, else its last event; None unless it failed.
+
+    >>> from fluke.record import Outcome
+    >>> death_step(Run(scenario="s", events=[UserMessage(text="hi")] * 3, outcome=Outcome(passed=False)))
+    2
+    """
+    if run.outcome.passed is not False:
+        return None
+    if run.outcome.died_at is not None:
+        return run.outcome.died_at
+    return max(len(run.events) - 1, 0)
+
+
+def deaths_by_step(arms: Sequence[tuple[str, str, Sequence[Run]]]) -> Comparison:
+    """Deaths at each event index for each arm ``(label, version, runs)``, on one common step axis.
+
+    >>> from fluke.record import Outcome
+    >>> dead = Run(scenario="s", events=[UserMessage(text="a")] * 2, outcome=Outcome(passed=False))
+    >>> ok = Run(scenario="s", outcome=Outcome(passed=True))
+    >>> c = deaths_by_step([("v1", "a" * 64, [dead, ok]), ("v2", "b" * 64, [ok])])
+    >>> c.steps, [arm.deaths for arm in c.arms]
+    ([0, 1], [[0, 1], [0, 0]])
+    """
+    steps_per_arm = [np.array([s for s in map(death_step, runs) if s is not None], dtype=int)
+                     for _, _, runs in arms]
+    last = max([int(s.max()) for s in steps_per_arm if s.size] + [-1])
+    width = last + 1
+    out = [Arm(label=label, version=version, runs=len(runs), deaths=np.bincount(s, minlength=width).tolist())
+           for (label, version, runs), s in zip(arms, steps_per_arm)]
+    died = ("the harness's recorded failure step (died_at) where present, else the run's last event; "
+            "passing runs are not deaths")
+    return Comparison(arms=out, steps=list(range(width)),
+                      conditional_on=f"{'; '.join(f'{a.label} ({a.version[:12]})' for a in out)}; a death is at {died}")
+
+
+def _clip(text: str) -> str:
+    text = redact(text)  # before cutting, so a cut cannot split a secret out of its pattern
+    if len(text) <= MAX_TEXT:
+        return text
+    return text[:MAX_TEXT] + f"… [{len(text) - MAX_TEXT} more characters not shown]"
+
+
+def _as_text(value: Any) -> str:
+    if value is None:
+        return ""
+    if isinstance(value, str):
+        return value
+    return orjson.dumps(redact(value), option=orjson.OPT_NON_STR_KEYS).decode()
+
+
+def explorer_run(run: Run, violations: Iterable[Mapping[str, Any]] = (), *, label: str | None = None) -> ExplorerRun:
+    """One run flattened for the explorer; every string redacted and cut to :data:`MAX_TEXT`.
+
+    ``violations`` are mappings with ``check``, ``severity``, ``index`` and ``message``.
+
+    >>> from fluke.record import Outcome
+    >>> r = explorer_run(Run(scenario="s", events=[ToolCall(tool="t", args={"api_key": "k1"}, ok=True, result="x")],
+    ...                      outcome=Outcome(passed=True)))
+    >>> r.events[0].args
+    '{"api_key":"[REDACTED]"}'
+    """
+    events = []
+    for i, e in enumerate(run.events):
+        if isinstance(e, ToolCall):
+            actor = e.agent or ("user" if e.requestor == "user" else "")
+            events.append(ExplorerEvent(index=i, kind="tool", actor=actor, tool=_clip(e.tool), args=_clip(_as_text(e.args)),
+                                        ok=e.ok, result=_clip(_as_text(e.result)), error=_clip(e.error or "")))
+        elif isinstance(e, UserMessage):
+            events.append(ExplorerEvent(index=i, kind="user", text=_clip(e.text)))
+        else:
+            events.append(ExplorerEvent(index=i, kind="agent", actor=e.agent or "", text=_clip(e.text)))
+    marks = [ExplorerViolation(check=str(v["check"]), severity=str(v["severity"]), index=v.get("index"),
+                               message=_clip(str(v.get("message", "")))) for v in violations]
+    return ExplorerRun(hash=run.hash, version=run.version, label=label or run.identity.label(),
+                       scenario=run.scenario, trial=run.trial, condition=run.condition_key(),
+                       passed=run.outcome.passed, reward=run.outcome.reward, outcome=run.outcome.label,
+                       died_at=run.outcome.died_at if run.outcome.died_at is not None else death_step(run),
+                       events=events, violations=marks)
+
+
+def boundary_cells(runs: Iterable[Run]) -> list[BoundaryCell]:
+    """Outcome counts per condition: complete → works, should_ask, fail → fails, error → errors.
+
+    A run with no label counts by ``passed``; a run with neither is left out.
+    """
+    tally: dict[str, Counter] = {}
+    for run in runs:
+        label = run.outcome.label or {True: "complete", False: "fail", None: None}[run.outcome.passed]
+        if label is not None:
+            tally.setdefault(run.condition_key(), Counter())[label] += 1
+    return [BoundaryCell(condition=key, works=c["complete"], should_ask=c["should_ask"], fails=c["fail"],
+                         errors=c["error"]) for key, c in sorted(tally.items())]
+
+
+def safe_url(url: str | None) -> str | None:
+    """A ledger URL without its password, fit to print.
+
+    >>> safe_url("postgresql://fluke:s3cret@db:5432/runs"), safe_url("fluke.db")
+    ('postgresql://fluke:***@db:5432/runs', 'fluke.db')
+    """
+    if url is None or "://" not in url:
+        return url
+    parts = urlsplit(url)
+    if parts.password is None:
+        return url
+    netloc = parts.netloc.replace(f":{parts.password}@", ":***@", 1)
+    return urlunsplit(parts._replace(netloc=netloc))
+
+
+def collect_report(ledger: Any, *, versions: Sequence[str] | None = None, bar: float = 0.9, level: float = 0.95,
+                   max_runs: int = 1000, title: str | None = None,
+                   violations: Mapping[str, Sequence[Mapping[str, Any]]] | None = None,
+                   runs: Iterable[Run] | None = None) -> ReportData:
+    """Build the report from a ledger: suite board, deaths by step, boundary (when runs carry
+    conditions) and the run explorer, for ``versions`` (full hashes; default every version).
+
+    ``violations`` maps a run hash to its violations, for the explorer to mark; ``runs``, when
+    given, are the selected versions' runs already read from the ledger (they are not read again).
+    """
+    infos = {i.version: i for i in ledger.versions()}
+    chosen = list(versions) if versions else list(infos)
+    labels = {v: infos[v].identity.label() if v in infos else v[:12] for v in chosen}
+    counts = ledger.counts(version=chosen)
+    boards = [uniform_beta_board([r for r in counts if r.version == v], version=v, label=labels[v], bar=bar, level=level)
+              for v in chosen if any(r.version == v for r in counts)]
+    by_version: dict[str, list[Run]] = {v: [] for v in chosen}
+    for run in (ledger.runs(version=chosen) if runs is None else runs):
+        if run.version in by_version:
+            by_version[run.version].append(run)
+    missing = dict(MISSING)
+    comparison = None
+    if any(by_version.values()):
+        comparison = deaths_by_step([(labels[v], v, by_version[v]) for v in chosen])
+        note = ("One version selected: deaths by step only; name two versions with --version to compare them."
+                if len(chosen) == 1 else "")
+        comparison = comparison.model_copy(update={"note": note})
+    boundary = [Boundary(version=v, label=labels[v], cells=boundary_cells(by_version[v]),
+                         conditional_on=f"version {v[:12]} ({labels[v]}); each condition's runs as recorded")
+                for v in chosen if any(r.condition for r in by_version[v])]
+    if not boundary:
+        missing["boundary"] = "the selected runs carry no conditions"
+    everything = sorted((r for v in chosen for r in by_version[v]),
+                        key=lambda r: (chosen.index(r.version), natural_key(r.scenario), r.trial, r.hash))
+    explorer = Explorer(runs=[explorer_run(r, (violations or {}).get(r.hash, ()), label=labels[r.version])
+                              for r in everything[:max_runs]], total=len(everything))
+    return ReportData(
+        title=title or "fluke report: " + ", ".join(labels[v] for v in chosen),
+        generated_at=datetime.now(UTC).strftime("%Y-%m-%d %H:%M UTC"),
+        ledger=safe_url(getattr(ledger, "url", None)),
+        versions=[VersionRef(version=v, label=labels[v], runs=len(by_version[v])) for v in chosen],
+        suite_board=boards or None, comparison=comparison, boundary=boundary or None,
+        explorer=explorer if everything else None, missing=missing)

@@ -1,0 +1,97 @@
+"""One self-contained HTML file: inline CSS, inline script, inline SVG, no network.
+
+A Content-Security-Policy forbids every fetch (``default-src 'none'``) and allows only the
+one stylesheet and the one script shipped here, by hash. Run data reaches the page twice,
+both escaped: as HTML text in the charts and tables, and as JSON in a
+``<script type="application/json">`` block that the explorer reads with ``JSON.parse``.
+
+>>> page = render_html(ReportData(title="<b>x</b>"))
+>>> page.startswith("<!doctype html>"), "<b>x</b>" in page, "default-src 'none'" in page
+(True, False, True)
+"""
+
+from __future__ import annotations
+
+import base64
+import hashlib
+from functools import cache
+from importlib import resources
+
+import orjson
+
+from ..record import redact
+from ._model import SECTIONS, ReportData
+from ._sections import RENDERERS, TITLES
+from ._svg import esc
+
+
+@cache
+def _static(name: str) -> str:
+    return resources.files("fluke.report").joinpath("_static", name).read_text(encoding="utf-8")
+
+
+def _sha256(text: str) -> str:
+    return "'sha256-" + base64.b64encode(hashlib.sha256(text.encode("utf-8")).digest()).decode() + "'"
+
+
+def script_json(value: object) -> str:
+    """JSON safe inside a ``<script>`` element: no ``<``, ``>``, ``&``, U+2028 or U+2029 left raw.
+
+    >>> script_json({"t": "</script><img onerror=x>"})
+    '{"t":"\\\\u003c/script\\\\u003e\\\\u003cimg onerror=x\\\\u003e"}'
+    """
+    text = orjson.dumps(value).decode("utf-8")
+    for raw, escaped in (("&", "\\u0026"), ("<", "\\u003c"), (">", "\\u003e"),
+                         ("\u2028", "\\u2028"), ("\u2029", "\\u2029")):
+        text = text.replace(raw, escaped)
+    return text
+
+
+def redacted(data: ReportData) -> ReportData:
+    """A copy of ``data`` with every string passed through :func:`fluke.record.redact`."""
+    return ReportData.model_validate(redact(data.model_dump(mode="json")))
+
+
+def _section(name: str, data: ReportData) -> str:
+    heading, what = TITLES[name]
+    anchor = name.replace("_", "-")
+    if getattr(data, name) is None:
+        reason = data.missing.get(name, "nothing in this report feeds it yet")
+        return (f'<section class="card off" id="{anchor}" aria-labelledby="{anchor}-h">'
+                f'<h2 id="{anchor}-h">{esc(heading)}</h2><p class="missing">Not computed: {esc(reason)}.</p></section>')
+    return (f'<section class="card" id="{anchor}" aria-labelledby="{anchor}-h"><h2 id="{anchor}-h">{esc(heading)}</h2>'
+            f'<p class="what">{esc(what)}</p>{RENDERERS[name](data)}</section>')
+
+
+def render_html(data: ReportData) -> str:
+    """Render the report as one HTML document (a string); secrets are redacted first."""
+    data = redacted(data)
+    css, js = _static("report.css"), _static("report.js")
+    csp = (f"default-src 'none'; style-src {_sha256(css)}; script-src {_sha256(js)}; img-src data:; "
+           "base-uri 'none'; form-action 'none'")
+    toc = "".join(f'<li><a href="#{n.replace("_", "-")}"{"" if getattr(data, n) is not None else " class=off"}>'
+                  f'{esc(TITLES[n][0])}</a></li>' for n in SECTIONS)
+    versions = "".join(f'<li><span class="mono">{esc(v.version[:12])}</span> {esc(v.label)} · {v.runs} runs</li>'
+                       for v in data.versions)
+    meta = " · ".join(esc(x) for x in (
+        f"generated {data.generated_at}" if data.generated_at else "",
+        f"ledger {data.ledger}" if data.ledger else "",
+        f"{len(data.present())} of {len(SECTIONS)} sections computed") if x)
+    runs = data.explorer.model_dump(mode="json")["runs"] if data.explorer else []
+    body = "".join(_section(name, data) for name in SECTIONS)
+    return (
+        "<!doctype html>\n<html lang=\"en\"><head><meta charset=\"utf-8\">"
+        f'<meta http-equiv="Content-Security-Policy" content="{csp}">'  # our own text: quotes stay literal
+        '<meta name="referrer" content="no-referrer">'
+        '<meta name="viewport" content="width=device-width, initial-scale=1">'
+        f"<title>{esc(data.title)}</title><style>{css}</style></head><body>"
+        '<a class="skip" href="#main">Skip to the report</a>'
+        f'<header class="top"><h1>{esc(data.title)}</h1><p class="sub">{meta}</p>'
+        f'<ul class="versions" aria-label="versions in this report">{versions}</ul></header>'
+        f'<div class="layout"><nav class="toc" aria-label="sections"><ol>{toc}</ol></nav>'
+        f'<main id="main">{body}</main></div>'
+        f'<footer><p>Written by fluke (report format {data.format_version}). Every figure is conditional on '
+        "the versions named above and on what each section states; trajectory text is untrusted and shown "
+        "as plain text with secrets redacted.</p></footer>"
+        f'<script type="application/json" id="fluke-data">{script_json({"runs": runs})}</script>'
+        f"<script>{js}</script></body></html>\n")

@@ -1,0 +1,262 @@
+"""The report's data model: plain, documented, JSON-serialisable sections.
+
+Every section is optional. A renderer shows what is present and says "not computed" (with
+the reason from :attr:`ReportData.missing` when there is one) for the rest. The same model
+is what ``fluke report --json`` prints.
+
+>>> data = ReportData(title="t", suite_board=[SuiteBoard(version="ab" * 32, label="m", bar=0.9,
+...     rows=[ScenarioPosterior(scenario="s", successes=5, trials=5, mean=6/7, lo=0.59, hi=0.996,
+...                             p_above_bar=0.47)])])
+>>> data.present()
+['suite_board']
+>>> ReportData.model_validate_json(data.model_dump_json()) == data
+True
+"""
+
+from __future__ import annotations
+
+from typing import Literal
+
+from pydantic import BaseModel, ConfigDict, Field
+
+#: The version of the report document. Bump on an incompatible change.
+REPORT_FORMAT_VERSION = 1
+
+#: Section names, in the order the HTML report shows them.
+SECTIONS = ("suite_board", "suite_questions", "luck", "contrasts", "comparison", "null_calibration",
+            "boundary", "calibration", "explorer")
+
+
+class _Model(BaseModel):
+    model_config = ConfigDict(frozen=True, extra="forbid")
+
+
+class ScenarioPosterior(_Model):
+    """One scenario's Beta posterior against the bar: counts, credible interval, P(θ > bar)."""
+
+    scenario: str
+    condition: str = ""
+    successes: int = Field(ge=0)
+    trials: int = Field(ge=0)
+    mean: float
+    lo: float
+    hi: float
+    p_above_bar: float
+
+
+class SuiteBoard(_Model):
+    """Per-scenario posteriors of one version, under a stated prior and credible level."""
+
+    version: str
+    label: str
+    bar: float
+    prior: tuple[float, float] = (1.0, 1.0)
+    level: float = 0.95
+    rows: list[ScenarioPosterior]
+    conditional_on: str = ""
+
+
+class SuiteQuestion(_Model):
+    """One suite-level answer: a number (or None when undefined), how to print it, and its condition."""
+
+    name: str
+    value: float | None
+    display: str
+    conditional_on: str
+
+
+class SuiteQuestions(_Model):
+    version: str
+    label: str
+    questions: list[SuiteQuestion]
+
+
+class LuckCase(_Model):
+    """Luck rate of one case: lucky / green; ``share`` is None when nothing was green."""
+
+    case: str
+    green: int = Field(ge=0)
+    lucky: int = Field(ge=0)
+    share: float | None
+    lo: float | None = None
+    hi: float | None = None
+
+
+class LuckRate(_Model):
+    cases: list[LuckCase]
+    pooled: LuckCase | None = None
+    conditional_on: str = ""
+
+
+class Contrast(_Model):
+    label: str
+    estimate: float
+    lo: float
+    hi: float
+
+
+class Forest(_Model):
+    """Contrasts with their intervals, drawn against ``null_value`` (no effect)."""
+
+    measure: str = "difference"
+    null_value: float = 0.0
+    contrasts: list[Contrast]
+    conditional_on: str = ""
+
+
+class Arm(_Model):
+    """One arm of a comparison: deaths at each step of ``Comparison.steps``."""
+
+    label: str
+    version: str
+    runs: int = Field(ge=0)
+    deaths: list[int]
+
+
+class Comparison(_Model):
+    """Deaths by step per arm; the test's verdict, p-value and detection limit when computed."""
+
+    arms: list[Arm]
+    steps: list[int]
+    qvalues: list[float | None] | None = None
+    verdict: str | None = None
+    pvalue: float | None = None
+    detection_limit: float | None = None
+    ceiling: float | None = None
+    alpha: float = 0.05
+    conditional_on: str = ""
+    note: str = ""
+
+
+class NullCalibration(_Model):
+    """The histogram of p-values of unchanged pairs (equal-width bins over [0, 1]); it should be flat."""
+
+    histogram: list[int] = Field(min_length=1)
+    alpha: float = 0.05
+    false_alarms: int = Field(ge=0)
+    pairs: int = Field(ge=0)
+    lo: float | None = None
+    hi: float | None = None
+    conditional_on: str = ""
+
+
+BoundaryStatus = Literal["works", "should ask", "fails", "not yet run"]
+
+
+class BoundaryCell(_Model):
+    """Outcome counts at one condition; ``trials`` = 0 marks a named condition not yet run."""
+
+    condition: str
+    works: int = 0
+    should_ask: int = 0
+    fails: int = 0
+    errors: int = 0
+
+    @property
+    def trials(self) -> int:
+        return self.works + self.should_ask + self.fails + self.errors
+
+    @property
+    def status(self) -> BoundaryStatus:
+        """The most common outcome (ties go to the worse one); 'not yet run' without runs."""
+        if self.trials == 0:
+            return "not yet run"
+        ranked = [(self.fails + self.errors, 2, "fails"), (self.should_ask, 1, "should ask"), (self.works, 0, "works")]
+        return max(ranked)[2]
+
+
+class Boundary(_Model):
+    version: str
+    label: str
+    cells: list[BoundaryCell]
+    conditional_on: str = ""
+
+
+class CalibrationBin(_Model):
+    lo: float
+    hi: float
+    mean_forecast: float
+    observed_share: float
+    n: int = Field(ge=1)
+
+
+class Calibration(_Model):
+    """A reliability diagram: forecasts binned, each bin's observed share, with the Brier scores."""
+
+    bins: list[CalibrationBin]
+    brier: float | None = None
+    baseline_brier: float | None = None
+    n: int = 0
+    conditional_on: str = ""
+
+
+class ExplorerEvent(_Model):
+    """One trajectory event, flattened for display. Strings are untrusted and already redacted."""
+
+    index: int
+    kind: Literal["user", "agent", "tool"]
+    actor: str = ""
+    text: str = ""
+    tool: str = ""
+    args: str = ""
+    ok: bool | None = None
+    result: str = ""
+    error: str = ""
+
+
+class ExplorerViolation(_Model):
+    check: str
+    severity: str
+    index: int | None
+    message: str
+
+
+class ExplorerRun(_Model):
+    hash: str
+    version: str
+    label: str
+    scenario: str
+    trial: int
+    condition: str = ""
+    passed: bool | None
+    reward: float | None = None
+    outcome: str | None = None
+    died_at: int | None = None
+    events: list[ExplorerEvent]
+    violations: list[ExplorerViolation] = Field(default_factory=list)
+
+
+class Explorer(_Model):
+    runs: list[ExplorerRun]
+    total: int = Field(ge=0, description="runs selected in the ledger; more than len(runs) when capped")
+
+
+class VersionRef(_Model):
+    version: str
+    label: str
+    runs: int = 0
+
+
+class ReportData(_Model):
+    """The whole report. ``missing`` maps a section name to why it was not computed."""
+
+    format_version: int = REPORT_FORMAT_VERSION
+    kind: Literal["report"] = "report"
+    title: str = "fluke report"
+    generated_at: str | None = None
+    ledger: str | None = None
+    versions: list[VersionRef] = Field(default_factory=list)
+    suite_board: list[SuiteBoard] | None = None
+    suite_questions: list[SuiteQuestions] | None = None
+    luck: LuckRate | None = None
+    contrasts: Forest | None = None
+    comparison: Comparison | None = None
+    null_calibration: NullCalibration | None = None
+    boundary: list[Boundary] | None = None
+    calibration: Calibration | None = None
+    explorer: Explorer | None = None
+    missing: dict[str, str] = Field(default_factory=dict)
+
+    def present(self) -> list[str]:
+        """The sections that hold data, in display order."""
+        return [name for name in SECTIONS if getattr(self, name) is not None]

@@ -1,0 +1,192 @@
+"""Chart primitives: an SVG builder that escapes every string, linear scales, number formats.
+
+Charts are drawn in Python as inline SVG, so the report needs no script to show them and no
+chart library. Colours are CSS classes (see ``_static/report.css``), never inline styles,
+so a strict Content-Security-Policy holds.
+
+>>> svg = Svg(100, 40, title="a <b>", chart="demo")
+>>> svg.text(5, 20, "<script>")
+>>> out = svg.render()
+>>> "<script>" in out, "&lt;script&gt;" in out, 'data-chart="demo"' in out
+(False, True, True)
+"""
+
+from __future__ import annotations
+
+import html
+import math
+from dataclasses import dataclass
+from typing import Any
+
+
+def esc(value: Any) -> str:
+    """Escape for HTML/SVG text and double-quoted attributes.
+
+    >>> esc('a"<&>')
+    'a&quot;&lt;&amp;&gt;'
+    """
+    return html.escape(str(value), quote=True)
+
+
+def _num(value: float) -> str:
+    return f"{value:.2f}".rstrip("0").rstrip(".") if math.isfinite(value) else "0"
+
+
+def fmt_p(p: float | None) -> str:
+    """A p- or q-value with an honest floor.
+
+    >>> fmt_p(0.0002), fmt_p(0.04567), fmt_p(None)
+    ('<0.001', '0.046', '—')
+    """
+    if p is None or (isinstance(p, float) and math.isnan(p)):
+        return "—"
+    return "<0.001" if p < 0.001 else f"{p:.3f}"
+
+
+def fmt_prob(p: float, digits: int = 3) -> str:
+    """A probability that never prints as a certainty it is not: floors and ceilings at the last digit.
+
+    >>> fmt_prob(0.00001), fmt_prob(0.4686), fmt_prob(0.99996), fmt_prob(0.004, 2)
+    ('<0.001', '0.469', '>0.999', '<0.01')
+    """
+    step = 10.0 ** -digits
+    if p < step:
+        return f"<{step:.{digits}f}"
+    if p > 1 - step:
+        return f">{1 - step:.{digits}f}"
+    return f"{p:.{digits}f}"
+
+
+def fmt_pct(share: float | None, digits: int = 0) -> str:
+    """A share as a percentage ('—' when undefined).
+
+    >>> fmt_pct(0.4712), fmt_pct(None)
+    ('47%', '—')
+    """
+    if share is None or (isinstance(share, float) and math.isnan(share)):
+        return "—"
+    return f"{100 * share:.{digits}f}%"
+
+
+def fmt_count_share(k: int, n: int) -> str:
+    """A share with its counts beside it.
+
+    >>> fmt_count_share(1, 3), fmt_count_share(0, 0)
+    ('33% (1/3)', '— (0/0)')
+    """
+    return f"{fmt_pct(k / n if n else None)} ({k}/{n})"
+
+
+def shorten(text: str, limit: int) -> str:
+    """Cut a label to ``limit`` characters with an ellipsis.
+
+    >>> shorten("airline/really-long-name", 12)
+    'airline/rea…'
+    """
+    return text if len(text) <= limit else text[: limit - 1] + "…"
+
+
+@dataclass(frozen=True)
+class Scale:
+    """Linear map from a data domain to a pixel range.
+
+    >>> Scale(0, 1, 100, 300)(0.5)
+    200.0
+    >>> Scale(0, 10, 0, 100).ticks(5)
+    [0.0, 2.0, 4.0, 6.0, 8.0, 10.0]
+    """
+
+    d0: float
+    d1: float
+    r0: float
+    r1: float
+
+    def __call__(self, value: float) -> float:
+        span = self.d1 - self.d0 or 1.0
+        clipped = min(max(value, min(self.d0, self.d1)), max(self.d0, self.d1))
+        return self.r0 + (clipped - self.d0) / span * (self.r1 - self.r0)
+
+    def ticks(self, count: int = 5) -> list[float]:
+        span = self.d1 - self.d0
+        if span <= 0:
+            return [float(self.d0)]
+        raw = span / max(count, 1)
+        magnitude = 10 ** math.floor(math.log10(raw))
+        step = next(m * magnitude for m in (1, 2, 2.5, 5, 10) if m * magnitude >= raw)
+        first = math.ceil(self.d0 / step) * step
+        out, value = [], first
+        while value <= self.d1 + 1e-9 * step:
+            out.append(float(round(value, 10)))
+            value += step
+        return out
+
+
+class Svg:
+    """Accumulates SVG elements; every attribute value and text is escaped."""
+
+    def __init__(self, width: float, height: float, *, title: str, chart: str, desc: str = ""):
+        self.width, self.height = width, height
+        self.title, self.chart, self.desc = title, chart, desc
+        self.parts: list[str] = []
+
+    def _element(self, tag: str, attrs: dict[str, Any], body: str | None = None) -> None:
+        rendered = " ".join(f'{k.rstrip("_").replace("_", "-")}="{esc(_num(v) if isinstance(v, float) else v)}"'
+                            for k, v in attrs.items() if v is not None)
+        self.parts.append(f"<{tag} {rendered}/>" if body is None else f"<{tag} {rendered}>{body}</{tag}>")
+
+    def rect(self, x: float, y: float, w: float, h: float, *, class_: str, tip: str | None = None, **attrs: Any) -> None:
+        body = f"<title>{esc(tip)}</title>" if tip else None
+        self._element("rect", {"x": float(x), "y": float(y), "width": float(max(w, 0.0)),
+                               "height": float(max(h, 0.0)), "class": class_, **attrs}, body)
+
+    def line(self, x1: float, y1: float, x2: float, y2: float, *, class_: str) -> None:
+        self._element("line", {"x1": float(x1), "y1": float(y1), "x2": float(x2), "y2": float(y2), "class": class_})
+
+    def circle(self, cx: float, cy: float, r: float, *, class_: str, tip: str | None = None) -> None:
+        body = f"<title>{esc(tip)}</title>" if tip else None
+        self._element("circle", {"cx": float(cx), "cy": float(cy), "r": float(r), "class": class_}, body)
+
+    def text(self, x: float, y: float, text: str, *, anchor: str = "start", class_: str = "lbl",
+             tip: str | None = None) -> None:
+        body = esc(text) + (f"<title>{esc(tip)}</title>" if tip else "")
+        self._element("text", {"x": float(x), "y": float(y), "text_anchor": anchor, "class": class_}, body)
+
+    def path(self, d: str, *, class_: str) -> None:
+        self._element("path", {"d": d, "class": class_})
+
+    def x_axis(self, scale: Scale, y: float, *, ticks: list[float], fmt=lambda v: f"{v:g}",
+               label: str = "", grid_top: float | None = None) -> None:
+        """A horizontal axis at ``y`` with tick labels; optional grid lines up to ``grid_top``."""
+        self.line(scale.r0, y, scale.r1, y, class_="axis")
+        for t in ticks:
+            x = scale(t)
+            if grid_top is not None:
+                self.line(x, grid_top, x, y, class_="grid")
+            self.line(x, y, x, y + 4, class_="axis")
+            self.text(x, y + 16, fmt(t), anchor="middle", class_="tick")
+        if label:
+            self.text((scale.r0 + scale.r1) / 2, y + 32, label, anchor="middle", class_="axis-label")
+
+    def y_axis(self, scale: Scale, x: float, *, ticks: list[float], fmt=lambda v: f"{v:g}",
+               label: str = "", grid_right: float | None = None) -> None:
+        """A vertical axis at ``x``; optional grid lines to ``grid_right``."""
+        self.line(x, scale.r0, x, scale.r1, class_="axis")
+        for t in ticks:
+            y = scale(t)
+            if grid_right is not None:
+                self.line(x, y, grid_right, y, class_="grid")
+            self.line(x - 4, y, x, y, class_="axis")
+            self.text(x - 7, y + 4, fmt(t), anchor="end", class_="tick")
+        if label:
+            cy = (scale.r0 + scale.r1) / 2
+            self.parts.append(f'<text class="axis-label" text-anchor="middle" '
+                              f'transform="translate({_num(x - 38)} {_num(cy)}) rotate(-90)">{esc(label)}</text>')
+
+    def render(self) -> str:
+        ident = f"svg-{esc(self.chart)}"
+        desc = f'<desc id="{ident}-d">{esc(self.desc)}</desc>' if self.desc else ""
+        labelled = f'aria-labelledby="{ident}-t"' + (f' aria-describedby="{ident}-d"' if self.desc else "")
+        return (f'<svg xmlns="http://www.w3.org/2000/svg" class="chart" data-chart="{esc(self.chart)}" '
+                f'viewBox="0 0 {_num(self.width)} {_num(self.height)}" width="{_num(self.width)}" '
+                f'height="{_num(self.height)}" role="img" {labelled}>'
+                f'<title id="{ident}-t">{esc(self.title)}</title>{desc}{"".join(self.parts)}</svg>')

@@ -1,0 +1,116 @@
+"""Reports for the tests: one real τ-bench run made hostile, and every section filled.
+
+The hostile run is a real gpt-4o airline run from ../shared/data with one tool result replaced
+by markup that would run script if it were ever inserted as HTML, and with secrets planted
+in a user message and in tool arguments.
+"""
+
+from __future__ import annotations
+
+import numpy as np
+
+from fluke.adapters import read_file
+from fluke.ledger import CountRow
+from fluke.record import Run, ToolCall, UserMessage
+from fluke.report import (
+    Boundary,
+    BoundaryCell,
+    Calibration,
+    CalibrationBin,
+    Contrast,
+    Explorer,
+    Forest,
+    LuckCase,
+    LuckRate,
+    ReportData,
+    SuiteQuestion,
+    SuiteQuestions,
+    VersionRef,
+    deaths_by_step,
+    explorer_run,
+    uniform_beta_board,
+)
+from fluke.report._feed import null_from_pvalues
+
+PAYLOAD = ('</script><script>window.__pwned = 1; document.title = "pwned";</script>'
+           '<img src="x" onerror="window.__pwned = 2; document.title = \'pwned\'">'
+           '<svg onload="window.__pwned = 3"></svg>\u2028&lt;b&gt;')
+AWS_KEY = "AKIAIOSFODNN7EXAMPLE"
+API_KEY = "sk-proj-Q8vT4nR2mK9xL5wE7yU3iO1pA6sD0fGh"
+PRIVATE_KEY = "-----BEGIN RSA PRIVATE KEY-----\nMIIEowIBAAKCAQEA7fluke\n-----END RSA PRIVATE KEY-----"
+SECRETS = (AWS_KEY, API_KEY, "MIIEowIBAAKCAQEA7fluke", "hunter2-very-secret")
+
+
+def tau_runs(path) -> list[Run]:
+    return list(read_file(path, identity={"model": "gpt-4o"}))
+
+
+def hostile(run: Run) -> tuple[Run, int]:
+    """The run with its first tool result replaced by the payload and secrets planted.
+
+    Returns the new run and the event index of the hostile tool result.
+    """
+    events = list(run.events)
+    index = next(i for i, e in enumerate(events) if isinstance(e, ToolCall))
+    call = events[index]
+    events[index] = ToolCall(**{**call.model_dump(), "result": PAYLOAD, "ok": True,
+                                "args": {**(call.args or {}), "password": "hunter2-very-secret"}})
+    events.insert(1, UserMessage(text=f"my keys: {AWS_KEY} and {API_KEY}\n{PRIVATE_KEY}\nAuthorization: Bearer abcdefghijklmnop"))
+    body = run.model_dump(mode="json")
+    body["events"] = [e.model_dump(mode="json") for e in events]
+    body["outcome"] = {**body["outcome"], "died_at": None}
+    return Run.model_validate(body), index + 1
+
+
+def full_report(runs: list[Run]) -> tuple[ReportData, Run, int]:
+    """A report with every section present: real runs for the board, deaths and explorer;
+    fixed illustrative figures for the sections whose capabilities are not in this branch."""
+    bad, bad_index = hostile(next(r for r in runs if r.outcome.passed is False))
+    version, label = runs[0].version, "gpt-4o"
+    per_scenario: dict[str, list[int]] = {}
+    for r in runs:
+        per_scenario.setdefault(r.scenario, [0, 0])
+        per_scenario[r.scenario][0] += 1
+        per_scenario[r.scenario][1] += bool(r.outcome.passed)
+    counts = [CountRow(version, s, "", n, k) for s, (n, k) in per_scenario.items()]
+    board = uniform_beta_board(counts, version=version, label=label, bar=0.9)
+    half = len(runs) // 2
+    comparison = deaths_by_step([("first half", version, runs[:half]), ("second half", "f" * 64, runs[half:])])
+    comparison = comparison.model_copy(update={
+        "qvalues": [0.5 if d == 0 else 0.02 for d in comparison.arms[0].deaths],
+        "verdict": "no significant difference", "pvalue": 0.21, "detection_limit": 1.41, "ceiling": 1.3})
+    rng = np.random.default_rng(3)
+    pvalues = rng.uniform(size=400).round(4).tolist()
+    violations = {bad.hash: [{"check": "forbidden", "severity": "hard", "index": bad_index,
+                              "message": "called a forbidden tool <img src=x onerror=alert(1)>"},
+                             {"check": "max_steps", "severity": "warn", "index": None, "message": "long run"}]}
+    shown = [bad] + runs[:40]
+    data = ReportData(
+        title="fluke report <script>document.title='pwned'</script>",
+        generated_at="2026-11-30 09:00 UTC", ledger="test",
+        versions=[VersionRef(version=version, label=label, runs=len(runs))],
+        suite_board=[board],
+        suite_questions=[SuiteQuestions(version=version, label=label, questions=[
+            SuiteQuestion(name="average pass rate", value=0.42, display="0.42 (0.36–0.49)",
+                          conditional_on="uniform priors per scenario"),
+            SuiteQuestion(name="P(every scenario clears 0.9)", value=0.0, display="<0.001",
+                          conditional_on="independent scenarios")])],
+        luck=LuckRate(cases=[LuckCase(case="airline/1", green=3, lucky=1, share=1 / 3, lo=0.05, hi=0.75),
+                             LuckCase(case="airline/0", green=0, lucky=0, share=None)],
+                      pooled=LuckCase(case="pooled", green=3, lucky=1, share=1 / 3, lo=0.05, hi=0.75),
+                      conditional_on="spec demo.yaml"),
+        contrasts=Forest(measure="difference in pass rate", contrasts=[
+            Contrast(label="memory on − off", estimate=0.08, lo=-0.03, hi=0.19),
+            Contrast(label="retry 3 − 1", estimate=0.15, lo=0.05, hi=0.25)], conditional_on="clustered by environment"),
+        comparison=comparison,
+        null_calibration=null_from_pvalues(pvalues, conditional_on="400 simulated unchanged pairs"),
+        boundary=[Boundary(version=version, label=label, cells=[
+            BoundaryCell(condition="name=unique", works=9, fails=1), BoundaryCell(condition="name=ambiguous", works=2,
+                                                                                 should_ask=5, fails=3),
+            BoundaryCell(condition="write=timeout")])],
+        calibration=Calibration(bins=[CalibrationBin(lo=0.0, hi=0.5, mean_forecast=0.3, observed_share=0.25, n=8),
+                                      CalibrationBin(lo=0.5, hi=1.0, mean_forecast=0.8, observed_share=0.7, n=20)],
+                                brier=0.18, baseline_brier=0.22, n=28),
+        explorer=Explorer(runs=[explorer_run(r, violations.get(r.hash, ()), label=label) for r in shown],
+                          total=len(runs)))
+    return data, bad, bad_index

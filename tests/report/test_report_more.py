@@ -1,0 +1,65 @@
+"""``fluke report`` with the other capabilities present: comparison, luck rate, suite questions.
+
+Skips where this build lacks grading or comparison; once merged it checks the sections
+against figures computed here independently.
+"""
+
+from __future__ import annotations
+
+import json
+import math
+
+import pytest
+from click.testing import CliRunner
+from scipy.stats import norm
+
+from fluke.cli import group
+from fluke.ledger import open_ledger
+from fluke.record import Run
+
+from ..conftest import TAU_AIRLINE, need
+from ._build import tau_runs
+
+
+def test_two_versions_and_a_spec_fill_comparison_luck_and_questions(tmp_path):
+    grading = pytest.importorskip("fluke.grading")
+    pytest.importorskip("fluke.comparison")
+    try:
+        from fluke.cli._compare import survival_comparison  # noqa: F401
+    except ImportError:
+        pytest.skip("this build has no fluke compare verb")
+    runs = []
+    for r in tau_runs(need(TAU_AIRLINE)):  # trials 0–1 as version A, 2–3 as version B: one agent, two arms
+        body = r.model_dump(mode="json")
+        body["identity"] = {**body["identity"], "model": "arm-a" if r.trial < 2 else "arm-b"}
+        runs.append(Run.model_validate(body))
+    tools = sorted({e.tool for r in runs for e in r.tool_calls})
+    spec = tmp_path / "spec.json"
+    spec.write_text(json.dumps({"tools": tools, "required": ["get_user_details"]}))
+    url = str(tmp_path / "fluke.db")
+    with open_ledger(url) as ledger:
+        ledger.ingest(runs)
+    out = tmp_path / "r.html"
+    result = CliRunner().invoke(group, ["--ledger", url, "report", "--json", "--out", str(out), "--version", "model=arm-a",
+                                        "--version", "model=arm-b", "--spec", str(spec)])
+    assert result.exit_code == 0, result.output
+    doc = json.loads(result.output)
+    cmp_ = doc["comparison"]
+    deaths = sum(r.outcome.passed is False for r in runs)
+    assert sum(sum(a["deaths"]) for a in cmp_["arms"]) == deaths == 116
+    # Detection limit exp(2(z_{1−α/2} + z_power)/√D), computed here from the definition.
+    assert cmp_["detection_limit"] == pytest.approx(math.exp(2 * (norm.ppf(0.975) + norm.ppf(0.8)) / math.sqrt(deaths)))
+    assert cmp_["verdict"] in ("different", "no significant difference", "too small to tell")
+    assert len(cmp_["qvalues"]) == len(cmp_["steps"])
+    loaded = grading.load_spec(str(spec))
+    grades = [grading.grade_run(r, loaded) for r in runs]
+    assert doc["luck"]["pooled"]["green"] == sum(bool(g.output_ok) for g in grades) == 84
+    assert doc["luck"]["pooled"]["lucky"] == sum(bool(g.output_ok) and not g.path_ok for g in grades)
+    flagged = sum(bool(g.violations) for g in grades)
+    assert sum(bool(r["violations"]) for r in doc["explorer"]["runs"]) == flagged
+    inference = pytest.importorskip("fluke.inference")
+    if hasattr(inference, "suite_questions"):
+        names = [q["name"] for q in doc["suite_questions"][0]["questions"]]
+        assert "P(every scenario clears 0.9)" in names
+    page = out.read_text()
+    assert cmp_["verdict"] in page and "Not computed: no spec" not in page
