@@ -4,7 +4,7 @@ Each verb lives in its own module and is imported only when it runs, so ``fluke 
 stays fast and a verb's heavy dependencies load only for that verb.
 
 >>> from click.testing import CliRunner
->>> result = CliRunner().invoke(main, ["--help"])
+>>> result = CliRunner().invoke(group, ["--help"])
 >>> result.exit_code, "ingest" in result.output
 (0, True)
 """
@@ -40,7 +40,7 @@ VERBS: dict[str, str] = {
     "unseal": "fluke.cli._design:unseal",
     "run": "fluke.cli._run:run",
     "report": "fluke.cli._report:report",
-    "demo": "fluke.cli._report:demo",
+    "demo": "fluke.cli._demo:demo",
 }
 
 
@@ -65,6 +65,10 @@ class _LazyGroup(click.Group):
     def get_command(self, ctx: click.Context, cmd_name: str) -> click.Command | None:
         return _load(cmd_name)
 
+    def invoke(self, ctx: click.Context):
+        with cli_errors():
+            return super().invoke(ctx)
+
 
 @click.group(cls=_LazyGroup, context_settings={"help_option_names": ["-h", "--help"]})
 @click.option("--ledger", envvar="FLUKE_LEDGER", default="fluke.db", show_default=True,
@@ -84,7 +88,6 @@ def group(ctx: click.Context, ledger: str, as_json: bool) -> None:
 
 
 def main(argv: list[str] | None = None) -> None:
-    """Console-script entry point: runs the CLI and maps fluke errors to exit code 2."""
-    with cli_errors():
-        group.main(args=argv, prog_name="fluke", standalone_mode=True)
+    """Console-script entry point (fluke errors become one line on stderr and exit code 2)."""
+    group.main(args=argv, prog_name="fluke", standalone_mode=True)
 

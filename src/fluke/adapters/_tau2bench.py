@@ -1,0 +1,84 @@
+"""τ²-bench results: ``{timestamp, info, tasks, simulations}``.
+
+Each simulation becomes a run of scenario ``<domain>/<task_id>``. Tool calls carry their
+``requestor``: in telecom the simulated user calls tools too, and those calls are kept with
+``requestor="user"``. Results match calls by id and carry τ²-bench's own ``error`` flag.
+The identity is read from ``info``: the agent's model, the harness (agent implementation,
+user simulator, commit), the world (domain), and digests of the tool definitions and policy.
+A simulation that ended in ``agent_error`` or ``user_error`` is labelled ``error``.
+
+>>> sniff({"timestamp": "t", "info": {}, "tasks": [], "simulations": []}), sniff([])
+(True, False)
+"""
+
+from __future__ import annotations
+
+from typing import Any, Iterator
+
+from ..record import Run, digest
+from ._chat import chat_events
+from ._common import build_run, epoch, field_dict, field_list, field_number, with_identity
+from ._taubench import PASS_REWARD
+
+_ERROR_ENDINGS = {"agent_error", "user_error"}
+
+
+def sniff(doc: Any) -> bool:
+    """An object with ``info`` and ``simulations``."""
+    return isinstance(doc, dict) and "simulations" in doc and "info" in doc
+
+
+def _identity(doc: dict, file: str) -> dict[str, Any]:
+    info = field_dict(doc, "info", file=file, record="info")
+    agent = info.get("agent_info") or {}
+    user = info.get("user_info") or {}
+    env = info.get("environment_info") or {}
+    domain = env.get("domain_name")
+    return {
+        "model": agent.get("llm"),
+        "harness": {"name": "tau2-bench", "agent": agent.get("implementation"),
+                    "user_simulator": user.get("llm"), "commit": info.get("git_commit")},
+        "world": f"tau2-bench/{domain}" if domain else None,
+        "tools": {"tool_defs_sha256": digest(env["tool_defs"])} if env.get("tool_defs") else None,
+        "policy": {"policy_sha256": digest(env["policy"])} if env.get("policy") else None,
+        "date": (doc.get("timestamp") or "")[:10] or None,
+    }, domain
+
+
+def _tau2_error(message: dict, _content: Any) -> bool:
+    return bool(message.get("error"))
+
+
+def read(doc: dict, *, file: str, identity: dict[str, Any]) -> Iterator[Run]:
+    """Yield one run per simulation."""
+    found, domain = _identity(doc, file)
+    merged = with_identity(found, identity)
+    for position, sim in enumerate(field_list(doc, "simulations", file=file, record="simulations")):
+        record = f"simulation {position}"
+        if not isinstance(sim, dict) or "task_id" not in sim:
+            field_dict({"s": sim}, "s", file=file, record=record)  # raises for non-objects
+            from ..errors import InputError
+
+            raise InputError(file, record, "task_id", "is missing", hint="the file may be from another tool")
+        reward_info = sim.get("reward_info") or {}
+        reward = field_number(reward_info, "reward", file=file, record=record, default=None,
+                              prefix="reward_info.")
+        ending = sim.get("termination_reason")
+        passed = None if reward is None else reward >= PASS_REWARD
+        label = "error" if ending in _ERROR_ENDINGS else (None if passed is None else ("complete" if passed else "fail"))
+        messages = field_list(sim, "messages", file=file, record=record)
+        cost = {k: float(v) for k, v in (("agent_usd", sim.get("agent_cost")), ("user_usd", sim.get("user_cost")))
+                if isinstance(v, (int, float)) and not isinstance(v, bool)}
+        fields = {
+            "scenario": f"{domain}/{sim['task_id']}" if domain else str(sim["task_id"]),
+            "trial": sim.get("trial") or 0,
+            "identity": merged,
+            "events": chat_events(messages, file=file, record=record, is_error=_tau2_error),
+            "outcome": {"reward": reward, "passed": passed, "label": label},
+            "cost": cost,
+            "latency": field_number(sim, "duration", file=file, record=record, default=None),
+            "seed": sim.get("seed"),
+            "error": ending if ending in _ERROR_ENDINGS else None,
+            "source": {"adapter": "tau2-bench", "file": file, "position": position},
+        }
+        yield build_run(fields, file=file, record=record)

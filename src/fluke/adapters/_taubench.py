@@ -1,0 +1,62 @@
+"""τ-bench (v1) results: a JSON list of ``{task_id, trial, reward, info, traj}``.
+
+``traj`` is an OpenAI chat message list. τ-bench tools report failures by returning a string
+that starts with ``Error:``, so such a result is recorded as ``ok=False``. The domain comes
+from the policy heading of the system prompt ("# Airline Agent Policy"); the scenario is
+``<domain>/<task_id>`` and the world ``tau-bench/<domain>``. The model is not in the file:
+pass it with ``--identity model=...``.
+
+>>> sniff([{"task_id": 0, "trial": 0, "reward": 1.0, "traj": []}]), sniff({"simulations": []})
+(True, False)
+"""
+
+from __future__ import annotations
+
+import re
+from typing import Any, Iterator
+
+from ..record import Run, digest
+from ._chat import chat_events
+from ._common import build_run, field_int, field_list, field_number, with_identity
+
+_DOMAIN = re.compile(r"#\s*(\w+)\s+agent\s+policy", re.IGNORECASE)
+#: A reward at or above this counts as a pass (τ-bench rewards are 0 or 1).
+PASS_REWARD = 1.0 - 1e-9
+
+
+def sniff(doc: Any) -> bool:
+    """A non-empty list whose first item has ``task_id``, ``reward`` and ``traj``."""
+    return (isinstance(doc, list) and bool(doc) and isinstance(doc[0], dict)
+            and {"task_id", "reward", "traj"} <= doc[0].keys())
+
+
+def _tau_error(_message: dict, content: Any) -> bool:
+    return isinstance(content, str) and content.startswith("Error:")
+
+
+def read(doc: list, *, file: str, identity: dict[str, Any]) -> Iterator[Run]:
+    """Yield one run per record, tool calls paired with their results by call id."""
+    for position, item in enumerate(doc):
+        record = f"record {position}"
+        if not isinstance(item, dict):
+            from ..errors import InputError
+
+            raise InputError(file, record, None, f"expected an object, got {type(item).__name__}")
+        traj = field_list(item, "traj", file=file, record=record)
+        reward = field_number(item, "reward", file=file, record=record)
+        trial = field_int(item, "trial", file=file, record=record, default=0)
+        system = next((m.get("content") or "" for m in traj if isinstance(m, dict) and m.get("role") == "system"), "")
+        match = _DOMAIN.search(system)
+        domain = match.group(1).lower() if match else None
+        found = {"harness": "tau-bench", "world": f"tau-bench/{domain}" if domain else None,
+                 "policy": {"system_prompt_sha256": digest(system)} if system else None}
+        fields = {
+            "scenario": f"{domain}/{item['task_id']}" if domain else str(item["task_id"]),
+            "trial": trial,
+            "identity": with_identity(found, identity),
+            "events": chat_events(traj, file=file, record=record, is_error=_tau_error),
+            "outcome": {"reward": reward, "passed": None if reward is None else reward >= PASS_REWARD,
+                        "label": None if reward is None else ("complete" if reward >= PASS_REWARD else "fail")},
+            "source": {"adapter": "tau-bench", "file": file, "position": position},
+        }
+        yield build_run(fields, file=file, record=record)

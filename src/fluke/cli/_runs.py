@@ -1,0 +1,171 @@
+"""``fluke runs``, ``export``, ``summary`` and ``schema``: look at what the ledger holds."""
+
+from __future__ import annotations
+
+import sys
+from typing import Any, Callable
+
+import click
+import orjson
+
+from ..record import Run, run_schema
+from ._common import Context, console, emit_json, json_option, pass_context
+
+
+def _filters(func: Callable) -> Callable:
+    for option in reversed([
+        click.option("--scenario", help="Scenario id; * matches any characters."),
+        click.option("--version", "version", help="Versions: hash prefix or field=value[,field=value] (e.g. model=gpt-4.1)."),
+        click.option("--condition", help="Condition pairs key=value[,key=value]."),
+        click.option("--since", help="Identity date on or after (YYYY-MM-DD)."),
+        click.option("--until", help="Identity date on or before (YYYY-MM-DD)."),
+    ]):
+        func = option(func)
+    return func
+
+
+def _query(ctx: Context, **filters: Any) -> dict[str, Any]:
+    selector = filters.get("version")
+    if selector:
+        filters["version"] = ctx.ledger().select_versions(selector)
+        if not filters["version"]:
+            ctx.ledger().resolve_version(selector)  # raises, listing what the ledger has
+    return filters
+
+
+@click.command()
+@_filters
+@click.option("--limit", type=click.IntRange(min=1), default=None, help="Show at most this many runs.")
+@json_option
+@pass_context
+def runs(ctx: Context, limit: int | None, **filters: Any) -> None:
+    """List runs, filtered by scenario, version, condition and date.
+
+    \b
+    Example:
+      fluke runs --scenario 'airline/1*' --version model=gpt-4o --limit 20
+    """
+    ledger = ctx.ledger()
+    selected = list(ledger.runs(limit=limit, **_query(ctx, **filters)))
+    if ctx.as_json:
+        emit_json("runs", {"runs": [{"hash": r.hash, "version": r.version, "run": r} for r in selected]})
+        return
+    from rich.table import Table
+
+    table = Table(title=f"{len(selected)} runs")
+    for column in ("run", "version", "scenario", "trial", "condition", "passed", "reward", "events"):
+        table.add_column(column, justify="right" if column in ("trial", "reward", "events") else "left")
+    for r in selected:
+        passed = {True: "[green]yes[/]", False: "[red]no[/]", None: "—"}[r.outcome.passed]
+        reward = "—" if r.outcome.reward is None else f"{r.outcome.reward:g}"
+        table.add_row(r.hash[:12], f"{r.version[:8]} {r.identity.label()}", r.scenario, str(r.trial),
+                      r.condition_key() or "—", passed, reward, str(len(r.events)))
+    console().print(table)
+
+
+@click.command()
+@_filters
+@click.option("--output", "-o", type=click.Path(dir_okay=False, writable=True), default="-",
+              help="Write here instead of standard output.")
+@pass_context
+def export(ctx: Context, output: str, **filters: Any) -> None:
+    """Write runs as fluke JSONL, which re-ingests to the same content hashes.
+
+    \b
+    Example:
+      fluke export --version model=gpt-4o -o gpt-4o.jsonl && fluke --ledger copy.db ingest gpt-4o.jsonl
+    """
+    ledger = ctx.ledger()
+    stream = sys.stdout.buffer if output == "-" else open(output, "wb")
+    try:
+        for run in ledger.runs(**_query(ctx, **filters)):
+            stream.write(orjson.dumps(run.model_dump(mode="json")) + b"\n")
+    finally:
+        if stream is not sys.stdout.buffer:
+            stream.close()
+
+
+@click.command()
+@_filters
+@json_option
+@pass_context
+def summary(ctx: Context, **filters: Any) -> None:
+    """Runs and passes per version and scenario.
+
+    \b
+    Example:
+      fluke summary --scenario 'airline/*'
+    """
+    ledger = ctx.ledger()
+    query = _query(ctx, **filters)
+    rows = ledger.counts(version=query.get("version"), scenario=query.get("scenario"),
+                         condition=query.get("condition"))
+    labels = {v.version: v.identity.label() for v in ledger.versions()}
+    if ctx.as_json:
+        emit_json("summary", {"rows": [
+            {"version": r.version, "label": labels.get(r.version), "scenario": r.scenario,
+             "condition": r.condition, "trials": r.trials, "passes": r.passes} for r in rows]})
+        return
+    from rich.table import Table
+
+    out = console()
+    by_version: dict[str, list] = {}
+    for r in rows:
+        by_version.setdefault(r.version, []).append(r)
+    for version, vrows in by_version.items():
+        trials = sum(r.trials for r in vrows)
+        passes = sum(r.passes for r in vrows)
+        table = Table(title=f"version {version[:12]} ({labels.get(version, '?')}): "
+                            f"{len(vrows)} scenario cells, {passes} of {trials} runs passed")
+        for column in ("scenario", "condition", "runs", "passes", "pass share"):
+            table.add_column(column, justify="right" if column in ("runs", "passes") else "left")
+        for r in vrows:
+            table.add_row(r.scenario, r.condition or "—", str(r.trials), str(r.passes),
+                          f"{r.passes}/{r.trials}")
+        out.print(table)
+    if not rows:
+        out.print("the ledger has no runs matching that; add some with: fluke ingest FILE")
+
+
+def runs_document_schema() -> dict[str, Any]:
+    """The JSON Schema of ``fluke --json runs`` output, with the Run schema inside.
+
+    >>> runs_document_schema()["properties"]["format_version"]["const"]
+    1
+    """
+    run = run_schema()
+    defs = run.pop("$defs", {})
+    defs["Run"] = run
+    return {
+        "$schema": "https://json-schema.org/draft/2020-12/schema",
+        "title": "fluke runs listing",
+        "type": "object",
+        "required": ["format_version", "kind", "runs"],
+        "properties": {
+            "format_version": {"const": 1},
+            "kind": {"const": "runs"},
+            "runs": {"type": "array", "items": {
+                "type": "object", "required": ["hash", "version", "run"], "additionalProperties": False,
+                "properties": {"hash": {"type": "string", "pattern": "^[0-9a-f]{64}$"},
+                               "version": {"type": "string", "pattern": "^[0-9a-f]{64}$"},
+                               "run": {"$ref": "#/$defs/Run"}}}},
+        },
+        "$defs": defs,
+    }
+
+
+@click.command()
+@click.argument("what", type=click.Choice(["run", "runs"]), default="run")
+def schema(what: str) -> None:
+    """Print the JSON Schema of the run record (or of the ``runs --json`` listing).
+
+    \b
+    Example:
+      fluke schema > run.schema.json
+      fluke schema runs > runs.schema.json
+    """
+    doc = run_schema() if what == "run" else runs_document_schema()
+    sys.stdout.write(orjson.dumps(doc, option=orjson.OPT_INDENT_2).decode() + "\n")
+
+
+__all__ = ["export", "runs", "schema", "summary", "Run"]
