@@ -101,8 +101,10 @@ def suite_statement(answers: SuiteAnswers, successes, trials, *, version: str, p
     k, n = np.atleast_1d(successes), np.atleast_1d(trials)
     bar = answers.bar
     lo, hi = answers.failures_interval(0.9)
-    happened = (f"{answers.scenarios} scenarios, {int(k.sum())} passes in {int(n.sum())} runs "
-                f"({_g(float(np.min(n)))} to {_g(float(np.max(n)))} runs per scenario).")
+    lo_n, hi_n = _g(float(np.min(n))), _g(float(np.max(n)))
+    per = f"{lo_n} run{'s' if lo_n != '1' else ''}" if lo_n == hi_n else f"{lo_n} to {hi_n} runs"
+    happened = f"{answers.scenarios} scenarios, {int(k.sum())} passes in {int(n.sum())} runs ({per} per scenario)."
+
     inferred = (f"average rate {answers.average_mean:.3f} (sd {answers.average_sd:.3f}); "
                 f"expected {answers.expected_below:.1f} of {answers.scenarios} scenarios below {_g(bar)}; "
                 f"P(every scenario above {_g(bar)}) = {_sci(answers.p_all_clear)}; next full execution: "
