@@ -67,7 +67,7 @@ def _family_of(tags: list[str], prefix: str) -> str | None:
 
 
 def _beliefs(ledger, *, version_sel: str | None, prior: str, carry_from: str | None, delta: float,
-             touched: tuple[str, ...], odds: float | None, family_prefix: str) -> _Beliefs:
+             touched: tuple[str, ...], odds: float | None, family_prefix: str, want_tags: bool = False) -> _Beliefs:
     from .. import inference as inf
 
     if carry_from is None and (odds is not None or touched):
@@ -80,7 +80,7 @@ def _beliefs(ledger, *, version_sel: str | None, prior: str, carry_from: str | N
     cells = [(r.scenario, r.condition) for r in rows]
     k = np.array([r.passes for r in rows], float)
     n = np.array([r.trials for r in rows], float)
-    need_tags = prior == "family" or bool(touched)
+    need_tags = want_tags or prior == "family" or bool(touched)
     tags = _tags(ledger, version) if need_tags else {}
     families = [_family_of(tags.get(s, []), family_prefix) for s, _ in cells]
     if prior == "family":
@@ -257,8 +257,9 @@ def _print_review(review: dict) -> None:
                         f"{int(r.progressed.sum())} progressed, {int(r.graduated.sum())} graduated "
                         f"(regression set = scenarios clean on the old version; flagged at "
                         f"P ≥ {r.level:g}; uniform priors)", title_justify="left")
-    for col in ("scenario", "set", "old", "new", "P(new worse)", "Fisher p (worse)", "Fisher p (better)", "verdict"):
-        table.add_column(col, justify="left" if col in ("scenario", "set", "verdict") else "right")
+    for col in ("scenario", "set", "old", "new", "P(new worse)", "Fisher p worse / better"):
+        table.add_column(col, justify="left" if col in ("scenario", "set") else "right")
+    table.add_column("verdict", no_wrap=True, min_width=9)
     for i, c in enumerate(review["cells"]):
         verdict = ("[red]regressed[/]" if r.regressed[i] else "[green]progressed[/]" if r.progressed[i] else "—")
         if r.graduated[i]:
@@ -266,7 +267,7 @@ def _print_review(review: dict) -> None:
         table.add_row(_name(c), "frontier" if r.frontier[i] else "regression",
                       fmt_share(int(review["ko"][i]), int(review["no"][i]), 0),
                       fmt_share(int(review["kn"][i]), int(review["nn"][i]), 0), _pct(r.p_worse[i]),
-                      _pct(r.fisher_worse[i]), _pct(r.fisher_better[i]), verdict)
+                      f"{_pct(r.fisher_worse[i])} / {_pct(r.fisher_better[i])}", verdict)
     out = console()
     out.print(table)
     out.print("A week-over-week comparison says whether a scenario moved, never whether it is above a bar.",
@@ -287,25 +288,31 @@ def _pct(p: float) -> str:
 
 def _print_believe(b, mean, p_above, lo, hi, p_next, certify, suite, suite_certify, suite_stmt, per, *,
                    bar, level, next_m, statements) -> None:
+    from rich import box
     from rich.table import Table
 
     out = console()
     table = Table(title=f"version {b.label}: {len(b.cells)} scenarios, {int(b.k.sum())} passes in "
                         f"{int(b.n.sum())} runs; prior {b.prior_text[0] if len(set(b.prior_text)) == 1 else 'per scenario'}",
                   title_justify="left")
-    for col in ("scenario", "passed", "next run passes", f"P(θ > {bar:g})", f"{level * 100:g}% credible interval",
-                f"P(next {next_m} all pass)", "clean runs to certify (95%)"):
-        table.add_column(col, justify="left" if col == "scenario" else "right")
+    table.box, table.pad_edge, table.collapse_padding = box.SIMPLE_HEAD, False, True
+    table.add_column("scenario", no_wrap=True, min_width=10)
+    table.add_column("passed", no_wrap=True, justify="right")
+    for col in ("next", f"P(θ>{bar:g})", f"{level * 100:g}% CrI", f"P(next {next_m})", "certify"):
+        table.add_column(col, justify="right", no_wrap=True)
     if b.change is not None:
         table.add_column("P(changed)", justify="right")
     for i, c in enumerate(b.cells):
         row = [_name(c), fmt_share(int(b.k[i]), int(b.n[i]), 0), f"{mean[i]:.3f}", _pct(p_above[i]),
-               f"{lo[i]:.3f} to {hi[i]:.3f}", _pct(p_next[i]),
-               "already" if certify[i] == 0 else f"{certify[i]:.0f} more"]
+               f"{lo[i]:.3f}–{hi[i]:.3f}", _pct(p_next[i]),
+               f"{certify[i]:.0f}"]
         if b.change is not None:
             row.append(f"{b.change.p_changed[i]:.3f}" + (" reset" if b.change.p_changed[i] >= 0.5 else ""))
         table.add_row(*row)
     out.print(table)
+    out.print(f"next = P(the next run passes); P(θ>{bar:g}) = P(the pass rate clears the bar); CrI = equal-tailed "
+              f"credible interval; P(next {next_m}) = P(the next {next_m} runs all pass); certify = clean runs "
+              f"still needed for P(θ>{bar:g}) ≥ 0.95.", markup=False, style="dim")
     blo, bhi = suite.below_interval(0.9)
     flo, fhi = suite.failures_interval(0.9)
     suite_table = Table(title=f"suite questions at bar {bar:g}", title_justify="left", show_header=False)
@@ -348,7 +355,7 @@ def predict(ctx: Context, version_sel, prior, family_prefix, carry_from, delta, 
     with cli_errors():
         ledger = ctx.ledger()
         b = _beliefs(ledger, version_sel=version_sel, prior=prior, carry_from=carry_from, delta=delta,
-                     touched=touched, odds=odds, family_prefix=family_prefix)
+                     touched=touched, odds=odds, family_prefix=family_prefix, want_tags=True)
         made_at = utcnow()
         mean = b.belief.mean
         digests = [ledger.put_document("prediction", dict(
