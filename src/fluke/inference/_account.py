@@ -20,6 +20,7 @@ from dataclasses import dataclass
 from typing import Iterable, Sequence
 
 import numpy as np
+from scipy import special
 
 from ._beta import UNIFORM, BetaMixture, BetaPosterior, Prior, check_counts, posterior
 
@@ -62,22 +63,40 @@ def footprint_discount(tags: Sequence[Iterable[str]], touched: Iterable[str], *,
 def betabinom_cdf(successes, trials, alpha, beta) -> np.ndarray:
     """P(K ≤ k) for K ~ BetaBinomial(n, α, β), vectorised over scenarios.
 
-    Summed over a grid of k (the pmf ratio recurrence), so a 10,000-scenario account stays fast.
+    Summed over a grid of counts from the pmf ratio recurrence, in logs, so a 10,000-scenario
+    account needs only cheap logarithms and one special-function call per scenario.
 
     >>> round(float(betabinom_cdf(3, 5, 51, 1)), 5)
     0.00649
     """
     k, n = np.broadcast_arrays(np.asarray(successes, float), np.asarray(trials, float))
     a, b = np.broadcast_to(alpha, k.shape).astype(float), np.broadcast_to(beta, k.shape).astype(float)
-    flat_k, flat_n, flat_a, flat_b = k.ravel(), n.ravel(), a.ravel(), b.ravel()
-    top = int(flat_k.max()) if flat_k.size else 0
-    j = np.arange(top + 1, dtype=float)[None, :]
-    from ._beta import log_marginal
-
-    logp = log_marginal(j, flat_n[:, None], flat_a[:, None], flat_b[:, None])
-    mask = j <= flat_k[:, None]
-    total = np.where(mask, np.exp(np.where(mask, logp, -np.inf)), 0.0).sum(axis=1)
+    fk, fn, fa, fb = k.ravel(), n.ravel(), a.ravel(), b.ravel()
+    top = int(fk.max()) if fk.size else 0
+    # pmf(0) = B(α, β + n) / B(α, β); pmf(j+1)/pmf(j) = (n−j)(α+j) / ((j+1)(β+n−j−1)).
+    # A loop over the count (≤ max k), each step vectorised over scenarios: cache-friendly.
+    log0 = special.betaln(fa, fb + fn) - special.betaln(fa, fb)
+    pmf = np.exp(log0)
+    total = pmf.copy()
+    with np.errstate(divide="ignore", invalid="ignore", over="ignore"):
+        for j in range(top):
+            pmf = pmf * ((fn - j) * (fa + j) / ((j + 1) * (fb + fn - j - 1)))
+            total += np.where(fk > j, pmf, 0.0)
+    # Where pmf(0) underflows (α/β huge), redo those rows in logs.
+    bad = ~np.isfinite(total) | (log0 < -700)
+    if bad.any():
+        total[bad] = _cdf_in_logs(fk[bad], fn[bad], fa[bad], fb[bad], log0[bad])
     return np.minimum(total, 1.0).reshape(k.shape)
+
+
+def _cdf_in_logs(k, n, a, b, log0) -> np.ndarray:
+    j = np.arange(int(k.max()), dtype=float)[None, :]
+    k, n, a, b, log0 = (v[:, None] for v in (k, n, a, b, log0))
+    with np.errstate(divide="ignore", invalid="ignore"):
+        step = np.log((n - j) * (a + j)) - np.log((j + 1) * (b + n - j - 1))
+    logp = np.concatenate([log0, log0 + np.cumsum(np.where(j < n, step, -np.inf), axis=1)], axis=1)
+    mask = np.arange(logp.shape[1])[None, :] <= k
+    return np.sum(np.where(mask, np.exp(np.where(mask, logp, -np.inf)), 0.0), axis=1)
 
 
 def surprise(carried: BetaPosterior, successes, trials) -> np.ndarray:
@@ -117,7 +136,9 @@ def detect_change(carried: BetaPosterior, successes, trials, *, odds: float = 4.
     reset_alpha = np.broadcast_to(reset_belief.alpha, np.shape(carried.alpha))
     reset_beta = np.broadcast_to(reset_belief.beta, np.shape(carried.alpha))
     reset_belief = BetaPosterior(reset_alpha, reset_beta, reset_belief.prior)
-    log_bf = reset_belief.log_marginal(k, n) - carried.log_marginal(k, n)
+    # The binomial coefficient is common to both hypotheses and cancels in the Bayes factor.
+    log_bf = (special.betaln(reset_alpha + k, reset_beta + n - k) - special.betaln(reset_alpha, reset_beta)
+              - special.betaln(carried.alpha + k, carried.beta + n - k) + special.betaln(carried.alpha, carried.beta))
     # P(changed) = BF / (BF + odds), computed in logs for tiny or huge factors.
     p_changed = 1.0 / (1.0 + np.exp(np.log(odds) - log_bf))
     weight = np.stack(np.broadcast_arrays(1 - p_changed, p_changed), axis=-1)

@@ -119,6 +119,11 @@ def log_marginal(successes, trials, alpha, beta) -> np.ndarray:
     return log_choose + special.betaln(alpha + k, beta + n - k) - special.betaln(alpha, beta)
 
 
+def _sf(bar, alpha, beta) -> np.ndarray:
+    bar = np.asarray(bar, dtype=float)
+    return np.where(bar >= 1, 0.0, np.where(bar <= 0, 1.0, special.betainc(beta, alpha, np.clip(1 - bar, 0, 1))))
+
+
 class _Belief:
     """What every belief about θ (one Beta, or a mixture) can answer."""
 
@@ -167,8 +172,8 @@ class BetaPosterior(_Belief):
         return self.alpha * self.beta / (s * s * (s + 1))
 
     def sf(self, bar) -> np.ndarray:
-        """P(θ > bar)."""
-        return stats.beta.sf(bar, self.alpha, self.beta)
+        """P(θ > bar), as I_{1−bar}(β, α) (scipy's regularised incomplete beta, the fast side)."""
+        return _sf(bar, self.alpha, self.beta)
 
     def cdf(self, bar) -> np.ndarray:
         """P(θ ≤ bar), computed directly (not as 1 − sf) so small tails keep their digits."""
@@ -219,7 +224,7 @@ class BetaMixture(_Belief):
         return np.sum(self.weight * second, axis=-1) - self.mean ** 2
 
     def sf(self, bar) -> np.ndarray:
-        return np.sum(self.weight * stats.beta.sf(bar, self.alpha, self.beta), axis=-1)
+        return np.sum(self.weight * _sf(bar, self.alpha, self.beta), axis=-1)
 
     def cdf(self, bar) -> np.ndarray:
         return np.sum(self.weight * stats.beta.cdf(bar, self.alpha, self.beta), axis=-1)
