@@ -9,11 +9,7 @@ a skip would hide a backend nobody tested, so they fail instead.
 from __future__ import annotations
 
 import os
-import shutil
-import socket
 import subprocess
-import tempfile
-import time
 import uuid
 from pathlib import Path
 
@@ -34,48 +30,6 @@ def need(path: Path) -> Path:
     return path
 
 
-def _pg_bin() -> Path | None:
-    found = shutil.which("initdb")
-    if found:
-        return Path(found).parent
-    candidates = sorted(Path("/usr/lib/postgresql").glob("*/bin/initdb"))
-    return candidates[-1].parent if candidates else None
-
-
-def _free_port() -> int:
-    with socket.socket() as s:
-        s.bind(("127.0.0.1", 0))
-        return s.getsockname()[1]
-
-
-class _Server:
-    """A throwaway PostgreSQL cluster on 127.0.0.1, removed at the end of the session."""
-
-    def __init__(self, bindir: Path) -> None:
-        self.bindir = bindir
-        self.dir = Path(tempfile.mkdtemp(prefix="fluke-pg-"))
-        self.port = _free_port()
-        self.prefix: list[str] = []
-        if os.geteuid() == 0:  # initdb refuses to run as root
-            user = "postgres"
-            shutil.chown(self.dir, user)
-            self.prefix = ["runuser", "-u", user, "--"]
-        self.data = self.dir / "data"
-        self._run([str(bindir / "initdb"), "-D", str(self.data), "-A", "trust", "-U", "fluke", "--no-sync"])
-        self._run([str(bindir / "pg_ctl"), "-D", str(self.data), "-w", "-l", str(self.dir / "log"),
-                   "-o", f"-h 127.0.0.1 -p {self.port} -k {self.dir} -F", "start"])
-        self.url = f"postgresql://fluke@127.0.0.1:{self.port}/postgres"
-
-    def _run(self, cmd: list[str]) -> None:
-        subprocess.run(self.prefix + cmd, check=True, capture_output=True, timeout=120)
-
-    def stop(self) -> None:
-        try:
-            self._run([str(self.bindir / "pg_ctl"), "-D", str(self.data), "-m", "immediate", "stop"])
-        finally:
-            shutil.rmtree(self.dir, ignore_errors=True)
-
-
 def _unavailable(reason: str):
     if os.environ.get("CI"):
         pytest.fail(f"PostgreSQL tests would skip under CI: {reason}", pytrace=False)
@@ -89,19 +43,14 @@ def postgres_server_url():
     if url:
         yield url
         return
-    bindir = _pg_bin()
-    if bindir is None:
+    from fluke.testing import ThrowawayPostgres, postgres_binaries
+
+    if postgres_binaries() is None:
         _unavailable("no initdb found on PATH or under /usr/lib/postgresql")
     try:
-        server = _Server(bindir)
+        server = ThrowawayPostgres()
     except (subprocess.SubprocessError, OSError, LookupError) as exc:
         _unavailable(f"could not start a throwaway server ({exc})")
-    for _ in range(50):
-        try:
-            socket.create_connection(("127.0.0.1", server.port), timeout=1).close()
-            break
-        except OSError:
-            time.sleep(0.1)
     yield server.url
     server.stop()
 

@@ -161,3 +161,30 @@ def test_summary_counts_passes_per_version_and_scenario(tmp_path):
         want[f"airline/{x['task_id']}"] = (n + 1, k + int(x["reward"] == 1.0))
     assert got == want
     assert doc["format_version"] == 1
+
+
+def test_a_truncated_jsonl_names_the_line_and_writes_nothing(tmp_path):
+    url, out = str(tmp_path / "j.db"), tmp_path / "runs.jsonl"
+    fluke(url, "ingest", need(TAU_AIRLINE))
+    fluke(url, "export", "-o", out)
+    lines = out.read_bytes().splitlines(keepends=True)
+    cut = tmp_path / "cut.jsonl"
+    cut.write_bytes(b"".join(lines[:-1]) + lines[-1][: len(lines[-1]) // 2])
+    other = str(tmp_path / "other.db")
+    result = fluke(other, "ingest", cut, ok=False)
+    assert result.exit_code == 2
+    assert _error_lines(result) == [_error_lines(result)[0]]
+    assert re.search(rf"cut\.jsonl: line {len(lines)}: not valid JSON", _error_lines(result)[0])
+    with open_ledger(other) as ledger:
+        assert ledger.count() == 0
+
+
+def test_forced_format_and_identity_fields_are_checked(tmp_path):
+    url = str(tmp_path / "f.db")
+    result = fluke(url, "ingest", need(TAU_AIRLINE), "--format", "tau2-bench", ok=False)
+    assert result.exit_code == 2 and "is not τ²-bench results" in _error_lines(result)[0]
+    result = fluke(url, "ingest", TAU_AIRLINE, "--identity", "modle=gpt-4o", ok=False)
+    assert result.exit_code == 2 and "--identity" in _error_lines(result)[0]
+    fluke(url, "ingest", TAU_AIRLINE, "--format", "tau-bench", "--identity", "model=gpt-4o,")
+    with open_ledger(url) as ledger:
+        assert [v.identity.model for v in ledger.versions()] == ["gpt-4o,"]

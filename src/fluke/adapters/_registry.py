@@ -59,48 +59,53 @@ def _available(fmt: Format) -> ModuleType | None:
         raise
 
 
-def _parse_json(path: Path, data: bytes) -> Any:
-    try:
-        return orjson.loads(data)
-    except orjson.JSONDecodeError as exc:
-        # Try JSON Lines: every non-empty line a document.
-        lines = [ln for ln in data.splitlines() if ln.strip()]
-        if len(lines) > 1:
-            try:
-                return _JsonLines(path, data)
-            except _NotJsonLines:
-                pass
-        line = data[: exc.pos].count(b"\n") + 1
-        raise InputError(str(path), f"line {line}", None,
-                         f"not valid JSON ({exc.msg}); the file may be truncated",
-                         hint="re-export it from its source") from None
-
-
-class _NotJsonLines(Exception):
-    pass
+def _invalid(path: Path, line: int, exc: orjson.JSONDecodeError, hint: str) -> InputError:
+    return InputError(str(path), f"line {line}", None,
+                      f"not valid JSON ({exc.msg}); the file may be truncated", hint=hint)
 
 
 class _JsonLines:
-    """A JSONL file, parsed lazily line by line (so large files stream)."""
+    """A JSON Lines file, read and parsed line by line from disk (so large files stream)."""
 
-    def __init__(self, path: Path, data: bytes) -> None:
-        self.path, self.data = path, data
-        first = next((ln for ln in data.splitlines() if ln.strip()), b"")
-        try:
-            self.first = orjson.loads(first)
-        except orjson.JSONDecodeError:
-            raise _NotJsonLines from None
+    def __init__(self, path: Path, first: Any) -> None:
+        self.path, self.first = path, first
 
     def __iter__(self) -> Iterator[tuple[int, Any]]:
-        for number, line in enumerate(self.data.splitlines(), start=1):
-            if not line.strip():
-                continue
-            try:
-                yield number, orjson.loads(line)
-            except orjson.JSONDecodeError as exc:
-                raise InputError(str(self.path), f"line {number}", None,
-                                 f"not valid JSON ({exc.msg}); the file may be truncated",
-                                 hint="fix or remove that line") from None
+        with open(self.path, "rb") as fh:
+            for number, line in enumerate(fh, start=1):
+                if not line.strip():
+                    continue
+                try:
+                    yield number, orjson.loads(line)
+                except orjson.JSONDecodeError as exc:
+                    raise _invalid(self.path, number, exc, "fix or remove that line") from None
+
+
+def _open_document(path: Path) -> Any:
+    """Parse ``path``: JSON Lines (streamed) when its first line is a whole JSON object and
+    more lines follow, otherwise one JSON document."""
+    try:
+        with open(path, "rb") as fh:
+            first_line = fh.readline()
+            while first_line and not first_line.strip():
+                first_line = fh.readline()
+            rest = fh.readline()
+            while rest and not rest.strip():
+                rest = fh.readline()
+    except OSError as exc:
+        raise InputError(str(path), None, None, f"cannot be read ({exc.strerror})") from None
+    if rest:
+        try:
+            first = orjson.loads(first_line)
+        except orjson.JSONDecodeError:
+            first = None
+        if isinstance(first, dict):
+            return _JsonLines(path, first)
+    data = path.read_bytes()
+    try:
+        return orjson.loads(data)
+    except orjson.JSONDecodeError as exc:
+        raise _invalid(path, data[: exc.pos].count(b"\n") + 1, exc, "re-export it from its source") from None
 
 
 def detect_format(path: str | Path, doc: Any = None) -> str:
@@ -110,7 +115,7 @@ def detect_format(path: str | Path, doc: Any = None) -> str:
     """
     path = Path(path)
     if doc is None:
-        doc = _parse_json(path, path.read_bytes())
+        doc = _open_document(path)
     is_lines = isinstance(doc, _JsonLines)
     probe = doc.first if is_lines else doc
     for fmt in FORMATS.values():
@@ -136,11 +141,7 @@ def read_file(path: str | Path, *, format: str | None = None,
     >>> os.unlink(f.name)
     """
     path = Path(path)
-    try:
-        data = path.read_bytes()
-    except OSError as exc:
-        raise InputError(str(path), None, None, f"cannot be read ({exc.strerror})") from None
-    doc = _parse_json(path, data)
+    doc = _open_document(path)
     name = format or detect_format(path, doc)
     if name not in FORMATS:
         raise InputError(str(path), None, None, f"unknown format {name!r}",
@@ -149,6 +150,5 @@ def read_file(path: str | Path, *, format: str | None = None,
     if module is None:
         raise InputError(str(path), None, None, f"the {name} reader is not available in this build")
     if getattr(module, "LINES", False) and not isinstance(doc, _JsonLines):
-        doc = _JsonLines.__new__(_JsonLines)
-        doc.path, doc.data = path, data
+        doc = _JsonLines(path, doc)  # a one-line file
     yield from module.read(doc, file=str(path), identity=identity or {})

@@ -15,6 +15,7 @@ from __future__ import annotations
 
 from typing import Any, Iterator
 
+from ..errors import InputError
 from ..record import Run, digest
 from ._chat import chat_events
 from ._common import build_run, epoch, field_dict, field_list, field_number, with_identity
@@ -51,14 +52,15 @@ def _tau2_error(message: dict, _content: Any) -> bool:
 
 def read(doc: dict, *, file: str, identity: dict[str, Any]) -> Iterator[Run]:
     """Yield one run per simulation."""
+    if not isinstance(doc, dict):
+        raise InputError(file, None, None, "is not τ²-bench results: expected an object with info and "
+                         f"simulations, got a {type(doc).__name__}", hint="check --format")
     found, domain = _identity(doc, file)
     merged = with_identity(found, identity)
     for position, sim in enumerate(field_list(doc, "simulations", file=file, record="simulations")):
         record = f"simulation {position}"
         if not isinstance(sim, dict) or "task_id" not in sim:
             field_dict({"s": sim}, "s", file=file, record=record)  # raises for non-objects
-            from ..errors import InputError
-
             raise InputError(file, record, "task_id", "is missing", hint="the file may be from another tool")
         reward_info = sim.get("reward_info") or {}
         reward = field_number(reward_info, "reward", file=file, record=record, default=None,

@@ -15,6 +15,7 @@ from __future__ import annotations
 import re
 from typing import Any, Iterator
 
+from ..errors import InputError
 from ..record import Run, digest
 from ._chat import chat_events
 from ._common import build_run, field_int, field_list, field_number, with_identity
@@ -36,11 +37,12 @@ def _tau_error(_message: dict, content: Any) -> bool:
 
 def read(doc: list, *, file: str, identity: dict[str, Any]) -> Iterator[Run]:
     """Yield one run per record, tool calls paired with their results by call id."""
+    if not isinstance(doc, list):
+        raise InputError(file, None, None, "is not τ-bench results: expected a list of runs, "
+                         f"got a {type(doc).__name__}", hint="check --format")
     for position, item in enumerate(doc):
         record = f"record {position}"
         if not isinstance(item, dict):
-            from ..errors import InputError
-
             raise InputError(file, record, None, f"expected an object, got {type(item).__name__}")
         traj = field_list(item, "traj", file=file, record=record)
         reward = field_number(item, "reward", file=file, record=record)

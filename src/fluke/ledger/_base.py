@@ -29,10 +29,19 @@ from ..record import IDENTITY_FIELDS, Identity, Run, canonical_json, digest
 from ._migrations import MIGRATIONS
 from ._types import CountRow, Document, IngestResult, VersionInfo
 
-_RUN_COLUMNS = ("hash", "version", "scenario", "trial", "unit", "condition", "passed", "reward",
+_RUN_COLUMNS = ("hash", "vid", "scenario", "trial", "unit", "condition", "passed", "reward",
                 "label", "died_at", "n_events", "date", "recorded_at", "body")
 #: Runs are written in batches of this many rows (all inside one transaction).
 BATCH = 5000
+
+
+def version_id(version: str) -> int:
+    """The integer key of a version hash: its first 60 bits (fits a signed BIGINT).
+
+    >>> version_id("f" * 64) == 2 ** 60 - 1
+    True
+    """
+    return int(version[:15], 16)
 
 
 def utcnow() -> str:
@@ -41,17 +50,32 @@ def utcnow() -> str:
 
 
 def run_row(run: Run, recorded_at: str) -> tuple:
-    """The ``runs`` row of ``run``: dumps the run once and derives hash and body from it."""
+    """The ``runs`` row of ``run``: dumps the run once and derives hash and body from it.
+
+    The stored body leaves out the identity (kept once per version in ``versions``, with the
+    date in its own column) and empty fields, which halves the row; :func:`row_run` puts
+    them back.
+    """
     body = run.model_dump(mode="json")
     source = body.pop("source")
     run_hash = hashlib.sha256(canonical_json(body)).hexdigest()
     run.__dict__.setdefault("hash", run_hash)  # share the work with Run.hash
-    body["source"] = source
+    del body["identity"]
+    slim = {k: v for k, v in body.items() if v is not None and v != [] and v != {}}
+    if source is not None:
+        slim["source"] = source
     outcome = run.outcome
     passed = None if outcome.passed is None else int(outcome.passed)
-    return (run_hash, run.identity.version, run.scenario, run.trial, run.sampling_unit,
+    return (run_hash, version_id(run.identity.version), run.scenario, run.trial, run.sampling_unit,
             run.condition_key(), passed, outcome.reward, outcome.label, outcome.died_at,
-            len(run.events), run.identity.date, recorded_at, orjson.dumps(body).decode())
+            len(run.events), run.identity.date, recorded_at, orjson.dumps(slim).decode())
+
+
+def row_run(body: str, identity: dict[str, Any], date: str | None) -> Run:
+    """Rebuild a Run from its stored body, its version's identity and its date."""
+    fields = orjson.loads(body)
+    fields["identity"] = dict(identity, date=date)
+    return Run.model_validate(fields)
 
 
 class Ledger:
@@ -181,8 +205,8 @@ class Ledger:
 
     def _put_version(self, identity: Identity) -> None:
         body = identity.model_dump(mode="json", exclude={"date"})
-        self.execute("INSERT INTO versions (version, identity) VALUES (?, ?) ON CONFLICT (version) DO NOTHING",
-                     (identity.version, canonical_json(body).decode()))
+        self.execute("INSERT INTO versions (vid, version, identity) VALUES (?, ?, ?) ON CONFLICT (vid) DO NOTHING",
+                     (version_id(identity.version), identity.version, canonical_json(body).decode()))
 
     def _where(self, *, scenario: str | None = None, version: str | Sequence[str] | None = None,
                condition: str | None = None, since: str | None = None,
@@ -196,12 +220,12 @@ class Ledger:
                 clauses.append("scenario = ?")
                 params.append(scenario)
         if isinstance(version, str):
-            clauses.append("version = ?")
-            params.append(version)
+            clauses.append("vid = ?")
+            params.append(version_id(version))
         elif version is not None:
-            versions = list(version)
-            clauses.append(f"version IN ({', '.join('?' * len(versions)) or 'NULL'})")
-            params.extend(versions)
+            vids = [version_id(v) for v in version]
+            clauses.append(f"vid IN ({', '.join('?' * len(vids)) or 'NULL'})")
+            params.extend(vids)
         if condition:
             for pair in condition.split(","):
                 clauses.append("(',' || condition || ',') LIKE ?")
@@ -224,11 +248,12 @@ class Ledger:
         """
         where, params = self._where(scenario=scenario, version=version, condition=condition,
                                     since=since, until=until)
-        sql = f"SELECT body FROM runs{where} ORDER BY recorded_at, scenario, trial, hash"
+        sql = f"SELECT body, vid, date FROM runs{where} ORDER BY recorded_at, scenario, trial, hash"
         if limit is not None:
             sql += f" LIMIT {int(limit)}"
-        for (body,) in self.query(sql, params):
-            yield Run.model_validate_json(body)
+        identities = {vid: orjson.loads(identity) for vid, identity in self.query("SELECT vid, identity FROM versions")}
+        for body, vid, date in self.query(sql, params):
+            yield row_run(body, identities[vid], date)
 
     def count(self, **filters: Any) -> int:
         """How many runs match the filters of :meth:`runs`."""
@@ -243,10 +268,12 @@ class Ledger:
         """
         where, params = self._where(scenario=scenario, version=version, condition=condition)
         rows = self.query(
-            "SELECT version, scenario, condition, COUNT(*), COALESCE(SUM(passed), 0) FROM runs"
-            f"{where} GROUP BY version, scenario, condition ORDER BY version, scenario, condition",
-            params)
-        return [CountRow(v, s, c, int(n), int(k)) for v, s, c, n, k in rows]
+            "SELECT vid, scenario, condition, COUNT(*), COALESCE(SUM(passed), 0) FROM runs"
+            f"{where} GROUP BY vid, scenario, condition", params)
+        names = dict(self.query("SELECT vid, version FROM versions"))
+        out = [CountRow(names[v], s, c, int(n), int(k)) for v, s, c, n, k in rows]
+        out.sort(key=lambda r: (r.version, r.scenario, r.condition))
+        return out
 
     def recorded_at(self, run_hash: str) -> str:
         """When the run with this hash was first ingested (ISO-8601 UTC)."""
@@ -260,7 +287,7 @@ class Ledger:
         """Every version with runs, oldest first."""
         rows = self.query(
             "SELECT v.version, v.identity, COUNT(r.hash), COUNT(DISTINCT r.scenario), "
-            "MIN(r.recorded_at), MAX(r.recorded_at) FROM versions v JOIN runs r ON r.version = v.version "
+            "MIN(r.recorded_at), MAX(r.recorded_at) FROM versions v JOIN runs r ON r.vid = v.vid "
             "GROUP BY v.version, v.identity ORDER BY MIN(r.recorded_at), v.version")
         return [VersionInfo(v, Identity.model_validate_json(i), int(n), int(s), a, b)
                 for v, i, n, s, a, b in rows]

@@ -1,0 +1,127 @@
+#!/usr/bin/env python3
+"""Ledger benchmark: ingest N synthetic runs (no events) into SQLite and PostgreSQL.
+
+Prints, per backend: runs per second through ``Ledger.ingest`` (from built Run objects),
+runs per second end to end through ``fluke ingest`` of a fluke JSONL file (parse, validate,
+hash, store), the ledger's size, and the time of the count query (trials and passes per
+scenario × version) over all N runs.
+
+    python bench/ledger.py                 # 1,000,000 runs; PostgreSQL via a throwaway server
+    python bench/ledger.py --n 200000 --postgres-url postgresql://me@localhost/bench
+    python bench/ledger.py --no-postgres
+"""
+
+from __future__ import annotations
+
+import argparse
+import os
+import statistics
+import sys
+import tempfile
+import time
+from pathlib import Path
+
+import orjson
+
+from fluke.adapters import read_file
+from fluke.ledger import open_ledger
+from fluke.record import Identity, Outcome, Run
+
+VERSIONS = 8
+SCENARIOS = 500
+
+
+def build_runs(n: int, *, offset: int = 0) -> list[Run]:
+    identities = [Identity(model=f"model-{v}", harness="bench", world="synthetic") for v in range(VERSIONS)]
+    return [Run(scenario=f"scenario-{i % SCENARIOS}", trial=i // SCENARIOS, identity=identities[i % VERSIONS],
+                outcome=Outcome(passed=(i * 2654435761) % 100 < 70, reward=None))
+            for i in range(offset, offset + n)]
+
+
+def timed(fn):
+    start = time.perf_counter()
+    value = fn()
+    return time.perf_counter() - start, value
+
+
+def count_query_seconds(ledger, repeats: int = 3) -> tuple[float, int]:
+    times, rows = [], 0
+    for _ in range(repeats):
+        seconds, result = timed(ledger.counts)
+        times.append(seconds)
+        rows = len(result)
+    return statistics.median(times), rows
+
+
+def size_of(url: str, ledger) -> int:
+    if url.startswith("postgresql://"):
+        return int(ledger.query("SELECT pg_database_size(current_database())")[0][0])
+    return sum(os.path.getsize(p) for p in Path(url).parent.glob(Path(url).name + "*"))
+
+
+def bench_backend(name: str, url: str, n: int, jsonl: Path, file_n: int) -> dict:
+    ledger = open_ledger(url)
+    build_s, runs = timed(lambda: build_runs(n))
+    ingest_s, result = timed(lambda: ledger.ingest(runs))
+    assert result.added == n, result
+    del runs
+    query_s, groups = count_query_seconds(ledger)
+    size = size_of(url, ledger)
+    # End to end: a second JSONL file of fresh runs through the file reader.
+    file_s, file_result = timed(lambda: ledger.ingest(read_file(jsonl)))
+    assert file_result.added == file_n, file_result
+    total = ledger.count()
+    query2_s, _ = count_query_seconds(ledger)
+    ledger.close()
+    return {"backend": name, "runs": n, "build_per_s": n / build_s, "ingest_per_s": n / ingest_s,
+            "file_per_s": file_n / file_s, "file_runs": file_n, "size_bytes": size,
+            "count_query_s": query_s, "groups": groups, "total": total, "count_query_total_s": query2_s}
+
+
+def main() -> None:
+    parser = argparse.ArgumentParser(description=__doc__, formatter_class=argparse.RawDescriptionHelpFormatter)
+    parser.add_argument("--n", type=int, default=1_000_000, help="runs to ingest per backend")
+    parser.add_argument("--file-n", type=int, default=200_000, help="runs in the end-to-end JSONL file")
+    parser.add_argument("--postgres-url", help="an empty PostgreSQL database to use")
+    parser.add_argument("--no-postgres", action="store_true")
+    args = parser.parse_args()
+
+    work = Path(tempfile.mkdtemp(prefix="fluke-bench-"))
+    jsonl = work / "runs.jsonl"
+    with open(jsonl, "wb") as fh:
+        for run in build_runs(args.file_n, offset=args.n):
+            fh.write(orjson.dumps(run.model_dump(mode="json")) + b"\n")
+
+    results = [bench_backend("sqlite", str(work / "bench.db"), args.n, jsonl, args.file_n)]
+    if not args.no_postgres:
+        server = None
+        url = args.postgres_url
+        if url is None:
+            from fluke.testing import ThrowawayPostgres
+
+            try:
+                server = ThrowawayPostgres()
+                url = server.url
+            except (OSError, FileNotFoundError, Exception) as exc:  # report, don't hide
+                print(f"postgres: skipped ({exc})", file=sys.stderr)
+        if url:
+            try:
+                results.append(bench_backend("postgres", url, args.n, jsonl, args.file_n))
+            finally:
+                if server:
+                    server.stop()
+
+    print(f"{'backend':10} {'runs':>9} {'build/s':>9} {'ingest/s':>9} {'file/s':>9} "
+          f"{'size MB':>8} {'count q':>8} {'groups':>7}")
+    for r in results:
+        print(f"{r['backend']:10} {r['runs']:>9,} {r['build_per_s']:>9,.0f} {r['ingest_per_s']:>9,.0f} "
+              f"{r['file_per_s']:>9,.0f} {r['size_bytes'] / 1e6:>8.1f} {r['count_query_s']:>7.3f}s {r['groups']:>7,}")
+    print("ingest/s: Ledger.ingest of built Run objects (hash, row, insert, commit); file/s: end to end from "
+          f"fluke JSONL ({args.file_n:,} runs: parse, validate, hash, insert); count q: trials and passes per "
+          f"scenario x version over all {args.n:,} runs (median of 3).")
+    print(f"goal: >= 100,000 runs/s into SQLite -> {'met' if results[0]['ingest_per_s'] >= 1e5 else 'not met'}; "
+          f"count query < 1 s on SQLite -> {'met' if results[0]['count_query_s'] < 1 else 'not met'}")
+
+
+if __name__ == "__main__":
+    main()
