@@ -172,20 +172,22 @@ class RunningAccount:
     since: np.ndarray
     delta: np.ndarray
     final: BetaPosterior
-    bar: float
+    bar: float | None
     odds: float | None
     reset_at: float
 
 
 def running_account(successes, trials, *, prior: Prior | BetaPosterior = UNIFORM, delta=1.0,
-                    odds: float | None = None, reset_at: float = 0.5, bar: float = 0.9) -> RunningAccount:
+                    odds: float | None = None, reset_at: float = 0.5,
+                    bar: float | None = 0.9) -> RunningAccount:
     """Carry each scenario's belief through versions, discounting and resetting on change.
 
     ``successes`` and ``trials`` are (T, S): T versions in order, S scenarios. ``delta`` is a
     scalar, (S,) per scenario (a footprint) or (T, S). With ``odds`` set, every batch is
     checked against its carried belief; when P(changed) ≥ ``reset_at`` the account resets to
     the changed branch (reset prior + this batch), else it carries the unchanged branch.
-    ``mean`` and ``p_above`` at each step come from the full mixture.
+    ``mean`` and ``p_above`` at each step come from the full mixture; ``bar=None`` skips the
+    per-step P(θ > bar) (NaN), the costliest column of a large account.
 
     >>> acc = running_account([[50], [3]], [[50], [5]], odds=4)
     >>> acc.reset[1].tolist(), round(float(acc.mean[1, 0]), 3), acc.since[1].tolist()
@@ -194,6 +196,8 @@ def running_account(successes, trials, *, prior: Prior | BetaPosterior = UNIFORM
     k, n = check_counts(successes, trials)
     if k.ndim != 2:
         raise ValueError(f"successes has shape {k.shape}; give (versions, scenarios), e.g. [[5, 3]] for one version")
+    if bar is not None and not 0 < bar < 1:
+        raise ValueError(f"bar={bar} must be between 0 and 1, or None")
     if not 0 < reset_at <= 1:
         raise ValueError(f"reset_at={reset_at} must be in (0, 1]")
     steps, width = k.shape
@@ -208,12 +212,16 @@ def running_account(successes, trials, *, prior: Prior | BetaPosterior = UNIFORM
         ran = n[t] > 0
         if odds is None or t == 0:
             state = carried.update(k[t], n[t])
-            out["mean"][t], out["p_above"][t] = state.mean, state.sf(bar)
+            out["mean"][t] = state.mean
+            if bar is not None:
+                out["p_above"][t] = state.sf(bar)
             if t > 0:
                 out["surprise"][t] = surprise(carried, k[t], n[t])
         else:
             change = detect_change(carried, k[t], n[t], odds=odds, reset=start)
-            out["mean"][t], out["p_above"][t] = change.mixture.mean, change.mixture.sf(bar)
+            out["mean"][t] = change.mixture.mean
+            if bar is not None:
+                out["p_above"][t] = change.mixture.sf(bar)
             out["p_changed"][t], out["surprise"][t] = change.p_changed, change.surprise
             reset[t] = ran & (change.p_changed >= reset_at)
             state = BetaPosterior(np.where(reset[t], change.changed.alpha, change.unchanged.alpha),
