@@ -58,8 +58,10 @@ def part_one(args) -> None:
     print(f"part 1: running account over {args.scenarios:,} scenarios x {args.versions} versions "
           f"({cells * args.runs:,} runs as {cells:,} counts); load average {os.getloadavg()[0]:.1f} "
           f"on {os.cpu_count()} cores")
+    bests = []
     for label, bar in (("with P(θ > 0.9) each step", 0.9), ("without the per-step tail", None)):
         best, median, acc = timed(lambda: running_account(k, n, delta=0.9, odds=4, bar=bar), args.repeats)
+        bests.append(best)
         print(f"  {label:28} best {best:.3f} s, median {median:.3f} s of {args.repeats}")
     caught = acc.reset[change_at, planted].mean()
     false = acc.reset[change_at, ~planted].mean()
@@ -67,8 +69,9 @@ def part_one(args) -> None:
     print(f"  planted changes reset at version {change_at}: {caught:.1%} ({int(acc.reset[change_at, planted].sum())}"
           f"/{int(planted.sum())}); unchanged scenarios reset there: {false:.2%} "
           f"({int(acc.reset[change_at, ~planted].sum())}/{int((~planted).sum())}); resets in all: {every:,}")
-    goal = "met" if best <= 0.5 else "not met"
-    print(f"  goal: account with change detection in <= 0.5 s -> {goal} (best of {args.repeats})")
+    goal = "met" if bests[0] <= 0.5 else "not met"
+    print(f"  goal: account with change detection and per-step P(θ > 0.9) in <= 0.5 s -> {goal} "
+          f"(best of {args.repeats}; other processes share these cores, see the load average)")
 
 
 def build_ledger(path: str, k: np.ndarray, n: np.ndarray) -> None:

@@ -103,6 +103,9 @@ def surprise(carried: BetaPosterior, successes, trials) -> np.ndarray:
     """How improbable a batch is under the carried belief: P(K ≤ k), a batch at least as bad.
 
     NaN (undefined) where the batch has no runs.
+
+    >>> surprise(posterior(50, 50), [3, 5, 0], [5, 5, 0]).round(4).tolist()
+    [0.0065, 1.0, nan]
     """
     k, n = check_counts(successes, trials)
     value = betabinom_cdf(k, n, carried.alpha, carried.beta)
@@ -128,6 +131,10 @@ def detect_change(carried: BetaPosterior, successes, trials, *, odds: float = 4.
     """Weigh "unchanged" (prior = carried) against "changed" (prior = ``reset``) given a batch.
 
     ``odds`` are the declared prior odds for "unchanged" (4 means 4:1, P(changed) = 0.2).
+
+    >>> c = detect_change(posterior([50, 50], [50, 50]), [3, 5], [5, 5], odds=4)
+    >>> c.p_changed.round(3).tolist(), c.mixture.mean.round(3).tolist()
+    ([0.872, 0.044], [0.62, 0.977])
     """
     if not (np.isfinite(odds) and odds > 0):
         raise ValueError(f"odds={odds} must be a positive number (prior odds that nothing changed)")

@@ -154,6 +154,10 @@ class BetaPosterior(_Belief):
     """Independent Beta(α, β) beliefs, one per scenario (arrays, or scalars for one).
 
     ``mean`` is also the probability that the next run passes.
+
+    >>> b = BetaPosterior(np.array([6.0, 2.0]), np.array([1.0, 1.0]))
+    >>> b.mean.round(3).tolist(), b.p_all_pass(1).round(3).tolist()
+    ([0.857, 0.667], [0.857, 0.667])
     """
 
     alpha: np.ndarray
@@ -206,6 +210,10 @@ class BetaMixture(_Belief):
     """A mixture of Beta beliefs per scenario: ``weight``, ``alpha``, ``beta`` of shape (..., K).
 
     The change-detection posterior is a two-component mixture (unchanged, changed).
+
+    >>> mix = BetaMixture(np.array([0.5, 0.5]), np.array([9.0, 1.0]), np.array([1.0, 9.0]))
+    >>> float(mix.mean), round(float(mix.sf(0.5)), 3)
+    (0.5, 0.5)
     """
 
     weight: np.ndarray

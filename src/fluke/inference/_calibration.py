@@ -217,6 +217,10 @@ def score_predictions(probability, outcome, *, families: Sequence[str | None] | 
 
     The baseline always predicts the batch's overall pass rate: calibrated by construction,
     and useless, since it says nothing about which scenario will fail.
+
+    >>> r = score_predictions([0.9, 0.9, 0.1, 0.1], [1, 1, 0, 1], families=["a", "a", "b", "b"])
+    >>> round(r.overall.brier, 4), sorted(r.by_family), r.by_family["a"].predictions
+    (0.21, ['a', 'b'], 2)
     """
     p, y = _check(probability, outcome)
     if not 0 < alpha < 1:

@@ -70,7 +70,11 @@ def carried_text(origin: str | None, delta: float | None = None, *, p_changed: f
 def scenario_statement(scenario: str, successes: int, trials: int, belief, *, version: str,
                        prior: str | None = None, bar: float = 0.9, level: float = 0.9,
                        carried: str | None = None) -> Statement:
-    """The four-part statement for one scenario, from its counts and its belief."""
+    """The four-part statement for one scenario, from its counts and its belief.
+
+    >>> scenario_statement("s", 9, 10, posterior(9, 10), version="v1").happened
+    's passed 9 of 10 runs.'
+    """
     k, n = int(successes), int(trials)
     lo, hi = (float(np.squeeze(v)) for v in belief.interval(level))
     if isinstance(belief, BetaPosterior):

@@ -84,6 +84,10 @@ def review_week(old_successes, old_trials, new_successes, new_trials, *, frontie
     ``frontier[i]`` is True for scenarios still being reached for, False for the regression
     set (default: all in the regression set). A frontier scenario graduates when its new batch
     has at least ``clean_batch`` runs and no failure.
+
+    >>> r = review_week([9], [10], [3], [10])
+    >>> round(float(r.p_worse[0]), 4), bool(r.regressed[0]), round(float(r.fisher_worse[0]), 4)
+    (0.9962, True, 0.0099)
     """
     ko, no = check_counts(old_successes, old_trials, names=("old_successes", "old_trials"))
     kn, nn = check_counts(new_successes, new_trials, names=("new_successes", "new_trials"))
