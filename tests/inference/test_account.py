@@ -99,3 +99,56 @@ def test_account_input_shape_checked():
         running_account([5, 5], [5, 5])
     with pytest.raises(ValueError, match="odds=-1"):
         detect_change(posterior(5, 5), 1, 5, odds=-1)
+
+
+def test_running_account_equals_composing_the_steps_by_hand():
+    rng = np.random.default_rng(21)
+    n = rng.integers(0, 12, size=(4, 30))
+    k = rng.binomial(n, rng.uniform(0.2, 1, size=30))
+    acc = running_account(k, n, delta=0.7, odds=3, bar=0.8)
+    start = posterior(np.zeros(30), np.zeros(30))
+    state = start.update(k[0], n[0])
+    for t in range(1, 4):
+        carried = discount(state, 0.7)
+        change = detect_change(carried, k[t], n[t], odds=3)
+        np.testing.assert_allclose(acc.mean[t], change.mixture.mean)
+        np.testing.assert_allclose(acc.p_above[t], change.mixture.sf(0.8))
+        np.testing.assert_allclose(acc.p_changed[t], change.p_changed)
+        reset = (n[t] > 0) & (change.p_changed >= 0.5)
+        assert acc.reset[t].tolist() == reset.tolist()
+        alpha = np.where(reset, change.changed.alpha, change.unchanged.alpha)
+        beta = np.where(reset, change.changed.beta, change.unchanged.beta)
+        state = type(state)(alpha, beta)
+    np.testing.assert_allclose(acc.final.alpha, state.alpha)
+
+
+def test_false_reset_rate_by_simulation():
+    # Nothing changed: batches drawn from the carried predictive. The exact chance of a reset is
+    # the predictive mass of the batches whose P(changed) ≥ 0.5; the simulation must agree.
+    carried = posterior(40, 45)
+    size = 10
+    counts = np.arange(size + 1)
+    p_changed = detect_change(posterior(np.full(size + 1, 40), np.full(size + 1, 45)), counts,
+                              np.full(size + 1, size), odds=4).p_changed
+    exact = stats.betabinom.pmf(counts, size, 41, 6)[p_changed >= 0.5].sum()
+    rng = np.random.default_rng(99)
+    reps = 40_000
+    k = rng.binomial(size, rng.beta(41, 6, reps))
+    acc = running_account(np.vstack([np.full(reps, 40), k]), np.vstack([np.full(reps, 45), np.full(reps, size)]),
+                          odds=4, bar=None)
+    simulated = acc.reset[1].mean()
+    assert abs(simulated - exact) < 4 * np.sqrt(exact * (1 - exact) / reps)
+    assert 0 < exact < 0.05
+    assert float(carried.mean) == pytest.approx(41 / 47)
+
+
+def test_planted_change_is_caught_far_more_often_than_a_false_reset():
+    rng = np.random.default_rng(5)
+    reps = 4000
+    k_old = rng.binomial(50, 0.95, reps)
+    k_same = rng.binomial(20, 0.95, reps)
+    k_drop = rng.binomial(20, 0.6, reps)
+    n = np.vstack([np.full(reps, 50), np.full(reps, 20)])
+    same = running_account(np.vstack([k_old, k_same]), n, odds=4, bar=None).reset[1].mean()
+    drop = running_account(np.vstack([k_old, k_drop]), n, odds=4, bar=None).reset[1].mean()
+    assert drop > 0.8 and same < 0.02
