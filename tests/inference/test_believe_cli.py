@@ -190,3 +190,23 @@ def test_real_tau2_gpt41_pair_says_how_little_one_run_supports(tmp_path):
         assert {r["trials"] for r in out["scenarios"]} == {1} and len(out["scenarios"]) == 20
         assert "With one run per scenario" in out["statement"]["inferred"]
         assert "takes 28 clean runs" in out["statement"]["inferred"]
+
+
+def test_believe_running_account_through_every_version(db):
+    with open_ledger(db) as ledger:
+        ledger.ingest(_runs(Identity(model="agent-v3", harness="h1"),
+                            {"crm/update": (5, 5, ["tool:crm"]), "pay/refund": (5, 5, [])}))
+    out = doc(db, "believe", "--version", "model=agent-v3", "--account", "--discount", "1", "--odds", "4")
+    rows = {x["scenario"]: x for x in out["scenarios"]}
+    assert len(out["account"]) == 3
+    upd, calm = rows["crm/update"], rows["pay/refund"]
+    # crm/update: 50/50, then 3/5 resets it at v2 (P(changed) 0.872), then 5/5: uniform + 3/5 + 5/5.
+    assert upd["resets"] == 1 and "agent-v2" in upd["since"]
+    assert upd["mean"] == pytest.approx(9 / 12)
+    # pay/refund is carried whole: 10/10, 5/5, 5/5 -> Beta(21, 1).
+    assert calm["resets"] == 0 and "agent-v1" in calm["since"]
+    assert calm["mean"] == pytest.approx(21 / 22)
+    assert "running account through 3 versions" in calm["statement"]["carried"]
+    text = fluke(db, "believe", "--version", "model=agent-v3", "--account", "--odds", "4").output
+    assert "since" in text and "P(changed)" in text
+    fluke(db, "believe", "--account", "--carry-from", "model=agent-v1", code=2)

@@ -33,6 +33,8 @@ class _Beliefs:
     change: Any = None
     origin: str | None = None
     delta: np.ndarray | None = None
+    account: Any = None                   # RunningAccount with --account
+    account_labels: list[str] | None = None
 
 
 def _version_label(ledger, version: str) -> str:
@@ -68,12 +70,15 @@ def _family_of(tags: list[str], prefix: str) -> str | None:
 
 
 def _beliefs(ledger, *, version_sel: str | None, prior: str, carry_from: str | None, delta: float,
-             touched: tuple[str, ...], odds: float | None, family_prefix: str, want_tags: bool = False) -> _Beliefs:
+             touched: tuple[str, ...], odds: float | None, family_prefix: str, want_tags: bool = False,
+             account: bool = False) -> _Beliefs:
     from .. import inference as inf
 
-    if carry_from is None and (odds is not None or touched):
+    if carry_from is None and not account and (odds is not None or touched):
         raise InputError(None, None, "--odds/--touched", "a change check or a footprint needs an earlier version",
-                         hint="add --carry-from VERSION")
+                         hint="add --carry-from VERSION, or --account to carry through every earlier version")
+    if carry_from is not None and account:
+        raise InputError(None, None, "--carry-from/--account", "choose one: one earlier version, or all of them")
     version = _pick_version(ledger, version_sel)
     rows = sorted(ledger.counts(version=version), key=lambda r: (_natural(r.scenario), r.condition))
     if not rows:
@@ -97,6 +102,8 @@ def _beliefs(ledger, *, version_sel: str | None, prior: str, carry_from: str | N
         prior_text = [chosen.describe()] * len(cells)
     out = _Beliefs(version, _version_label(ledger, version), cells, k, n, None, None, prior_text,
                    families, ["nothing; this version's runs only."] * len(cells))
+    if account:
+        return _account(ledger, out, base, tags, delta=delta, touched=touched, odds=odds)
     if carry_from is None:
         out.belief = out.state = inf.posterior(k, n, prior=base)
         return out
@@ -128,6 +135,40 @@ def _beliefs(ledger, *, version_sel: str | None, prior: str, carry_from: str | N
     return out
 
 
+def _account(ledger, out: _Beliefs, base, tags, *, delta: float, touched, odds) -> _Beliefs:
+    """The running account through every version recorded up to this one, in recording order."""
+    from .. import inference as inf
+
+    infos = ledger.versions()
+    upto = [i.version for i in infos].index(out.version) + 1
+    chain = infos[:upto]
+    index = {c: j for j, c in enumerate(out.cells)}
+    k = np.zeros((len(chain), len(out.cells)))
+    n = np.zeros_like(k)
+    for t, info in enumerate(chain):
+        for r in ledger.counts(version=info.version):
+            j = index.get((r.scenario, r.condition))
+            if j is not None:
+                k[t, j], n[t, j] = r.passes, r.trials
+    d = inf.footprint_discount([tags.get(s, []) for s, _ in out.cells], touched, inside=delta) if touched \
+        else np.full(len(out.cells), delta)
+    acc = inf.running_account(k, n, prior=base, delta=d, odds=odds, bar=None)
+    labels = [_version_label(ledger, i.version) for i in chain]
+    out.belief = out.state = acc.final
+    out.account, out.account_labels, out.delta = acc, labels, d
+    out.origin = labels[0] if len(chain) > 1 else None
+    check = f"; change check at prior odds {odds:g}:1 for unchanged" if odds is not None else ""
+    for j in range(len(out.cells)):
+        if len(chain) == 1:
+            break
+        resets = int(acc.reset[:, j].sum())
+        since = labels[int(acc.since[-1, j])]
+        out.carried[j] = (f"the running account through {len(chain)} versions ({labels[0]} to {labels[-1]}), "
+                          f"each carried at δ = {float(d[j]):g}{check}; {resets} reset(s); evidence runs from "
+                          f"version {since}.")
+    return out
+
+
 def _belief_options(func):
     for option in reversed([
         click.option("--version", "version_sel", help="The version: hash prefix or field=value (default: the latest)."),
@@ -135,6 +176,8 @@ def _belief_options(func):
         click.option("--family-prefix", default="", help="With --prior family: only tags starting with this "
                      "(e.g. tool:) name a mechanism family."),
         click.option("--carry-from", help="Carry evidence from this earlier version."),
+        click.option("--account", is_flag=True, help="Carry evidence through every earlier version, in the order "
+                     "recorded (the running account); with --odds, reset a scenario when a change is likely."),
         click.option("--discount", "delta", type=click.FloatRange(0, 1), default=0.5, show_default=True,
                      help="δ: the share of the carried evidence kept (1 keeps all, 0 starts over)."),
         click.option("--touched", multiple=True, help="Tags the change touched: only scenarios carrying one are "
@@ -160,21 +203,23 @@ def _belief_options(func):
               help="With --against: runs in a clean batch that graduates a frontier scenario.")
 @json_option
 @pass_context
-def believe(ctx: Context, version_sel, prior, family_prefix, carry_from, delta, touched, odds, bar, level,
-            next_m, statements, against, clean_batch) -> None:
+def believe(ctx: Context, version_sel, prior, family_prefix, carry_from, account, delta, touched, odds, bar,
+            level, next_m, statements, against, clean_batch) -> None:
     """Posteriors per scenario, the suite questions, and the four-part statement.
 
     \b
     Example:
       fluke believe --version model=gpt-4o --bar 0.9
       fluke believe --version model=v2 --carry-from model=v1 --discount 0.5 --odds 4
+      fluke believe --account --discount 0.9 --odds 4
       fluke believe --version model=v2 --against model=v1 --clean-batch 10
     """
     from .. import inference as inf
 
     with cli_errors():
         b = _beliefs(ctx.ledger(), version_sel=version_sel, prior=prior, carry_from=carry_from, delta=delta,
-                     touched=touched, odds=odds, family_prefix=family_prefix)
+                     touched=touched, odds=odds, family_prefix=family_prefix, account=account)
+        check = _check_arrays(b)
         review = _review(ctx.ledger(), b, against, clean_batch) if against else None
         lo, hi = b.belief.interval(level)
         p_above, mean, p_next = b.belief.sf(bar), b.belief.mean, b.belief.p_all_pass(next_m)
@@ -187,7 +232,13 @@ def believe(ctx: Context, version_sel, prior, family_prefix, carry_from, delta, 
         if b.origin is not None and len(set(b.delta)) > 1:
             carried_summary = (f"evidence of version {b.origin}, discounted by footprint: δ = {delta:g} for "
                                f"{int(np.sum(b.delta < 1))} scenarios tagged {', '.join(touched)}, 1 elsewhere.")
-        if b.change is not None:
+        if b.account is not None and b.origin is not None:
+            carried_summary = (f"the running account through {len(b.account_labels)} versions "
+                               f"({b.account_labels[0]} to {b.account_labels[-1]})"
+                               + (f", δ = {delta:g} each step" if len(set(b.delta)) == 1 else
+                                  f", δ = {delta:g} for scenarios tagged {', '.join(touched)} and 1 elsewhere")
+                               + f"; {int(b.account.reset.sum())} reset(s) across scenarios.")
+        elif b.change is not None:
             carried_summary += (f" Change check at prior odds {odds:g}:1: {int(np.sum(b.change.p_changed >= 0.5))} "
                                 f"of {len(b.cells)} scenarios likely changed and were reset.")
         suite_stmt = inf.suite_statement(suite, b.k, b.n, version=b.label, prior=prior_summary, carried=carried_summary)
@@ -197,13 +248,15 @@ def believe(ctx: Context, version_sel, prior, family_prefix, carry_from, delta, 
     if ctx.as_json:
         emit_json("believe", {
             "version": b.version, "label": b.label, "bar": bar, "level": level, "prior": prior,
-            "carried_from": b.origin, "odds": odds,
+            "carried_from": b.origin, "odds": odds, "account": b.account_labels,
             "scenarios": [dict(
                 scenario=c[0], condition=c[1], passes=int(b.k[i]), trials=int(b.n[i]), mean=float(mean[i]),
                 p_above=float(p_above[i]), interval=[float(lo[i]), float(hi[i])], next_m=next_m,
                 p_next_all_pass=float(p_next[i]), runs_to_certify=float(certify[i]),
-                p_changed=None if b.change is None else float(b.change.p_changed[i]),
-                surprise=None if b.change is None else float(b.change.surprise[i]),
+                p_changed=None if check is None else float(check[0][i]),
+                surprise=None if check is None else float(check[1][i]),
+                since=None if b.account is None else b.account_labels[int(b.account.since[-1, i])],
+                resets=None if b.account is None else int(b.account.reset[:, i].sum()),
                 delta=None if b.delta is None else float(b.delta[i]),
                 prior=b.prior_text[i], statement=per[i].as_dict()) for i, c in enumerate(b.cells)],
             "suite": dict(scenarios=suite.scenarios, average_mean=suite.average_mean, average_sd=suite.average_sd,
@@ -215,7 +268,7 @@ def believe(ctx: Context, version_sel, prior, family_prefix, carry_from, delta, 
             "review": None if review is None else _review_json(review)})
         return
     _print_believe(b, mean, p_above, lo, hi, p_next, certify, suite, suite_certify, suite_stmt, per,
-                   bar=bar, level=level, next_m=next_m, statements=statements)
+                   bar=bar, level=level, next_m=next_m, statements=statements, check=check)
     if review is not None:
         _print_review(review)
 
@@ -236,6 +289,15 @@ def _review(ledger, b: _Beliefs, against: str, clean_batch: int) -> dict:
                 kn=b.k[idx], nn=b.n[idx], result=result)
 
 
+def _check_arrays(b: _Beliefs):
+    """(P(changed), surprise) of the latest batch per scenario, when a change check ran."""
+    if b.change is not None:
+        return b.change.p_changed, b.change.surprise
+    if b.account is not None and b.account.odds is not None and len(b.account_labels) > 1:
+        return b.account.p_changed[-1], b.account.surprise[-1]
+    return None
+
+
 def _index(belief, i: int):
     from .. import inference as inf
 
@@ -248,7 +310,7 @@ def _index(belief, i: int):
 @_belief_options
 @json_option
 @pass_context
-def predict(ctx: Context, version_sel, prior, family_prefix, carry_from, delta, touched, odds) -> None:
+def predict(ctx: Context, version_sel, prior, family_prefix, carry_from, account, delta, touched, odds) -> None:
     """Record, before the next batch runs, each scenario's probability that a run passes.
 
     The predictions go into the ledger as documents; ``fluke calibration`` scores them
@@ -263,7 +325,7 @@ def predict(ctx: Context, version_sel, prior, family_prefix, carry_from, delta, 
 
     with cli_errors():
         ledger = ctx.ledger()
-        b = _beliefs(ledger, version_sel=version_sel, prior=prior, carry_from=carry_from, delta=delta,
+        b = _beliefs(ledger, version_sel=version_sel, prior=prior, carry_from=carry_from, account=account, delta=delta,
                      touched=touched, odds=odds, family_prefix=family_prefix, want_tags=True)
         made_at = utcnow()
         mean = b.belief.mean

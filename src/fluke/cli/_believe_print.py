@@ -45,7 +45,7 @@ def _print_review(review: dict) -> None:
 
 
 def _print_believe(b, mean, p_above, lo, hi, p_next, certify, suite, suite_certify, suite_stmt, per, *,
-                   bar, level, next_m, statements) -> None:
+                   bar, level, next_m, statements, check=None) -> None:
     from rich import box
     from rich.table import Table
 
@@ -58,19 +58,18 @@ def _print_believe(b, mean, p_above, lo, hi, p_next, certify, suite, suite_certi
     table.add_column("passed", no_wrap=True, justify="right")
     for col in ("next", f"P(θ>{bar:g})", f"{level * 100:g}% CrI", f"P(next {next_m})", "certify"):
         table.add_column(col, justify="right", no_wrap=True)
-    if b.change is not None:
-        table.add_column("P(changed)", justify="right")
+
     for i, c in enumerate(b.cells):
         row = [_name(c), fmt_share(int(b.k[i]), int(b.n[i]), 0), f"{mean[i]:.3f}", _pct(p_above[i]),
                f"{lo[i]:.3f}–{hi[i]:.3f}", _pct(p_next[i]),
                f"{certify[i]:.0f}"]
-        if b.change is not None:
-            row.append(f"{b.change.p_changed[i]:.3f}" + (" reset" if b.change.p_changed[i] >= 0.5 else ""))
         table.add_row(*row)
     out.print(table)
     out.print(f"next = P(the next run passes); P(θ>{bar:g}) = P(the pass rate clears the bar); CrI = equal-tailed "
               f"credible interval; P(next {next_m}) = P(the next {next_m} runs all pass); certify = clean runs "
               f"still needed for P(θ>{bar:g}) ≥ 0.95.", markup=False, style="dim")
+    if check is not None:
+        _print_check(out, b, check)
     blo, bhi = suite.below_interval(0.9)
     flo, fhi = suite.failures_interval(0.9)
     suite_table = Table(title=f"suite questions at bar {bar:g}", title_justify="left", show_header=False)
@@ -126,3 +125,29 @@ def _print_calibration(out, report) -> None:
 
 def _pct(p: float) -> str:
     return "<0.001" if p < 0.001 else f"{p:.3f}"
+
+
+def _print_check(out, b, check, limit: int = 20) -> None:
+    """The change check of the latest batch, most likely changes first."""
+    from rich import box
+    from rich.table import Table
+
+    p_changed, surprise = check
+    order = sorted(range(len(b.cells)), key=lambda i: -p_changed[i])
+    account = b.account is not None and len(b.account_labels) > 1
+    table = Table(title=f"change check of the latest batch ({int((p_changed >= 0.5).sum())} of {len(b.cells)} "
+                        "scenarios reset at P(changed) ≥ 0.5)", title_justify="left", box=box.SIMPLE_HEAD,
+                  pad_edge=False)
+    for col in ("scenario", "batch", "surprise", "P(changed)") + (("evidence since", "resets") if account else ()):
+        table.add_column(col, no_wrap=True, justify="left" if col in ("scenario", "evidence since") else "right")
+    for i in order[:limit]:
+        row = [_name(b.cells[i]), fmt_share(int(b.k[i]), int(b.n[i]), 0),
+               "—" if surprise[i] != surprise[i] else _pct(surprise[i]), f"{p_changed[i]:.3f}"]
+        if account:
+            since = b.account_labels[int(b.account.since[-1, i])]
+            row += [since.split(" (", 1)[-1].rstrip(")"), str(int(b.account.reset[:, i].sum()))]
+        table.add_row(*row)
+    out.print(table)
+    if len(order) > limit:
+        out.print(f"... and {len(order) - limit} more (all in --json)", markup=False, style="dim")
+    out.print("surprise = P(a batch this bad or worse | the carried belief).", markup=False, style="dim")
