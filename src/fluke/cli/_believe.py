@@ -1,4 +1,18 @@
-"""``fluke believe``, ``predict`` and ``calibration``: what the runs let you believe, and a check on it."""
+"""``fluke believe``, ``predict`` and ``calibration``: what the runs let you believe, and a check on it.
+
+>>> import os, tempfile
+>>> from click.testing import CliRunner
+>>> from fluke.cli import group
+>>> from fluke.ledger import open_ledger
+>>> from fluke.record import Identity, Outcome, Run
+>>> path = os.path.join(tempfile.mkdtemp(), "doc.db")
+>>> with open_ledger(path) as ledger:
+...     _ = ledger.ingest([Run(scenario="s", trial=t, identity=Identity(model="m"), outcome=Outcome(passed=True))
+...                        for t in range(5)])
+>>> out = CliRunner().invoke(group, ["--ledger", path, "believe"]).output
+>>> "What we infer: average rate 0.857" in out
+True
+"""
 
 from __future__ import annotations
 
