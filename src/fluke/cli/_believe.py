@@ -17,6 +17,7 @@ True
 from __future__ import annotations
 
 import re
+import weakref
 from dataclasses import dataclass
 from typing import Any
 
@@ -51,8 +52,18 @@ class _Beliefs:
     account_labels: list[str] | None = None
 
 
+_VERSIONS: "weakref.WeakKeyDictionary" = weakref.WeakKeyDictionary()
+
+
+def _infos(ledger) -> list:
+    """``ledger.versions()``, asked once per command (it aggregates over every run)."""
+    if ledger not in _VERSIONS:
+        _VERSIONS[ledger] = ledger.versions()
+    return _VERSIONS[ledger]
+
+
 def _version_label(ledger, version: str) -> str:
-    for info in ledger.versions():
+    for info in _infos(ledger):
         if info.version == version:
             return f"{version[:12]} ({info.identity.label()})"
     return version[:12]
@@ -61,7 +72,7 @@ def _version_label(ledger, version: str) -> str:
 def _pick_version(ledger, selector: str | None) -> str:
     if selector:
         return ledger.resolve_version(selector)
-    infos = ledger.versions()
+    infos = _infos(ledger)
     if not infos:
         raise InputError(None, None, None, "the ledger has no runs", hint="add some with: fluke ingest FILE")
     return infos[-1].version  # the most recently recorded
@@ -153,7 +164,7 @@ def _account(ledger, out: _Beliefs, base, tags, *, delta: float, touched, odds) 
     """The running account through every version recorded up to this one, in recording order."""
     from .. import inference as inf
 
-    infos = ledger.versions()
+    infos = _infos(ledger)
     upto = [i.version for i in infos].index(out.version) + 1
     chain = infos[:upto]
     index = {c: j for j, c in enumerate(out.cells)}
@@ -256,9 +267,8 @@ def believe(ctx: Context, version_sel, prior, family_prefix, carry_from, account
             carried_summary += (f" Change check at prior odds {odds:g}:1: {int(np.sum(b.change.p_changed >= 0.5))} "
                                 f"of {len(b.cells)} scenarios likely changed and were reset.")
         suite_stmt = inf.suite_statement(suite, b.k, b.n, version=b.label, prior=prior_summary, carried=carried_summary)
-        per = [inf.scenario_statement(_name(c), int(b.k[i]), int(b.n[i]), _index(b.belief, i), version=b.label,
-                                      prior=b.prior_text[i], bar=bar, level=level, carried=b.carried[i])
-               for i, c in enumerate(b.cells)]
+        per = inf.scenario_statements([_name(c) for c in b.cells], b.k, b.n, b.belief, version=b.label,
+                                      prior=b.prior_text, bar=bar, level=level, carried=b.carried)
     if ctx.as_json:
         emit_json("believe", {
             "version": b.version, "label": b.label, "bar": bar, "level": level, "prior": prior,
@@ -310,14 +320,6 @@ def _check_arrays(b: _Beliefs):
     if b.account is not None and b.account.odds is not None and len(b.account_labels) > 1:
         return b.account.p_changed[-1], b.account.surprise[-1]
     return None
-
-
-def _index(belief, i: int):
-    from .. import inference as inf
-
-    if isinstance(belief, inf.BetaPosterior):
-        return inf.BetaPosterior(belief.alpha[i], belief.beta[i], belief.prior)
-    return inf.BetaMixture(belief.weight[i], belief.alpha[i], belief.beta[i])
 
 
 @click.command()

@@ -14,7 +14,7 @@ from ._calibration import (BrierDecomposition, CalibrationReport, CalibrationSco
                            ReliabilityTable, brier_decomposition, brier_score, calibration_test,
                            reliability_table, score_predictions)
 from ._family import FamilyFit, FamilyPriors, family_priors, fit_family_prior
-from ._statement import Statement, carried_text, scenario_statement, suite_statement
+from ._statement import Statement, carried_text, scenario_statement, scenario_statements, suite_statement
 from ._suite import SuiteAnswers, poisson_binomial_pmf, runs_to_certify, suite_questions, suite_runs_to_certify
 from ._weekly import CanaryChart, WeeklyReview, canary_chart, p_greater, review_week
 
@@ -26,6 +26,6 @@ __all__ = [
     "canary_chart", "carried_text", "check_counts", "detect_change", "discount", "family_priors",
     "fit_family_prior", "footprint_discount", "log_marginal", "p_greater", "parse_prior",
     "poisson_binomial_pmf", "posterior", "reliability_table", "review_week", "running_account",
-    "runs_to_certify", "scenario_statement", "score_predictions", "suite_questions",
+    "runs_to_certify", "scenario_statement", "scenario_statements", "score_predictions", "suite_questions",
     "suite_runs_to_certify", "suite_statement", "surprise",
 ]

@@ -17,10 +17,10 @@ from dataclasses import asdict, dataclass
 
 import numpy as np
 
-from ._beta import BetaPosterior, posterior  # noqa: F401  (posterior: used by the doctests)
+from ._beta import BetaMixture, BetaPosterior, posterior  # noqa: F401  (posterior: used by the doctests)
 from ._suite import SuiteAnswers, runs_to_certify, suite_runs_to_certify, suite_questions  # noqa: F401
 
-__all__ = ["Statement", "scenario_statement", "suite_statement", "carried_text"]
+__all__ = ["Statement", "scenario_statement", "scenario_statements", "suite_statement", "carried_text"]
 
 
 @dataclass(frozen=True)
@@ -75,23 +75,49 @@ def scenario_statement(scenario: str, successes: int, trials: int, belief, *, ve
     >>> scenario_statement("s", 9, 10, posterior(9, 10), version="v1").happened
     's passed 9 of 10 runs.'
     """
-    k, n = int(successes), int(trials)
-    lo, hi = (float(np.squeeze(v)) for v in belief.interval(level))
+    return scenario_statements([scenario], [successes], [trials], _one(belief), version=version,
+                               prior=[prior] if prior else None, bar=bar, level=level,
+                               carried=[carried] if carried else None)[0]
+
+
+def _one(belief):
+    """A belief about one scenario, reshaped to a suite of one."""
     if isinstance(belief, BetaPosterior):
-        model = f"Beta({_g(float(belief.alpha))}, {_g(float(belief.beta))}) posterior"
-        prior = prior or belief.prior.describe()
+        return BetaPosterior(np.atleast_1d(belief.alpha), np.atleast_1d(belief.beta), belief.prior)
+    return BetaMixture(np.atleast_2d(belief.weight), np.atleast_2d(belief.alpha), np.atleast_2d(belief.beta))
+
+
+def scenario_statements(scenarios, successes, trials, belief, *, version: str, prior=None, bar: float = 0.9,
+                        level: float = 0.9, carried=None) -> list[Statement]:
+    """The four-part statement of every scenario, with the numbers computed once, vectorised.
+
+    ``prior`` and ``carried`` are one string per scenario (default: the belief's prior; nothing).
+
+    >>> [s.happened for s in scenario_statements(["a", "b"], [5, 0], [5, 0], posterior([5, 0], [5, 0]), version="v")]
+    ['a passed 5 of 5 runs.', 'b has no runs on this version.']
+    """
+    k, n = np.atleast_1d(successes).astype(int), np.atleast_1d(trials).astype(int)
+    lo, hi = (np.atleast_1d(v) for v in belief.interval(level))
+    mean, above = np.atleast_1d(belief.mean), np.atleast_1d(belief.sf(bar))
+    size = len(scenarios)
+    if isinstance(belief, BetaPosterior):
+        alpha = np.broadcast_to(belief.alpha, (size,))
+        beta = np.broadcast_to(belief.beta, (size,))
+        models = [f"Beta({_g(float(a))}, {_g(float(b))}) posterior" for a, b in zip(alpha, beta)]
+        prior = prior or [belief.prior.describe()] * size
     else:
-        model = "mixture of the unchanged and changed branches"
-    if n == 0:
-        happened = f"{scenario} has no runs on this version."
-    else:
-        happened = f"{scenario} passed {k} of {n} run{'s' if n != 1 else ''}."
-    inferred = (f"next run passes with probability {float(np.squeeze(belief.mean)):.3f}; "
-                f"P(θ > {_g(bar)}) = {float(np.squeeze(belief.sf(bar))):.3f}; "
-                f"{_g(level * 100)}% credible interval {lo:.3f} to {hi:.3f} "
-                f"({model}, runs independent given θ).")
-    conditional = f"version {version}; prior {prior}."
-    return Statement(happened, inferred, conditional, carried or carried_text(None))
+        models = ["mixture of the unchanged and changed branches"] * size
+        prior = prior or ["as declared"] * size
+    carried = carried or [carried_text(None)] * size
+    out = []
+    for i, name in enumerate(scenarios):
+        happened = (f"{name} has no runs on this version." if n[i] == 0 else
+                    f"{name} passed {k[i]} of {n[i]} run{'s' if n[i] != 1 else ''}.")
+        inferred = (f"next run passes with probability {mean[i]:.3f}; P(θ > {_g(bar)}) = {above[i]:.3f}; "
+                    f"{_g(level * 100)}% credible interval {lo[i]:.3f} to {hi[i]:.3f} "
+                    f"({models[i]}, runs independent given θ).")
+        out.append(Statement(happened, inferred, f"version {version}; prior {prior[i]}.", carried[i]))
+    return out
 
 
 def suite_statement(answers: SuiteAnswers, successes, trials, *, version: str, prior: str,
