@@ -104,3 +104,12 @@ def test_bar_checked():
         suite_questions(posterior(1, 1), bar=1.2)
     with pytest.raises(ValueError, match="level=1"):
         runs_to_certify(posterior(1, 1), level=1)
+
+
+def test_all_clear_that_underflows_is_still_printed_honestly():
+    a = suite_questions(posterior([40] * 10_000, [50] * 10_000), bar=0.9)
+    expected_log10 = 10_000 * np.log10(stats.beta.sf(0.9, 41, 11))
+    assert a.p_all_clear == 0.0 and a.log10_p_all_clear == pytest.approx(expected_log10)
+    assert a.p_all_clear_text() == f"about 10^{expected_log10:.0f}"
+    tiny = stats.beta.sf(0.999999, 1, 6) * stats.beta.sf(0.999999, 6, 1)
+    assert suite_questions(posterior([0, 5], [5, 5]), bar=0.999999).p_all_clear_text() == f"{tiny:.1e}"

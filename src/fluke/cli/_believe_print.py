@@ -78,8 +78,7 @@ def _print_believe(b, mean, p_above, lo, hi, p_next, certify, suite, suite_certi
     suite_table.add_row("average pass rate (posterior mean ± sd)", f"{suite.average_mean:.3f} ± {suite.average_sd:.3f}")
     suite_table.add_row(f"scenarios below {bar:g} (expected, 90% range)",
                         f"{suite.expected_below:.1f} of {suite.scenarios} ({blo} to {bhi})")
-    suite_table.add_row(f"P(every scenario above {bar:g})", _pct(suite.p_all_clear) if suite.p_all_clear >= 0.001
-                        else f"{suite.p_all_clear:.1e}")
+    suite_table.add_row(f"P(every scenario above {bar:g})", suite.p_all_clear_text())
     suite_table.add_row("failures in the next full execution (expected, 90% range)",
                         f"{suite.expected_failures:.1f} ({flo} to {fhi})")
     suite_table.add_row(f"clean runs per scenario to reach P(all above {bar:g}) ≥ 0.95",

@@ -137,7 +137,7 @@ def suite_statement(answers: SuiteAnswers, successes, trials, *, version: str, p
 
     inferred = (f"average rate {answers.average_mean:.3f} (sd {answers.average_sd:.3f}); "
                 f"expected {answers.expected_below:.1f} of {answers.scenarios} scenarios below {_g(bar)}; "
-                f"P(every scenario above {_g(bar)}) = {_sci(answers.p_all_clear)}; next full execution: "
+                f"P(every scenario above {_g(bar)}) = {answers.p_all_clear_text()}; next full execution: "
                 f"{answers.expected_failures:.1f} failures expected (90%: {lo} to {hi}).")
     if np.max(n) <= 1:
         fresh = posterior(np.zeros(1), np.zeros(1))
@@ -153,7 +153,4 @@ def suite_statement(answers: SuiteAnswers, successes, trials, *, version: str, p
                    f"each scenario's θ.")
     return Statement(happened, inferred, conditional, carried or carried_text(None))
 
-
-def _sci(p: float) -> str:
-    return f"{p:.3f}" if p >= 0.001 else f"{p:.1e}"
 

@@ -52,9 +52,22 @@ class SuiteAnswers:
     p_below: np.ndarray           # per scenario, P(θ < bar)
     expected_below: float
     below_pmf: np.ndarray         # distribution of how many scenarios sit below the bar
-    p_all_clear: float            # P(every scenario's θ > bar)
+    p_all_clear: float            # P(every scenario's θ > bar); may underflow to 0, see log10
+    log10_p_all_clear: float      # its base-10 logarithm (−inf when a scenario is surely below)
     failures_pmf: np.ndarray      # failures in the next full execution (one run per scenario)
     expected_failures: float
+
+    def p_all_clear_text(self) -> str:
+        """P(all clear) for printing, even when it underflows a float.
+
+        >>> suite_questions(posterior([5] * 50, [5] * 50)).p_all_clear_text()
+        '3.5e-17'
+        """
+        if self.p_all_clear >= 0.001:
+            return f"{self.p_all_clear:.3f}"
+        if self.p_all_clear > 0:
+            return f"{self.p_all_clear:.1e}"
+        return "0" if np.isinf(self.log10_p_all_clear) else f"about 10^{self.log10_p_all_clear:.0f}"
 
     def below_interval(self, level: float = 0.9) -> tuple[int, int]:
         """An equal-tailed interval for the count of scenarios below the bar."""
@@ -93,7 +106,7 @@ def suite_questions(belief, *, bar: float = 0.9) -> SuiteAnswers:
         average_mean=float(mean.mean()), average_sd=float(np.sqrt(var.sum()) / size),
         p_below=p_below, expected_below=float(p_below.sum()),
         below_pmf=poisson_binomial_pmf(p_below),
-        p_all_clear=float(np.exp(log_clear)),
+        p_all_clear=float(np.exp(log_clear)), log10_p_all_clear=float(log_clear / np.log(10)),
         failures_pmf=poisson_binomial_pmf(1 - mean), expected_failures=float(np.sum(1 - mean)),
     )
 
