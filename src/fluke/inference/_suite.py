@@ -98,8 +98,10 @@ def suite_questions(belief, *, bar: float = 0.9) -> SuiteAnswers:
         raise ValueError("the suite has no scenarios")
     var = np.atleast_1d(np.asarray(belief.var, dtype=float))
     p_below = np.atleast_1d(np.asarray(belief.cdf(bar), dtype=float))
+    # From P(θ > bar) directly, not 1 − P(θ ≤ bar): tiny upper tails keep their digits.
+    p_above = np.atleast_1d(np.asarray(belief.sf(bar), dtype=float))
     with np.errstate(divide="ignore"):  # a scenario certainly below the bar makes P(all clear) 0
-        log_clear = np.sum(np.log1p(-np.minimum(p_below, 1.0)))
+        log_clear = float(np.sum(np.log(p_above)))
     size = mean.size
     return SuiteAnswers(
         scenarios=size, bar=bar,
