@@ -11,7 +11,6 @@ from __future__ import annotations
 import datetime as _dt
 from typing import Any
 
-import orjson
 from pydantic import ValidationError
 
 from ..errors import InputError
@@ -65,16 +64,6 @@ def _require(obj: Any, key: str, file: str, record: str, prefix: str) -> Any:
     if key not in obj:
         raise InputError(file, record, prefix + key, "is missing", hint="the file may be from another tool")
     return obj[key]
-
-
-def parse_args(raw: Any) -> Any:
-    """Tool-call arguments: a JSON string is parsed; one that does not parse is kept as is."""
-    if isinstance(raw, str):
-        try:
-            return orjson.loads(raw)
-        except orjson.JSONDecodeError:
-            return raw
-    return {} if raw is None else raw
 
 
 def epoch(iso: Any) -> float | None:

@@ -17,8 +17,8 @@ from typing import Any, Iterator
 
 from ..errors import InputError
 from ..record import Run, digest
-from ._chat import chat_events
-from ._common import build_run, epoch, field_dict, field_list, field_number, with_identity
+from ._openai import chat_events
+from ._common import build_run, field_dict, field_list, field_number, with_identity
 from ._taubench import PASS_REWARD
 
 _ERROR_ENDINGS = {"agent_error", "user_error"}

@@ -17,7 +17,7 @@ from typing import Any, Iterator
 
 from ..errors import InputError
 from ..record import Run, digest
-from ._chat import chat_events
+from ._openai import chat_events
 from ._common import build_run, field_int, field_list, field_number, with_identity
 
 _DOMAIN = re.compile(r"#\s*(\w+)\s+agent\s+policy", re.IGNORECASE)

@@ -1,0 +1,107 @@
+"""Consistency of failures: does an input that failed once fail again?
+
+Within a scenario with ``n`` trials and ``f`` failures there are f(n−1) ordered pairs of
+distinct trials whose first member failed, and f(f−1) of them failed twice, so
+C = Σ f(f−1) / Σ f(n−1) estimates P(fail again | failed once). Beside it the failure rate
+p = Σ f / Σ n and κ = (C − p)/(1 − p): 0 when failures are pure chance, 1 when every scenario
+always or never fails. Intervals are clustered by scenario (linearised ratio estimators, CR1,
+Student t on G−1). The re-run rule would call a failure "fixed" by chance alone with
+probability 1 − p on one re-run and 1 − p³ within three, if failures were pure chance; when
+they repeat (κ > 0) the chance share is 1 − C on one re-run instead.
+
+>>> c = consistency([2, 0, 1, 2], [2, 2, 2, 2])
+>>> round(c.c, 3), round(c.p, 3), round(c.kappa, 3)
+(0.8, 0.625, 0.467)
+"""
+
+from __future__ import annotations
+
+import math
+from dataclasses import dataclass
+
+import numpy as np
+from scipy import stats
+
+__all__ = ["Consistency", "consistency"]
+
+
+@dataclass(frozen=True)
+class Consistency:
+    """C, p and κ with intervals clustered by scenario, and the re-run rule's chance shares."""
+
+    c: float
+    c_interval: tuple[float, float]
+    p: float
+    p_interval: tuple[float, float]
+    kappa: float
+    kappa_interval: tuple[float, float]
+    failures: int
+    trials: int
+    scenarios: int
+    scenarios_failed: int
+    confidence_level: float
+    reason: str | None = None
+
+    @property
+    def chance_fixed_once(self) -> float:
+        """1 − p: what one re-run would call "fixed" if every failure were pure chance."""
+        return 1 - self.p
+
+    @property
+    def chance_fixed_within3(self) -> float:
+        """1 − p³: the same within three re-runs."""
+        return 1 - self.p**3
+
+
+def consistency(failures, trials, *, confidence_level: float = 0.95) -> Consistency:
+    """C, p and κ from per-scenario ``failures`` out of ``trials`` (arrays, one per scenario).
+
+    >>> consistency([0, 0], [3, 3]).reason
+    'no failures: C is undefined'
+    """
+    if not 0 < confidence_level < 1:
+        raise ValueError(f"confidence_level={confidence_level!r} must lie strictly between 0 and 1")
+    f = np.asarray(failures, dtype=float).reshape(-1)
+    n = np.asarray(trials, dtype=float).reshape(-1)
+    if f.shape != n.shape:
+        raise ValueError(f"failures has {f.size} entries but trials has {n.size}; give one per scenario")
+    if np.any(n < 1):
+        raise ValueError(f"trials={int(n.min())} must be at least 1 in every scenario")
+    if np.any((f < 0) | (f > n)):
+        raise ValueError("failures must lie between 0 and trials in every scenario")
+    g = f.size
+    nan, both = float("nan"), (float("nan"), float("nan"))
+    p = float(f.sum() / n.sum()) if g else nan
+    pairs_first = f * (n - 1)
+    pairs_both = f * (f - 1)
+    reason = None
+    if g == 0:
+        reason = "no scenarios"
+    elif f.sum() == 0:
+        reason = "no failures: C is undefined"
+    elif pairs_first.sum() == 0:
+        reason = "no scenario ran twice: C needs two trials of one scenario"
+    if reason:
+        return Consistency(nan, both, p, both, nan, both, int(f.sum()), int(n.sum()), g,
+                           int((f > 0).sum()), confidence_level, reason)
+    c = float(pairs_both.sum() / pairs_first.sum())
+    kappa = (c - p) / (1 - p) if p < 1 else nan
+    # linearised (influence) terms per scenario, for the cluster-robust variances
+    z_c = (pairs_both - c * pairs_first) / pairs_first.sum()
+    z_p = (f - p * n) / n.sum()
+    if g < 2:
+        return Consistency(c, both, p, both, kappa, both, int(f.sum()), int(n.sum()), g,
+                           int((f > 0).sum()), confidence_level, "one scenario: no interval")
+    t = stats.t.ppf(0.5 + confidence_level / 2, g - 1)
+    scale = g / (g - 1)
+
+    def interval(z, est, lo=-math.inf, hi=math.inf):
+        se = math.sqrt(scale * float(np.sum(z**2)))
+        return (max(lo, est - t * se), min(hi, est + t * se))
+
+    k_int = both
+    if p < 1:
+        z_k = z_c / (1 - p) + z_p * (c - 1) / (1 - p) ** 2
+        k_int = interval(z_k, kappa, hi=1.0)
+    return Consistency(c, interval(z_c, c, 0.0, 1.0), p, interval(z_p, p, 0.0, 1.0), kappa, k_int,
+                       int(f.sum()), int(n.sum()), g, int((f > 0).sum()), confidence_level)

@@ -1,0 +1,224 @@
+"""The fix check: the re-run rule, run on the candidate and on the unchanged agent (the control).
+
+The re-run rule takes the first run's failing episodes and looks at the same input re-run:
+"fixed once" when the first re-run did not fail, "fixed within three" when any of up to three
+re-runs did not fail. The failing episode at rank r of its input (its position among that
+input's first-run trials) takes that input's re-runs at ranks r, r+1, r+2 (cyclically), so two
+failures of one input start from different re-runs; rows of one input are correlated, which is
+why every interval is clustered by input. On an agent whose failures are pure chance the rule
+"fixes" 1 − p once and 1 − p³ within three with nothing changed: only the control can tell a
+fix from that background.
+
+>>> import numpy as np
+>>> first = ["a", "a", "b", "b", "c", "c"], [1, 0, 1, 1, 1, 0], [0, 1, 0, 1, 0, 1]
+>>> cand = ["a", "a", "b", "b", "c", "c"], [0, 0, 0, 1, 0, 0], [2, 3, 2, 3, 2, 3]
+>>> rule = rerun_rule(*first, *cand)
+>>> rule.rows, rule.inputs, round(rule.fixed_once.estimate, 2), rule.tries
+(4, 3, 0.75, 2)
+"""
+
+from __future__ import annotations
+
+from dataclasses import dataclass
+
+import numpy as np
+from scipy import stats
+
+from ._fisher import bh_qvalues, fisher_exact_many
+from ._intervals import ClusteredMean, clustered_mean
+from ._verdict import CLOSING_STATEMENT
+
+__all__ = ["ByInputTest", "FixCheck", "InputFlag", "RerunRule", "fix_check", "rerun_rule"]
+
+
+@dataclass(frozen=True)
+class RerunRule:
+    """The re-run rule on one arm: shares of first-run failures "fixed", clustered by input."""
+
+    fixed_once: ClusteredMean
+    fixed_within: ClusteredMean
+    tries: int
+    rows: int
+    inputs: int
+    unmatched: int
+
+
+@dataclass(frozen=True)
+class InputFlag:
+    """One failing input: failures out of re-runs on each side, Fisher p and BH q across inputs."""
+
+    input: str
+    failures_candidate: int
+    trials_candidate: int
+    failures_reference: int
+    trials_reference: int
+    pvalue: float
+    qvalue: float
+    flagged: bool
+
+
+@dataclass(frozen=True)
+class ByInputTest:
+    """Sign test with inputs as the unit: did the failing inputs move together?"""
+
+    improved: int
+    worsened: int
+    unchanged: int
+    pvalue: float
+
+
+@dataclass(frozen=True)
+class FixCheck:
+    """Candidate against control on the first run's failing inputs.
+
+    ``reference`` names what the per-input flags and the by-input test compare the candidate
+    with: ``"control"``, or ``"first run"`` when no control was given (then there is no
+    difference and the "fixed" shares cannot be told from chance).
+    """
+
+    candidate: RerunRule
+    control: RerunRule | None
+    difference_once: ClusteredMean | None
+    difference_within: ClusteredMean | None
+    flags: tuple[InputFlag, ...]
+    by_input: ByInputTest
+    reference: str
+    statement: str = CLOSING_STATEMENT
+
+
+def _arrays(inputs, failed, order, name):
+    inputs = np.asarray(inputs).astype(str).reshape(-1)
+    failed = np.asarray(failed, dtype=bool).reshape(-1)
+    order = np.asarray(order, dtype=float).reshape(-1)
+    if not (inputs.size == failed.size == order.size):
+        raise ValueError(f"{name}: inputs, failed and order must have one entry per run")
+    return inputs, failed, order
+
+
+def _ranked(codes, order, n_codes):
+    """Rank of each run within its input (by ``order``), and runs per input."""
+    idx = np.lexsort((order, codes))
+    sorted_codes = codes[idx]
+    starts = np.searchsorted(sorted_codes, sorted_codes, side="left")
+    rank = np.empty(codes.size, dtype=np.int64)
+    rank[idx] = np.arange(codes.size) - starts
+    return rank, np.bincount(codes, minlength=n_codes)
+
+
+def _rows(first, rerun, within: int, cap=None):
+    """For every failing first-run episode: its input, fixed once, fixed within, tries used.
+
+    ``once``/``fixed`` are NaN (and ``tries`` 0) where the input was never re-run. ``cap`` (one
+    entry per failing episode) limits the tries, so two arms can be held to the same number.
+    """
+    f_in, f_failed, f_order = first
+    r_in, r_failed, r_order = rerun
+    names = np.unique(np.concatenate([f_in, r_in]))
+    f_code, r_code = np.searchsorted(names, f_in), np.searchsorted(names, r_in)
+    f_rank, _ = _ranked(f_code, f_order, names.size)
+    r_rank, r_count = _ranked(r_code, r_order, names.size)
+    # inputs × re-run rank: 1 failed, 0 passed, NaN not run
+    grid = np.full((names.size, max(int(r_count.max()) if r_count.size else 0, 1)), np.nan)
+    grid[r_code, r_rank] = r_failed
+    rows = np.flatnonzero(f_failed)
+    code, rank = f_code[rows], f_rank[rows]
+    avail = r_count[code]
+    tries = np.minimum(within, avail) if cap is None else np.minimum(np.minimum(within, avail), cap)
+    j = np.arange(within)[None, :]
+    fails = grid[code[:, None], (rank[:, None] + j) % np.maximum(avail, 1)[:, None]]
+    once = np.where(avail > 0, fails[:, 0] == 0, np.nan)
+    fixed = np.where(avail > 0, np.any((j < tries[:, None]) & (fails == 0), axis=1), np.nan)
+    return names[code], once, fixed, tries
+
+
+def _rule(rows, confidence_level) -> RerunRule:
+    labels, once, fixed, tries = rows
+    ok = tries > 0
+    return RerunRule(clustered_mean(once[ok], labels[ok], confidence_level=confidence_level),
+                     clustered_mean(fixed[ok], labels[ok], confidence_level=confidence_level),
+                     int(tries[ok].min()) if ok.any() else 0, int(ok.sum()),
+                     int(np.unique(labels[ok]).size), int((~ok).sum()))
+
+
+def rerun_rule(first_inputs, first_failed, first_order, rerun_inputs, rerun_failed, rerun_order,
+               *, within: int = 3, confidence_level: float = 0.95) -> RerunRule:
+    """The re-run rule on one arm. ``*_order`` orders runs within an input (e.g. the trial).
+
+    >>> rule = rerun_rule(["a", "b"], [True, True], [0, 0],
+    ...                   ["a", "a", "a", "b", "b", "b"], [True, False, True, True, True, True], [1, 2, 3, 1, 2, 3])
+    >>> rule.fixed_once.estimate, rule.fixed_within.estimate, rule.tries
+    (0.0, 0.5, 3)
+    """
+    if within < 1:
+        raise ValueError(f"within={within} must be at least 1")
+    first = _arrays(first_inputs, first_failed, first_order, "first run")
+    rerun = _arrays(rerun_inputs, rerun_failed, rerun_order, "re-run")
+    return _rule(_rows(first, rerun, within), confidence_level)
+
+
+def _per_input(inputs, failed, names):
+    codes = np.searchsorted(names, inputs)
+    ok = (codes < names.size) & (names[np.minimum(codes, names.size - 1)] == inputs)
+    return (np.bincount(codes[ok], weights=failed[ok], minlength=names.size).astype(int),
+            np.bincount(codes[ok], minlength=names.size))
+
+
+def fix_check(first, candidate, control=None, *, within: int = 3, q: float = 0.05,
+              confidence_level: float = 0.95) -> FixCheck:
+    """Run the re-run rule on the candidate and on the control and set them side by side.
+
+    ``first``, ``candidate`` and ``control`` are each ``(inputs, failed, order)``: one entry per
+    run. Rows are the first run's failing episodes, each held to the same number of tries on both
+    arms (the fewer either has); the differences (candidate − control) are clustered by input; flags are per-input Fisher tests (BH across inputs, flagged when q < ``q``);
+    the by-input test is a sign test over inputs of the change in failure share.
+
+    >>> first = (["a", "b", "c", "d"], [1, 1, 1, 1], [0, 0, 0, 0])
+    >>> cand = (["a", "b", "c", "d"] * 3, [0] * 12, [1, 1, 1, 1, 2, 2, 2, 2, 3, 3, 3, 3])
+    >>> ctrl = (["a", "b", "c", "d"] * 3, [1] * 12, [1, 1, 1, 1, 2, 2, 2, 2, 3, 3, 3, 3])
+    >>> fc = fix_check(first, cand, ctrl)
+    >>> fc.difference_once.estimate, fc.by_input.improved, round(fc.by_input.pvalue, 3)
+    (1.0, 4, 0.125)
+    """
+    if within < 1:
+        raise ValueError(f"within={within} must be at least 1")
+    first_a = _arrays(*first, "first run")
+    cand_a = _arrays(*candidate, "candidate")
+    cand_rows = _rows(first_a, cand_a, within)
+    cand = _rule(cand_rows, confidence_level)
+    failing = np.unique(first_a[0][first_a[1]])
+    ctrl_rule = diff_once = diff_within = None
+    if control is not None:
+        ctrl_a = _arrays(*control, "control")
+        ctrl_rows = _rows(first_a, ctrl_a, within)
+        # hold both arms to the same number of tries per episode, or "within N" favours the arm
+        # that happened to be re-run more often
+        cap = np.minimum(cand_rows[3], ctrl_rows[3])
+        cand_rows, ctrl_rows = _rows(first_a, cand_a, within, cap), _rows(first_a, ctrl_a, within, cap)
+        cand, ctrl_rule = _rule(cand_rows, confidence_level), _rule(ctrl_rows, confidence_level)
+        # the same failing episodes on both sides: keep those both arms re-ran
+        both = (cand_rows[3] > 0) & (ctrl_rows[3] > 0)
+        labels = cand_rows[0][both]
+        diff_once = clustered_mean(cand_rows[1][both] - ctrl_rows[1][both], labels,
+                                   confidence_level=confidence_level)
+        diff_within = clustered_mean(cand_rows[2][both] - ctrl_rows[2][both], labels,
+                                     confidence_level=confidence_level)
+        reference, ref_runs = "control", ctrl_a
+    else:
+        reference, ref_runs = "first run", first_a
+    fc, nc = _per_input(cand_a[0], cand_a[1], failing)
+    fr, nr = _per_input(ref_runs[0], ref_runs[1], failing)
+    keep = (nc > 0) & (nr > 0)
+    p = np.full(failing.size, np.nan)
+    if keep.any():
+        p[keep] = fisher_exact_many(fc[keep], (nc - fc)[keep], fr[keep], (nr - fr)[keep])
+    qv = bh_qvalues(p)
+    flags = tuple(InputFlag(str(failing[i]), int(fc[i]), int(nc[i]), int(fr[i]), int(nr[i]),
+                            float(p[i]), float(qv[i]), bool(qv[i] < q))
+                  for i in np.flatnonzero(keep))
+    with np.errstate(invalid="ignore", divide="ignore"):
+        change = fc[keep] / nc[keep] - fr[keep] / nr[keep]
+    improved, worsened = int((change < 0).sum()), int((change > 0).sum())
+    sign_p = float(stats.binomtest(improved, improved + worsened, 0.5).pvalue) if improved + worsened else float("nan")
+    by_input = ByInputTest(improved, worsened, int((change == 0).sum()), sign_p)
+    return FixCheck(cand, ctrl_rule, diff_once, diff_within, flags, by_input, reference)
+

@@ -1,0 +1,98 @@
+"""Intervals: Wilson's for a share, and a mean clustered by sampling unit (CR1, Student t).
+
+>>> [round(x, 4) for x in wilson_interval(11, 200)]
+[0.031, 0.0958]
+>>> m = clustered_mean([1, 0, 1, 1, 0, 0], ["a", "a", "b", "b", "c", "c"])
+>>> round(m.estimate, 3), m.clusters
+(0.5, 3)
+"""
+
+from __future__ import annotations
+
+import math
+from dataclasses import dataclass
+
+import numpy as np
+from scipy import stats
+
+__all__ = ["ClusteredMean", "clustered_mean", "wilson_interval"]
+
+
+def _check_level(confidence_level: float) -> float:
+    if not 0 < confidence_level < 1:
+        raise ValueError(f"confidence_level={confidence_level!r} must lie strictly between 0 and 1")
+    return confidence_level
+
+
+def wilson_interval(successes: int, trials: int, *, confidence_level: float = 0.95) -> tuple[float, float]:
+    """Wilson score confidence interval for ``successes`` out of ``trials``.
+
+    >>> wilson_interval(0, 0)
+    (nan, nan)
+    """
+    _check_level(confidence_level)
+    if trials < 0:
+        raise ValueError(f"trials={trials} must be at least 0")
+    if not 0 <= successes <= max(trials, 0):
+        raise ValueError(f"successes={successes} must lie between 0 and trials={trials}")
+    if trials == 0:
+        return (float("nan"), float("nan"))
+    z = stats.norm.ppf(0.5 + confidence_level / 2)
+    share = successes / trials
+    denom = 1 + z * z / trials
+    centre = (share + z * z / (2 * trials)) / denom
+    half = z / denom * math.sqrt(share * (1 - share) / trials + z * z / (4 * trials * trials))
+    return (float(max(0.0, centre - half)), float(min(1.0, centre + half)))
+
+
+@dataclass(frozen=True)
+class ClusteredMean:
+    """A mean over rows with a confidence interval clustered by sampling unit.
+
+    The standard error is the CR1 sandwich (cluster sums of residuals, scaled by G/(G−1)); the
+    interval uses Student t on G−1 degrees of freedom. Undefined (NaN) with fewer than two
+    clusters, and ``reason`` says so.
+    """
+
+    estimate: float
+    se: float
+    low: float
+    high: float
+    rows: int
+    clusters: int
+    confidence_level: float
+    reason: str | None = None
+
+    @property
+    def pvalue(self) -> float:
+        """Two-sided p-value of "the mean is 0" on G−1 degrees of freedom."""
+        if not (self.se > 0) or self.clusters < 2:
+            return float("nan")
+        t = self.estimate / self.se
+        return float(2 * stats.t.sf(abs(t), self.clusters - 1))
+
+
+def clustered_mean(values, clusters, *, confidence_level: float = 0.95) -> ClusteredMean:
+    """Mean of ``values`` with a CR1 interval clustered by ``clusters`` (labels, one per row).
+
+    >>> m = clustered_mean([1.0], ["only"])
+    >>> m.reason
+    'one cluster: no interval'
+    """
+    _check_level(confidence_level)
+    y = np.asarray(values, dtype=float).reshape(-1)
+    labels = np.asarray(clusters).reshape(-1)
+    if labels.shape != y.shape:
+        raise ValueError(f"clusters has {labels.size} entries but values has {y.size}; give one per row")
+    nan = float("nan")
+    if y.size == 0:
+        return ClusteredMean(nan, nan, nan, nan, 0, 0, confidence_level, "no rows")
+    codes = np.unique(labels, return_inverse=True)[1].reshape(-1)
+    g = int(codes.max()) + 1
+    mean = float(y.mean())
+    if g < 2:
+        return ClusteredMean(mean, nan, nan, nan, int(y.size), g, confidence_level, "one cluster: no interval")
+    sums = np.bincount(codes, weights=y - mean, minlength=g)
+    se = math.sqrt(g / (g - 1) * float(np.sum(sums**2))) / y.size
+    t = stats.t.ppf(0.5 + confidence_level / 2, g - 1)
+    return ClusteredMean(mean, se, mean - t * se, mean + t * se, int(y.size), g, confidence_level)

@@ -1,0 +1,21 @@
+"""Experiment design: pre-registration seals, factorial policy designs, perturbation suites,
+random tapes.
+
+>>> from fluke.design import Tape
+>>> Tape(7).uniform("fault", "e1") == Tape(7).uniform("fault", "e1")
+True
+"""
+
+from ._factorial import (Contrast, FactorialContrasts, FactorialPlan, factorial_contrasts,
+                         factorial_plan, paired_interval)
+from ._perturb import PerturbationRow, PerturbationSuite, perturbation_suite
+from ._seal import Decision, SealCheck, check_seal, evaluate_rule, in_scope, parse_rule, seal_body
+from ._tape import Tape
+from ._unseal import UnsealReport, find_seal, seal, unseal
+
+__all__ = [
+    "Contrast", "Decision", "FactorialContrasts", "FactorialPlan", "PerturbationRow",
+    "PerturbationSuite", "SealCheck", "Tape", "UnsealReport", "check_seal", "evaluate_rule",
+    "factorial_contrasts", "factorial_plan", "find_seal", "in_scope", "paired_interval",
+    "parse_rule", "perturbation_suite", "seal", "seal_body", "unseal",
+]

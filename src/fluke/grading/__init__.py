@@ -1,0 +1,28 @@
+"""Grade the path as well as the answer: specs, checks with severities, provenance and taint,
+the gate, and the luck rate.
+
+>>> from fluke.grading import load_spec, grade_run, gate, luck_rate
+>>> from fluke.record import Run, UserMessage, ToolCall, Outcome
+>>> spec = load_spec({"tools": ["get_order", "refund"], "required": ["get_order"],
+...                   "before": [["get_order", "refund"]]})
+>>> run = Run(scenario="refund/1", events=[
+...     UserMessage(text="Refund order W1234 please"),
+...     ToolCall(tool="refund", args={"order_id": "W1234"}, ok=True)],
+...     outcome=Outcome(passed=True))
+>>> grade = grade_run(run, spec)
+>>> [v.check for v in grade.violations]
+['before', 'required']
+>>> gate([grade]).passed, str(luck_rate([grade]).pooled)
+(False, '100.0% (1/1 output-ok runs) [95% CrI 14.7–100.0%]')
+"""
+
+from ._grade import RunGrade, Violation, first_hard_index, grade_run, make_grade
+from ._spec import CHECKS, SEVERITIES, Spec, load_spec
+from ._text import redact
+from ._verdict import CaseGate, GateResult, LuckRate, LuckReport, gate, luck_rate, luck_rates
+
+__all__ = [
+    "CHECKS", "SEVERITIES", "CaseGate", "GateResult", "LuckRate", "LuckReport", "RunGrade", "Spec",
+    "Violation", "first_hard_index", "gate", "grade_run", "load_spec", "luck_rate", "luck_rates",
+    "make_grade", "redact",
+]

@@ -1,0 +1,130 @@
+"""Text handling for provenance and secrets: tokens, identifier shape, credential patterns.
+
+Tokens are maximal runs of letters, digits and ``_ - @ . +``; every other character
+separates. A token that ends a sentence ("order W123.") also matches without its final
+dot. Matching is on whole tokens, so "213" is not found in "88213".
+
+>>> tokens("Order ORD-00213, placed by bob7@example.com on 2026-01-02.")
+['Order', 'ORD-00213', 'placed', 'by', 'bob7@example.com', 'on', '2026-01-02.']
+>>> [t for t in tokens("refund 250 for ORD-00213 to Bob") if id_shaped(t, prose=True)]
+['ORD-00213']
+>>> redact("key AKIAABCDEFGHIJKLMNOP here")
+'key [redacted AWS access key id] here'
+"""
+
+from __future__ import annotations
+
+import re
+import string
+
+_KEEP = set(string.ascii_letters + string.digits + "_-@.+")
+#: Maps every ASCII separator to a space; non-ASCII characters stay inside tokens.
+_SEPARATE = str.maketrans({chr(c): " " for c in range(128) if chr(c) not in _KEEP})
+_DIGITS = frozenset(string.digits)
+_NUMBER = re.compile(r"[+-]?\d+(?:[.,]\d+)?")
+#: Whole values that look like identifiers but carry no provenance.
+LITERALS = frozenset({"true", "false", "none", "null", "yes", "nan", "n/a"})
+
+_ID_CACHE: dict[tuple[str, bool], bool] = {}
+
+
+def tokens(text: str) -> list[str]:
+    """Split ``text`` into tokens (see the module docstring)."""
+    return text.translate(_SEPARATE).split()
+
+
+def id_shaped(tok: str, *, prose: bool) -> bool:
+    """Is ``tok`` an identifier worth tracing?
+
+    Yes when it has 3 to 128 characters and contains a digit or an ``@``, or is all
+    capitals ("MDCLVA", "JFK"). Plain words and snake_case enums ("pending",
+    "basic_economy") are not. Inside prose a bare number ("250", "12.50") is a quantity,
+    not an identifier; given as a whole argument value it is traced.
+    Known limit: a model-known code in capitals ("USA") is traced and may show as ungrounded.
+    """
+    key = (tok, prose)
+    hit = _ID_CACHE.get(key)
+    if hit is not None:
+        return hit
+    if len(_ID_CACHE) > 200_000:
+        _ID_CACHE.clear()
+    n = len(tok)
+    if n < 3 or n > 128 or tok.lower() in LITERALS:
+        ok = False
+    elif "@" in tok:
+        ok = True
+    elif _DIGITS.isdisjoint(tok):
+        ok = tok.isupper()
+    else:
+        ok = not (prose and _NUMBER.fullmatch(tok))
+    _ID_CACHE[key] = ok
+    return ok
+
+
+def strip_trailing(tok: str) -> str:
+    """The token without sentence punctuation at its end."""
+    return tok.rstrip(".") or tok
+
+
+def identifiers(value: str) -> list[str]:
+    """The identifier-shaped tokens of one string argument value."""
+    parts = tokens(value)
+    if len(parts) == 1:
+        tok = strip_trailing(parts[0])
+        return [tok] if id_shaped(tok, prose=False) else []
+    out = []
+    for tok in parts:
+        tok = strip_trailing(tok)
+        if id_shaped(tok, prose=True):
+            out.append(tok)
+    return out
+
+
+# -- secrets -----------------------------------------------------------------------------
+#: (label, literal anchor that every match contains, pattern). Prefix shapes only: a
+#: credential or nothing. Known limit: a bare high-entropy secret (a password in a URL, a
+#: bespoke token) has no prefix and is missed; no entropy heuristic on purpose (it fires on
+#: hashes, UUIDs and session ids and trains people to ignore the check).
+SECRET_PATTERNS: tuple[tuple[str, str, re.Pattern[str]], ...] = (
+    ("AWS access key id", "AKIA", re.compile(r"\bAKIA[0-9A-Z]{16}\b")),
+    ("GitHub token", "_", re.compile(r"\bgh[pousr]_[A-Za-z0-9]{36,}\b")),
+    ("GitHub fine-grained token", "_", re.compile(r"\bgithub_pat_[A-Za-z0-9_]{50,}\b")),
+    ("PyPI token", "pypi-", re.compile(r"\bpypi-AgEIcHlwaS5vcmc[A-Za-z0-9\-_]{16,}")),
+    ("Slack token", "xox", re.compile(r"\bxox[abprs]-[A-Za-z0-9-]{10,}\b")),
+    ("OpenAI key", "sk-", re.compile(r"\bsk-(?:proj-)?[A-Za-z0-9_-]{20,}\b")),
+    ("Google API key", "AIza", re.compile(r"\bAIza[0-9A-Za-z_-]{35}\b")),
+    ("private key block", "PRIVATE KEY", re.compile(r"-----BEGIN (?:RSA |EC |OPENSSH |PGP )?PRIVATE KEY-----")),
+    ("bearer token", "Bearer", re.compile(r"\bBearer\s+[A-Za-z0-9._~+/-]{20,}=*")),
+)
+ANCHORS: tuple[str, ...] = tuple(dict.fromkeys(a for _, a, _ in SECRET_PATTERNS))
+
+
+def may_hold_secret(text: str) -> bool:
+    """A fast test: False means no pattern can match (substring scans, no regex)."""
+    for anchor in ANCHORS:
+        if anchor in text:
+            return True
+    return False
+
+
+def find_secrets(text: str) -> list[str]:
+    """The labels of the credential shapes found in ``text`` (never the matches)."""
+    return [label for label, anchor, pattern in SECRET_PATTERNS
+            if anchor in text and pattern.search(text)]
+
+
+def redact(text: str) -> str:
+    """``text`` with every credential-shaped substring replaced by a label."""
+    if not may_hold_secret(text):
+        return text
+    for label, _anchor, pattern in SECRET_PATTERNS:
+        text = pattern.sub(f"[redacted {label}]", text)
+    return text
+
+
+def shown(value: object, limit: int = 60) -> str:
+    """A value as it may appear in a message: redacted, and cut to ``limit`` characters."""
+    text = redact(value if isinstance(value, str) else repr(value))
+    if len(text) > limit:
+        text = text[: limit - 1] + "…"
+    return repr(text) if isinstance(value, str) else text

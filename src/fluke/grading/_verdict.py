@@ -1,0 +1,196 @@
+"""The gate and the luck rate: what a batch of graded runs means for the build and for belief.
+
+The **gate** fails on one hard violation anywhere; a soft check fails a case only when a
+strict majority of that case's runs fail that check; warnings never fail it.
+
+The **luck rate** is |output ok and path not ok| / |output ok|: of the runs that looked
+green, the share that got there on a bad path (warnings count). With no output-ok run it is
+undefined ("—"), never 0. Its credible interval is the equal-tailed interval of the Beta
+posterior under a Jeffreys Beta(1/2, 1/2) prior unless another prior is given; the sampling
+unit is the run, and the pooled figure treats runs of different cases as exchangeable.
+
+>>> from fluke.grading._grade import make_grade, Violation
+>>> warn = Violation("ungrounded", "warn", 3, "invented id")
+>>> grades = [make_grade("a", "c1", [warn], True), make_grade("b", "c1", [], True),
+...           make_grade("c", "c1", [], False)]
+>>> report = luck_rate(grades)
+>>> report.pooled.lucky, report.pooled.green, str(report.pooled)
+(1, 2, '50.0% (1/2 output-ok runs) [95% CrI 6.1–93.9%]')
+>>> gate(grades).passed
+True
+"""
+
+from __future__ import annotations
+
+from dataclasses import dataclass
+from typing import Iterable, Sequence
+
+import numpy as np
+from scipy import stats
+
+from ._grade import RunGrade
+
+JEFFREYS = (0.5, 0.5)
+
+
+@dataclass(frozen=True)
+class LuckRate:
+    """The luck rate of a set of runs: counts, the share, and its credible interval.
+
+    ``statistic`` and ``interval`` are None when no run was output-ok (``reason`` says so).
+    """
+
+    lucky: int
+    green: int
+    runs: int
+    statistic: float | None
+    interval: tuple[float, float] | None
+    level: float
+    prior: tuple[float, float]
+    reason: str | None = None
+
+    def __str__(self) -> str:
+        if self.statistic is None:
+            return f"— (0 output-ok runs of {self.runs})"
+        lo, hi = self.interval  # type: ignore[misc]
+        return (f"{100 * self.statistic:.1f}% ({self.lucky}/{self.green} output-ok runs) "
+                f"[{100 * self.level:.0f}% CrI {100 * lo:.1f}–{100 * hi:.1f}%]")
+
+    def to_dict(self) -> dict:
+        return {"lucky": self.lucky, "green": self.green, "runs": self.runs,
+                "statistic": self.statistic, "interval": self.interval, "level": self.level,
+                "prior": {"alpha": self.prior[0], "beta": self.prior[1]}, "reason": self.reason}
+
+
+@dataclass(frozen=True)
+class LuckReport:
+    """The luck rate pooled over every run and per case (scenario)."""
+
+    pooled: LuckRate
+    cases: dict[str, LuckRate]
+    conditional_on: str
+
+    def to_dict(self) -> dict:
+        return {"pooled": self.pooled.to_dict(),
+                "cases": {k: v.to_dict() for k, v in self.cases.items()},
+                "conditional_on": self.conditional_on}
+
+
+def _check_prior(prior: Sequence[float], level: float) -> tuple[float, float]:
+    if len(prior) != 2 or not all(np.isfinite(prior)) or min(prior) <= 0:
+        raise ValueError(f"prior={tuple(prior)!r} must be two positive numbers (alpha, beta)")
+    if not 0 < level < 1:
+        raise ValueError(f"level={level!r} must be between 0 and 1")
+    return float(prior[0]), float(prior[1])
+
+
+def luck_rates(lucky: np.ndarray, green: np.ndarray, runs: np.ndarray, *,
+               prior: Sequence[float] = JEFFREYS, level: float = 0.95) -> list[LuckRate]:
+    """Luck rates from count arrays (vectorised; one result per element).
+
+    >>> [str(r) for r in luck_rates(np.array([0, 2]), np.array([0, 4]), np.array([3, 5]))]
+    ['— (0 output-ok runs of 3)', '50.0% (2/4 output-ok runs) [95% CrI 12.3–87.7%]']
+    """
+    a, b = _check_prior(prior, level)
+    lucky, green, runs = (np.asarray(x, dtype=np.int64) for x in (lucky, green, runs))
+    if np.any(lucky < 0) or np.any(lucky > green) or np.any(green > runs):
+        raise ValueError("counts must satisfy 0 <= lucky <= green <= runs")
+    tail = (1 - level) / 2
+    lo = stats.beta.ppf(tail, a + lucky, b + green - lucky)
+    hi = stats.beta.ppf(1 - tail, a + lucky, b + green - lucky)
+    share = np.divide(lucky, green, out=np.full(lucky.shape, np.nan), where=green > 0)
+    out = []
+    for k, g, n, s, l, h in zip(lucky.tolist(), green.tolist(), runs.tolist(), share.tolist(),
+                                lo.tolist(), hi.tolist()):
+        if g == 0:
+            out.append(LuckRate(k, g, n, None, None, level, (a, b),
+                                "no run was output-ok, so there is nothing to be lucky about"))
+        else:
+            out.append(LuckRate(k, g, n, s, (l, h), level, (a, b)))
+    return out
+
+
+def luck_rate(grades: Iterable[RunGrade], *, prior: Sequence[float] = JEFFREYS,
+              level: float = 0.95) -> LuckReport:
+    """The luck rate per case and pooled (see the module docstring).
+
+    Pass the grades of one version; cases are keyed by scenario.
+    """
+    grades = list(grades)
+    scen = [g.scenario for g in grades]
+    green = np.array([g.output_ok is True for g in grades], dtype=bool)
+    lucky = green & np.array([not g.path_ok for g in grades], dtype=bool)
+    names, inverse = np.unique(np.array(scen, dtype=object).astype(str), return_inverse=True) \
+        if grades else (np.array([], dtype=str), np.array([], dtype=np.int64))
+    size = len(names)
+    per_lucky = np.bincount(inverse, weights=lucky, minlength=size).astype(np.int64)
+    per_green = np.bincount(inverse, weights=green, minlength=size).astype(np.int64)
+    per_runs = np.bincount(inverse, minlength=size).astype(np.int64)
+    rows = luck_rates(np.append(per_lucky, lucky.sum()), np.append(per_green, green.sum()),
+                      np.append(per_runs, len(grades)), prior=prior, level=level)
+    a, b = _check_prior(prior, level)
+    cond = (f"sampling unit: the run; {100 * level:.0f}% equal-tailed credible interval under a "
+            f"Beta({a:g}, {b:g}) prior{' (Jeffreys)' if (a, b) == JEFFREYS else ''}; "
+            "path ok means no violation of any severity")
+    return LuckReport(pooled=rows[-1], cases=dict(zip(names.tolist(), rows[:-1])), conditional_on=cond)
+
+
+@dataclass(frozen=True)
+class CaseGate:
+    """The gate's view of one case: hard runs, and per soft check how many runs failed it."""
+
+    version: str | None
+    scenario: str
+    runs: int
+    hard_runs: int
+    soft: dict[str, int]
+    failed: bool
+    reasons: tuple[str, ...]
+
+
+@dataclass(frozen=True)
+class GateResult:
+    """Whether the batch passes the gate, with the failing cases and why."""
+
+    passed: bool
+    cases: tuple[CaseGate, ...]
+
+    @property
+    def reasons(self) -> list[str]:
+        return [f"{c.scenario}: {r}" for c in self.cases for r in c.reasons]
+
+    def to_dict(self) -> dict:
+        return {"passed": self.passed, "reasons": self.reasons,
+                "cases": [{"version": c.version, "scenario": c.scenario, "runs": c.runs,
+                           "hard_runs": c.hard_runs, "soft": c.soft, "failed": c.failed}
+                          for c in self.cases]}
+
+
+def gate(grades: Iterable[RunGrade]) -> GateResult:
+    """Hard fails on one occurrence; soft when a strict majority of a case's runs fail that check.
+
+    >>> from fluke.grading._grade import make_grade, Violation
+    >>> long = Violation("max_steps", "soft", 9, "too long")
+    >>> two_of_three = [make_grade(h, "c", [long] if h != "z" else [], True) for h in "xyz"]
+    >>> gate(two_of_three).passed, gate(two_of_three[1:]).passed   # 2/3 fails; 1/2 does not
+    (False, True)
+    """
+    by_case: dict[tuple, list[RunGrade]] = {}
+    for g in grades:
+        by_case.setdefault((g.version, g.scenario), []).append(g)
+    cases = []
+    for (version, scenario), rows in sorted(by_case.items(), key=lambda kv: (str(kv[0][0]), kv[0][1])):
+        n = len(rows)
+        hard_runs = sum(g.hard for g in rows)
+        soft: dict[str, int] = {}
+        for g in rows:
+            for check in g.soft_checks:
+                soft[check] = soft.get(check, 0) + 1
+        reasons = []
+        if hard_runs:
+            reasons.append(f"hard violation in {hard_runs} of {n} runs")
+        for check, k in sorted(soft.items()):
+            if 2 * k > n:
+                reasons.append(f"soft check {check} failed in {k} of {n} runs (a majority)")
+        cases.append(CaseGate(version, scenario, n, hard_runs, soft, bool(reasons), tuple(reasons)))
+    return GateResult(passed=not any(c.failed for c in cases), cases=tuple(cases))

@@ -1,0 +1,219 @@
+"""Unbiased pass@k and pass^k, per scenario, averaged with declared weights.
+
+For one scenario with ``n`` recorded trials of which ``c`` passed:
+
+* pass@k = 1 − C(n−c, k) / C(n, k): the chance that at least one of k trials drawn without
+  replacement from the recorded pool passes. Under independent, identically distributed
+  trials it is an unbiased estimate of 1 − (1 − p)^k.
+* pass^k = C(c, k) / C(n, k): the chance that all k drawn trials pass; unbiased for p^k.
+
+Both need k ≤ n: with fewer trials than k the pool holds no k-subset, so the statistic is
+undefined and is reported as such, with the reason. The plug-in 1 − (1 − c/n)^k is biased
+downwards for k > 1 and is only computed with a :class:`PlugInWarning`. Transforming an
+*average* pass@1 into pass@k changes the target whenever scenarios differ in difficulty, so
+that too is only done with a warning.
+
+>>> r = pass_at_k([2], [10], k=3)
+>>> round(r.statistic, 4)
+0.5333
+>>> round(pass_hat_k([2], [10], k=2).statistic, 4)
+0.0222
+"""
+
+from __future__ import annotations
+
+import warnings
+from dataclasses import dataclass, field
+
+import numpy as np
+from scipy import stats
+
+__all__ = [
+    "PassAtK", "PlugInWarning", "expected_pass_at_k", "pass_at_k", "pass_at_k_from_average",
+    "pass_at_k_plugin", "pass_hat_k",
+]
+
+
+class PlugInWarning(UserWarning):
+    """A biased or target-changing pass@k formula was asked for."""
+
+
+@dataclass(frozen=True)
+class PassAtK:
+    """pass@k or pass^k over scenarios.
+
+    ``statistic`` is the weighted average of ``per_scenario`` (NaN when undefined, with
+    ``reason`` saying why). ``weights`` are the declared weights, normalised to sum to one.
+    ``warning`` is set when the number is not the unbiased estimator.
+    """
+
+    kind: str
+    k: int
+    statistic: float
+    per_scenario: np.ndarray
+    successes: np.ndarray
+    trials: np.ndarray
+    weights: np.ndarray
+    reason: str | None = None
+    warning: str | None = None
+    estimator: str = "unbiased"
+    conditional_on: str = field(default=(
+        "the recorded trials of each scenario being exchangeable; the declared scenario weights"))
+
+    @property
+    def defined(self) -> bool:
+        """True when every scenario has at least k trials."""
+        return self.reason is None
+
+
+def _check(successes, trials, k, weights):
+    c = np.asarray(successes)
+    n = np.asarray(trials)
+    if c.ndim != 1 or n.shape != c.shape:
+        raise ValueError(f"successes (shape {c.shape}) and trials (shape {n.shape}) must be "
+                         "one-dimensional arrays of the same length, one entry per scenario")
+    if c.size == 0:
+        raise ValueError("successes is empty: at least one scenario is needed")
+    if not (np.issubdtype(c.dtype, np.integer) or np.all(np.mod(c, 1) == 0)):
+        raise ValueError(f"successes={c.tolist()} must be whole counts")
+    if not (np.issubdtype(n.dtype, np.integer) or np.all(np.mod(n, 1) == 0)):
+        raise ValueError(f"trials={n.tolist()} must be whole counts")
+    c = c.astype(np.int64)
+    n = n.astype(np.int64)
+    if np.any(n < 1):
+        raise ValueError(f"trials={int(n[n < 1][0])} must be at least 1 in every scenario")
+    if np.any(c < 0) or np.any(c > n):
+        bad = int(np.flatnonzero((c < 0) | (c > n))[0])
+        raise ValueError(f"successes={int(c[bad])} must lie between 0 and trials={int(n[bad])} "
+                         f"(scenario {bad})")
+    if isinstance(k, bool) or int(k) != k or k < 1:
+        raise ValueError(f"k={k} must be a whole number of at least 1")
+    k = int(k)
+    if weights is None:
+        w = np.full(c.size, 1.0 / c.size)
+    else:
+        w = np.asarray(weights, dtype=float)
+        if w.shape != c.shape:
+            raise ValueError(f"weights has {w.size} entries; it needs one per scenario ({c.size})")
+        if np.any(~np.isfinite(w)) or np.any(w < 0) or w.sum() <= 0:
+            raise ValueError(f"weights={w.tolist()} must be finite, non-negative and not all zero")
+        w = w / w.sum()
+    return c, n, k, w
+
+
+def _subset_ratio(top: np.ndarray, n: np.ndarray, k: int) -> np.ndarray:
+    """C(top, k) / C(n, k) as the product of (top − j)/(n − j), j < k; exact zero when top < k."""
+    j = np.arange(k)
+    with np.errstate(divide="ignore", invalid="ignore"):
+        factors = (top[:, None] - j) / (n[:, None] - j)
+    ratio = np.prod(np.clip(factors, 0.0, None), axis=1)
+    return np.where(top >= k, ratio, 0.0)
+
+
+def _finish(kind, k, per, c, n, w, estimator="unbiased", warning=None) -> PassAtK:
+    short = n < k
+    reason = None
+    if short.any():
+        idx = np.flatnonzero(short)
+        reason = (f"k={k} exceeds the trials recorded in {idx.size} of {n.size} scenarios "
+                  f"(fewest: n={int(n.min())}); {kind} needs at least k trials per scenario. "
+                  f"Lower k to at most {int(n.min())} or record more trials")
+        per = np.where(short, np.nan, per)
+        stat = float("nan")
+    else:
+        stat = float(np.dot(w, per))
+    return PassAtK(kind=kind, k=k, statistic=stat, per_scenario=per, successes=c, trials=n,
+                   weights=w, reason=reason, warning=warning, estimator=estimator)
+
+
+def pass_at_k(successes, trials, k: int, *, weights=None) -> PassAtK:
+    """Unbiased pass@k per scenario, averaged with the declared ``weights`` (equal by default).
+
+    ``successes[i]`` of ``trials[i]`` passed in scenario i. Undefined when any scenario has
+    fewer than k trials.
+
+    >>> r = pass_at_k([0, 4], [4, 4], k=2)      # one impossible, one certain scenario
+    >>> r.statistic, r.per_scenario.tolist()
+    (0.5, [0.0, 1.0])
+    >>> pass_at_k([1], [2], k=3).reason.startswith("k=3 exceeds")
+    True
+    """
+    c, n, k, w = _check(successes, trials, k, weights)
+    per = 1.0 - _subset_ratio(n - c, n, k)
+    return _finish("pass@k", k, per, c, n, w)
+
+
+def pass_hat_k(successes, trials, k: int, *, weights=None) -> PassAtK:
+    """Unbiased pass^k (all of k trials pass) per scenario, averaged with declared ``weights``.
+
+    >>> round(pass_hat_k([3, 4], [4, 4], k=2).statistic, 4)
+    0.75
+    """
+    c, n, k, w = _check(successes, trials, k, weights)
+    per = _subset_ratio(c, n, k)
+    return _finish("pass^k", k, per, c, n, w)
+
+
+def pass_at_k_plugin(successes, trials, k: int, *, weights=None) -> PassAtK:
+    """The plug-in 1 − (1 − c/n)^k: biased downwards for k > 1. Always warns.
+
+    >>> import warnings
+    >>> with warnings.catch_warnings():
+    ...     warnings.simplefilter("ignore")
+    ...     round(pass_at_k_plugin([2], [10], k=3).statistic, 4)
+    0.488
+    """
+    c, n, k, w = _check(successes, trials, k, weights)
+    per = 1.0 - (1.0 - c / n) ** k
+    message = (f"the plug-in 1 − (1 − c/n)^{k} is biased downwards for k > 1; "
+               "use pass_at_k (the unbiased subset estimator)")
+    warnings.warn(message, PlugInWarning, stacklevel=2)
+    return _finish("pass@k", k, per, c, n, w, estimator="plug-in", warning=message)
+
+
+def pass_at_k_from_average(average_pass1: float, k: int) -> float:
+    """1 − (1 − average)^k from an *average* pass@1: warns, because the target changes.
+
+    Scenarios differ in difficulty; averaging first and transforming after answers a
+    question about a benchmark of identical scenarios. Compute pass@k per scenario instead.
+
+    >>> import warnings
+    >>> with warnings.catch_warnings():
+    ...     warnings.simplefilter("ignore")
+    ...     pass_at_k_from_average(0.5, 2)
+    0.75
+    """
+    if not 0.0 <= average_pass1 <= 1.0:
+        raise ValueError(f"average_pass1={average_pass1} must lie between 0 and 1")
+    if isinstance(k, bool) or int(k) != k or k < 1:
+        raise ValueError(f"k={k} must be a whole number of at least 1")
+    warnings.warn(
+        "transforming an average pass@1 into pass@k assumes every scenario has the same pass "
+        "rate; with heterogeneous scenarios it is a different quantity. Compute pass@k per "
+        "scenario and average with declared weights (pass_at_k)", PlugInWarning, stacklevel=2)
+    return float(1.0 - (1.0 - average_pass1) ** int(k))
+
+
+def expected_pass_at_k(rate: float, trials: int, k: int, *, estimator: str = "unbiased") -> float:
+    """The exact expectation of a pass@k estimator over Binomial(trials, rate) pools.
+
+    A finite sum over the number of passes; shows the plug-in's bias against the truth
+    1 − (1 − rate)^k.
+
+    >>> round(expected_pass_at_k(0.2, 10, 3), 4), round(expected_pass_at_k(0.2, 10, 3, estimator="plug-in"), 5)
+    (0.488, 0.45056)
+    """
+    if not 0.0 <= rate <= 1.0:
+        raise ValueError(f"rate={rate} must lie between 0 and 1")
+    if estimator not in ("unbiased", "plug-in"):
+        raise ValueError(f"estimator={estimator!r} must be 'unbiased' or 'plug-in'")
+    c = np.arange(int(trials) + 1)
+    n = np.full(c.size, int(trials))
+    _, _, k, _ = _check(c, n, k, None)
+    if k > trials:
+        raise ValueError(f"k={k} exceeds trials={trials}: pass@k needs at least k trials")
+    if estimator == "unbiased":
+        values = 1.0 - _subset_ratio(n - c, n, k)
+    else:
+        values = 1.0 - (1.0 - c / n) ** k
+    return float(np.dot(stats.binom.pmf(c, trials, rate), values))

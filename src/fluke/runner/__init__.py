@@ -1,0 +1,17 @@
+"""Run an agent suite: k runs per case, graded, recorded in the ledger as they finish.
+
+>>> from fluke.runner import evaluate, Case, Trajectory
+>>> result = evaluate([Case("echo", input="hi", check=lambda out: out == "hi")],
+...                   lambda text: Trajectory(output=text), k=2)
+>>> result.passes(), result.errors
+((2, 2), 0)
+"""
+
+from ._evaluate import evaluate
+from ._executors import EXECUTORS
+from ._frameworks import read_trajectory
+from ._suite import Suite, load_suite
+from ._types import Case, EvaluationResult, RunResult, Trajectory, as_case
+
+__all__ = ["EXECUTORS", "Case", "EvaluationResult", "RunResult", "Suite", "Trajectory",
+           "as_case", "evaluate", "load_suite", "read_trajectory"]

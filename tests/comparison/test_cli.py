@@ -1,0 +1,182 @@
+"""The comparison verbs end to end on a real ledger (SQLite file, and PostgreSQL when available)."""
+
+import json
+
+import numpy as np
+import pytest
+from click.testing import CliRunner
+from statsmodels.duration.survfunc import survdiff
+
+from fluke.cli import VERBS, group, main
+from fluke.comparison import detection_limit
+from fluke.ledger import open_ledger
+from fluke.simulate import STAGES
+
+from ._realdata import (
+    FINE_TUNED,
+    TAU1_AIRLINE,
+    TAU2_FILES,
+    TAU2_RESULTS,
+    need,
+    tau1_airline_runs,
+    tau2_runs,
+)
+
+VERBS_HERE = ("compare", "fixcheck", "consistency", "simulate", "calibrate")
+
+
+def fluke(url, *args, code=0):
+    result = CliRunner().invoke(group, ["--ledger", url, *map(str, args)])
+    if code is not None and result.exit_code != code:
+        raise AssertionError(f"exit {result.exit_code}: {result.output}\n{result.exception!r}")
+    return result
+
+
+def as_json(url, *args, code=0):
+    return json.loads(fluke(url, *args, "--json", code=code).stdout)
+
+
+@pytest.fixture(scope="module")
+def tau_ledger(tmp_path_factory):
+    """One SQLite ledger file with the τ²-bench model-training runs and τ-bench gpt-4o airline.
+
+    Shared by the read-only tests of this module (compare only appends a comparison record).
+    """
+    for path in TAU2_FILES.values():
+        need(TAU2_RESULTS / path)
+    need(TAU1_AIRLINE)
+    ledger_url = str(tmp_path_factory.mktemp("tau") / "fluke.db")
+    with open_ledger(ledger_url) as ledger:
+        for model, domain in TAU2_FILES:
+            ledger.ingest(tau2_runs(model, domain))
+        ledger.ingest(tau1_airline_runs())
+    return ledger_url
+
+
+@pytest.mark.parametrize("verb", VERBS_HERE)
+def test_every_verb_is_registered_and_documented_with_an_example(verb):
+    assert VERBS[verb].startswith("fluke.cli._compare:")
+    result = CliRunner().invoke(group, [verb, "--help"])
+    assert result.exit_code == 0 and "Example:" in result.output and "fluke " + verb in result.output
+
+
+def _survdiff_of(runs_a, runs_b):
+    rows = [(r.scenario, len(r.events) - 1, not r.outcome.passed, g)
+            for g, runs in enumerate((runs_a, runs_b)) for r in runs]
+    scen, time, died, group_ = (np.array(x) for x in zip(*rows))
+    return survdiff(time, died.astype(int), group_, strata=scen), int(died.sum())
+
+
+def test_compare_gpt41_against_fine_tuned_matches_survdiff(tau_ledger):
+    doc = as_json(tau_ledger, "compare", "model=gpt-4.1", f"model={FINE_TUNED}")
+    runs_a = [r for d in ("airline", "retail", "telecom") for r in tau2_runs("gpt-4.1", d)]
+    runs_b = [r for d in ("airline", "retail", "telecom") for r in tau2_runs(FINE_TUNED, d)]
+    (chisq, p), deaths = _survdiff_of(runs_a, runs_b)
+    assert doc["statistic"] == pytest.approx(chisq, abs=1e-9)
+    assert doc["pvalue"] == pytest.approx(p, abs=1e-9)
+    assert (doc["a"]["deaths"], doc["b"]["deaths"]) == (38, 23)       # 10+6+22 and 7+6+10 failures
+    assert doc["detection_limit"] == pytest.approx(detection_limit(deaths))
+    assert doc["verdict"] == ("different" if p < 0.05 else doc["verdict"])
+    assert len(doc["a"]["versions"]) == 3 and doc["strata"] == 100
+    assert "difference between those runs" in doc["statement"]
+
+
+def test_compare_one_domain_is_too_small_to_tell_with_runs_needed(tau_ledger):
+    doc = as_json(tau_ledger, "compare", "model=gpt-4.1", f"model={FINE_TUNED}", "--scenario", "airline/*")
+    assert doc["strata"] == 20 and doc["a"]["compared"] == 20
+    assert doc["verdict"] == "too small to tell"
+    assert doc["detection_limit"] == pytest.approx(detection_limit(17))   # 10 + 7 failures
+    assert doc["runs_needed_per_arm"] > 20
+    text = fluke(tau_ledger, "compare", "model=gpt-4.1", f"model={FINE_TUNED}", "--scenario", "airline/*").output
+    assert "runs per arm would be needed" in text and "3.892" in text
+
+
+def test_fixcheck_and_consistency_on_tau_bench_trials(tau_ledger):
+    raw = json.loads(need(TAU1_AIRLINE).read_text())
+    fail = {(r["task_id"], r["trial"]): r["reward"] < 1 for r in raw}
+    once = [not fail[(t, k + 2)] for (t, k) in fail if k < 2 and fail[(t, k)]]
+    doc = as_json(tau_ledger, "fixcheck", "model=gpt-4o@0-1", "model=gpt-4o@2-3")
+    rule = doc["candidate_rule"]
+    assert rule["rows"] == len(once) == 57
+    assert rule["fixed_once"]["estimate"] == pytest.approx(np.mean(once))
+    assert doc["control_rule"] is None and doc["flags_against"] == "first run"
+    cons = as_json(tau_ledger, "consistency", "model=gpt-4o")["agents"][0]
+    f = np.array([sum(fail[(t, k)] for k in range(4)) for t in range(50)])
+    assert cons["p"] == pytest.approx(116 / 200)
+    assert cons["c"] == pytest.approx((f * (f - 1)).sum() / (f * 3).sum())
+    assert cons["fixed_once_if_pure_chance"] == pytest.approx(1 - 116 / 200)
+
+
+def test_fixcheck_with_a_control(tau_ledger):
+    doc = as_json(tau_ledger, "fixcheck", "model=gpt-4o@0", "model=gpt-4o@1-2", "--control", "model=gpt-4o@3")
+    assert doc["difference_once"]["clusters"] == doc["candidate_rule"]["inputs"]
+    assert doc["flags_against"] == "control"
+
+
+def test_simulate_seal_compare_reveal(ledger_url, tmp_path):
+    seal = tmp_path / "seal.json"
+    sim = as_json(ledger_url, "simulate", "--tasks", "10", "--runs-per-task", "2", "--runs-per-task", "8",
+                  "--seal-file", seal)
+    versions = {k: v["version"] for k, v in sim["arms"].items()}
+    assert sorted(versions) == ["A'/2", "A'/8", "A/2", "A/8", "B/2", "B/8"]
+    assert sim["arms"]["A/8"]["runs"] == 80 and len(set(versions.values())) == 6
+    with open_ledger(ledger_url) as ledger:
+        docs = ledger.documents("planted-change-seal")
+        assert [d.body["digest"] for d in docs] == [sim["seal_digest"]]
+        first_run = min(v.first_recorded for v in ledger.versions())
+        assert docs[0].recorded_at <= first_run
+    # the seal stays shut until every B arm has been compared
+    early = as_json(ledger_url, "simulate", "--reveal", seal, code=1)
+    assert early["stage"] is None and early["checks"]["compared_before_reveal"] is False
+    fluke(ledger_url, "compare", versions["A/8"][:12], versions["B/8"][:12])
+    assert as_json(ledger_url, "simulate", "--reveal", seal, code=1)["stage"] is None
+    fluke(ledger_url, "compare", versions["A/2"][:12], versions["B/2"][:12])
+    opened = as_json(ledger_url, "simulate", "--reveal", seal)
+    assert all(opened["checks"].values()) and opened["stage"] in STAGES
+    # a tampered seal file is caught by its digest
+    body = json.loads(seal.read_text())
+    body["sealed"]["stage"] = next(s for s in STAGES if s != opened["stage"])
+    seal.write_text(json.dumps(body))
+    assert as_json(ledger_url, "simulate", "--reveal", seal, code=1)["checks"]["digest_matches"] is False
+
+
+def test_calibrate_prints_the_false_alarm_interval(tmp_path):
+    doc = as_json(str(tmp_path / "unused.db"), "calibrate", "--pairs", "60", "--seed", "3")
+    assert doc["pairs"] == 60 and sum(doc["histogram"]) == 60
+    assert doc["interval"][0] <= doc["false_alarms"] / 60 <= doc["interval"][1]
+    assert sum(doc["verdicts"].values()) == 60
+
+
+def test_bad_input_is_one_clear_error(tau_ledger, capsys):
+    same = fluke(tau_ledger, "compare", "model=gpt-4o", "model=gpt-4o", code=2)
+    assert "select the same runs" in same.output and "@0-1" in same.output
+    nothing = fluke(tau_ledger, "compare", "model=nobody", "model=gpt-4o", code=2)
+    assert "model=nobody" in nothing.output
+    disjoint = fluke(tau_ledger, "compare", "model=gpt-4.1", "model=gpt-4o", "--scenario", "retail/*", code=2)
+    assert "no runs" in disjoint.output
+    from fluke.cli._compare import survival_comparison
+    from fluke.errors import InputError
+    with pytest.raises(InputError, match="share no scenario"):
+        survival_comparison(tau2_runs("gpt-4.1", "retail"), tau2_runs(FINE_TUNED, "telecom"))
+    with pytest.raises(SystemExit) as exit_info:
+        main(["--ledger", tau_ledger, "fixcheck", "model=gpt-4o@zero", "model=gpt-4o@2-3"])
+    assert exit_info.value.code == 2
+    assert "cannot read trials 'zero'" in capsys.readouterr().err
+
+
+def test_spec_puts_deaths_at_the_first_hard_violation(tau_ledger, tmp_path, monkeypatch):
+    # a stand-in for fluke.grading (its own branch): every failed run's first hard violation is event 1
+    import sys
+    import types
+
+    fake = types.ModuleType("fluke.grading")
+    fake.load_spec = lambda path: {"path": str(path)}
+    fake.grade_run = lambda run, spec: run.hash
+    fake.first_hard_index = lambda grade: 1
+    monkeypatch.setitem(sys.modules, "fluke.grading", fake)
+    spec = tmp_path / "spec.yaml"
+    spec.write_text("tools: []\n")
+    doc = as_json(tau_ledger, "compare", "model=gpt-4.1", f"model={FINE_TUNED}", "--scenario", "telecom/*",
+                  "--spec", spec, "--no-record")
+    assert doc["died_at_from"] == {"died_at": 0, "hard violation": 32, "last event": 0, "censored": 48}
+    assert {s["step"] for s in doc["steps"]} == {1}
