@@ -1,20 +1,41 @@
 """Statistics over run counts and arrays: pure functions, no I/O.
 
-This branch's part of the surface: clustered intervals, variance components, pass@k and
-pass^k (the lead merges it with the posteriors and calibration).
+Posteriors, the running account, suite questions, the weekly review and calibration (from
+counts of passes and trials); clustered intervals, variance components, pass@k and pass^k.
 
->>> from fluke.inference import pass_at_k
->>> round(pass_at_k([2], [10], k=3).statistic, 4)
-0.5333
+>>> from fluke.inference import posterior, pass_at_k
+>>> round(float(posterior(5, 5).sf(0.9)), 3), round(pass_at_k([2], [10], k=3).statistic, 4)
+(0.469, 0.5333)
 """
 
+from ._account import (ChangeDetection, RunningAccount, betabinom_cdf, detect_change, discount,
+                       footprint_discount, running_account, surprise)
+from ._beta import UNIFORM, BetaMixture, BetaPosterior, Prior, check_counts, log_marginal, parse_prior, posterior
+from ._calibration import (BrierDecomposition, CalibrationReport, CalibrationScore, CalibrationTest,
+                           ReliabilityTable, brier_decomposition, brier_score, calibration_test,
+                           reliability_table, score_predictions)
 from ._clustered import (BootstrapInterval, ClusteredInterval, ClusterRobustFit, NaiveInterval,
                          cluster_bootstrap_interval, cluster_robust_ols, clustered_interval)
+from ._family import FamilyFit, FamilyPriors, family_priors, fit_family_prior
 from ._passk import (PassAtK, PlugInWarning, expected_pass_at_k, pass_at_k,
                      pass_at_k_from_average, pass_at_k_plugin, pass_hat_k)
+from ._statement import Statement, carried_text, scenario_statement, scenario_statements, suite_statement
+from ._suite import SuiteAnswers, poisson_binomial_pmf, runs_to_certify, suite_questions, suite_runs_to_certify
 from ._variance import Projection, VarianceComponents, grand_mean_sd, variance_components
+from ._weekly import CanaryChart, WeeklyReview, canary_chart, p_greater, review_week
 
 __all__ = [
+    # posteriors, the running account, suite questions, weekly review, calibration (issue 4)
+    "UNIFORM", "BetaMixture", "BetaPosterior", "BrierDecomposition", "CalibrationReport",
+    "CalibrationScore", "CalibrationTest", "CanaryChart", "ChangeDetection", "FamilyFit",
+    "FamilyPriors", "Prior", "ReliabilityTable", "RunningAccount", "Statement", "SuiteAnswers",
+    "WeeklyReview", "betabinom_cdf", "brier_decomposition", "brier_score", "calibration_test",
+    "canary_chart", "carried_text", "check_counts", "detect_change", "discount", "family_priors",
+    "fit_family_prior", "footprint_discount", "log_marginal", "p_greater", "parse_prior",
+    "poisson_binomial_pmf", "posterior", "reliability_table", "review_week", "running_account",
+    "runs_to_certify", "scenario_statement", "scenario_statements", "score_predictions",
+    "suite_questions", "suite_runs_to_certify", "suite_statement", "surprise",
+    # clustered intervals, variance components, pass@k and pass^k (issue 6)
     "BootstrapInterval", "ClusterRobustFit", "ClusteredInterval", "NaiveInterval", "PassAtK",
     "PlugInWarning", "Projection", "VarianceComponents", "cluster_bootstrap_interval",
     "cluster_robust_ols", "clustered_interval", "expected_pass_at_k", "grand_mean_sd",
