@@ -187,7 +187,7 @@ class Ledger:
             for run in runs:
                 version = run.identity.version
                 if version not in known_versions:
-                    self._put_version(run.identity)
+                    self._put_version(run.identity, recorded_at)
                     known_versions.add(version)
                 batch.append(run_row(run, recorded_at))
                 if len(batch) >= BATCH:
@@ -203,10 +203,11 @@ class Ledger:
                     progress(seen)
         return IngestResult(added=added, skipped=seen - added)
 
-    def _put_version(self, identity: Identity) -> None:
+    def _put_version(self, identity: Identity, recorded_at: str) -> None:
         body = identity.model_dump(mode="json", exclude={"date"})
-        self.execute("INSERT INTO versions (vid, version, identity) VALUES (?, ?, ?) ON CONFLICT (vid) DO NOTHING",
-                     (version_id(identity.version), identity.version, canonical_json(body).decode()))
+        self.execute("INSERT INTO versions (vid, version, identity, first_recorded) VALUES (?, ?, ?, ?) "
+                     "ON CONFLICT (vid) DO NOTHING",
+                     (version_id(identity.version), identity.version, canonical_json(body).decode(), recorded_at))
 
     def _where(self, *, scenario: str | None = None, version: str | Sequence[str] | None = None,
                condition: str | None = None, since: str | None = None,
@@ -285,12 +286,13 @@ class Ledger:
     # -- versions ------------------------------------------------------------------
     def versions(self) -> list[VersionInfo]:
         """Every version with runs, oldest first."""
+        # The per-version counts come from the covering index alone (no table rows read).
         rows = self.query(
-            "SELECT v.version, v.identity, COUNT(r.hash), COUNT(DISTINCT r.scenario), "
-            "MIN(r.recorded_at), MAX(r.recorded_at) FROM versions v JOIN runs r ON r.vid = v.vid "
-            "GROUP BY v.version, v.identity ORDER BY MIN(r.recorded_at), v.version")
-        return [VersionInfo(v, Identity.model_validate_json(i), int(n), int(s), a, b)
-                for v, i, n, s, a, b in rows]
+            "SELECT v.version, v.identity, c.n, c.s, v.first_recorded FROM versions v JOIN "
+            "(SELECT vid, COUNT(*) AS n, COUNT(DISTINCT scenario) AS s FROM runs GROUP BY vid) c "
+            "ON c.vid = v.vid ORDER BY v.first_recorded, v.version")
+        return [VersionInfo(v, Identity.model_validate_json(i), int(n), int(s), first)
+                for v, i, n, s, first in rows]
 
     def select_versions(self, selector: str) -> list[str]:
         """Every version hash named by a hash prefix or ``field=value[,field=value]`` (maybe none)."""

@@ -17,7 +17,8 @@ MIGRATIONS: list[tuple[str, list[str]]] = [
         """CREATE TABLE versions (
             vid BIGINT PRIMARY KEY,
             version TEXT NOT NULL UNIQUE,
-            identity TEXT NOT NULL
+            identity TEXT NOT NULL,
+            first_recorded TEXT NOT NULL
         )""",
         """CREATE TABLE runs (
             hash TEXT PRIMARY KEY,

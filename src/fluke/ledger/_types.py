@@ -48,7 +48,6 @@ class VersionInfo:
     runs: int
     scenarios: int
     first_recorded: str
-    last_recorded: str
 
 
 @dataclass(frozen=True)
