@@ -372,11 +372,12 @@ def _scored(ledger, version_sel: str | None) -> tuple[list[float], list[int], li
         preds.sort(key=lambda d: d["made_at"])
     probs, outcomes, families, unknown = [], [], [], 0
     for version in sorted({key[0] for key in by_cell}):
+        times = ledger.recorded_times(version=version)
         for run in ledger.runs(version=version):
             preds = by_cell.get((version, run.scenario, run.condition_key()))
             if not preds:
                 continue
-            recorded = ledger.recorded_at(run.hash)
+            recorded = times[run.hash]
             before = [p for p in preds if p["made_at"] < recorded]
             if not before:
                 continue

@@ -9,6 +9,7 @@
 ...         from types import SimpleNamespace as NS
 ...         return [NS(digest=d, kind=k, body=b, recorded_at=t) for d, k, b, t in self.docs if k == kind]
 ...     def runs(self, **_): return iter(())
+...     def recorded_times(self, **_): return {}
 >>> led = Ledger()
 >>> d = seal(led, "decision: {statistic: mean, above: 0.5}\\n")
 >>> report = unseal(led, d[:10])
@@ -95,7 +96,8 @@ def unseal(ledger, digest_prefix: str, *, text: bytes | str | None = None) -> Un
         version = ledger.resolve_version(str(version))
     runs = in_scope(rule, ledger.runs(version=version) if version else ledger.runs())
     sealed = _time(doc.recorded_at)
-    early = tuple(r.hash for r in runs if _time(ledger.recorded_at(r.hash)) <= sealed)
+    times = ledger.recorded_times(version=version)
+    early = tuple(r.hash for r in runs if _time(times[r.hash]) <= sealed)
     if "decision" in rule:
         decision = evaluate_rule(rule, runs)
     else:

@@ -283,6 +283,11 @@ class Ledger:
             raise SelectorError(f"no run with hash {run_hash}")
         return rows[0][0]
 
+    def recorded_times(self, **filters: Any) -> dict[str, str]:
+        """``{run hash: when it was first ingested}`` for the runs matching the filters, in one query."""
+        where, params = self._where(**filters)
+        return dict(self.query(f"SELECT hash, recorded_at FROM runs{where}", params))
+
     # -- versions ------------------------------------------------------------------
     def versions(self) -> list[VersionInfo]:
         """Every version with runs, oldest first."""
