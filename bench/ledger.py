@@ -64,7 +64,7 @@ def bench_backend(name: str, url: str, n: int, jsonl: Path, file_n: int) -> dict
     build_s, runs = timed(lambda: build_runs(n))
     ingest_s, result = timed(lambda: ledger.ingest(runs))
     assert result.added == n, result
-    del runs
+    runs.clear()
     query_s, groups = count_query_seconds(ledger)
     size = size_of(url, ledger)
     # End to end: a second JSONL file of fresh runs through the file reader.

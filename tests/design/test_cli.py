@@ -167,6 +167,7 @@ def test_seal_refuses_a_bad_rule_and_unseal_an_unknown_digest(ledger_url, tmp_pa
     path = tmp_path / "bad.yaml"
     path.write_text("decision: {statistic: median, above: 1}\n")
     result = fluke(ledger_url, "seal", path, code=2)
+    assert "median" in (result.stderr or result.output)
     fluke(ledger_url, "unseal", "deadbeef00", code=2)
 
 

@@ -61,38 +61,38 @@ def test_rule_validation_names_the_field():
         parse_rule("decision: {statistic: mean, above: 1}\nthreshhold: 2")
 
 
-def test_unseal_holds_when_runs_come_after_and_the_rule_says_yes(memory_ledger):
-    d = seal(memory_ledger, RULE)
-    memory_ledger.ingest(simulate_support(120, seed=21).runs)
-    report = unseal(memory_ledger, d[:8])
+def test_unseal_holds_when_runs_come_after_and_the_rule_says_yes(ledger):
+    d = seal(ledger, RULE)
+    ledger.ingest(simulate_support(120, seed=21).runs)
+    report = unseal(ledger, d[:8])
     assert report.intact and not report.early and report.runs == 480
     assert report.decision.passed and report.holds
     assert report.decision.compared == pytest.approx(report.decision.low)
     assert report.decision.low > 0.025
 
 
-def test_a_run_recorded_before_the_seal_fails_the_unseal(memory_ledger):
+def test_a_run_recorded_before_the_seal_fails_the_unseal(ledger):
     runs = simulate_support(120, seed=22).runs
-    memory_ledger.ingest(runs[:1])
-    d = seal(memory_ledger, RULE)
-    memory_ledger.ingest(runs[1:])
-    report = unseal(memory_ledger, d)
+    ledger.ingest(runs[:1])
+    d = seal(ledger, RULE)
+    ledger.ingest(runs[1:])
+    report = unseal(ledger, d)
     assert report.early == (runs[0].hash,)
     assert not report.holds and "recorded before the seal" in report.problems()[0]
 
 
-def test_the_rule_saying_no(memory_ledger):
-    d = seal(memory_ledger, RULE.replace("above: 0.025", "above: 0.5"))
-    memory_ledger.ingest(simulate_support(60, seed=23).runs)
-    report = unseal(memory_ledger, d)
+def test_the_rule_saying_no(ledger):
+    d = seal(ledger, RULE.replace("above: 0.025", "above: 0.5"))
+    ledger.ingest(simulate_support(60, seed=23).runs)
+    report = unseal(ledger, d)
     assert report.intact and not report.early
     assert not report.decision.passed and not report.holds
     assert report.decision.text().startswith("no:")
 
 
-def test_unknown_digest_is_a_selector_error(memory_ledger):
+def test_unknown_digest_is_a_selector_error(ledger):
     with pytest.raises(SelectorError, match="no seal with digest"):
-        unseal(memory_ledger, "abcdef12")
+        unseal(ledger, "abcdef12")
 
 
 def test_mean_and_pass_at_k_rules():

@@ -23,38 +23,6 @@ def good_agent(text, *, trial, rng):
     return Trajectory(events=events, output="done" if text.startswith("refund") else "found")
 
 
-class MemoryLedger:
-    """The part of the ledger API the runner uses, kept in memory (the SQLite test is below)."""
-
-    def __init__(self):
-        self.stored: dict[str, Run] = {}
-        self.ingests = 0
-        self.grade_rows: dict[str, dict[str, dict]] = {}
-
-    def ingest(self, runs):
-        self.ingests += 1
-        added = 0
-        for run in runs:
-            if run.hash not in self.stored:
-                self.stored[run.hash] = run
-                added += 1
-
-        class Result:
-            pass
-        result = Result()
-        result.added = added
-        return result
-
-    def runs(self, *, version=None, **_):
-        return (r for r in self.stored.values() if version is None or r.version == version)
-
-    def put_grades(self, spec_digest, rows):
-        self.grade_rows.setdefault(spec_digest, {}).update(rows)
-
-    def grades(self, spec_digest):
-        return dict(self.grade_rows.get(spec_digest, {}))
-
-
 def test_k_runs_per_case_in_order():
     result = evaluate(CASES, good_agent, k=3, identity={"model": "toy"})
     assert [(r.scenario, r.trial) for r in result.runs] == [
@@ -184,10 +152,11 @@ def _crash_then_resume(ledger):
     assert (other.added, other.resumed) == (2, 0)
 
 
-def test_crash_loses_no_completed_run_and_resume_duplicates_none_memory():
-    ledger = MemoryLedger()
+def test_crash_loses_no_completed_run_and_resume_duplicates_none(ledger):
     _crash_then_resume(ledger)
-    assert ledger.ingests == 3 + 3 + 2      # one ingest per completed run
+    # Each completed run went in by its own ingest, so each has its own recording time.
+    times = ledger.recorded_times()
+    assert len(times) == 8 and len(set(times.values())) == 8
 
 
 def test_crash_and_resume_on_a_real_sqlite_ledger(tmp_path):

@@ -163,7 +163,7 @@ def _interval_print(docs: list[dict], outcome: str, unit: str, level: float) -> 
                       _ci(nv.low, nv.high), f"{ci.rows} runs")
         if "bootstrap" in d:
             b = d["bootstrap"]
-            table.add_row(f"cluster bootstrap", _num(b.statistic, 3), _num(b.standard_error, 4),
+            table.add_row("cluster bootstrap", _num(b.statistic, 3), _num(b.standard_error, 4),
                           _ci(b.low, b.high), f"{b.clusters} {unit}s")
         out.print(table)
         out.print(f"  clustered: {ci.method}, t on {ci.df} df; naive: every run independent, normal")

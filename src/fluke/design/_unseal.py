@@ -1,16 +1,8 @@
 """Sealing into and unsealing from a ledger (anything with the ledger's document API).
 
->>> class Ledger:                         # the smallest stand-in for fluke.ledger
-...     def __init__(self): self.docs = []
-...     def put_document(self, kind, body):
-...         from fluke.record import digest
-...         self.docs.append((digest(body), kind, body, "2026-01-01T00:00:00+00:00")); return self.docs[-1][0]
-...     def documents(self, kind):
-...         from types import SimpleNamespace as NS
-...         return [NS(digest=d, kind=k, body=b, recorded_at=t) for d, k, b, t in self.docs if k == kind]
-...     def runs(self, **_): return iter(())
-...     def recorded_times(self, **_): return {}
->>> led = Ledger()
+>>> import os, tempfile
+>>> from fluke.ledger import open_ledger
+>>> led = open_ledger(os.path.join(tempfile.mkdtemp(), "seal.db"))
 >>> d = seal(led, "decision: {statistic: mean, above: 0.5}\\n")
 >>> report = unseal(led, d[:10])
 >>> report.intact, report.decision.reason

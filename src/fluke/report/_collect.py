@@ -1,7 +1,7 @@
 """Collect a :class:`ReportData` from a ledger: what the ledger alone can answer today.
 
-The suite board uses uniform-prior Beta posteriors computed here with ``scipy.stats.beta``
-(:func:`uniform_beta_board`); ``fluke.inference`` owns posteriors and should replace it.
+The suite board uses uniform-prior Beta posteriors from :mod:`fluke.inference`
+(:func:`uniform_beta_board`).
 Deaths by step use ``died_at`` when the harness recorded it and the last event otherwise
 (grading's first hard violation is not consulted yet). Sections the ledger alone cannot
 feed are left out with the reason in ``ReportData.missing``.
@@ -17,10 +17,11 @@ from urllib.parse import urlsplit, urlunsplit
 
 import numpy as np
 import orjson
-from scipy.stats import beta as beta_dist
 
+from ..inference import posterior
 from ..record import Run, ToolCall, UserMessage, redact
 from ._charts import natural_key
+from ._feed import board_from
 from ._model import (
     Arm,
     Boundary,
@@ -31,7 +32,6 @@ from ._model import (
     ExplorerRun,
     ExplorerViolation,
     ReportData,
-    ScenarioPosterior,
     SuiteBoard,
     VersionRef,
 )
@@ -53,7 +53,7 @@ def uniform_beta_board(counts: Iterable[Any], *, version: str, label: str, bar: 
     """Per-scenario Beta(1 + k, 1 + n − k) posteriors from count rows (``scenario``, ``condition``,
     ``trials``, ``passes``): mean, equal-tailed credible interval and P(θ > bar).
 
-    Interim: computed with scipy directly until ``fluke.inference`` supplies posteriors.
+    The posteriors come from :func:`fluke.inference.posterior`.
 
     >>> from fluke.ledger import CountRow
     >>> row = uniform_beta_board([CountRow("v", "refund", "", 5, 5)], version="v", label="m").rows[0]
@@ -65,22 +65,13 @@ def uniform_beta_board(counts: Iterable[Any], *, version: str, label: str, bar: 
     if not 0 < level < 1:
         raise ValueError(f"level={level} must be between 0 and 1")
     rows = list(counts)
-    k = np.array([r.passes for r in rows], dtype=float)
-    n = np.array([r.trials for r in rows], dtype=float)
-    a, b = 1.0 + k, 1.0 + n - k
-    mean = a / (a + b)
-    lo = beta_dist.ppf((1 - level) / 2, a, b)
-    hi = beta_dist.ppf((1 + level) / 2, a, b)
-    above = beta_dist.sf(bar, a, b)
-    posteriors = [ScenarioPosterior(scenario=r.scenario, condition=r.condition or "", successes=int(r.passes),
-                                    trials=int(r.trials), mean=float(m), lo=float(l), hi=float(h),
-                                    p_above_bar=float(p))
-                  for r, m, l, h, p in zip(rows, mean, lo, hi, above)]
-    return SuiteBoard(version=version, label=label, bar=bar, level=level, prior=(1.0, 1.0), rows=posteriors,
-                      conditional_on=(f"version {version[:12]} ({label}); prior Beta(1, 1), uniform, nothing carried "
+    cells = [(r.scenario, r.condition or "", int(r.passes), int(r.trials)) for r in rows]
+    belief = posterior([c[2] for c in cells], [c[3] for c in cells])
+    board = board_from(belief, cells, version=version, label=label, bar=bar, level=level)
+    return board.model_copy(update={"conditional_on": (f"version {version[:12]} ({label}); prior Beta(1, 1), uniform, nothing carried "
                                       f"from other versions; {level:.0%} equal-tailed credible intervals; bar {bar:g}; "
                                       "runs exchangeable within a scenario cell; a run with no recorded outcome "
-                                      "counts as a failure"))
+                                      "counts as a failure")})
 
 
 def death_step(run: Run) -> int | None:
