@@ -154,10 +154,10 @@ def test_bad_input_is_one_clear_error(tau_ledger, capsys):
     assert "model=nobody" in nothing.output
     disjoint = fluke(tau_ledger, "compare", "model=gpt-4.1", "model=gpt-4o", "--scenario", "retail/*", code=2)
     assert "no runs" in disjoint.output
-    from fluke.cli._compare import survival_comparison
+    from fluke.comparison import compare_runs
     from fluke.errors import InputError
     with pytest.raises(InputError, match="share no scenario"):
-        survival_comparison(tau2_runs("gpt-4.1", "retail"), tau2_runs(FINE_TUNED, "telecom"))
+        compare_runs(tau2_runs("gpt-4.1", "retail"), tau2_runs(FINE_TUNED, "telecom"))
     with pytest.raises(SystemExit) as exit_info:
         main(["--ledger", tau_ledger, "fixcheck", "model=gpt-4o@zero", "model=gpt-4o@2-3"])
     assert exit_info.value.code == 2

@@ -14,9 +14,9 @@ import dataclasses
 from typing import Any
 
 import click
-import numpy as np
 
 from ..errors import FlukeError, InputError, SelectorError
+from ..comparison import compare_runs
 from . import _compare_show as show
 from ._common import Context, emit_json, json_option, pass_context
 
@@ -106,47 +106,6 @@ def _common_options(func):
     return func
 
 
-#: joins scenario and condition into one stratum key (a character no id uses)
-_SEP = "\x1f"
-
-
-def survival_comparison(runs_a, runs_b, *, hard_index=None, alpha=0.05, power=0.8, ceiling=1.3):
-    """Arrays for both arms, restricted to the strata (scenario × condition) both ran; then the tests."""
-    from ..comparison import (
-        compare_survival,
-        failure_counts,
-        per_cell,
-        per_step,
-        survival_data,
-    )
-
-    a = survival_data(runs_a, hard_index=hard_index)
-    b = survival_data(runs_b, hard_index=hard_index)
-    key_a = np.array([f"{s}{_SEP}{c}" for s, c in zip(a.scenario, a.condition)], dtype=object)
-    key_b = np.array([f"{s}{_SEP}{c}" for s, c in zip(b.scenario, b.condition)], dtype=object)
-    shared = np.intersect1d(key_a.astype(str), key_b.astype(str))
-    if shared.size == 0:
-        raise InputError(None, None, "scenario", "the two arms share no scenario × condition, so there is "
-                         "nothing to compare", hint="check the selectors and --scenario")
-    in_a, in_b = np.isin(key_a.astype(str), shared), np.isin(key_b.astype(str), shared)
-    time = np.r_[a.time[in_a], b.time[in_b]]
-    died = np.r_[a.died[in_a], b.died[in_b]]
-    group = np.r_[np.zeros(int(in_a.sum()), bool), np.ones(int(in_b.sum()), bool)]
-    strata = np.r_[key_a[in_a], key_b[in_b]].astype(str)
-    labels = np.r_[a.label[in_a], b.label[in_b]]
-    result = compare_survival(time, died, group, strata=strata, alpha=alpha, power=power, ceiling=ceiling)
-    steps = per_step(time, died, group, labels=labels)
-
-    def counts(keys, died):
-        names, failures, trials = failure_counts(keys, died)
-        return {tuple(k.split(_SEP, 1)): (int(f), int(n)) for k, f, n in zip(names, failures, trials)}
-
-    cells = per_cell(counts(key_a[in_a].astype(str), a.died[in_a]), counts(key_b[in_b].astype(str), b.died[in_b]))
-    excluded = {"a": int((~in_a).sum()), "b": int((~in_b).sum()), "unknown_a": a.unknown, "unknown_b": b.unknown}
-    died_from = {k: a.died_from[k] + b.died_from[k] for k in a.died_from}
-    return result, steps, cells, excluded, died_from, int(shared.size)
-
-
 @click.command()
 @click.argument("version_a", metavar="A")
 @click.argument("version_b", metavar="B")
@@ -179,7 +138,7 @@ def compare(ctx: Context, version_a: str, version_b: str, scenario: str | None, 
     arm_b = _arm(ctx, version_b, scenario=scenario, condition=condition)
     _disjoint(arm_a, arm_b)
     hard = _hard_index(arm_a.runs + arm_b.runs, spec)
-    result, steps, cells, excluded, died_from, strata = survival_comparison(
+    result, steps, cells, excluded, died_from, strata = compare_runs(
         arm_a.runs, arm_b.runs, hard_index=hard, alpha=alpha, power=power, ceiling=ceiling)
     payload = show.comparison_payload(arm_a, arm_b, result, steps, cells, excluded, died_from, strata,
                                       scenario=scenario, spec=spec)
@@ -273,5 +232,5 @@ def consistency(ctx: Context, agents: tuple[str, ...], scenario: str | None) -> 
 
 from ._simulate import calibrate, simulate
 
-__all__ = ["Arm", "calibrate", "compare", "consistency", "fixcheck", "simulate", "survival_comparison"]
+__all__ = ["Arm", "calibrate", "compare", "consistency", "fixcheck", "simulate"]
 

@@ -9,7 +9,7 @@ from ..errors import FlukeError
 from ..grading import first_hard_index, grade_run, load_spec, luck_rate
 from ..inference import posterior, suite_questions
 from ..report import comparison_from, luck_from, suite_questions_from
-from ._compare import survival_comparison
+from ..comparison import compare_runs
 
 _NO_SPEC = "no spec given (pass --spec SPEC to grade the runs and show the luck rate)"
 
@@ -44,7 +44,7 @@ def enrich(data: Any, runs: list, grades: list | None, *, spec_path: str | None,
         arm_a = [r for r in runs if r.version == versions[0]]
         arm_b = [r for r in runs if r.version == versions[1]]
         try:
-            result, steps, *_ = survival_comparison(arm_a, arm_b, hard_index=hard, alpha=alpha, power=power,
+            result, steps, *_ = compare_runs(arm_a, arm_b, hard_index=hard, alpha=alpha, power=power,
                                                     ceiling=ceiling)
         except FlukeError as exc:
             updates["comparison"] = data.comparison.model_copy(update={"note": f"Not compared: {exc}"})

@@ -24,6 +24,7 @@ from ._fixcheck import (
 )
 from ._intervals import ClusteredMean, clustered_mean, wilson_interval
 from ._logrank import LogRankResult, logrank_batch, logrank_test
+from ._runs import RunComparison, compare_runs
 from ._steps import CellTable, CellTest, StepTable, StepTest, per_cell, per_step
 from ._verdict import (
                        CLOSING_STATEMENT,
@@ -39,8 +40,8 @@ from ._verdict import (
 __all__ = [
     "CLOSING_STATEMENT", "DIFFERENT", "NO_DIFFERENCE", "TOO_SMALL",
     "ByInputTest", "CellTable", "CellTest", "ClusteredMean", "Consistency", "FixCheck", "InputFlag",
-    "LogRankResult", "NullCalibration", "RerunRule", "StepTable", "StepTest", "SurvivalComparison",
-    "SurvivalData", "bh_qvalues", "clustered_mean", "compare_survival", "consistency",
+    "LogRankResult", "NullCalibration", "RerunRule", "RunComparison", "StepTable", "StepTest", "SurvivalComparison",
+    "SurvivalData", "bh_qvalues", "clustered_mean", "compare_runs", "compare_survival", "consistency",
     "detection_limit", "failure_counts", "fisher_exact_many", "fix_check", "logrank_batch",
     "logrank_test", "null_calibration", "outcome_arrays", "per_cell", "per_step", "rerun_rule",
     "runs_needed_per_arm", "survival_data", "wilson_interval",

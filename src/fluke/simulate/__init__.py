@@ -8,13 +8,14 @@ change, and the simulated support agent (memory × retry, planted effects, rando
 0.15
 """
 
+from ._desk import DESK_SPEC, SupportDesk, support_desk
 from ._null import NullPairs, NullRun, calibrate_null, null_pairs
 from ._staged import (BASELINE_RATES, STAGES, PlantedChange, StagedArm, draw_arm, draw_failures,
                       plant_change, verify_seal)
 from ._support import SupportStudy, simulate_support
 
 __all__ = [
-    "BASELINE_RATES", "STAGES", "NullPairs", "NullRun", "PlantedChange", "StagedArm", "SupportStudy",
+    "BASELINE_RATES", "DESK_SPEC", "STAGES", "SupportDesk", "NullPairs", "NullRun", "PlantedChange", "StagedArm", "SupportStudy",
     "calibrate_null", "draw_arm", "draw_failures", "null_pairs", "plant_change", "simulate_support",
-    "verify_seal",
+    "support_desk", "verify_seal",
 ]
