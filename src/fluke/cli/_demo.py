@@ -1,83 +1,47 @@
-"""``fluke demo``: the main job on the embedded default (a SQLite ledger, a simulated agent).
-
-For now the demo records a small simulated support-agent suite at two versions into a
-SQLite ledger and prints the summary; the full analysed demo with its report replaces it.
-"""
+"""``fluke demo``: the main job on the embedded default (a SQLite ledger, a simulated agent)."""
 
 from __future__ import annotations
 
-from pathlib import Path
+import time
 
 import click
-import numpy as np
 
-from ..ledger import open_ledger
-from ..record import Identity, Outcome, Run, ToolCall, UserMessage
 from ._common import Context, console, emit_json, json_option, pass_context
-
-_STEPS = ("lookup_customer", "lookup_order", "check_policy", "issue_refund")
-
-
-def demo_runs(*, scenarios: int = 12, k: int = 8, seed: int = 7) -> list[Run]:
-    """A small suite: a support agent at v1 and at v2, where v2 fails ``check_policy`` twice as often.
-
-    >>> runs = demo_runs(scenarios=2, k=3)
-    >>> len(runs), sorted({r.identity.model for r in runs})
-    (12, ['support-agent-v1', 'support-agent-v2'])
-    """
-    rng = np.random.default_rng(seed)
-    runs = []
-    for name, rates in (("support-agent-v1", (0.03, 0.03, 0.05, 0.03)),
-                        ("support-agent-v2", (0.03, 0.03, 0.10, 0.03))):
-        identity = Identity(model=name, harness="fluke-demo", world="support-sim", date="2026-11-30")
-        fails = rng.random((scenarios, k, len(_STEPS))) < np.asarray(rates)
-        for s in range(scenarios):
-            for t in range(k):
-                events = [UserMessage(text=f"Please refund order ORD-{1000 + s}.")]
-                died = None
-                for step, tool in enumerate(_STEPS):
-                    ok = not fails[s, t, step]
-                    events.append(ToolCall(tool=tool, args={"order_id": f"ORD-{1000 + s}"}, call_id=f"c{step}",
-                                           ok=ok, result="ok" if ok else None, error=None if ok else "rejected"))
-                    if not ok:
-                        died = len(events) - 1
-                        break
-                runs.append(Run(scenario=f"refund/{s}", trial=t, identity=identity, events=events,
-                                outcome=Outcome(passed=died is None, reward=float(died is None),
-                                                label="complete" if died is None else "fail", died_at=died)))
-    return runs
 
 
 @click.command()
 @click.option("--out", type=click.Path(file_okay=False), default="fluke-demo", show_default=True,
-              help="Folder for the demo ledger.")
+              help="Folder for the demo's ledger, spec and report (its ledger is made afresh).")
+@click.option("--seed", type=int, default=7, show_default=True, help="Seed of the simulated agent.")
 @json_option
 @pass_context
-def demo(ctx: Context, out: str) -> None:
-    """Run the main job on the embedded default: simulate, record, summarise.
+def demo(ctx: Context, out: str, seed: int) -> None:
+    """Simulate a support agent at two versions, record, grade, analyse, compare, report.
+
+    Version 2 carries a planted change (one tool step fails four times as often). The runs go
+    into a fresh SQLite ledger in OUT, are graded against a path spec, and the HTML report is
+    written beside them; the terminal shows what the runs let you believe.
 
     \b
     Example:
-      fluke demo --out /tmp/fluke-demo
+      fluke demo --out /tmp/fluke-demo && xdg-open /tmp/fluke-demo/report.html
     """
-    folder = Path(out)
-    folder.mkdir(parents=True, exist_ok=True)
-    url = str(folder / "fluke.db")
-    with open_ledger(url) as ledger:
-        result = ledger.ingest(demo_runs())
-        rows = ledger.counts()
-        labels = {v.version: v.identity.label() for v in ledger.versions()}
-    totals: dict[str, list[int]] = {}
-    for r in rows:
-        totals.setdefault(labels[r.version], [0, 0])
-        totals[labels[r.version]][0] += r.trials
-        totals[labels[r.version]][1] += r.passes
+    from ..report import redacted, run_demo
+    from ._report import _print_summary
+
+    start = time.perf_counter()
+    result = run_demo(out, seed=seed)
+    seconds = time.perf_counter() - start
     if ctx.as_json:
-        emit_json("demo", {"ledger": url, "added": result.added,
-                           "versions": {k: {"trials": n, "passes": p} for k, (n, p) in totals.items()}})
+        emit_json("demo", {"ledger": str(result.ledger), "spec": str(result.spec), "html": str(result.html),
+                           "runs": result.runs, "planted_step": result.planted_step, "seconds": seconds,
+                           "report": redacted(result.data).model_dump(mode="json")})
         return
     out_ = console()
-    out_.print(f"recorded {result.added} new runs into {url}")
-    for label, (n, p) in totals.items():
-        out_.print(f"  {label}: {p} of {n} runs passed")
-    out_.print(f"next: fluke --ledger {url} summary")
+    out_.print(f"simulated a support desk at two versions: {result.runs} runs recorded into {result.ledger}, "
+               f"graded against {result.spec}")
+    _print_summary(redacted(result.data), result.html)
+    out_.print(f"the planted change was in [bold]{result.planted_step}[/]: compare it with the per-step q-values "
+               f"in the report ({seconds:.1f} s in all)")
+    out_.print(f"next: fluke --ledger {result.ledger} believe   ·   "
+               f"fluke --ledger {result.ledger} compare model=support-desk-v1 model=support-desk-v2")

@@ -60,15 +60,14 @@ def report(ctx: Context, out: str, selectors: tuple[str, ...], bar: float, level
       fluke ingest ../shared/data/tau-bench/historical_trajectories/gpt-4o-airline.json --identity model=gpt-4o
       fluke report --out report.html --version model=gpt-4o
     """
-    from ..report import collect_report, redacted, render_html, violations_from
-    from ._report_more import enrich, grade
+    from ..report import collect_report, enrich, grade_for_report, redacted, render_html, violations_from
 
     ledger = ctx.ledger()
     versions = _versions(ctx, selectors)
     if ledger.count(version=versions) == 0:
         raise SelectorError(f"{ledger.url}: no runs to report on; add some with: fluke ingest FILE")
     runs = list(ledger.runs(version=versions))
-    grades, _ = grade(runs, spec)
+    grades, _ = grade_for_report(runs, spec)
     data = collect_report(ledger, versions=versions, bar=bar, level=level, max_runs=max_runs, title=title,
                           runs=runs, violations=violations_from(grades) if grades is not None else None)
     data = enrich(data, runs, grades, spec_path=spec, alpha=alpha, power=power, ceiling=ceiling)
@@ -128,6 +127,11 @@ def _print_summary(data, path: Path) -> None:
         if c.verdict is not None:
             out.print(f"comparison: [bold]{_plain(c.verdict)}[/] (p {fmt_p(c.pvalue)}); could not have detected a "
                       f"hazard ratio below {c.detection_limit:.3g} (ceiling {c.ceiling:g})")
+            flagged = [(s, (c.step_labels or [None] * len(c.steps))[j], q) for j, (s, q)
+                       in enumerate(zip(c.steps, c.qvalues or [])) if q is not None and q < c.alpha]
+            for step, label, q in flagged:
+                where = f" ({_plain(label)})" if label else ""
+                out.print(f"  step {step}{where}: deaths differ between the arms, q {fmt_p(q)}")
             out.print("[dim]a difference between two stored runs is a difference between those runs[/]")
         for arm in data.comparison.arms:
             top = sorted(((d, s) for s, d in zip(data.comparison.steps, arm.deaths) if d), reverse=True)[:3]

@@ -10,6 +10,8 @@ True
 """
 
 from ._collect import collect_report, deaths_by_step, explorer_run, uniform_beta_board
+from ._demo import DemoResult, run_demo
+from ._enrich import enrich, grade_for_report
 from ._feed import (
     board_from,
     calibration_from,
@@ -58,6 +60,7 @@ __all__ = [
     "CalibrationBin",
     "Comparison",
     "Contrast",
+    "DemoResult",
     "Explorer",
     "ExplorerEvent",
     "ExplorerRun",
@@ -78,12 +81,15 @@ __all__ = [
     "comparison_from",
     "contrasts_from",
     "deaths_by_step",
+    "enrich",
     "explorer_run",
+    "grade_for_report",
     "luck_from",
     "null_from",
     "null_from_pvalues",
     "redacted",
     "render_html",
+    "run_demo",
     "script_json",
     "suite_questions_from",
     "uniform_beta_board",

@@ -87,7 +87,8 @@ def comparison_from(arms: Sequence[tuple[str, str]], survival: Any, steps: Any |
     return Comparison(
         arms=[Arm(label=label_a, version=version_a, runs=int(survival.runs_a), deaths=deaths_a),
               Arm(label=label_b, version=version_b, runs=int(survival.runs_b), deaths=deaths_b)],
-        steps=[int(r.step) for r in rows], qvalues=qvalues, verdict=str(survival.verdict), pvalue=pvalue,
+        steps=[int(r.step) for r in rows], qvalues=qvalues,
+        step_labels=[getattr(r, "label", None) for r in rows] if steps is not None else None, verdict=str(survival.verdict), pvalue=pvalue,
         detection_limit=limit, ceiling=ceiling, alpha=alpha,
         note=_runs_needed(survival),
         conditional_on=(f"{label_a} ({version_a[:12]}) against {label_b} ({version_b[:12]}); log-rank stratified by "

@@ -118,6 +118,8 @@ class Comparison(_Model):
 
     arms: list[Arm]
     steps: list[int]
+    #: What died at each step where one thing dominates (the tool at that event index), if known.
+    step_labels: list[str | None] | None = None
     qvalues: list[float | None] | None = None
     verdict: str | None = None
     pvalue: float | None = None

@@ -125,10 +125,12 @@ def comparison(data: ReportData) -> str:
     else:
         verdict = ('<p class="missing">Verdict not computed: this report shows deaths by step only '
                    '(the stratified log-rank comparison was not run).</p>')
-    headers = ["step"] + [f"{a.label}: deaths" for a in cmp_.arms] + (["q-value"] if cmp_.qvalues is not None else [])
+    labelled = cmp_.step_labels is not None and any(cmp_.step_labels)
+    headers = ["step"] + (["what died there"] if labelled else []) + [f"{a.label}: deaths" for a in cmp_.arms] + (["q-value"] if cmp_.qvalues is not None else [])
     rows = []
     for j, step in enumerate(cmp_.steps):
-        row = [str(step)] + [str(a.deaths[j]) for a in cmp_.arms]
+        row = ([str(step)] + ([cmp_.step_labels[j] or "—"] if labelled else [])
+               + [str(a.deaths[j]) for a in cmp_.arms])
         if cmp_.qvalues is not None:
             row.append(fmt_p(cmp_.qvalues[j]))
         rows.append(row)
@@ -138,7 +140,7 @@ def comparison(data: ReportData) -> str:
                'reading it as a difference between versions assumes the runs represent them.</p>'
                if len(cmp_.arms) > 1 else "")
     return (verdict + f"<p>{esc(arms)}.</p>" + note + _chart(charts.deaths_chart(cmp_)) + _cond(cmp_.conditional_on)
-            + _details("deaths and q-values by step", _table(headers, rows, set(range(1, len(headers))))) + closing)
+            + _details("deaths and q-values by step", _table(headers, rows, set(range(2 if labelled else 1, len(headers))))) + closing)
 
 
 def null_calibration(data: ReportData) -> str:

@@ -126,7 +126,7 @@ def _run(scenario: int, trial: int, ambiguous: bool, identity: Identity, rates: 
     return end("complete", f"Done: order {order} is refunded.")
 
 
-def support_desk(*, scenarios: int = 24, trials: int = 16, planted_factor: float = 4.0,
+def support_desk(*, scenarios: int = 24, trials: int = 24, planted_factor: float = 4.0,
                  seed: int = 0) -> SupportDesk:
     """Both versions of the desk on the same scenarios, each under both conditions."""
     if scenarios < 1 or trials < 1:

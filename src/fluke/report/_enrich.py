@@ -1,21 +1,25 @@
-"""Sections of ``fluke report`` that come from the other capabilities: the luck rate (grading),
-the two-version comparison (comparison) and the suite questions (inference)."""
+"""Report sections that come from the other capabilities: the luck rate (grading), the
+two-version comparison (comparison) and the suite questions (inference)."""
 
 from __future__ import annotations
 
 from typing import Any
 
+from ..comparison import compare_runs
 from ..errors import FlukeError
 from ..grading import first_hard_index, grade_run, load_spec, luck_rate
 from ..inference import posterior, suite_questions
-from ..report import comparison_from, luck_from, suite_questions_from
-from ..comparison import compare_runs
+from ._feed import comparison_from, luck_from, suite_questions_from
 
 _NO_SPEC = "no spec given (pass --spec SPEC to grade the runs and show the luck rate)"
 
 
-def grade(runs: list, spec_path: str | None) -> tuple[list | None, str | None]:
-    """Grades of ``runs`` against the spec, or (None, why not)."""
+def grade_for_report(runs: list, spec_path: str | None) -> tuple[list | None, str | None]:
+    """Grades of ``runs`` against the spec at ``spec_path``, or (None, why not).
+
+    >>> grade_for_report([], None)[1]
+    'no spec given (pass --spec SPEC to grade the runs and show the luck rate)'
+    """
     if not spec_path:
         return None, _NO_SPEC
     spec = load_spec(spec_path)
@@ -25,7 +29,7 @@ def grade(runs: list, spec_path: str | None) -> tuple[list | None, str | None]:
 def enrich(data: Any, runs: list, grades: list | None, *, spec_path: str | None, alpha: float, power: float,
            ceiling: float) -> Any:
     """``data`` with the luck rate, the two-version comparison and the suite questions added;
-    reasons for what is left out go to ``missing``."""
+    reasons for what is left out go to ``missing``. ``grades`` are the runs' grades (or None)."""
     updates: dict[str, Any] = {}
     missing = dict(data.missing)
     if grades is not None:
