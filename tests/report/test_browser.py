@@ -170,3 +170,29 @@ def test_the_tau_bench_gpt4o_airline_report_renders(chromium, tmp_path, artifact
     assert first_user in chromium.evaluate("document.getElementById('run-detail').textContent")
     screenshot(chromium, artifacts / "tau-explorer.png")
     assert problems(chromium) == []
+
+
+def test_the_demo_runs_end_to_end_and_its_report_renders(chromium, tmp_path, artifacts):
+    """``fluke demo``: two versions with a planted change, recorded, graded, compared, reported."""
+    out = tmp_path / "demo"
+    result = CliRunner().invoke(group, ["--json", "demo", "--out", str(out)], catch_exceptions=False)
+    assert result.exit_code == 0, result.output
+    doc = json.loads(result.output)
+    assert doc["runs"] == 2304 and (out / "fluke.db").exists()
+    report = doc["report"]
+    # The planted change: version 2's check_policy fails four times as often. The comparison must
+    # call the versions different and put the change on that step, and only there.
+    comparison = report["comparison"]
+    assert comparison["verdict"] == "different"
+    flagged = [label for label, q in zip(comparison["step_labels"], comparison["qvalues"]) if q is not None and q < 0.05]
+    assert flagged == [doc["planted_step"]] == ["check_policy"]
+    assert report["missing"] == {}
+    assert report["luck"]["pooled"]["lucky"] > 0
+    open_page(chromium, out / "report.html")
+    boxes = chart_boxes(chromium)
+    assert {"comparison", "calibration", "contrasts", "null-calibration", "luck"} <= {b["chart"] for b in boxes}
+    for b in boxes:
+        assert b["w"] > 100 and b["h"] > 20 and b["marks"] > 3, b
+    assert requests(chromium) == [(out / "report.html").resolve().as_uri()]
+    screenshot(chromium, artifacts / "demo-top.png")
+    assert problems(chromium) == []
