@@ -4,7 +4,8 @@
     python3 dev.py demo    # make .venv, install fluke, run the main job on the embedded default
     python3 dev.py test    # make .venv, install fluke with its test extras, run the whole test suite
 
-Anything after the verb is passed on (to ``fluke demo`` or to pytest).
+Anything after the verb is passed on (to ``fluke demo`` or to pytest). ``FLUKE_TEST_EXTRAS``
+names the extras the tests install (default ``test``; CI adds ``ray``).
 """
 
 from __future__ import annotations
@@ -26,7 +27,7 @@ def _ensure(extra: str) -> None:
     if not (BIN / "python").exists():
         print(f"dev.py: creating {VENV}", flush=True)
         venv.EnvBuilder(with_pip=True).create(VENV)
-    stamp = VENV / f".installed-{extra or 'base'}"
+    stamp = VENV / f".installed-{(extra or 'base').replace(',', '-')}"
     pyproject = ROOT / "pyproject.toml"
     if stamp.exists() and stamp.stat().st_mtime >= pyproject.stat().st_mtime:
         return
@@ -43,7 +44,7 @@ def main(argv: list[str]) -> int:
         _ensure("")
         return subprocess.call([str(BIN / "fluke"), "demo", *rest])
     if verb == "test":
-        _ensure("test")
+        _ensure(os.environ.get("FLUKE_TEST_EXTRAS", "test"))
         args = rest or ["--doctest-modules", "src/fluke", "tests"]
         return subprocess.call([str(BIN / "python"), "-m", "pytest", *args], cwd=ROOT)
     print(__doc__)
