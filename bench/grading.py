@@ -55,13 +55,17 @@ def to_steps(trajs):
               for s in tr["steps"]], tr["task_input"]) for tr in trajs]
 
 
-def best_of(repeats, fn):
-    times, out = [], None
+def interleaved(repeats, *fns):
+    """Run the functions in turn, ``repeats`` times; best and median wall time of each, and the
+    last result. Interleaving exposes both graders to the same machine load."""
+    times = [[] for _ in fns]
+    outs = [None] * len(fns)
     for _ in range(repeats):
-        began = time.perf_counter()
-        out = fn()
-        times.append(time.perf_counter() - began)
-    return min(times), sorted(times)[len(times) // 2], out
+        for k, fn in enumerate(fns):
+            began = time.perf_counter()
+            outs[k] = fn()
+            times[k].append(time.perf_counter() - began)
+    return [(min(t), sorted(t)[len(t) // 2], out) for t, out in zip(times, outs)]
 
 
 def main(argv=None) -> None:
@@ -102,8 +106,9 @@ def main(argv=None) -> None:
         prof.disable()
         pstats.Stats(prof).sort_stats("tottime").print_stats(12)
 
-    f_min, f_med, grades = best_of(a.repeats, lambda: [grade_run(r, spec) for r in runs])
-    l_min, l_med, found = best_of(a.repeats, lambda: [check(s, raw_spec, t) for s, t in steps])
+    (f_min, f_med, grades), (l_min, l_med, found) = interleaved(
+        a.repeats, lambda: [grade_run(r, spec) for r in runs],
+        lambda: [check(s, raw_spec, t) for s, t in steps])
 
     n_f = sum(len(g.violations) for g in grades)
     n_l = sum(len(v) for v in found)
