@@ -6,7 +6,8 @@ S steps with its own spec (tools, required, forbidden, before, max_steps, no_rep
 untrusted, privileged). Both graders run the full spec with provenance and secrets on.
 
 Not timed, reported apart: generating the workload, building fluke Runs and luckrate Steps,
-and computing each Run's content hash (the ledger computes it at ingest, not at grading).
+and computing each Run's content hash and version hash (the ledger computes both at ingest,
+not at grading).
 
 Usage (from the repository root):
     PYTHONPATH=src python bench/grading.py                 # 10,000 x 20, 3 repeats
@@ -43,7 +44,7 @@ def to_runs(trajs):
         events += [ToolCall(tool=s["tool"], args=s["args"], ok=s["ok"], result=s["result"],
                             t_start=s["t_ms"] / 1000.0) for s in tr["steps"]]
         run = Run(scenario=tr["id"], events=events, outcome=Outcome(passed=tr["output_ok"]))
-        _ = run.hash  # content hash: computed at ingest in real use, not part of grading
+        _ = run.hash, run.version  # content and version hashes: computed at ingest, not grading
         runs.append(run)
     return runs
 
@@ -93,7 +94,7 @@ def main(argv=None) -> None:
     steps = to_steps(trajs)
     built_steps = time.perf_counter() - began
     spec = load_spec(raw_spec)
-    print(f"building fluke Runs (with content hashes): {built_runs:.2f}s; luckrate Steps: "
+    print(f"building fluke Runs (with content and version hashes): {built_runs:.2f}s; luckrate Steps: "
           f"{built_steps:.2f}s (not timed)")
 
     if a.profile:

@@ -130,10 +130,11 @@ def _random_run(rng, n_events):
     return run_of(*events)
 
 
-@pytest.mark.parametrize("small", [0, 3, 1000])
-def test_index_agrees_with_a_brute_force_oracle(monkeypatch, small):
-    """Both matchers (tokens, substring scans) and the open-set pruning give the oracle's verdicts."""
-    monkeypatch.setattr(provenance, "SMALL", small)
+@pytest.mark.parametrize("budget, floor", [(16, 200_000), (0, 0), (1, 300)])
+def test_index_agrees_with_a_brute_force_oracle(monkeypatch, budget, floor):
+    """Lazy scans, their early stops, and the switch to a full index give the oracle's verdicts."""
+    monkeypatch.setattr(provenance, "BUDGET", budget)
+    monkeypatch.setattr(provenance, "FLOOR", floor)
     rng = np.random.default_rng(4)
     spec = load_spec({**TAINT, "secrets": False, "failing_loop": None})
     total = 0

@@ -1,25 +1,24 @@
-"""Provenance: which sources supplied each identifier a call uses, in one pass over the run.
+"""Provenance: which sources supplied an identifier before a given call, in one pass.
 
-The index maps identifier -> sources (``user`` for every user message, ``tool:<name>`` for
-each tool's result or error), fed in event order, so when a call's arguments are checked the
-index holds exactly what the agent had been told before that call.
+The texts of a run are fed in event order (``user`` for every user message, ``tool:<name>``
+for each tool's result or error), so when a call's arguments are asked about, the index
+holds exactly what the agent had been told before that call.
 
-Only the identifiers that the run's calls use are indexed (its vocabulary, read from the
-arguments first), and an identifier leaves the index's open set once nothing more can
-change its verdict: it has a source and is used by no privileged call, or a source that is
-not untrusted; or its last use has passed. Each text is then read once by the cheaper of two
-equivalent matchers: a tokenisation intersected with the open set, or, while at most
-:data:`SMALL` identifiers are open, one substring scan per open identifier with a
-whole-token check at each hit. Either way a text costs at most a bounded number of linear
-scans, so time is linear in the size of the trajectory.
+Each identifier is looked for lazily, when a call first uses it, in the texts not yet
+searched for it, with a substring scan and a whole-token check at each hit; the search
+stops as soon as the answer cannot change (a source is found, or, for a privileged call, a
+source that is not untrusted), and resumes from there if a later call asks again. So each
+identifier reads each text at most once. To keep the whole pass linear however many
+distinct identifiers a run uses, the scanning work is budgeted: past :data:`BUDGET` times
+the characters fed (plus :data:`FLOOR`), the index switches to a full inverted index, every
+text tokenised once, token -> sources.
 
 Known limit: this is token matching, not data flow. A coincidental equal token (an order id
 that also appears in an unrelated page) counts as a source.
 
->>> p = Provenance({2: [("order", "W88213")], 4: [("order", "W213")]}, privileged=set(),
-...                untrusted=frozenset())
->>> p.feed("my order is W88213.", "user"); p.close(2)
->>> p.sources("W88213"), p.sources("W213")
+>>> p = Provenance(untrusted=frozenset())
+>>> p.feed("my order is W88213.", "user")
+>>> p.sources("W88213", taint=False), p.sources("W213", taint=False)
 ({'user'}, None)
 """
 
@@ -29,8 +28,9 @@ import string
 
 from ._text import _SEPARATE
 
-#: Up to this many open identifiers, substring scans beat tokenising a text.
-SMALL = 12
+#: Substring scanning may read this many times the characters fed before the full index.
+BUDGET = 16
+FLOOR = 200_000
 _SEP_CHARS = frozenset(chr(c) for c in range(128)
                        if chr(c) not in set(string.ascii_letters + string.digits + "_-@.+"))
 
@@ -62,57 +62,71 @@ def whole_token_in(text: str, tok: str) -> bool:
 class Provenance:
     """The identifier -> sources index of one run (see the module docstring)."""
 
-    __slots__ = ("seen", "open", "variants", "vocab", "priv", "untrusted", "expire")
+    __slots__ = ("corpus", "chars", "scanned", "seen", "pos", "settled", "full", "untrusted")
 
-    def __init__(self, queries: dict[int, list[tuple[str, str]]], *, privileged: set[int],
-                 untrusted: frozenset[str]) -> None:
-        last: dict[str, int] = {}
-        priv: set[str] = set()
-        for i, ids in queries.items():
-            for _path, tok in ids:
-                last[tok] = i
-                if i in privileged:
-                    priv.add(tok)
-        self.expire: dict[int, list[str]] = {}
-        for tok, i in last.items():
-            self.expire.setdefault(i, []).append(tok)
-        self.variants = {v: tok for tok in last for v in (tok, tok + ".")}
-        self.vocab = frozenset(self.variants)
-        self.open = set(last)
+    def __init__(self, *, untrusted: frozenset[str]) -> None:
+        self.corpus: list[tuple[str, str]] = []
+        self.chars = 0
+        self.scanned = 0
         self.seen: dict[str, set[str]] = {}
-        self.priv = priv
+        self.pos: dict[str, int] = {}
+        self.settled: set[str] = set()
+        self.full: dict[str, set[str]] | None = None
         self.untrusted = untrusted
 
     def feed(self, text: str, source: str) -> None:
-        """Record what ``text``, said by ``source`` at the current position, supplies."""
-        open_ = self.open
-        if not open_ or not text:
+        """``source`` said ``text`` at the current position of the run."""
+        if not text:
             return
-        if len(open_) <= SMALL:
-            hits = [tok for tok in open_ if tok in text and whole_token_in(text, tok)]
-        else:
-            variants = self.variants
-            hits = [variants[h] for h in self.vocab.intersection(text.translate(_SEPARATE).split())]
-            hits = [tok for tok in hits if tok in open_]
-        if not hits:
-            return
-        seen, priv, untrusted = self.seen, self.priv, self.untrusted
-        settles = source not in untrusted
-        for tok in hits:
-            got = seen.get(tok)
+        self.corpus.append((source, text))
+        self.chars += len(text)
+        if self.full is not None:
+            self._index(text, source)
+
+    def _index(self, text: str, source: str) -> None:
+        full = self.full
+        for tok in set(text.translate(_SEPARATE).split()):
+            got = full.get(tok)
             if got is None:
-                seen[tok] = {source}
+                full[tok] = {source}
             else:
                 got.add(source)
-            if settles or tok not in priv:
-                open_.discard(tok)
 
-    def sources(self, tok: str) -> set[str] | None:
-        """The sources that supplied ``tok`` so far (None: none did)."""
-        return self.seen.get(tok)
+    def sources(self, tok: str, *, taint: bool) -> set[str] | None:
+        """The sources that supplied ``tok`` so far (None: none did).
 
-    def close(self, index: int) -> None:
-        """The call at ``index`` has been checked: drop identifiers it was the last to use."""
-        done = self.expire.get(index)
-        if done:
-            self.open.difference_update(done)
+        With ``taint`` False the answer may stop at the first source (enough to know the
+        identifier is grounded); with ``taint`` True it holds every source unless one that
+        is not untrusted was found (enough to know it is not taint).
+        """
+        if self.full is not None:
+            a, b = self.full.get(tok), self.full.get(tok + ".")
+            return (a | b) if (a and b) else (a or b)
+        seen = self.seen.get(tok)
+        if tok in self.settled or (seen and not taint):
+            return seen
+        corpus, k = self.corpus, self.pos.get(tok, 0)
+        n = len(corpus)
+        if k < n:
+            untrusted, scanned = self.untrusted, 0
+            while k < n:
+                src, text = corpus[k]
+                k += 1
+                scanned += len(text)
+                if tok in text and whole_token_in(text, tok):
+                    if seen is None:
+                        seen = self.seen[tok] = {src}
+                    else:
+                        seen.add(src)
+                    if src not in untrusted:
+                        self.settled.add(tok)
+                        break
+                    if not taint:
+                        break
+            self.pos[tok] = k
+            self.scanned += scanned
+            if self.scanned > BUDGET * self.chars + FLOOR:
+                self.full = {}
+                for src, text in corpus:
+                    self._index(text, src)
+        return seen

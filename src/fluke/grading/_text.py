@@ -21,6 +21,10 @@ _KEEP = set(string.ascii_letters + string.digits + "_-@.+")
 #: Maps every ASCII separator to a space; non-ASCII characters stay inside tokens.
 _SEPARATE = str.maketrans({chr(c): " " for c in range(128) if chr(c) not in _KEEP})
 _DIGITS = frozenset(string.digits)
+#: Could this value hold an identifier at all? (a digit, an @, or a capital letter)
+_MAYBE_ID = re.compile(r"[0-9@A-Z]")
+#: A whole value that is one token: no separator anywhere.
+_ONE_TOKEN = re.compile(r"[A-Za-z0-9_@.+\-\x80-\U0010ffff]+")
 _NUMBER = re.compile(r"[+-]?\d+(?:[.,]\d+)?")
 #: Whole values that look like identifiers but carry no provenance.
 LITERALS = frozenset({"true", "false", "none", "null", "yes", "nan", "n/a"})
@@ -74,8 +78,11 @@ def identifiers(value: str) -> list[str]:
     >>> identifiers("ORD-00213."), identifiers("ship it to JFK by 2026-01-02"), identifiers("all lower case")
     (['ORD-00213'], ['JFK', '2026-01-02'], [])
     """
-    if value.islower() and "@" not in value and _DIGITS.isdisjoint(value):
-        return []  # prose without capitals, digits or @ holds no identifier
+    if _MAYBE_ID.search(value) is None:
+        return []  # no capital, digit or @: no identifier
+    if _ONE_TOKEN.fullmatch(value):  # the common case: the whole value is one token
+        tok = value.rstrip(".") or value
+        return [tok] if id_shaped(tok, prose=False) else []
     parts = value.translate(_SEPARATE).split()
     if len(parts) == 1:
         tok = parts[0]
@@ -110,7 +117,7 @@ SECRET_PATTERNS: tuple[tuple[str, str, re.Pattern[str]], ...] = (
 #: Each anchor with the rarest character it contains in ordinary text: a one-character
 #: search (memchr) rules most texts out before the multi-character search runs.
 _ANCHORS: tuple[tuple[str, str], ...] = (
-    ("K", "AKIA"), ("_", "_"), ("E", "pypi-AgEI"), ("x", "xox"), ("-", "sk-"), ("z", "AIza"),
+    ("K", "AKIA"), ("_", "_"), ("E", "pypi-AgEI"), ("x", "xox"), ("-", "sk-"), ("I", "AIza"),
     ("V", "PRIVATE KEY"), ("B", "Bearer"))
 ANCHORS: tuple[str, ...] = tuple(a for _, a in _ANCHORS)
 
