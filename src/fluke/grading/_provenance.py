@@ -62,11 +62,11 @@ def whole_token_in(text: str, tok: str) -> bool:
 class Provenance:
     """The identifier -> sources index of one run (see the module docstring)."""
 
-    __slots__ = ("corpus", "chars", "scanned", "seen", "pos", "settled", "full", "untrusted")
+    __slots__ = ("corpus", "ends", "scanned", "seen", "pos", "settled", "full", "untrusted")
 
     def __init__(self, *, untrusted: frozenset[str]) -> None:
         self.corpus: list[tuple[str, str]] = []
-        self.chars = 0
+        self.ends = [0]         # ends[k]: characters in the first k texts
         self.scanned = 0
         self.seen: dict[str, set[str]] = {}
         self.pos: dict[str, int] = {}
@@ -79,7 +79,7 @@ class Provenance:
         if not text:
             return
         self.corpus.append((source, text))
-        self.chars += len(text)
+        self.ends.append(self.ends[-1] + len(text))
         if self.full is not None:
             self._index(text, source)
 
@@ -108,11 +108,9 @@ class Provenance:
         corpus, k = self.corpus, self.pos.get(tok, 0)
         n = len(corpus)
         if k < n:
-            untrusted, scanned = self.untrusted, 0
-            while k < n:
-                src, text = corpus[k]
+            start, untrusted = k, self.untrusted
+            for src, text in (corpus[k:] if k else corpus):
                 k += 1
-                scanned += len(text)
                 if tok in text and whole_token_in(text, tok):
                     if seen is None:
                         seen = self.seen[tok] = {src}
@@ -124,8 +122,9 @@ class Provenance:
                     if not taint:
                         break
             self.pos[tok] = k
-            self.scanned += scanned
-            if self.scanned > BUDGET * self.chars + FLOOR:
+            ends = self.ends
+            self.scanned += ends[k] - ends[start]
+            if self.scanned > BUDGET * ends[-1] + FLOOR:
                 self.full = {}
                 for src, text in corpus:
                     self._index(text, src)
