@@ -144,3 +144,19 @@ def test_index_agrees_with_a_brute_force_oracle(monkeypatch, budget, floor):
         assert got == _oracle(run, spec)
         total += len(got)
     assert total > 100          # the generator exercises both verdicts
+
+
+def test_scanning_work_is_bounded_linearly_by_the_budget():
+    """Many distinct identifiers over many texts: the scans stop at the budget, then one full index."""
+    p = provenance.Provenance(untrusted=frozenset())
+    texts = [" ".join(f"T{k}-{j}" for j in range(30)) for k in range(300)]
+    for text in texts:
+        p.feed(text, "tool:search")
+    chars = sum(map(len, texts))
+    found = [p.sources(f"Q{k}", taint=False) for k in range(400)]       # all absent: full scans
+    assert found == [None] * 400
+    assert p.full is not None
+    longest = max(map(len, texts))
+    assert p.scanned <= provenance.BUDGET * chars + provenance.FLOOR + chars + longest
+    # after the switch, answers come from the inverted index and stay right
+    assert p.sources("T7-3", taint=False) == {"tool:search"} and p.sources("T7-30", taint=False) is None

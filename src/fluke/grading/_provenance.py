@@ -125,6 +125,8 @@ class Provenance:
             ends = self.ends
             self.scanned += ends[k] - ends[start]
             if self.scanned > BUDGET * ends[-1] + FLOOR:
+                self.seen.clear()       # from now on every answer comes from the full index
+                self.settled.clear()
                 self.full = {}
                 for src, text in corpus:
                     self._index(text, src)
