@@ -90,6 +90,9 @@ def grade(ctx: Context, files: tuple[str, ...], spec_path: str, fmt: str | None,
             selected = ledger.select_versions(version) or [ledger.resolve_version(version)]
         runs = list(ledger.runs(scenario=scenario, version=selected))
         origin = f"ledger {ctx.ledger_url}"
+    import gc
+
+    gc.freeze()  # the runs are read once and never change: keep full collections off them
     grades = [grade_run(r, spec) for r in runs]
     labels = {r.version: r.identity.label() for r in runs}
     if not files and not no_store:
