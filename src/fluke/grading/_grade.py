@@ -105,20 +105,19 @@ def first_hard_index(grade: RunGrade) -> int | None:
 
 
 def _ids_of(value: str) -> list[str]:
-    hit = _ID_CACHE.get(value)
-    if hit is None:
-        hit = identifiers(value)
-        if len(value) <= 200:
-            if len(_ID_CACHE) > 200_000:
-                _ID_CACHE.clear()
-            _ID_CACHE[value] = hit
-    return hit
+    """The identifiers of a string argument, remembered for short values (ids and enums recur)."""
+    found = identifiers(value)
+    if len(value) <= 64:
+        if len(_ID_CACHE) >= 50_000:
+            _ID_CACHE.clear()
+        _ID_CACHE[value] = found
+    return found
 
 
 def _walk(value: Any, path: str, ids: list, strings: list | None) -> None:
     """Collect (path, identifier) pairs and string leaves from nested arguments."""
     if isinstance(value, str):
-        for tok in _ids_of(value):
+        for tok in identifiers(value):
             ids.append((path, tok))
         if strings is not None:
             strings.append(value)
@@ -151,9 +150,9 @@ def grade_run(run: Run, spec: "Spec | dict | str") -> RunGrade:
     prov = c.provenance
     want_secrets = m.secrets
     index = Provenance(untrusted=c.untrusted) if prov else None
+    id_cache_get = _ID_CACHE.get
     if index is not None:   # the index's fast path, inlined: an identifier already known
         seen_get, settled = index.seen.get, index.settled   # emptied if the index goes full
-    id_cache_get = _ID_CACHE.get
     taint_on, privileged = c.taint, c.privileged
 
     vocab, forbidden = c.vocab, c.forbidden

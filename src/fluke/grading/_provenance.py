@@ -4,12 +4,11 @@ The texts of a run are fed in event order (``user`` for every user message, ``to
 for each tool's result or error), so when a call's arguments are asked about, the index
 holds exactly what the agent had been told before that call.
 
-Each identifier is looked for lazily, when a call uses it, in the texts not yet searched
-for it, newest first, with a substring scan and a whole-token check at each hit; the search
+Each identifier is looked for lazily, when a call first uses it, in the texts not yet
+searched for it, with a substring scan and a whole-token check at each hit; the search
 stops as soon as the answer cannot change (a source is found, or, for a privileged call, a
-source that is not untrusted; the user's messages, short and decisive, are tokenised as
-they arrive and asked first), and the texts it skipped are remembered in case a later call
-needs them. So each identifier reads each text at most once. To keep the whole pass linear however many
+source that is not untrusted), and resumes from there if a later call asks again. So each
+identifier reads each text at most once. To keep the whole pass linear however many
 distinct identifiers a run uses, the scanning work is budgeted: past :data:`BUDGET` times
 the characters fed (plus :data:`FLOOR`), the index switches to a full inverted index, every
 text tokenised once, token -> sources.
@@ -63,16 +62,14 @@ def whole_token_in(text: str, tok: str) -> bool:
 class Provenance:
     """The identifier -> sources index of one run (see the module docstring)."""
 
-    __slots__ = ("corpus", "ends", "user_tokens", "scanned", "seen", "top", "gaps", "settled", "full", "untrusted")
+    __slots__ = ("corpus", "ends", "scanned", "seen", "pos", "settled", "full", "untrusted")
 
     def __init__(self, *, untrusted: frozenset[str]) -> None:
         self.corpus: list[tuple[str, str]] = []
         self.ends = [0]         # ends[k]: characters in the first k texts
-        self.user_tokens: set[str] = set()
         self.scanned = 0
         self.seen: dict[str, set[str]] = {}
-        self.top: dict[str, int] = {}                       # texts below this were considered ...
-        self.gaps: dict[str, list[tuple[int, int]]] = {}    # ... except these ranges, unread
+        self.pos: dict[str, int] = {}
         self.settled: set[str] = set()
         self.full: dict[str, set[str]] | None = None
         self.untrusted = untrusted
@@ -83,8 +80,6 @@ class Provenance:
             return
         self.corpus.append((source, text))
         self.ends.append(self.ends[-1] + len(text))
-        if source == "user":   # user messages are short and settle everything they mention
-            self.user_tokens.update(text.translate(_SEPARATE).split())
         if self.full is not None:
             self._index(text, source)
 
@@ -110,59 +105,29 @@ class Provenance:
         seen = self.seen.get(tok)
         if tok in self.settled or (seen and not taint):
             return seen
-        users = self.user_tokens
-        if users and (tok in users or tok + "." in users):
-            # the user said it: grounded and never taint, whatever else said it too
-            seen = self.seen[tok] = (seen or set()) | {"user"}
-            self.settled.add(tok)
-            return seen
-        corpus, ends, untrusted = self.corpus, self.ends, self.untrusted
+        corpus, k = self.corpus, self.pos.get(tok, 0)
         n = len(corpus)
-        # A grounding question reads the newest texts first (an identifier is most often used
-        # soon after a tool revealed it); a taint question reads the oldest first (the user's
-        # messages, which settle it, usually open the run).
-        todo = [(self.top.get(tok, 0), n)]
-        gaps = self.gaps.get(tok)
-        if gaps:
-            todo += gaps
-        todo.sort(reverse=not taint)
-        left: list[tuple[int, int]] = []
-        stopped, scanned = False, 0
-        for a, b in todo:
-            if stopped:
-                left.append((a, b))
-                continue
-            order = range(a, b) if taint else range(b - 1, a - 1, -1)
-            for k in order:
-                src, text = corpus[k]
+        if k < n:
+            start, untrusted = k, self.untrusted
+            for src, text in (corpus[k:] if k else corpus):
+                k += 1
                 if tok in text and whole_token_in(text, tok):
                     if seen is None:
                         seen = self.seen[tok] = {src}
                     else:
                         seen.add(src)
-                    if src not in untrusted or not taint:
-                        stopped = True
-                        if src not in untrusted:
-                            self.settled.add(tok)
+                    if src not in untrusted:
+                        self.settled.add(tok)
                         break
-            else:
-                scanned += ends[b] - ends[a]
-                continue
-            if taint:
-                scanned += ends[k + 1] - ends[a]
-                if k + 1 < b:
-                    left.append((k + 1, b))
-            else:
-                scanned += ends[b] - ends[k]
-                if k > a:
-                    left.append((a, k))
-        self.top[tok] = n
-        self.gaps[tok] = left
-        self.scanned += scanned
-        if self.scanned > BUDGET * ends[-1] + FLOOR:
-            self.seen.clear()       # from now on every answer comes from the full index
-            self.settled.clear()
-            self.full = {}
-            for src, text in corpus:
-                self._index(text, src)
+                    if not taint:
+                        break
+            self.pos[tok] = k
+            ends = self.ends
+            self.scanned += ends[k] - ends[start]
+            if self.scanned > BUDGET * ends[-1] + FLOOR:
+                self.seen.clear()       # from now on every answer comes from the full index
+                self.settled.clear()
+                self.full = {}
+                for src, text in corpus:
+                    self._index(text, src)
         return seen

@@ -23,6 +23,8 @@ _SEPARATE = str.maketrans({chr(c): " " for c in range(128) if chr(c) not in _KEE
 _DIGITS = frozenset(string.digits)
 #: Could this value hold an identifier at all? (a digit, an @, or a capital letter)
 _MAYBE_ID = re.compile(r"[0-9@A-Z]")
+_DIGIT_AT = re.compile(r"[0-9@]")
+_DIGIT_OR_AT = frozenset("0123456789@")
 #: A whole value that is one token: no separator anywhere.
 _ONE_TOKEN = re.compile(r"[A-Za-z0-9_@.+\-\x80-\U0010ffff]+")
 _NUMBER = re.compile(r"[+-]?\d+(?:[.,]\d+)?")
@@ -78,11 +80,16 @@ def identifiers(value: str) -> list[str]:
     >>> identifiers("ORD-00213."), identifiers("ship it to JFK by 2026-01-02"), identifiers("all lower case")
     (['ORD-00213'], ['JFK', '2026-01-02'], [])
     """
-    if _MAYBE_ID.search(value) is None:
+    hit = _MAYBE_ID.search(value)
+    if hit is None:
         return []  # no capital, digit or @: no identifier
-    if _ONE_TOKEN.fullmatch(value):  # the common case: the whole value is one token
-        tok = value.rstrip(".") or value
-        return [tok] if id_shaped(tok, prose=False) else []
+    if _ONE_TOKEN.fullmatch(value):  # the common case, the whole value one token: decide inline
+        tok = value.rstrip(".") or value if value[-1] == "." else value
+        if not 3 <= len(tok) <= 128:
+            return []
+        if hit.group() in _DIGIT_OR_AT or tok.isupper() or _DIGIT_AT.search(tok):
+            return [] if (tok.isalpha() and tok.lower() in LITERALS) else [tok]
+        return []
     parts = value.translate(_SEPARATE).split()
     if len(parts) == 1:
         tok = parts[0]
