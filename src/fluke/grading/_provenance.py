@@ -39,15 +39,18 @@ def _is_sep(ch: str) -> bool:
     return ch in _SEP_CHARS or ch.isspace()
 
 
-def whole_token_in(text: str, tok: str) -> bool:
+def whole_token_in(text: str, tok: str, p: int | None = None) -> bool:
     """Does ``tok`` occur in ``text`` as a whole token (optionally followed by a final dot)?
+
+    ``p`` is its first occurrence when the caller has already found it.
 
     >>> whole_token_in("order 88213 shipped", "213"), whole_token_in("order 213.", "213")
     (False, True)
     """
-    n, size, start = len(tok), len(text), 0
+    n, size = len(tok), len(text)
+    if p is None:
+        p = text.find(tok)
     while True:
-        p = text.find(tok, start)
         if p < 0:
             return False
         end = p + n
@@ -56,7 +59,7 @@ def whole_token_in(text: str, tok: str) -> bool:
                 return True
             if text[end] == "." and (end + 1 == size or _is_sep(text[end + 1])):
                 return True
-        start = p + 1
+        p = text.find(tok, p + 1)
 
 
 class Provenance:
@@ -111,7 +114,8 @@ class Provenance:
             start, untrusted = k, self.untrusted
             for src, text in (corpus[k:] if k else corpus):
                 k += 1
-                if tok in text and whole_token_in(text, tok):
+                at = text.find(tok)
+                if at >= 0 and whole_token_in(text, tok, at):
                     if seen is None:
                         seen = self.seen[tok] = {src}
                     else:
