@@ -158,7 +158,8 @@ def _text(value: Any) -> str:
 
 def grade_run(run: Run, spec: "Spec | dict | str") -> RunGrade:
     """Grade the path of ``run`` against ``spec`` (see the module docstring for an example)."""
-    spec = load_spec(spec)
+    if not isinstance(spec, Spec):
+        spec = load_spec(spec)
     c = spec.compiled
     m = spec._model
     sev = c.sev
@@ -175,9 +176,7 @@ def grade_run(run: Run, spec: "Spec | dict | str") -> RunGrade:
     taint_on, privileged = c.taint, c.privileged
 
     vocab, forbidden = c.vocab, c.forbidden
-    before_by_b: dict[str, list[str]] = {}
-    for a, b in c.before:
-        before_by_b.setdefault(b, []).append(a)
+    before_by_b = c.before_by_b
     count_failed = m.failed_calls_count
     max_steps, loop_n, no_repeat = m.max_steps, m.failing_loop, m.no_repeat
     first_call: dict[str, int] = {}

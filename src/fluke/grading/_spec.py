@@ -148,6 +148,9 @@ class _Compiled:
         self.required = tuple(dict.fromkeys(m.required))
         self.forbidden = frozenset(m.forbidden)
         self.before = tuple((a, b) for a, b in m.before)
+        self.before_by_b: dict[str, tuple[str, ...]] = {}
+        for a, b in self.before:
+            self.before_by_b[b] = self.before_by_b.get(b, ()) + (a,)
         self.sev = {check: spec.severity_of(check) for check in CHECKS}
         self.untrusted = frozenset("tool:" + t for t in m.untrusted)
         self.privileged = frozenset(m.privileged)
