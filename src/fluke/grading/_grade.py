@@ -86,6 +86,10 @@ def make_grade(run_hash: str, scenario: str, violations: list[Violation], output
     """Build a :class:`RunGrade`, deriving ``path_ok``, ``hard`` and the soft checks.
 
     The suite runner uses it to record a run that crashed as a hard violation.
+
+    >>> g = make_grade("h", "s", [Violation("run_error", "hard", None, "agent raised")], None)
+    >>> g.path_ok, g.hard, g.lucky
+    (False, True, False)
     """
     return RunGrade(run_hash, scenario, tuple(violations), output_ok,
                     path_ok=not violations, hard=any(v.severity == "hard" for v in violations),
