@@ -73,6 +73,7 @@ class _SpecModel(BaseModel):
     untrusted: list[str] = Field(default_factory=list)
     privileged: list[str] = Field(default_factory=list)
     ground: bool = True
+    ground_ignore: list[str] = Field(default_factory=list)
     secrets: bool = True
     args: dict[str, dict[str, ArgRule]] = Field(default_factory=dict)
     severity: dict[str, str] = Field(default_factory=dict)
@@ -147,15 +148,34 @@ class _Compiled:
         self.required = tuple(dict.fromkeys(m.required))
         self.forbidden = frozenset(m.forbidden)
         self.before = tuple((a, b) for a, b in m.before)
+        self.before_by_b: dict[str, tuple[str, ...]] = {}
+        for a, b in self.before:
+            self.before_by_b[b] = self.before_by_b.get(b, ()) + (a,)
         self.sev = {check: spec.severity_of(check) for check in CHECKS}
         self.untrusted = frozenset("tool:" + t for t in m.untrusted)
         self.privileged = frozenset(m.privileged)
         self.taint = spec.taint_on
         self.provenance = m.ground or self.taint
+        self.ground_ignore = tuple(m.ground_ignore)
+        self._exempt: dict[tuple[str, str], bool] = {}
         self.args = {tool: tuple((path.split("."), rule,
                                   re.compile(rule.pattern) if rule.pattern is not None else None)
                                  for path, rule in rules.items())
                      for tool, rules in m.args.items()}
+
+
+    def exempt(self, tool: str, path: str) -> bool:
+        """Is ``tool.path`` exempt from the ungrounded check (``ground_ignore``)?"""
+        key = (tool, path)
+        hit = self._exempt.get(key)
+        if hit is None:
+            from fnmatch import fnmatchcase
+
+            name = f"{tool}.{path}"
+            hit = any(fnmatchcase(name, pat) for pat in self.ground_ignore)
+            if len(self._exempt) < 100_000:
+                self._exempt[key] = hit
+        return hit
 
 
 def _suggest(word: str, choices: Any) -> str:
@@ -238,6 +258,14 @@ def _semantic(m: _SpecModel) -> list[str]:
                     re.compile(rule.pattern)
                 except re.error as exc:
                     problems.append(f"field {where}.pattern: not a valid regular expression ({exc})")
+    for i, pattern in enumerate(m.ground_ignore):
+        tool_part = pattern.split(".", 1)[0]
+        if "." not in pattern:
+            problems.append(f"field ground_ignore.{i}: {pattern!r} is not tool.argument "
+                            "(wildcards allowed, e.g. search_*.date or think.*)")
+        elif vocab and not any(ch in tool_part for ch in "*?[") and tool_part not in vocab:
+            problems.append(f"field ground_ignore.{i}: tool {tool_part!r} is not in tools"
+                            f"{_suggest(tool_part, vocab)}")
     for check, severity in m.severity.items():
         if check not in CHECKS:
             problems.append(f"field severity.{check}: unknown check{_suggest(check, CHECKS)}; "

@@ -21,11 +21,29 @@ _KEEP = set(string.ascii_letters + string.digits + "_-@.+")
 #: Maps every ASCII separator to a space; non-ASCII characters stay inside tokens.
 _SEPARATE = str.maketrans({chr(c): " " for c in range(128) if chr(c) not in _KEEP})
 _DIGITS = frozenset(string.digits)
+#: Could this value hold an identifier at all? (a digit, an @, or a capital letter)
+_MAYBE_ID = re.compile(r"[0-9@A-Z]")
+_DIGIT_AT = re.compile(r"[0-9@]")
+_DIGIT_OR_AT = frozenset("0123456789@")
+#: A whole value that is one token: no separator anywhere.
+_ONE_TOKEN = re.compile(r"[A-Za-z0-9_@.+\-\x80-\U0010ffff]+")
 _NUMBER = re.compile(r"[+-]?\d+(?:[.,]\d+)?")
 #: Whole values that look like identifiers but carry no provenance.
 LITERALS = frozenset({"true", "false", "none", "null", "yes", "nan", "n/a"})
 
-_ID_CACHE: dict[tuple[str, bool], bool] = {}
+_WHOLE_CACHE: dict[str, bool] = {}
+_PROSE_CACHE: dict[str, bool] = {}
+
+
+def _shape(tok: str, prose: bool) -> bool:
+    n = len(tok)
+    if n < 3 or n > 128 or tok.lower() in LITERALS:
+        return False
+    if "@" in tok:
+        return True
+    if _DIGITS.isdisjoint(tok):
+        return tok.isupper()
+    return not (prose and _NUMBER.fullmatch(tok))
 
 
 def tokens(text: str) -> list[str]:
@@ -42,23 +60,13 @@ def id_shaped(tok: str, *, prose: bool) -> bool:
     not an identifier; given as a whole argument value it is traced.
     Known limit: a model-known code in capitals ("USA") is traced and may show as ungrounded.
     """
-    key = (tok, prose)
-    hit = _ID_CACHE.get(key)
-    if hit is not None:
-        return hit
-    if len(_ID_CACHE) > 200_000:
-        _ID_CACHE.clear()
-    n = len(tok)
-    if n < 3 or n > 128 or tok.lower() in LITERALS:
-        ok = False
-    elif "@" in tok:
-        ok = True
-    elif _DIGITS.isdisjoint(tok):
-        ok = tok.isupper()
-    else:
-        ok = not (prose and _NUMBER.fullmatch(tok))
-    _ID_CACHE[key] = ok
-    return ok
+    cache = _PROSE_CACHE if prose else _WHOLE_CACHE
+    hit = cache.get(tok)
+    if hit is None:
+        if len(cache) > 200_000:
+            cache.clear()
+        hit = cache[tok] = _shape(tok, prose)
+    return hit
 
 
 def strip_trailing(tok: str) -> str:
@@ -67,14 +75,31 @@ def strip_trailing(tok: str) -> str:
 
 
 def identifiers(value: str) -> list[str]:
-    """The identifier-shaped tokens of one string argument value."""
-    parts = tokens(value)
+    """The identifier-shaped tokens of one string argument value.
+
+    >>> identifiers("ORD-00213."), identifiers("ship it to JFK by 2026-01-02"), identifiers("all lower case")
+    (['ORD-00213'], ['JFK', '2026-01-02'], [])
+    """
+    hit = _MAYBE_ID.search(value)
+    if hit is None:
+        return []  # no capital, digit or @: no identifier
+    if _ONE_TOKEN.fullmatch(value):  # the common case, the whole value one token: decide inline
+        tok = value.rstrip(".") or value if value[-1] == "." else value
+        if not 3 <= len(tok) <= 128:
+            return []
+        if hit.group() in _DIGIT_OR_AT or tok.isupper() or _DIGIT_AT.search(tok):
+            return [] if (tok.isalpha() and tok.lower() in LITERALS) else [tok]
+        return []
+    parts = value.translate(_SEPARATE).split()
     if len(parts) == 1:
-        tok = strip_trailing(parts[0])
+        tok = parts[0]
+        if tok[-1] == ".":
+            tok = strip_trailing(tok)
         return [tok] if id_shaped(tok, prose=False) else []
     out = []
     for tok in parts:
-        tok = strip_trailing(tok)
+        if tok[-1] == ".":
+            tok = strip_trailing(tok)
         if id_shaped(tok, prose=True):
             out.append(tok)
     return out
@@ -87,22 +112,31 @@ def identifiers(value: str) -> list[str]:
 #: hashes, UUIDs and session ids and trains people to ignore the check).
 SECRET_PATTERNS: tuple[tuple[str, str, re.Pattern[str]], ...] = (
     ("AWS access key id", "AKIA", re.compile(r"\bAKIA[0-9A-Z]{16}\b")),
-    ("GitHub token", "_", re.compile(r"\bgh[pousr]_[A-Za-z0-9]{36,}\b")),
-    ("GitHub fine-grained token", "_", re.compile(r"\bgithub_pat_[A-Za-z0-9_]{50,}\b")),
-    ("PyPI token", "pypi-", re.compile(r"\bpypi-AgEIcHlwaS5vcmc[A-Za-z0-9\-_]{16,}")),
+    ("GitHub token", "gh", re.compile(r"\bgh[pousr]_[A-Za-z0-9]{36,}\b")),
+    ("GitHub fine-grained token", "gh", re.compile(r"\bgithub_pat_[A-Za-z0-9_]{50,}\b")),
+    ("PyPI token", "pypi-AgEI", re.compile(r"\bpypi-AgEIcHlwaS5vcmc[A-Za-z0-9\-_]{16,}")),
     ("Slack token", "xox", re.compile(r"\bxox[abprs]-[A-Za-z0-9-]{10,}\b")),
     ("OpenAI key", "sk-", re.compile(r"\bsk-(?:proj-)?[A-Za-z0-9_-]{20,}\b")),
     ("Google API key", "AIza", re.compile(r"\bAIza[0-9A-Za-z_-]{35}\b")),
     ("private key block", "PRIVATE KEY", re.compile(r"-----BEGIN (?:RSA |EC |OPENSSH |PGP )?PRIVATE KEY-----")),
     ("bearer token", "Bearer", re.compile(r"\bBearer\s+[A-Za-z0-9._~+/-]{20,}=*")),
 )
-ANCHORS: tuple[str, ...] = tuple(dict.fromkeys(a for _, a, _ in SECRET_PATTERNS))
+#: Each anchor with the rarest character it contains in ordinary text: a one-character
+#: search (memchr) rules most texts out before the multi-character search runs.
+_ANCHORS: tuple[tuple[str, str], ...] = (
+    ("K", "AKIA"), ("_", "gh"), ("E", "pypi-AgEI"), ("x", "xox"), ("-", "sk-"), ("I", "AIza"),
+    ("V", "PRIVATE KEY"), ("B", "Bearer"))
+ANCHORS: tuple[str, ...] = tuple(a for _, a in _ANCHORS)
 
 
 def may_hold_secret(text: str) -> bool:
-    """A fast test: False means no pattern can match (substring scans, no regex)."""
-    for anchor in ANCHORS:
-        if anchor in text:
+    """A fast test: False means no pattern can match (substring scans, no regex).
+
+    >>> may_hold_secret("order ORD-1 shipped"), may_hold_secret("token xoxb-123")
+    (False, True)
+    """
+    for rare, anchor in _ANCHORS:
+        if rare in text and anchor in text:
             return True
     return False
 

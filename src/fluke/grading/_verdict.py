@@ -22,6 +22,7 @@ True
 
 from __future__ import annotations
 
+import re
 from dataclasses import dataclass
 from typing import Iterable, Sequence
 
@@ -132,7 +133,17 @@ def luck_rate(grades: Iterable[RunGrade], *, prior: Sequence[float] = JEFFREYS,
     cond = (f"sampling unit: the run; {100 * level:.0f}% equal-tailed credible interval under a "
             f"Beta({a:g}, {b:g}) prior{' (Jeffreys)' if (a, b) == JEFFREYS else ''}; "
             "path ok means no violation of any severity")
-    return LuckReport(pooled=rows[-1], cases=dict(zip(names.tolist(), rows[:-1])), conditional_on=cond)
+    cases = sorted(zip(names.tolist(), rows[:-1]), key=lambda kv: natural_key(kv[0]))
+    return LuckReport(pooled=rows[-1], cases=dict(cases), conditional_on=cond)
+
+
+def natural_key(name: str) -> list:
+    """Sort key that puts "airline/2" before "airline/10".
+
+    >>> sorted(["a/10", "a/2", "b"], key=natural_key)
+    ['a/2', 'a/10', 'b']
+    """
+    return [(0, int(part), "") if part.isdigit() else (1, 0, part) for part in re.split(r"(\d+)", name)]
 
 
 @dataclass(frozen=True)
@@ -179,7 +190,7 @@ def gate(grades: Iterable[RunGrade]) -> GateResult:
     for g in grades:
         by_case.setdefault((g.version, g.scenario), []).append(g)
     cases = []
-    for (version, scenario), rows in sorted(by_case.items(), key=lambda kv: (str(kv[0][0]), kv[0][1])):
+    for (version, scenario), rows in sorted(by_case.items(), key=lambda kv: (str(kv[0][0]), natural_key(kv[0][1]))):
         n = len(rows)
         hard_runs = sum(g.hard for g in rows)
         soft: dict[str, int] = {}
