@@ -105,7 +105,7 @@ def test_secrets_are_found_and_never_printed():
 def test_run_error_is_hard_and_redacted():
     g = grade_run(run_of(call("lookup"), error="crash with key AKIAABCDEFGHIJ234567"), spec())
     assert checks(g) == [("run_error", "hard", None)]
-    assert "AKIAABCDEFGHIJ234567" not in g.violations[0].message and "redacted" in g.violations[0].message
+    assert "AKIAABCDEFGHIJ234567" not in g.violations[0].message and "[REDACTED:aws-key-id]" in g.violations[0].message
 
 
 @pytest.mark.parametrize("check, severity", [("forbidden", "warn"), ("forbidden", "soft")])

@@ -9,13 +9,15 @@ dot. Matching is on whole tokens, so "213" is not found in "88213".
 >>> [t for t in tokens("refund 250 for ORD-00213 to Bob") if id_shaped(t, prose=True)]
 ['ORD-00213']
 >>> redact("key AKIAABCDEFGHIJKLMNOP here")
-'key [redacted AWS access key id] here'
+'key [REDACTED:aws-key-id] here'
 """
 
 from __future__ import annotations
 
 import re
 import string
+
+from ..record import redact_text as redact  # one redaction for every output
 
 _KEEP = set(string.ascii_letters + string.digits + "_-@.+")
 #: Maps every ASCII separator to a space; non-ASCII characters stay inside tokens.
@@ -106,7 +108,8 @@ def identifiers(value: str) -> list[str]:
 
 
 # -- secrets -----------------------------------------------------------------------------
-#: (label, literal anchor that every match contains, pattern). Prefix shapes only: a
+#: Detection, not redaction (that is :func:`fluke.record.redact_text`, which hides these
+#: shapes and more): (label, literal anchor that every match contains, pattern). Prefix shapes only: a
 #: credential or nothing. Known limit: a bare high-entropy secret (a password in a URL, a
 #: bespoke token) has no prefix and is missed; no entropy heuristic on purpose (it fires on
 #: hashes, UUIDs and session ids and trains people to ignore the check).
@@ -145,15 +148,6 @@ def find_secrets(text: str) -> list[str]:
     """The labels of the credential shapes found in ``text`` (never the matches)."""
     return [label for label, anchor, pattern in SECRET_PATTERNS
             if anchor in text and pattern.search(text)]
-
-
-def redact(text: str) -> str:
-    """``text`` with every credential-shaped substring replaced by a label."""
-    if not may_hold_secret(text):
-        return text
-    for label, _anchor, pattern in SECRET_PATTERNS:
-        text = pattern.sub(f"[redacted {label}]", text)
-    return text
 
 
 def shown(value: object, limit: int = 60) -> str:
