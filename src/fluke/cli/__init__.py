@@ -27,7 +27,7 @@ VERBS: dict[str, str] = {
     "grade": "fluke.cli._grade:grade",
     "believe": "fluke.cli._believe:believe",
     "predict": "fluke.cli._believe:predict",
-    "calibration": "fluke.cli._believe:calibration",
+    "calibration": "fluke.cli._calibration:calibration",
     "compare": "fluke.cli._compare:compare",
     "fixcheck": "fluke.cli._compare:fixcheck",
     "consistency": "fluke.cli._compare:consistency",
