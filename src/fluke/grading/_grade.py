@@ -134,18 +134,26 @@ def _walk(value: Any, path: str, ids: list, strings: list | None = None) -> None
 
 
 def _secrets(events: list, severity: str) -> list[Violation]:
-    """The slow, exact secret check, run only when the fast test over all texts fired."""
+    """The slow, exact secret check, run only when the fast test over all texts fired.
+
+    It still skips most of the work: an event's string arguments are gathered (a walk
+    over nested values) only when their JSON may hold a secret; every anchor survives JSON
+    encoding unchanged, so that test never misses what the gathered strings would hold.
+    """
     out = []
     for i, e in enumerate(events):
-        if e.kind == "user":
+        kind = e.kind
+        if kind == "user":
             continue
-        if e.kind == "agent":
+        if kind == "agent":
             places = [("the agent's message", e.text)]
         else:
-            strings: list[str] = []
-            _walk(e.args, "", [], strings)
-            places = [(f"the result of {e.tool}", _text(e.result)), (f"the error of {e.tool}", e.error or ""),
-                      (f"the arguments of {e.tool}", "\n".join(strings))]
+            tool = e.tool
+            places = [(f"the result of {tool}", _text(e.result)), (f"the error of {tool}", e.error or "")]
+            if may_hold_secret(orjson.dumps(e.args, option=orjson.OPT_NON_STR_KEYS).decode()):
+                strings: list[str] = []
+                _walk(e.args, "", [], strings)
+                places.append((f"the arguments of {tool}", "\n".join(strings)))
         for place, text in places:
             for label in find_secrets(text):
                 out.append(Violation("secret", severity, i, f"possible {label} in {place} (not shown)"))
