@@ -28,7 +28,7 @@ import orjson
 from ..record import Run
 from ._spec import Spec, load_spec
 from ._provenance import Provenance
-from ._text import find_secrets, identifiers, may_hold_secret, redact, shown
+from ._text import find_secrets, identifiers, redact, secret_checks, shown
 
 _SORTED = orjson.OPT_SORT_KEYS | orjson.OPT_NON_STR_KEYS
 _ID_CACHE: dict[str, list[str]] = {}
@@ -133,12 +133,13 @@ def _walk(value: Any, path: str, ids: list, strings: list | None = None) -> None
             _walk(item, f"{path}.{j}", ids, strings)
 
 
-def _secrets(events: list, severity: str) -> list[Violation]:
+def _secrets(events: list, severity: str, checks: tuple) -> list[Violation]:
     """The slow, exact secret check, run only when the fast test over all texts fired.
 
-    It still skips most of the work: an event's string arguments are gathered (a walk
-    over nested values) only when their JSON may hold a secret; every anchor survives JSON
-    encoding unchanged, so that test never misses what the gathered strings would hold.
+    ``checks`` are the patterns whose anchors that fast test found (no other can match in
+    any one text). An event's string arguments are gathered (a walk over nested values) only
+    when their JSON holds one of those anchors: every anchor survives JSON encoding
+    unchanged, so that test never misses what the gathered strings would hold.
     """
     out = []
     for i, e in enumerate(events):
@@ -150,12 +151,13 @@ def _secrets(events: list, severity: str) -> list[Violation]:
         else:
             tool = e.tool
             places = [(f"the result of {tool}", _text(e.result)), (f"the error of {tool}", e.error or "")]
-            if may_hold_secret(orjson.dumps(e.args, option=orjson.OPT_NON_STR_KEYS).decode()):
+            dumped = orjson.dumps(e.args, option=orjson.OPT_NON_STR_KEYS).decode()
+            if any(rare in dumped and anchor in dumped for _, rare, anchor, _ in checks):
                 strings: list[str] = []
                 _walk(e.args, "", [], strings)
                 places.append((f"the arguments of {tool}", "\n".join(strings)))
         for place, text in places:
-            for label in find_secrets(text):
+            for label in find_secrets(text, checks):
                 out.append(Violation("secret", severity, i, f"possible {label} in {place} (not shown)"))
     return out
 
@@ -308,8 +310,10 @@ def grade_run(run: Run, spec: "Spec | dict | str") -> RunGrade:
             if etext:
                 parts.append(etext)
 
-    if parts and may_hold_secret("\n".join(parts)):
-        out.extend(_secrets(events, sev["secret"]))
+    if parts:
+        checks = secret_checks("\n".join(parts))
+        if checks:
+            out.extend(_secrets(events, sev["secret"], checks))
     if over_at is not None:
         add(Violation("max_steps", sev["max_steps"], over_at,
                       f"{steps} tool calls, more than the budget of {max_steps}"))
