@@ -152,7 +152,7 @@ def _secrets(events: list, severity: str, checks: tuple) -> list[Violation]:
             tool = e.tool
             places = [(f"the result of {tool}", _text(e.result)), (f"the error of {tool}", e.error or "")]
             dumped = orjson.dumps(e.args, option=orjson.OPT_NON_STR_KEYS).decode()
-            if any(rare in dumped and anchor in dumped for _, rare, anchor, _ in checks):
+            if any(rare in dumped and anchor in dumped for _, rare, anchor, *_ in checks):
                 strings: list[str] = []
                 _walk(e.args, "", [], strings)
                 places.append((f"the arguments of {tool}", "\n".join(strings)))
