@@ -32,6 +32,7 @@ from ._text import find_secrets, identifiers, redact, secret_checks, shown
 
 _SORTED = orjson.OPT_SORT_KEYS | orjson.OPT_NON_STR_KEYS
 _ID_CACHE: dict[str, list[str]] = {}
+_WALKED = (str, dict, list)   # the values _walk reads
 
 
 @dataclass(frozen=True, slots=True)
@@ -121,16 +122,19 @@ def _ids_of(value: str) -> list[str]:
 def _walk(value: Any, path: str, ids: list, strings: list | None = None) -> None:
     """Collect (path, identifier) pairs, and optionally string leaves, from nested arguments."""
     if isinstance(value, str):
-        for tok in _ids_of(value):
+        found = _ID_CACHE.get(value)
+        for tok in _ids_of(value) if found is None else found:
             ids.append((path, tok))
         if strings is not None:
             strings.append(value)
     elif isinstance(value, dict):
         for key, item in value.items():
-            _walk(item, f"{path}.{key}", ids, strings)
+            if isinstance(item, _WALKED):   # numbers, booleans, None hold nothing: no path built
+                _walk(item, f"{path}.{key}", ids, strings)
     elif isinstance(value, list):
         for j, item in enumerate(value):
-            _walk(item, f"{path}.{j}", ids, strings)
+            if isinstance(item, _WALKED):
+                _walk(item, f"{path}.{j}", ids, strings)
 
 
 def _secrets(events: list, severity: str, checks: tuple) -> list[Violation]:
