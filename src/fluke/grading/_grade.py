@@ -191,6 +191,8 @@ def grade_run(run: Run, spec: "Spec | dict | str") -> RunGrade:
     id_cache_get = _ID_CACHE.get
     if index is not None:   # the index's fast path, inlined: an identifier already known
         seen_get, settled = index.seen.get, index.settled   # emptied if the index goes full
+        corpus_append, ends = index.corpus.append, index.ends
+        ends_append = ends.append
     taint_on, privileged = c.taint, c.privileged
 
     vocab, forbidden = c.vocab, c.forbidden
@@ -306,7 +308,12 @@ def grade_run(run: Run, spec: "Spec | dict | str") -> RunGrade:
         etext = e.error or ""
         if index is not None:
             source = "tool:" + tool
-            index.feed(rtext, source)
+            if rtext:
+                if index.full is None:   # Provenance.feed, inlined: one call per event saved
+                    corpus_append((source, rtext))
+                    ends_append(ends[-1] + len(rtext))
+                else:
+                    index.feed(rtext, source)
             if etext:
                 index.feed(etext, source)
         if want_secrets:
