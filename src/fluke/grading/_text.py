@@ -127,9 +127,24 @@ SECRET_PATTERNS: tuple[tuple[str, str, re.Pattern[str]], ...] = (
 #: Each anchor with the rarest character it contains in ordinary text: a one-character
 #: search (memchr) rules most texts out before the multi-character search runs.
 _ANCHORS: tuple[tuple[str, str], ...] = (
-    ("K", "AKIA"), ("_", "gh"), ("E", "pypi-AgEI"), ("x", "xox"), ("-", "sk-"), ("I", "AIza"),
+    ("K", "AKIA"), ("_", "gh"), ("E", "pypi-AgEI"), ("x", "xox"), ("k", "sk-"), ("I", "AIza"),
     ("V", "PRIVATE KEY"), ("B", "Bearer"))
 ANCHORS: tuple[str, ...] = tuple(a for _, a in _ANCHORS)
+
+
+def _probe(rare: str, anchor: str):
+    """A search for ``anchor`` from its rare character on ("sk-": "k-"). re's search for a
+    literal skips ahead to its first character quickly; str's ``in`` is 2-3 times slower
+    over long texts when the anchor ends in a common character ("-", "x")."""
+    at = anchor.find(rare)
+    return re.compile(re.escape(anchor[at:] if at > 0 else anchor)).search
+
+
+_RARE = dict((a, r) for r, a in _ANCHORS)
+#: SECRET_PATTERNS with what rules a text out fast: (label, rare, anchor, pattern, probe).
+_CHECKS: tuple[tuple[str, str, str, re.Pattern[str], object], ...] = tuple(
+    (label, _RARE[anchor], anchor, pattern, _probe(_RARE[anchor], anchor))
+    for label, anchor, pattern in SECRET_PATTERNS)
 
 
 def may_hold_secret(text: str) -> bool:
@@ -144,10 +159,25 @@ def may_hold_secret(text: str) -> bool:
     return False
 
 
-def find_secrets(text: str) -> list[str]:
-    """The labels of the credential shapes found in ``text`` (never the matches)."""
-    return [label for label, anchor, pattern in SECRET_PATTERNS
-            if anchor in text and pattern.search(text)]
+def secret_checks(text: str) -> tuple:
+    """The checks (see :func:`find_secrets`) whose anchor occurs in ``text``: empty means no
+    pattern can match. Only these can match in any part of ``text``, so a caller that tests
+    the parts of a text it has joined passes them on and skips the anchor scans that failed.
+
+    >>> [label for label, *_ in secret_checks("order ORD-1 shipped; token xoxb-123")]
+    ['Slack token']
+    """
+    return tuple(c for c in _CHECKS if c[1] in text and c[4](text) and c[2] in text)
+
+
+def find_secrets(text: str, checks: tuple = _CHECKS) -> list[str]:
+    """The labels of the credential shapes found in ``text`` (never the matches).
+
+    ``checks`` narrows the patterns tried (see :func:`secret_checks`); each is tried only
+    when its rare character, then its anchor, occurs (a one-character scan is much cheaper).
+    """
+    return [label for label, rare, anchor, pattern, _ in checks
+            if rare in text and anchor in text and pattern.search(text)]
 
 
 def shown(value: object, limit: int = 60) -> str:
