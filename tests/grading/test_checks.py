@@ -133,3 +133,21 @@ def test_grade_round_trips_through_its_stored_body():
                   spec(forbidden=["refund"], max_steps=1, no_repeat=True))
     assert RunGrade.from_dict(g.to_dict()) == g
     assert RunGrade.from_dict(g.to_dict()).soft_checks == {"max_steps", "repeat"}
+
+
+def test_every_secret_shape_is_found_in_a_result():
+    # One example of each shape the check knows; each must be reported, once, never shown.
+    examples = {
+        "AWS access key id": "AKIA" + "ABCDEFGHIJ234567",
+        "GitHub token": "ghp_" + "a1B2" * 9,
+        "GitHub fine-grained token": "github_pat_" + "A1" * 30,
+        "PyPI token": "pypi-AgEIcHlwaS5vcmc" + "x" * 20,
+        "Slack token": "xoxb-" + "1234567890-abcdefghij",
+        "OpenAI key": "sk-" + "a" * 24,
+        "Google API key": "AIza" + "b" * 35,
+        "private key block": "-----BEGIN RSA PRIVATE KEY-----",
+        "bearer token": "Bearer " + "c" * 24,
+    }
+    for label, secret in examples.items():
+        g = grade_run(run_of(call("search", {"q": "x"}, result=f"found: {secret} ok")), spec())
+        assert [v.message for v in g.violations] == [f"possible {label} in the result of search (not shown)"], label

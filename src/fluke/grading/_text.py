@@ -116,7 +116,7 @@ def identifiers(value: str) -> list[str]:
 SECRET_PATTERNS: tuple[tuple[str, str, re.Pattern[str]], ...] = (
     ("AWS access key id", "AKIA", re.compile(r"\bAKIA[0-9A-Z]{16}\b")),
     ("GitHub token", "gh", re.compile(r"\bgh[pousr]_[A-Za-z0-9]{36,}\b")),
-    ("GitHub fine-grained token", "gh", re.compile(r"\bgithub_pat_[A-Za-z0-9_]{50,}\b")),
+    ("GitHub fine-grained token", "github_pat_", re.compile(r"\bgithub_pat_[A-Za-z0-9_]{50,}\b")),
     ("PyPI token", "pypi-AgEI", re.compile(r"\bpypi-AgEIcHlwaS5vcmc[A-Za-z0-9\-_]{16,}")),
     ("Slack token", "xox", re.compile(r"\bxox[abprs]-[A-Za-z0-9-]{10,}\b")),
     ("OpenAI key", "sk-", re.compile(r"\bsk-(?:proj-)?[A-Za-z0-9_-]{20,}\b")),
@@ -127,7 +127,7 @@ SECRET_PATTERNS: tuple[tuple[str, str, re.Pattern[str]], ...] = (
 #: Each anchor with the rarest character it contains in ordinary text: a one-character
 #: search (memchr) rules most texts out before the multi-character search runs.
 _ANCHORS: tuple[tuple[str, str], ...] = (
-    ("K", "AKIA"), ("_", "gh"), ("E", "pypi-AgEI"), ("x", "xox"), ("k", "sk-"), ("I", "AIza"),
+    ("K", "AKIA"), ("_", "gh"), ("_", "github_pat_"), ("E", "pypi-AgEI"), ("x", "xox"), ("k", "sk-"), ("I", "AIza"),
     ("V", "PRIVATE KEY"), ("B", "Bearer"))
 ANCHORS: tuple[str, ...] = tuple(a for _, a in _ANCHORS)
 
