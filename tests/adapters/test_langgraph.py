@@ -15,26 +15,16 @@ import pytest
 
 pytest.importorskip("langgraph")
 
-from langchain_core.language_models.fake_chat_models import FakeMessagesListChatModel  # noqa: E402
 from langchain_core.load import dumpd  # noqa: E402
 from langchain_core.messages import AIMessage, messages_to_dict  # noqa: E402
 from langchain_core.tools import tool  # noqa: E402
 from langgraph.checkpoint.memory import InMemorySaver  # noqa: E402
 
-with warnings.catch_warnings():
-    warnings.simplefilter("ignore")
-    from langgraph.prebuilt import ToolNode, create_react_agent  # noqa: E402
-
 from fluke.adapters import detect_format, read_file  # noqa: E402
 from fluke.adapters import _langgraph  # noqa: E402
 from fluke.errors import InputError  # noqa: E402
 
-
-class ScriptedModel(FakeMessagesListChatModel):
-    """A fake chat model that replays scripted AI messages; tools binding is a no-op."""
-
-    def bind_tools(self, tools, **kwargs):
-        return self
+from ..langgraph_fake import ScriptedModel, ToolNode, create_react_agent  # noqa: E402
 
 
 @tool

@@ -60,18 +60,9 @@ def test_langchain_openai_dumps_agree_with_the_status_field(samples, name, expec
 
 
 def test_live_langgraph_run_converted_to_openai(tmp_path):
-    pytest.importorskip("langgraph")
-    from langchain_core.language_models.fake_chat_models import FakeMessagesListChatModel
+    from ..langgraph_fake import ScriptedModel, ToolNode, create_react_agent
     from langchain_core.messages import AIMessage, convert_to_openai_messages
     from langchain_core.tools import tool
-
-    with warnings.catch_warnings():
-        warnings.simplefilter("ignore")
-        from langgraph.prebuilt import ToolNode, create_react_agent
-
-    class ScriptedModel(FakeMessagesListChatModel):
-        def bind_tools(self, tools, **kwargs):
-            return self
 
     @tool
     def add(a: int, b: int) -> int:

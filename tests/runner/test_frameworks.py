@@ -13,17 +13,10 @@ pytest.importorskip("langgraph")
 
 
 def test_langgraph_agent_in_a_graded_suite():
-    from langchain_core.language_models.fake_chat_models import FakeMessagesListChatModel
     from langchain_core.messages import AIMessage, messages_to_dict
     from langchain_core.tools import tool
 
-    with warnings.catch_warnings():
-        warnings.simplefilter("ignore")
-        from langgraph.prebuilt import create_react_agent
-
-    class Scripted(FakeMessagesListChatModel):
-        def bind_tools(self, tools, **kwargs):
-            return self
+    from ..langgraph_fake import ScriptedModel as Scripted, create_react_agent
 
     @tool
     def get_order(order_id: str) -> str:
