@@ -98,10 +98,6 @@ def validation_error(exc: ValidationError, *, file: str, record: str) -> InputEr
 
 
 def with_identity(identity: dict[str, Any], supplied: dict[str, Any]) -> dict[str, Any]:
-    """The identity the file gives, with fields the user supplied filling what it lacks."""
-    merged = dict(identity)
-    for key, value in supplied.items():
-        if merged.get(key) is None:
-            merged[key] = value
-    Identity.model_validate(merged)  # fail early on unknown keys
-    return merged
+    """The identity the file gives, with fields the user supplied filling what it lacks
+    (:meth:`fluke.record.Identity.filled`), as a dict for the run being built."""
+    return Identity.model_validate(identity).filled(supplied).model_dump(mode="json")
