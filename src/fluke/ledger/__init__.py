@@ -3,18 +3,34 @@
 >>> import tempfile, os
 >>> ledger = open_ledger(os.path.join(tempfile.mkdtemp(), "fluke.db"))
 >>> ledger.migrations()
-['0001_runs_versions_documents_grades']
+['0001_runs_versions_documents_grades', '0002_runs_keyed_by_hash_with_counts']
+
+The package imports its parts on first use, so the ledger's writer process
+(``python -m fluke.ledger._writer``) starts without loading pydantic.
 """
 
 from __future__ import annotations
 
-from ._base import Ledger, utcnow
-from ._types import CountRow, Document, IngestResult, VersionInfo
+from typing import TYPE_CHECKING, Any
+
+if TYPE_CHECKING:
+    from ._base import Ledger
 
 __all__ = ["CountRow", "Document", "IngestResult", "Ledger", "VersionInfo", "open_ledger", "utcnow"]
 
+_LAZY = {"Ledger": "._base", "utcnow": "._base", "CountRow": "._types", "Document": "._types",
+         "IngestResult": "._types", "VersionInfo": "._types"}
 
-def open_ledger(url: str = "fluke.db") -> Ledger:
+
+def __getattr__(name: str) -> Any:
+    if name in _LAZY:
+        import importlib
+
+        return getattr(importlib.import_module(_LAZY[name], __name__), name)
+    raise AttributeError(f"module {__name__!r} has no attribute {name!r}")
+
+
+def open_ledger(url: str = "fluke.db") -> "Ledger":
     """Open (creating and migrating as needed) the ledger at ``url``.
 
     A path or ``sqlite:///path`` opens SQLite; ``postgresql://…`` opens PostgreSQL.

@@ -19,7 +19,6 @@ from __future__ import annotations
 
 import contextlib
 import datetime as _dt
-import hashlib
 from typing import Any, Iterable, Iterator, Sequence
 
 import orjson
@@ -27,21 +26,14 @@ import orjson
 from ..errors import LedgerError, SelectorError
 from ..record import IDENTITY_FIELDS, Identity, Run, canonical_json, digest
 from ._migrations import MIGRATIONS
+from ._rows import Rows, body_condition, body_hash, condition_matches, hash_key, row_run, version_id
 from ._types import CountRow, Document, IngestResult, VersionInfo
+from ._writer import RunWriter, tally
 
-_RUN_COLUMNS = ("hash", "vid", "scenario", "trial", "unit", "condition", "passed", "reward",
-                "label", "died_at", "n_events", "date", "recorded_at", "body")
 #: Runs are written in batches of this many rows (all inside one transaction).
 BATCH = 5000
 
-
-def version_id(version: str) -> int:
-    """The integer key of a version hash: its first 60 bits (fits a signed BIGINT).
-
-    >>> version_id("f" * 64) == 2 ** 60 - 1
-    True
-    """
-    return int(version[:15], 16)
+__all__ = ["BATCH", "Ledger", "row_run", "utcnow", "version_id"]
 
 
 def utcnow() -> str:
@@ -49,40 +41,13 @@ def utcnow() -> str:
     return _dt.datetime.now(_dt.timezone.utc).strftime("%Y-%m-%dT%H:%M:%S.%fZ")
 
 
-def run_row(run: Run, recorded_at: str) -> tuple:
-    """The ``runs`` row of ``run``: dumps the run once and derives hash and body from it.
-
-    The stored body leaves out the identity (kept once per version in ``versions``, with the
-    date in its own column) and empty fields, which halves the row; :func:`row_run` puts
-    them back.
-    """
-    body = run.model_dump(mode="json")
-    source = body.pop("source")
-    run_hash = hashlib.sha256(canonical_json(body)).hexdigest()
-    run.__dict__.setdefault("hash", run_hash)  # share the work with Run.hash
-    del body["identity"]
-    slim = {k: v for k, v in body.items() if v is not None and v != [] and v != {}}
-    if source is not None:
-        slim["source"] = source
-    outcome = run.outcome
-    passed = None if outcome.passed is None else int(outcome.passed)
-    return (run_hash, version_id(run.identity.version), run.scenario, run.trial, run.sampling_unit,
-            run.condition_key(), passed, outcome.reward, outcome.label, outcome.died_at,
-            len(run.events), run.identity.date, recorded_at, orjson.dumps(slim).decode())
-
-
-def row_run(body: str, identity: dict[str, Any], date: str | None) -> Run:
-    """Rebuild a Run from its stored body, its version's identity and its date."""
-    fields = orjson.loads(body)
-    fields["identity"] = dict(identity, date=date)
-    return Run.model_validate(fields)
-
-
 class Ledger:
     """The store of runs, grades and documents. Use :func:`fluke.ledger.open_ledger`."""
 
     #: The parameter placeholder of the backend's DB-API driver.
     placeholder = "?"
+    #: The SQL dialect, which picks a migration step's variant.
+    dialect = "sqlite"
 
     def __init__(self, url: str) -> None:
         self.url = url
@@ -94,8 +59,16 @@ class Ledger:
     def _connect(self) -> Any:  # pragma: no cover - abstract
         raise NotImplementedError
 
-    def _insert_runs(self, rows: list[tuple]) -> int:
-        """Insert rows, skipping hashes already present; return how many were added."""
+    def _run_writer(self) -> RunWriter:
+        """A writer of one ingest on this connection (inside the current transaction)."""
+        raise NotImplementedError  # pragma: no cover - abstract
+
+    def _piped_writer(self) -> Any:
+        """A writer in another process for a large ingest, or None where there is none."""
+        return None
+
+    def _json_field(self, *path: str, integer: bool = False) -> str:
+        """SQL for a field of the stored body, by its path (``"identity", "date"``)."""
         raise NotImplementedError  # pragma: no cover - abstract
 
     def _tables(self) -> set[str]:  # pragma: no cover - abstract
@@ -110,6 +83,10 @@ class Ledger:
         cur = self._conn.cursor()
         cur.execute(self._sql(sql), tuple(params))
         return cur
+
+    def executemany(self, sql: str, rows: Iterable[Sequence[Any]]) -> None:
+        """Run one statement per row of parameters."""
+        self._conn.cursor().executemany(self._sql(sql), rows)
 
     def query(self, sql: str, params: Sequence[Any] = ()) -> list[tuple]:
         """Run a query and return all its rows."""
@@ -164,8 +141,11 @@ class Ledger:
             if name in applied:
                 continue
             with self.atomic():
-                for statement in statements:
-                    self.execute(statement)
+                for step in statements:
+                    if callable(step):
+                        step(self)
+                    else:
+                        self.execute(step[self.dialect] if isinstance(step, dict) else step)
                 self.execute("INSERT INTO migrations (name, applied_at) VALUES (?, ?)", (name, utcnow()))
 
     def migrations(self) -> list[str]:
@@ -173,45 +153,78 @@ class Ledger:
         return [name for (name,) in self.query("SELECT name FROM migrations ORDER BY name")]
 
     # -- runs ----------------------------------------------------------------------
+    #: An ingest outgrowing this many runs hands its writing to a second process, if the
+    #: backend has one (SQLite files do), while this one keeps building rows.
+    PIPE_AFTER = 20_000
+
     def ingest(self, runs: Iterable[Run], *, progress: Any = None) -> IngestResult:
         """Store ``runs`` in one transaction; runs already present are skipped.
 
         If the iterable raises part-way (a bad record in a file), nothing of it is kept.
-        ``progress`` is called with the number of runs handled after each batch.
+        ``progress`` is called with the number of runs handled after each batch. A large
+        ingest into a SQLite file is written by a second process while this one reads and
+        hashes (see :mod:`fluke.ledger._writer`); the outcome is the same.
         """
-        added = seen = 0
         recorded_at = utcnow()
-        known_versions: set[str] = set()
-        with self.atomic():
-            batch: list[tuple] = []
+        versions: set[str] = set()
+        pending: list[tuple] = []        # versions met before a writer was chosen
+        batches: list[tuple] = []        # batches built before a writer was chosen
+        writer: Any = None
+        piped = False
+        seen = 0
+        rows = Rows()
+        offered: dict[tuple, list[int]] = {}   # trials and passes of every run offered
+
+        def flush() -> None:
+            nonlocal rows, seen, writer, piped
+            if rows:
+                batches.append(rows.columns())
+                tally(offered, rows.vids, rows.scenarios, rows.conditions, rows.passed)
+                seen += len(rows)
+                rows = Rows()
+            if writer is None and seen >= self.PIPE_AFTER and not self._depth:
+                writer = self._piped_writer()
+                piped = writer is not None
+                if piped:
+                    writer.begin(recorded_at)
+            if writer is not None:
+                for version in pending:
+                    writer.put_version(*version)
+                pending.clear()
+                for batch in batches:
+                    writer.put_runs(*batch)
+                batches.clear()
+            if progress:
+                progress(seen)
+
+        try:
             for run in runs:
-                version = run.identity.version
-                if version not in known_versions:
-                    self._put_version(run.identity, recorded_at)
-                    known_versions.add(version)
-                batch.append(run_row(run, recorded_at))
-                if len(batch) >= BATCH:
-                    added += self._insert_runs(batch)
-                    seen += len(batch)
-                    batch = []
-                    if progress:
-                        progress(seen)
-            if batch:
-                added += self._insert_runs(batch)
-                seen += len(batch)
-                if progress:
-                    progress(seen)
+                identity = run.identity
+                version = identity.version
+                if version not in versions:
+                    versions.add(version)
+                    body = identity.model_dump(mode="json", exclude={"date"})
+                    pending.append((version_id(version), version, canonical_json(body).decode()))
+                rows.add(run)
+                if len(rows) >= BATCH:
+                    flush()
+            if piped:
+                flush()
+                return IngestResult(added=(added := writer.finish(offered)), skipped=seen - added)
+        except BaseException:
+            if piped:
+                writer.abort()
+            raise
+        with self.atomic():
+            writer = self._run_writer()
+            writer.begin(recorded_at)
+            flush()
+            added = writer.finish(offered)
         return IngestResult(added=added, skipped=seen - added)
 
-    def _put_version(self, identity: Identity, recorded_at: str) -> None:
-        body = identity.model_dump(mode="json", exclude={"date"})
-        self.execute("INSERT INTO versions (vid, version, identity, first_recorded) VALUES (?, ?, ?, ?) "
-                     "ON CONFLICT (vid) DO NOTHING",
-                     (version_id(identity.version), identity.version, canonical_json(body).decode(), recorded_at))
-
     def _where(self, *, scenario: str | None = None, version: str | Sequence[str] | None = None,
-               condition: str | None = None, since: str | None = None,
-               until: str | None = None) -> tuple[str, list[Any]]:
+               since: str | None = None, until: str | None = None) -> tuple[str, list[Any]]:
+        """WHERE clause over ``runs`` (or ``counts``, which has the same vid and scenario)."""
         clauses, params = [], []
         if scenario is not None:
             if any(ch in scenario for ch in "*?"):
@@ -227,19 +240,26 @@ class Ledger:
             vids = [version_id(v) for v in version]
             clauses.append(f"vid IN ({', '.join('?' * len(vids)) or 'NULL'})")
             params.extend(vids)
-        if condition:
-            for pair in condition.split(","):
-                clauses.append("(',' || condition || ',') LIKE ?")
-                params.append(f"%,{pair.strip()},%")
         if since is not None:
-            clauses.append("date >= ?")
+            clauses.append(f"{self._json_field('identity', 'date')} >= ?")
             params.append(since)
         if until is not None:
-            clauses.append("date <= ?")
+            clauses.append(f"{self._json_field('identity', 'date')} <= ?")
             params.append(until)
         return (" WHERE " + " AND ".join(clauses)) if clauses else "", params
 
-    def runs(self, *, scenario: str | None = None, version: str | None = None,
+    @staticmethod
+    def _condition_where(where: str, params: list[Any], condition: str | None) -> tuple[str, list[Any]]:
+        """Add a ``key=value[,key=value]`` filter on the ``counts`` table's condition key."""
+        if not condition:
+            return where, params
+        clauses = []
+        for pair in condition.split(","):
+            clauses.append("(',' || condition || ',') LIKE ?")
+            params = [*params, f"%,{pair.strip()},%"]
+        return (where + " AND " if where else " WHERE ") + " AND ".join(clauses), params
+
+    def runs(self, *, scenario: str | None = None, version: str | Sequence[str] | None = None,
              condition: str | None = None, since: str | None = None, until: str | None = None,
              limit: int | None = None) -> Iterator[Run]:
         """The stored runs matching the filters, in ingest order then scenario and trial.
@@ -247,54 +267,76 @@ class Ledger:
         ``scenario`` may use ``*`` wildcards; ``condition`` is ``key=value[,key=value]``;
         ``since``/``until`` compare with the identity date (ISO strings).
         """
-        where, params = self._where(scenario=scenario, version=version, condition=condition,
-                                    since=since, until=until)
-        sql = f"SELECT body, vid, date FROM runs{where} ORDER BY recorded_at, scenario, trial, hash"
-        if limit is not None:
+        where, params = self._where(scenario=scenario, version=version, since=since, until=until)
+        sql = (f"SELECT body, source FROM runs{where} "
+               f"ORDER BY ingest, scenario, {self._json_field('trial', integer=True)}, k")
+        if limit is not None and not condition:
             sql += f" LIMIT {int(limit)}"
-        identities = {vid: orjson.loads(identity) for vid, identity in self.query("SELECT vid, identity FROM versions")}
-        for body, vid, date in self.query(sql, params):
-            yield row_run(body, identities[vid], date)
+        given = 0
+        for body, source in self.query(sql, params):
+            if condition and not _body_condition(body, condition):
+                continue
+            yield row_run(body, source)
+            given += 1
+            if limit is not None and given >= limit:
+                return
 
     def count(self, **filters: Any) -> int:
-        """How many runs match the filters of :meth:`runs`."""
+        """How many runs match the filters of :meth:`runs` (from ``counts`` unless dated)."""
+        if filters.get("since") is None and filters.get("until") is None:
+            return sum(row.trials for row in self.counts(**{k: v for k, v in filters.items()
+                                                             if k not in ("since", "until")}))
+        condition = filters.pop("condition", None)
         where, params = self._where(**filters)
-        return int(self.query(f"SELECT COUNT(*) FROM runs{where}", params)[0][0])
+        if not condition:
+            return int(self.query(f"SELECT COUNT(*) FROM runs{where}", params)[0][0])
+        return sum(1 for (body,) in self.query(f"SELECT body FROM runs{where}", params)
+                   if _body_condition(body, condition))
 
-    def counts(self, *, version: str | None = None, scenario: str | None = None,
+    def counts(self, *, version: str | Sequence[str] | None = None, scenario: str | None = None,
                condition: str | None = None) -> list[CountRow]:
-        """Trials and passes per version × scenario × condition, aggregated in SQL.
+        """Trials and passes per version × scenario × condition, kept up to date at ingest.
 
         A run whose ``passed`` is unknown counts as a trial that did not pass.
         """
-        where, params = self._where(scenario=scenario, version=version, condition=condition)
-        rows = self.query(
-            "SELECT vid, scenario, condition, COUNT(*), COALESCE(SUM(passed), 0) FROM runs"
-            f"{where} GROUP BY vid, scenario, condition", params)
+        where, params = self._where(scenario=scenario, version=version)
+        where, params = self._condition_where(where, params, condition)
+        rows = self.query(f"SELECT vid, scenario, condition, trials, passes FROM counts{where}", params)
         names = dict(self.query("SELECT vid, version FROM versions"))
         out = [CountRow(names[v], s, c, int(n), int(k)) for v, s, c, n, k in rows]
         out.sort(key=lambda r: (r.version, r.scenario, r.condition))
         return out
 
+    def _stored(self, run_hash: str) -> tuple[str, str] | None:
+        rows = self.query("SELECT r.body, i.recorded_at FROM runs r JOIN ingests i ON i.id = r.ingest "
+                          "WHERE r.k = ?", (hash_key(run_hash),))
+        if rows and body_hash(rows[0][0]) == run_hash:
+            return rows[0]
+        return None
+
     def recorded_at(self, run_hash: str) -> str:
         """When the run with this hash was first ingested (ISO-8601 UTC)."""
-        rows = self.query("SELECT recorded_at FROM runs WHERE hash = ?", (run_hash,))
-        if not rows:
+        stored = self._stored(run_hash) if len(run_hash) == 64 else None
+        if stored is None:
             raise SelectorError(f"no run with hash {run_hash}")
-        return rows[0][0]
+        return stored[1]
 
     def recorded_times(self, **filters: Any) -> dict[str, str]:
         """``{run hash: when it was first ingested}`` for the runs matching the filters, in one query."""
+        condition = filters.pop("condition", None)
         where, params = self._where(**filters)
-        return dict(self.query(f"SELECT hash, recorded_at FROM runs{where}", params))
+        rows = self.query(f"SELECT r.body, i.recorded_at FROM runs r JOIN ingests i ON i.id = r.ingest{where}",
+                          params)
+        return {body_hash(body): at for body, at in rows
+                if not condition or _body_condition(body, condition)}
 
     # -- versions ------------------------------------------------------------------
     def versions(self) -> list[VersionInfo]:
         """Every version with runs, oldest first."""
-        # The per-version counts come from the covering index alone (no table rows read).
+        # The per-version counts come from the counts table (no run rows read).
         rows = self.query(
             "SELECT v.version, v.identity, c.n, c.s, v.first_recorded FROM versions v JOIN "
-            "(SELECT vid, COUNT(*) AS n, COUNT(DISTINCT scenario) AS s FROM runs GROUP BY vid) c "
+            "(SELECT vid, SUM(trials) AS n, COUNT(DISTINCT scenario) AS s FROM counts GROUP BY vid) c "
             "ON c.vid = v.vid ORDER BY v.first_recorded, v.version")
         return [VersionInfo(v, Identity.model_validate_json(i), int(n), int(s), first)
                 for v, i, n, s, first in rows]
@@ -377,3 +419,7 @@ def _matches(component: Any, wanted: str) -> bool:
         return wanted in {str(v) for v in component.values()} or canonical_json(component).decode() == wanted
     return wanted in ("", "none", "None") and component is None
 
+
+def _body_condition(body: str, condition: str) -> bool:
+    """Does a stored body's condition hold every ``key=value`` pair of ``condition``?"""
+    return condition_matches(body_condition(body), condition)

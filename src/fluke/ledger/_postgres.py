@@ -2,16 +2,18 @@
 
 from __future__ import annotations
 
-from typing import Any
+from typing import Any, Sequence
 
 from ..errors import LedgerError, require
-from ._base import _RUN_COLUMNS, Ledger
+from ._base import Ledger
+from ._writer import RunWriter
 
 
 class PostgresLedger(Ledger):
     """A ledger in a PostgreSQL database named by a ``postgresql://`` URL."""
 
     placeholder = "%s"
+    dialect = "postgresql"
 
     def _connect(self) -> Any:
         psycopg = require("psycopg", package="psycopg", extra="postgres", purpose="A PostgreSQL ledger")
@@ -29,12 +31,34 @@ class PostgresLedger(Ledger):
         rows = self.query("SELECT tablename FROM pg_tables WHERE schemaname = current_schema()")
         return {name for (name,) in rows}
 
-    def _insert_runs(self, rows: list[tuple]) -> int:
-        cur = self._conn.cursor()
-        cur.execute("CREATE TEMP TABLE IF NOT EXISTS runs_in (LIKE runs) ON COMMIT DELETE ROWS")
+    def _run_writer(self) -> RunWriter:
+        return PostgresRunWriter(self._conn)
+
+    def _json_field(self, *path: str, integer: bool = False) -> str:
+        field = f"(body::jsonb #>> '{{{','.join(path)}}}')"
+        return f"{field}::bigint" if integer else field
+
+
+class PostgresRunWriter(RunWriter):
+    """The PostgreSQL writer: COPY into a temporary table, then one INSERT that returns the new keys."""
+
+    placeholder = "%s"
+
+    def _new_ingest(self, recorded_at: str) -> int:
+        cur = self.conn.cursor()
+        cur.execute("INSERT INTO ingests (recorded_at) VALUES (%s) RETURNING id", (recorded_at,))
+        return int(cur.fetchone()[0])
+
+    def _insert(self, rows: Sequence[tuple]) -> set[int] | None:
+        cur = self.conn.cursor()
+        cur.execute("CREATE TEMP TABLE IF NOT EXISTS runs_in (k BIGINT, vid BIGINT, scenario TEXT, source TEXT, "
+                    "body TEXT) ON COMMIT DELETE ROWS")
         cur.execute("TRUNCATE runs_in")
-        with cur.copy(f"COPY runs_in ({', '.join(_RUN_COLUMNS)}) FROM STDIN") as copy:
+        with cur.copy("COPY runs_in (k, vid, scenario, source, body) FROM STDIN") as copy:
             for row in rows:
                 copy.write_row(row)
-        cur.execute("INSERT INTO runs SELECT * FROM runs_in ON CONFLICT (hash) DO NOTHING")
-        return cur.rowcount
+        cur.execute("INSERT INTO runs (k, vid, ingest, scenario, source, body) "
+                    f"SELECT k, vid, {int(self.ingest)}, scenario, source, body FROM runs_in "
+                    "ON CONFLICT DO NOTHING RETURNING k")
+        added = {k for (k,) in cur.fetchall()}
+        return None if len(added) == len(rows) else added

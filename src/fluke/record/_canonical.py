@@ -16,12 +16,13 @@ from typing import Any
 
 import orjson
 
-_OPTIONS = orjson.OPT_SORT_KEYS | orjson.OPT_NON_STR_KEYS
+#: orjson's options for canonical JSON: sorted keys (non-string keys allowed), no whitespace.
+CANONICAL = orjson.OPT_SORT_KEYS | orjson.OPT_NON_STR_KEYS
 
 
 def canonical_json(value: Any) -> bytes:
     """Serialise ``value`` with sorted keys and no whitespace."""
-    return orjson.dumps(value, option=_OPTIONS)
+    return orjson.dumps(value, option=CANONICAL)
 
 
 def digest(value: Any) -> str:

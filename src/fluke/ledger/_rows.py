@@ -1,0 +1,132 @@
+"""How a run is laid out in the ``runs`` table, and back.
+
+A row is ``(key, vid, scenario, source, body)`` plus the ingest it arrived in:
+
+- ``body`` is the run's content exactly as its hash is taken over: the canonical JSON of
+  every field but ``source`` (:func:`fluke.record.content_json`). So a stored run can be
+  checked against its hash, and the hash needs no column of its own.
+- ``key`` is the first 64 bits of that hash as a signed integer, under a unique index: the
+  content address. Rows are appended in ingest order and the index is narrow, so inserting
+  into a large ledger stays cheap. Two different runs sharing a key would be caught (their
+  bodies differ) and refused; at 64 bits that takes billions of runs to become likely.
+- ``vid`` is the first 60 bits of the version hash; ``source`` (where the run was read
+  from, outside the hash) is JSON or NULL.
+
+Every statistic reads trials and passes from the ``counts`` table (kept per version,
+scenario and condition in the same transaction as the runs), never from the rows.
+
+>>> from fluke.record import Run, Outcome
+>>> run = Run(scenario="s", trial=1, condition={"t": 0.5}, outcome=Outcome(passed=True))
+>>> rows = Rows()
+>>> rows.add(run)
+>>> rows.keys[0] == hash_key(run.hash), rows.conditions, rows.passed
+(True, ['t=0.5'], [1])
+>>> stored = row_run(rows.bodies[0], rows.sources[0])
+>>> stored == run, stored.hash == run.hash
+(True, True)
+"""
+
+from __future__ import annotations
+
+import hashlib
+
+import orjson
+
+from ..record import CANONICAL, Run, condition_key, content_fields, json_default
+
+_sha256 = hashlib.sha256
+_VIDS: dict[str, int] = {}
+
+
+def version_id(version: str) -> int:
+    """The integer key of a version hash: its first 60 bits (fits a signed BIGINT).
+
+    >>> version_id("f" * 64) == 2 ** 60 - 1
+    True
+    """
+    return int(version[:15], 16)
+
+
+def hash_key(run_hash: str) -> int:
+    """The row key of a content hash: its first 64 bits as a signed integer.
+
+    >>> hash_key("8" + "0" * 63) == -2 ** 63, hash_key("0" * 15 + "1" + "f" * 48)
+    (True, 1)
+    """
+    return int.from_bytes(bytes.fromhex(run_hash[:16]), "big", signed=True)
+
+
+def body_hash(body: str | bytes) -> str:
+    """The content hash of a stored body (it is the hashed bytes themselves)."""
+    return _sha256(body.encode() if isinstance(body, str) else body).hexdigest()
+
+
+class Rows:
+    """A batch of runs as the columns the writer stores: built once per run, on the hot path.
+
+    ``keys``, ``vids``, ``scenarios``, ``sources`` and ``bodies`` make the rows;
+    ``conditions`` and ``passed`` feed the counts. Building a row serialises the run's
+    content once, hashes it, and shares the hash with :attr:`Run.hash`.
+    """
+
+    __slots__ = ("keys", "vids", "scenarios", "conditions", "passed", "sources", "bodies")
+
+    def __init__(self) -> None:
+        self.keys: list[int] = []
+        self.vids: list[int] = []
+        self.scenarios: list[str] = []
+        self.conditions: list[str] = []
+        self.passed: list[int] = []
+        self.sources: list[str | None] = []
+        self.bodies: list[str] = []
+
+    def __len__(self) -> int:
+        return len(self.keys)
+
+    def columns(self) -> tuple[list, ...]:
+        """``(keys, vids, scenarios, conditions, passed, sources, bodies)``."""
+        return self.keys, self.vids, self.scenarios, self.conditions, self.passed, self.sources, self.bodies
+
+    def add(self, run: Run) -> None:
+        """Append ``run``'s row."""
+        values = content_fields(run)
+        body = orjson.dumps(values, default=json_default, option=CANONICAL)
+        raw = _sha256(body).digest()
+        run.__dict__.setdefault("hash", raw.hex())
+        version = values["identity"].version
+        vid = _VIDS.get(version)
+        if vid is None:
+            vid = _VIDS[version] = version_id(version)
+        source = run.source
+        self.keys.append(int.from_bytes(raw[:8], "big", signed=True))
+        self.vids.append(vid)
+        self.scenarios.append(values["scenario"])
+        self.conditions.append(condition_key(values["condition"]))
+        self.passed.append(1 if values["outcome"].passed else 0)
+        self.sources.append(None if source is None else source.model_dump_json())
+        self.bodies.append(body.decode())
+
+
+def row_run(body: str | bytes, source: str | None = None) -> Run:
+    """Rebuild a Run from its stored body and source; its hash is the body's own."""
+    fields = orjson.loads(body)
+    if source is not None:
+        fields["source"] = orjson.loads(source)
+    run = Run.model_validate(fields)
+    run.__dict__["hash"] = body_hash(body)
+    return run
+
+
+def body_condition(body: str | bytes) -> str:
+    """The condition key of a stored body."""
+    return condition_key(orjson.loads(body)["condition"])
+
+
+def condition_matches(key: str, wanted: str) -> bool:
+    """Does a condition key (``a=1,b=x``) hold every ``key=value`` pair of ``wanted``?
+
+    >>> condition_matches("lang=fr,temp=0.5", "temp=0.5"), condition_matches("lang=fr", "lang=de")
+    (True, False)
+    """
+    items = set(key.split(",")) if key else set()
+    return all(pair.strip() in items for pair in wanted.split(","))
