@@ -8,7 +8,7 @@ from __future__ import annotations
 
 from typing import Any, Iterable, Iterator
 
-from ..record import Run, Source
+from ..record import Run
 from ._common import build_run, with_identity
 
 LINES = True
@@ -26,6 +26,6 @@ def read(lines: Iterable[tuple[int, Any]], *, file: str, identity: dict[str, Any
         if isinstance(obj, dict):
             if identity:
                 obj = dict(obj, identity=with_identity(obj.get("identity") or {}, identity))
-            if obj.get("source") is None:
-                obj = dict(obj, source=Source(adapter="fluke", file=file, position=number).model_dump())
+            if obj.get("source") is None:   # validated with the run, as a Source
+                obj = dict(obj, source={"adapter": "fluke", "file": file, "position": number})
         yield build_run(obj, file=file, record=record)

@@ -158,6 +158,12 @@ def tally(counts: dict[tuple, list[int]], vids: Sequence[int], scenarios: Sequen
             pair[1] += ok
 
 
+def _collision(key: int) -> None:
+    raise LedgerError(f"two different runs share the first 64 bits of their content hash "
+                      f"({key & (2 ** 64 - 1):016x}), the ledger's key; nothing was stored. "
+                      "Please report this to the fluke maintainers")
+
+
 class SqliteRunWriter(RunWriter):
     """The SQLite writer: ``executemany`` with the ingest inlined; rowids tell what was added."""
 

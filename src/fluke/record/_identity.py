@@ -22,6 +22,10 @@ IDENTITY_FIELDS = ("model", "harness", "tools", "world", "grader", "policy")
 Component = str | dict[str, Any] | None
 
 
+#: Version hashes of all-string identities, by their component values.
+_VERSIONS: dict[tuple, str] = {}
+
+
 class Identity(BaseModel):
     """Who ran, with what, where, judged by whom. Every field is a string or a dict."""
 
@@ -37,8 +41,23 @@ class Identity(BaseModel):
 
     @cached_property
     def version(self) -> str:
-        """SHA-256 of the six identity components (never the date): names the version."""
-        return digest({name: getattr(self, name) for name in IDENTITY_FIELDS})
+        """SHA-256 of the six identity components (never the date): names the version.
+
+        Remembered by component values when they are all strings (the usual case), since a
+        file read line by line builds a new identity for every run.
+        """
+        values = self.__dict__
+        key = (values["model"], values["harness"], values["tools"], values["world"], values["grader"],
+               values["policy"])
+        try:
+            version = _VERSIONS.get(key)
+        except TypeError:   # a dict component: not hashable, not remembered
+            return digest(dict(zip(IDENTITY_FIELDS, key)))
+        if version is None:
+            if len(_VERSIONS) >= 4096:
+                _VERSIONS.clear()
+            version = _VERSIONS[key] = digest(dict(zip(IDENTITY_FIELDS, key)))
+        return version
 
     def label(self) -> str:
         """A short human label: the model, else the harness, else the version prefix."""
