@@ -84,31 +84,50 @@ def scan_counts(ledger) -> dict:
     return out
 
 
-def bench_backend(name: str, url: str, n: int, jsonl: Path, file_n: int) -> dict:
-    ledger = open_ledger(url)
+def fresh(name: str, url: str, attempt: int) -> str:
+    """An empty ledger for each attempt: a new file for SQLite, emptied tables for PostgreSQL."""
+    if name == "sqlite":
+        return f"{url}.{attempt}"
+    with open_ledger(url) as ledger, ledger.atomic():
+        ledger.execute("TRUNCATE runs, counts, versions, ingests")
+    return url
+
+
+def bench_backend(name: str, url: str, n: int, jsonl: Path, file_n: int, repeats: int) -> dict:
     build_s, runs = timed(lambda: build_runs(n))
-    gc.collect()
-    cpu0 = cpu_seconds()
-    ingest_s, result = timed(lambda: ledger.ingest(runs))
-    cpu1 = cpu_seconds()
-    assert result.added == n, result
+    attempts = []
+    for attempt in range(repeats):
+        ledger = open_ledger(fresh(name, url, attempt))
+        gc.collect()
+        cpu0 = cpu_seconds()
+        began = time.perf_counter()
+        result = ledger.ingest(runs)
+        ingest_s = time.perf_counter() - began
+        ledger.settle()
+        settled_s = time.perf_counter() - began
+        cpu1 = cpu_seconds()
+        assert result.added == n, result
+        attempts.append({"ingest_s": ingest_s, "settled_s": settled_s, "main_cpu_us": (cpu1[0] - cpu0[0]) / n * 1e6,
+                         "writer_cpu_us": (cpu1[1] - cpu0[1]) / n * 1e6})
+        if attempt < repeats - 1:
+            ledger.close()
     runs.clear()
+    best = min(attempts, key=lambda a: a["ingest_s"])
     query_s, groups = count_query_seconds(ledger)
     scan_s, scanned = timed(lambda: scan_counts(ledger))
     kept = {(c.version, c.scenario, c.condition): (c.trials, c.passes) for c in ledger.counts()}
     assert kept == scanned, "the counts table disagrees with the runs"
-    if name == "sqlite":
-        ledger.query("PRAGMA wal_checkpoint(TRUNCATE)")
-    size = size_of(url, ledger)
+    size = size_of(ledger.url, ledger)
     # End to end: a second JSONL file of fresh runs through the file reader.
     file_s, file_result = timed(lambda: ledger.ingest(read_file(jsonl)))
     assert file_result.added == file_n, file_result
     total = ledger.count()
     query2_s, _ = count_query_seconds(ledger)
     ledger.close()
-    return {"backend": name, "runs": n, "build_per_s": n / build_s, "ingest_per_s": n / ingest_s,
-            "main_cpu_us": (cpu1[0] - cpu0[0]) / n * 1e6, "writer_cpu_us": (cpu1[1] - cpu0[1]) / n * 1e6,
-            "scan_s": scan_s,
+    return {"backend": name, "runs": n, "build_per_s": n / build_s, "ingest_per_s": n / best["ingest_s"],
+            "ingest_median_per_s": n / statistics.median(a["ingest_s"] for a in attempts),
+            "settled_per_s": n / best["settled_s"], "main_cpu_us": best["main_cpu_us"],
+            "writer_cpu_us": best["writer_cpu_us"], "scan_s": scan_s,
             "file_per_s": file_n / file_s, "file_runs": file_n, "size_bytes": size,
             "count_query_s": query_s, "groups": groups, "total": total, "count_query_total_s": query2_s}
 
@@ -119,6 +138,7 @@ def main() -> None:
     parser.add_argument("--file-n", type=int, default=200_000, help="runs in the end-to-end JSONL file")
     parser.add_argument("--postgres-url", help="an empty PostgreSQL database to use")
     parser.add_argument("--no-postgres", action="store_true")
+    parser.add_argument("--repeats", type=int, default=3, help="fresh ingests of the N runs per backend (best is shown)")
     args = parser.parse_args()
 
     work = Path(tempfile.mkdtemp(prefix="fluke-bench-"))
@@ -127,7 +147,7 @@ def main() -> None:
         for run in build_runs(args.file_n, offset=args.n):
             fh.write(orjson.dumps(run.model_dump(mode="json")) + b"\n")
 
-    results = [bench_backend("sqlite", str(work / "bench.db"), args.n, jsonl, args.file_n)]
+    results = [bench_backend("sqlite", str(work / "bench.db"), args.n, jsonl, args.file_n, args.repeats)]
     if not args.no_postgres:
         server = None
         url = args.postgres_url
@@ -141,26 +161,29 @@ def main() -> None:
                 print(f"postgres: skipped ({exc})", file=sys.stderr)
         if url:
             try:
-                results.append(bench_backend("postgres", url, args.n, jsonl, args.file_n))
+                results.append(bench_backend("postgres", url, args.n, jsonl, args.file_n, args.repeats))
             finally:
                 if server:
                     server.stop()
 
-    print(f"{'backend':10} {'runs':>9} {'build/s':>9} {'ingest/s':>9} {'file/s':>9} "
-          f"{'size MB':>8} {'count q':>8} {'scan q':>7} {'groups':>7}")
+    print(f"{'backend':10} {'runs':>9} {'build/s':>9} {'ingest/s':>9} {'median':>9} {'settled/s':>9} "
+          f"{'file/s':>9} {'size MB':>8} {'count q':>8} {'scan q':>7} {'groups':>7}")
     for r in results:
         print(f"{r['backend']:10} {r['runs']:>9,} {r['build_per_s']:>9,.0f} {r['ingest_per_s']:>9,.0f} "
-              f"{r['file_per_s']:>9,.0f} {r['size_bytes'] / 1e6:>8.1f} {r['count_query_s']:>7.3f}s "
-              f"{r['scan_s']:>6.1f}s {r['groups']:>7,}")
+              f"{r['ingest_median_per_s']:>9,.0f} {r['settled_per_s']:>9,.0f} {r['file_per_s']:>9,.0f} "
+              f"{r['size_bytes'] / 1e6:>8.1f} {r['count_query_s']:>7.3f}s {r['scan_s']:>6.1f}s {r['groups']:>7,}")
     sqlite = results[0]
-    print(f"sqlite ingest CPU per run: {sqlite['main_cpu_us']:.1f} us building rows (this process), "
-          f"{sqlite['writer_cpu_us']:.1f} us storing them (the writer process)")
-    print("ingest/s: Ledger.ingest of built Run objects (hash, row, insert, commit); file/s: end to end from "
-          f"fluke JSONL ({args.file_n:,} runs: parse, validate, hash, insert); count q: trials and passes per "
-          f"scenario x version over all {args.n:,} runs (median of 3), from the counts table; scan q: the same "
-          "counts recomputed from every stored run, which must agree.")
-    print(f"goal: >= 100,000 runs/s into SQLite -> {'met' if results[0]['ingest_per_s'] >= 1e5 else 'not met'}; "
-          f"count query < 1 s on SQLite -> {'met' if results[0]['count_query_s'] < 1 else 'not met'}")
+    print(f"sqlite ingest CPU per run (best attempt): {sqlite['main_cpu_us']:.1f} us in this process (reading, "
+          f"hashing, building rows), {sqlite['writer_cpu_us']:.1f} us in the writer process (storing them, "
+          "checkpoint included)")
+    print(f"ingest/s: Ledger.ingest of built Run objects (hash, row, insert, commit), best of {args.repeats} fresh "
+          "ledgers; median: the median of them; settled/s: the best attempt counted until the writer process "
+          "has also checkpointed the log into the main file; file/s: end to end from fluke JSONL "
+          f"({args.file_n:,} runs: parse, validate, hash, insert); count q: trials and passes per scenario x "
+          f"version over all {args.n:,} runs (median of 3), from the counts table; scan q: the same counts "
+          "recomputed from every stored run, which must agree; size: after checkpoint.")
+    print(f"goal: >= 100,000 runs/s into SQLite -> {'met' if sqlite['ingest_per_s'] >= 1e5 else 'not met'}; "
+          f"count query < 1 s on SQLite -> {'met' if sqlite['count_query_s'] < 1 else 'not met'}")
 
 
 if __name__ == "__main__":

@@ -92,7 +92,7 @@ def test_a_large_ingest_through_the_writer_process_counts_exactly(piped):
     runs = _runs(12_000)
     again = runs[:300] + runs[-5:]
     result = piped.ingest(runs + again)          # repeats inside one ingest
-    assert len(piped.used) == 1 and piped.used[0]._proc.returncode == 0
+    assert len(piped.used) == 1 and piped.used[0].wait() == 0
     assert (result.added, result.skipped) == (12_000, len(again))
     assert _counts(piped) == _tally(runs)
     more = _runs(6_000, seed=1)

@@ -52,6 +52,7 @@ class Ledger:
     def __init__(self, url: str) -> None:
         self.url = url
         self._depth = 0
+        self._background: list[Any] = []   # writer processes still checkpointing
         self._conn = self._connect()
         self._migrate()
 
@@ -117,8 +118,18 @@ class Ledger:
     def _begin(self) -> None:
         """Start a transaction (drivers that autocommit-off start one implicitly)."""
 
+    def settle(self) -> None:
+        """Wait for writer processes of past ingests to finish their checkpoint.
+
+        Their runs are committed (and readable) before :meth:`ingest` returns; this waits for
+        the copy into the main database file. :meth:`close` settles first.
+        """
+        while self._background:
+            self._background.pop().wait()
+
     def close(self) -> None:
-        """Close the connection."""
+        """Close the connection (after any writer process has finished)."""
+        self.settle()
         self._conn.close()
 
     def __enter__(self) -> "Ledger":
@@ -166,22 +177,25 @@ class Ledger:
         hashes (see :mod:`fluke.ledger._writer`); the outcome is the same.
         """
         recorded_at = utcnow()
-        versions: set[str] = set()
+        known: set[str] = set()          # versions met in this ingest
         pending: list[tuple] = []        # versions met before a writer was chosen
         batches: list[tuple] = []        # batches built before a writer was chosen
         writer: Any = None
         piped = False
         seen = 0
-        rows = Rows()
+        rows = Rows(known)
         offered: dict[tuple, list[int]] = {}   # trials and passes of every run offered
 
         def flush() -> None:
             nonlocal rows, seen, writer, piped
             if rows:
+                for identity in rows.identities:
+                    body = canonical_json(identity.model_dump(mode="json", exclude={"date"})).decode()
+                    pending.append((version_id(identity.version), identity.version, body))
                 batches.append(rows.columns())
                 tally(offered, rows.vids, rows.scenarios, rows.conditions, rows.passed)
                 seen += len(rows)
-                rows = Rows()
+                rows = Rows(known)
             if writer is None and seen >= self.PIPE_AFTER and not self._depth:
                 writer = self._piped_writer()
                 piped = writer is not None
@@ -198,19 +212,17 @@ class Ledger:
                 progress(seen)
 
         try:
+            add, keys = rows.add, rows.keys
             for run in runs:
-                identity = run.identity
-                version = identity.version
-                if version not in versions:
-                    versions.add(version)
-                    body = identity.model_dump(mode="json", exclude={"date"})
-                    pending.append((version_id(version), version, canonical_json(body).decode()))
-                rows.add(run)
-                if len(rows) >= BATCH:
+                add(run)
+                if len(keys) >= BATCH:
                     flush()
+                    add, keys = rows.add, rows.keys
             if piped:
                 flush()
-                return IngestResult(added=(added := writer.finish(offered)), skipped=seen - added)
+                added = writer.finish(offered)
+                self._background.append(writer)
+                return IngestResult(added=added, skipped=seen - added)
         except BaseException:
             if piped:
                 writer.abort()

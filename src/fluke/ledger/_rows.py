@@ -21,7 +21,7 @@ scenario and condition in the same transaction as the runs), never from the rows
 >>> rows.add(run)
 >>> rows.keys[0] == hash_key(run.hash), rows.conditions, rows.passed
 (True, ['t=0.5'], [1])
->>> stored = row_run(rows.bodies[0], rows.sources[0])
+>>> stored = row_run(rows.bodies[0].decode(), rows.sources[0])
 >>> stored == run, stored.hash == run.hash
 (True, True)
 """
@@ -32,7 +32,7 @@ import hashlib
 
 import orjson
 
-from ..record import CANONICAL, Run, condition_key, content_fields, json_default
+from ..record import CANONICAL, Identity, Run, condition_key, content_fields, json_default
 
 _sha256 = hashlib.sha256
 _VIDS: dict[str, int] = {}
@@ -64,21 +64,25 @@ def body_hash(body: str | bytes) -> str:
 class Rows:
     """A batch of runs as the columns the writer stores: built once per run, on the hot path.
 
-    ``keys``, ``vids``, ``scenarios``, ``sources`` and ``bodies`` make the rows;
-    ``conditions`` and ``passed`` feed the counts. Building a row serialises the run's
-    content once, hashes it, and shares the hash with :attr:`Run.hash`.
+    ``keys``, ``vids``, ``scenarios``, ``sources`` and ``bodies`` (UTF-8 JSON) make the rows;
+    ``conditions`` and ``passed`` feed the counts; ``identities`` are the versions first met
+    in this batch, ``known`` (shared by the batches of one ingest) the versions met before.
+    Building a row serialises the run's content once, hashes it, and shares the hash with
+    :attr:`Run.hash`.
     """
 
-    __slots__ = ("keys", "vids", "scenarios", "conditions", "passed", "sources", "bodies")
+    __slots__ = ("keys", "vids", "scenarios", "conditions", "passed", "sources", "bodies", "identities", "known")
 
-    def __init__(self) -> None:
+    def __init__(self, known: set[str] | None = None) -> None:
         self.keys: list[int] = []
         self.vids: list[int] = []
         self.scenarios: list[str] = []
         self.conditions: list[str] = []
         self.passed: list[int] = []
         self.sources: list[str | None] = []
-        self.bodies: list[str] = []
+        self.bodies: list[bytes] = []
+        self.identities: list[Identity] = []
+        self.known = set() if known is None else known
 
     def __len__(self) -> int:
         return len(self.keys)
@@ -93,18 +97,22 @@ class Rows:
         body = orjson.dumps(values, default=json_default, option=CANONICAL)
         raw = _sha256(body).digest()
         run.__dict__.setdefault("hash", raw.hex())
-        version = values["identity"].version
+        identity = run.identity
+        version = identity.version
         vid = _VIDS.get(version)
         if vid is None:
             vid = _VIDS[version] = version_id(version)
-        source = run.source
+        if version not in self.known:
+            self.known.add(version)
+            self.identities.append(identity)
+        condition = values["condition"]
         self.keys.append(int.from_bytes(raw[:8], "big", signed=True))
         self.vids.append(vid)
         self.scenarios.append(values["scenario"])
-        self.conditions.append(condition_key(values["condition"]))
-        self.passed.append(1 if values["outcome"].passed else 0)
-        self.sources.append(None if source is None else source.model_dump_json())
-        self.bodies.append(body.decode())
+        self.conditions.append(condition_key(condition) if condition else "")
+        self.passed.append(1 if values["outcome"]["passed"] else 0)
+        self.sources.append(None if run.source is None else run.source.model_dump_json())
+        self.bodies.append(body)
 
 
 def row_run(body: str | bytes, source: str | None = None) -> Run:

@@ -30,6 +30,7 @@ This module imports nothing heavy (no pydantic), so the writer process starts qu
 
 from __future__ import annotations
 
+import contextlib
 import os
 import pickle
 import queue
@@ -37,6 +38,8 @@ import sqlite3
 import subprocess
 import sys
 import threading
+from collections import Counter
+from itertools import compress
 from pathlib import Path
 from typing import Any, Sequence
 
@@ -86,13 +89,15 @@ class RunWriter:
 
     def put_runs(self, keys: Sequence[int], vids: Sequence[int], scenarios: Sequence[str],
                  conditions: Sequence[str], passed: Sequence[int], sources: Sequence[str | None],
-                 bodies: Sequence[str]) -> int:
+                 bodies: Sequence[str] | Sequence[bytes]) -> int:
         """Store a batch (the columns of :class:`fluke.ledger._rows.Rows`), skipping runs
-        already stored; return how many were new.
+        already stored; return how many were new. Bodies are JSON, as text or UTF-8.
 
         The caller tallies every run it offers (:func:`tally`); the writer keeps the tally of
         those it skipped, which :meth:`finish` takes off.
         """
+        if bodies and isinstance(bodies[0], bytes):
+            bodies = [body.decode() for body in bodies]
         inserted = self._insert(list(zip(keys, vids, scenarios, sources, bodies)))
         if inserted is None:
             self.added += len(keys)
@@ -149,13 +154,15 @@ def tally(counts: dict[tuple, list[int]], vids: Sequence[int], scenarios: Sequen
     >>> counts
     {(1, 's', ''): [2, 1], (2, 's', ''): [1, 1]}
     """
-    for group, ok in zip(zip(vids, scenarios, conditions), passed):
+    groups = list(zip(vids, scenarios, conditions))
+    for group, n in Counter(groups).items():
         pair = counts.get(group)
         if pair is None:
-            counts[group] = [1, ok]
+            counts[group] = [n, 0]
         else:
-            pair[0] += 1
-            pair[1] += ok
+            pair[0] += n
+    for group, k in Counter(compress(groups, passed)).items():
+        counts[group][1] += k
 
 
 def _collision(key: int) -> None:
@@ -190,6 +197,7 @@ def connect_sqlite(path: str) -> sqlite3.Connection:
     conn.execute("PRAGMA journal_mode=WAL")
     conn.execute("PRAGMA synchronous=NORMAL")
     conn.execute("PRAGMA cache_size=-262144")  # up to 256 MiB: keeps the key index hot on big ingests
+    conn.execute("PRAGMA journal_size_limit=67108864")  # a big ingest's log shrinks back after checkpoint
     conn.execute("PRAGMA foreign_keys=ON")
     return conn
 
@@ -199,7 +207,9 @@ class PipedWriter:
     """A :class:`SqliteRunWriter` in a child process, with the same methods.
 
     Messages are pickled onto the child's stdin by a sender thread (so building rows never
-    waits on the pipe); the child answers once, when the ingest is finished or fails.
+    waits on the pipe); the child answers once, when the ingest is committed or has failed.
+    After a commit it goes on to checkpoint the write-ahead log into the main file, which
+    readers and later writers do not wait for; :meth:`wait` does.
     """
 
     def __init__(self, path: str) -> None:
@@ -234,10 +244,15 @@ class PipedWriter:
             reply = pickle.load(self._proc.stdout)
         except (EOFError, pickle.UnpicklingError):
             reply = ("error", f"the ledger writer process stopped (exit status {self._proc.wait()})")
-        self._proc.wait()
         if reply[0] != "done":
+            self._proc.wait()
             raise LedgerError(reply[1])
+        self._proc.stdout.close()
         return int(reply[1])
+
+    def wait(self) -> int:
+        """Wait until the child has checkpointed and exited; return its exit status."""
+        return self._proc.wait()
 
     def begin(self, recorded_at: str) -> None:
         self._send("begin", recorded_at)
@@ -247,9 +262,9 @@ class PipedWriter:
 
     def put_runs(self, keys: Sequence[int], vids: Sequence[int], scenarios: Sequence[str],
                  conditions: Sequence[str], passed: Sequence[int], sources: Sequence[str | None],
-                 bodies: Sequence[str]) -> int:
-        # One string for the bodies (JSON never holds a raw newline): far cheaper to pickle.
-        self._send("runs", keys, vids, scenarios, conditions, passed, sources, "\n".join(bodies))
+                 bodies: Sequence[bytes]) -> int:
+        # One byte string for the bodies (JSON never holds a raw newline): far cheaper to pickle.
+        self._send("runs", keys, vids, scenarios, conditions, passed, sources, b"\n".join(bodies))
         return len(keys)   # the exact number comes with the answer
 
     def finish(self, offered: dict[tuple, list[int]]) -> int:
@@ -274,6 +289,7 @@ def _serve(path: str) -> int:
     conn = None
     try:
         conn = connect_sqlite(path)
+        conn.execute("PRAGMA wal_autocheckpoint=0")   # checkpoint after answering, not in COMMIT
         conn.execute("BEGIN IMMEDIATE")
         writer = SqliteRunWriter(conn)
         source = sys.stdin.buffer
@@ -285,7 +301,7 @@ def _serve(path: str) -> int:
                 return 1
             kind = message[0]
             if kind == "runs":
-                writer.put_runs(*message[1:7], message[7].split("\n"))
+                writer.put_runs(*message[1:7], message[7].decode().split("\n"))
             elif kind == "version":
                 writer.put_version(*message[1:])
             elif kind == "begin":
@@ -295,6 +311,13 @@ def _serve(path: str) -> int:
                 conn.execute("COMMIT")
                 pickle.dump(("done", added), out)
                 out.flush()
+                out.close()
+                # The runs are committed (in the write-ahead log) and the parent goes on.
+                # Copying those pages into the main file happens here, after the answer,
+                # instead of inside the COMMIT (SQLite's automatic checkpoint).
+                with contextlib.suppress(sqlite3.Error):   # a checkpoint left undone is redone later
+                    conn.execute("PRAGMA wal_checkpoint(PASSIVE)")
+                conn.close()
                 return 0
     except (LedgerError, sqlite3.Error) as exc:
         if conn is not None and conn.in_transaction:

@@ -119,36 +119,38 @@ def condition_key(condition: dict[str, Any]) -> str:
     return ",".join(f"{k}={condition[k]}" for k in sorted(condition)) if condition else ""
 
 
-#: Each version's identity as JSON values, without the date (identities recur across runs).
-_IDENTITY_JSON: dict[str, dict[str, Any]] = {}
+#: Identities as JSON values, by version and date (runs of one version recur).
+_IDENTITY_JSON: dict[tuple[str, str | None], dict[str, Any]] = {}
 
 
 def json_default(value: Any) -> Any:
-    """orjson's hook for the models inside a run: the JSON ``model_dump(mode="json")`` gives.
-
-    Serialising a run's ``__dict__`` through orjson with this hook is several times faster
-    than pydantic's dump (identities recur and are converted once per version), and gives
-    the same JSON; a test holds it to that on real runs.
-    """
-    if isinstance(value, Outcome):
-        return value.__dict__              # four JSON-native fields
-    if isinstance(value, Identity):
-        shared = _IDENTITY_JSON.get(value.version)
-        if shared is None:
-            if len(_IDENTITY_JSON) >= 4096:
-                _IDENTITY_JSON.clear()
-            shared = _IDENTITY_JSON[value.version] = value.model_dump(mode="json", exclude={"date"})
-        return dict(shared, date=value.date)
+    """orjson's hook for the models inside a run (its events): their ``model_dump(mode="json")``."""
     if isinstance(value, BaseModel):
         return value.model_dump(mode="json")
     raise TypeError(f"a run cannot hold a value of type {type(value).__name__}")
 
 
 def content_fields(run: Run) -> dict[str, Any]:
-    """The run's fields, ``source`` left out: what its content hash is taken over."""
+    """The run's fields, ``source`` left out, as orjson (with :func:`json_default`) should
+    serialise them: what its content hash is taken over. Read-only: parts are shared.
+
+    Serialising this through orjson is several times faster than pydantic's dump and gives
+    the same JSON (a test holds it to that on every real run): the identity is converted
+    once per version and date, the outcome's fields are JSON values already, and only the
+    events go through pydantic.
+    """
     values = dict(run.__dict__)
     del values["source"]
     values.pop("hash", None)   # a cached Run.hash, not a field
+    identity = values["identity"]
+    key = (identity.version, identity.date)
+    shared = _IDENTITY_JSON.get(key)
+    if shared is None:
+        if len(_IDENTITY_JSON) >= 4096:
+            _IDENTITY_JSON.clear()
+        shared = _IDENTITY_JSON[key] = identity.model_dump(mode="json")
+    values["identity"] = shared
+    values["outcome"] = values["outcome"].__dict__
     return values
 
 
