@@ -117,6 +117,8 @@ def bench_backend(name: str, url: str, n: int, jsonl: Path, file_n: int, repeats
     scan_s, scanned = timed(lambda: scan_counts(ledger))
     kept = {(c.version, c.scenario, c.condition): (c.trials, c.passes) for c in ledger.counts()}
     assert kept == scanned, "the counts table disagrees with the runs"
+    if name == "sqlite":
+        ledger.query("PRAGMA wal_checkpoint(TRUNCATE)")   # the size of the database, not of its log
     size = size_of(ledger.url, ledger)
     # End to end: a second JSONL file of fresh runs through the file reader.
     file_s, file_result = timed(lambda: ledger.ingest(read_file(jsonl)))

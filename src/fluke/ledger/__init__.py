@@ -18,7 +18,7 @@ if TYPE_CHECKING:
 
 __all__ = ["CountRow", "Document", "IngestResult", "Ledger", "VersionInfo", "open_ledger", "utcnow"]
 
-_LAZY = {"Ledger": "._base", "utcnow": "._base", "CountRow": "._types", "Document": "._types",
+_LAZY = {"Ledger": "._base", "utcnow": "._ingest", "CountRow": "._types", "Document": "._types",
          "IngestResult": "._types", "VersionInfo": "._types"}
 
 

@@ -18,7 +18,6 @@ failure part-way through a file leaves the ledger exactly as it was before that 
 from __future__ import annotations
 
 import contextlib
-import datetime as _dt
 from typing import Any, Iterable, Iterator, Sequence
 
 import orjson
@@ -26,19 +25,12 @@ import orjson
 from ..errors import LedgerError, SelectorError
 from ..record import IDENTITY_FIELDS, Identity, Run, canonical_json, digest
 from ._migrations import MIGRATIONS
-from ._rows import Rows, body_condition, body_hash, condition_matches, hash_key, row_run, version_id
+from ._rows import body_condition, body_hash, condition_matches, hash_key, row_run, version_id
 from ._types import CountRow, Document, IngestResult, VersionInfo
-from ._writer import RunWriter, tally
+from ._ingest import ingest_runs, utcnow
+from ._writer import RunWriter
 
-#: Runs are written in batches of this many rows (all inside one transaction).
-BATCH = 5000
-
-__all__ = ["BATCH", "Ledger", "row_run", "utcnow", "version_id"]
-
-
-def utcnow() -> str:
-    """The current UTC time as a sortable ISO-8601 string with microseconds."""
-    return _dt.datetime.now(_dt.timezone.utc).strftime("%Y-%m-%dT%H:%M:%S.%fZ")
+__all__ = ["Ledger", "row_run", "utcnow", "version_id"]
 
 
 class Ledger:
@@ -174,65 +166,9 @@ class Ledger:
         If the iterable raises part-way (a bad record in a file), nothing of it is kept.
         ``progress`` is called with the number of runs handled after each batch. A large
         ingest into a SQLite file is written by a second process while this one reads and
-        hashes (see :mod:`fluke.ledger._writer`); the outcome is the same.
+        hashes (see :mod:`fluke.ledger._ingest`); the outcome is the same.
         """
-        recorded_at = utcnow()
-        known: set[str] = set()          # versions met in this ingest
-        pending: list[tuple] = []        # versions met before a writer was chosen
-        batches: list[tuple] = []        # batches built before a writer was chosen
-        writer: Any = None
-        piped = False
-        seen = 0
-        rows = Rows(known)
-        offered: dict[tuple, list[int]] = {}   # trials and passes of every run offered
-
-        def flush() -> None:
-            nonlocal rows, seen, writer, piped
-            if rows:
-                for identity in rows.identities:
-                    body = canonical_json(identity.model_dump(mode="json", exclude={"date"})).decode()
-                    pending.append((version_id(identity.version), identity.version, body))
-                batches.append(rows.columns())
-                tally(offered, rows.vids, rows.scenarios, rows.conditions, rows.passed)
-                seen += len(rows)
-                rows = Rows(known)
-            if writer is None and seen >= self.PIPE_AFTER and not self._depth:
-                writer = self._piped_writer()
-                piped = writer is not None
-                if piped:
-                    writer.begin(recorded_at)
-            if writer is not None:
-                for version in pending:
-                    writer.put_version(*version)
-                pending.clear()
-                for batch in batches:
-                    writer.put_runs(*batch)
-                batches.clear()
-            if progress:
-                progress(seen)
-
-        try:
-            add, keys = rows.add, rows.keys
-            for run in runs:
-                add(run)
-                if len(keys) >= BATCH:
-                    flush()
-                    add, keys = rows.add, rows.keys
-            if piped:
-                flush()
-                added = writer.finish(offered)
-                self._background.append(writer)
-                return IngestResult(added=added, skipped=seen - added)
-        except BaseException:
-            if piped:
-                writer.abort()
-            raise
-        with self.atomic():
-            writer = self._run_writer()
-            writer.begin(recorded_at)
-            flush()
-            added = writer.finish(offered)
-        return IngestResult(added=added, skipped=seen - added)
+        return ingest_runs(self, runs, progress=progress)
 
     def _where(self, *, scenario: str | None = None, version: str | Sequence[str] | None = None,
                since: str | None = None, until: str | None = None) -> tuple[str, list[Any]]:
