@@ -31,7 +31,6 @@ from ._provenance import Provenance
 from ._text import find_secrets, identifiers, redact, secret_checks, shown
 
 _SORTED = orjson.OPT_SORT_KEYS | orjson.OPT_NON_STR_KEYS
-_ID_CACHE: dict[str, list[str]] = {}
 _WALKED = (str, dict, list)   # the values _walk reads
 
 
@@ -109,21 +108,27 @@ def first_hard_index(grade: RunGrade) -> int | None:
     return min(found) if found else None
 
 
-def _ids_of(value: str) -> list[str]:
-    """The identifiers of a string argument, remembered for short values (ids and enums recur)."""
-    found = identifiers(value)
-    if len(value) <= 64:
-        if len(_ID_CACHE) >= 50_000:
-            _ID_CACHE.clear()
-        _ID_CACHE[value] = found
-    return found
+class _IdCache(dict):
+    """String argument value -> its identifiers, remembered for short values (ids and enums
+    recur), at most 50,000 at a time. ``cache[value]`` is the whole look-up: a hit is one
+    dict subscript, a miss computes in ``__missing__``."""
+
+    def __missing__(self, value: str) -> list[str]:
+        found = identifiers(value)
+        if len(value) <= 64:
+            if len(self) >= 50_000:
+                self.clear()
+            self[value] = found
+        return found
+
+
+_IDS = _IdCache()
 
 
 def _walk(value: Any, path: str, ids: list, strings: list | None = None) -> None:
     """Collect (path, identifier) pairs, and optionally string leaves, from nested arguments."""
     if isinstance(value, str):
-        found = _ID_CACHE.get(value)
-        for tok in _ids_of(value) if found is None else found:
+        for tok in _IDS[value]:
             ids.append((path, tok))
         if strings is not None:
             strings.append(value)
@@ -235,7 +240,7 @@ def grade_run(run: Run, spec: "Spec | dict | str") -> RunGrade:
         starts, first_get, trusted_get = index.starts, index.first.get, index.trusted.get
         find, find_trusted = index.find, index.find_trusted
     taint_on, privileged, ground = c.taint, c.privileged, m.ground
-    id_cache_get = _ID_CACHE.get
+    ids_of = _IDS
 
     vocab, forbidden = c.vocab, c.forbidden
     before_by_b = c.before_by_b
@@ -315,8 +320,7 @@ def grade_run(run: Run, spec: "Spec | dict | str") -> RunGrade:
         args = e.args
         for name, value in (args.items() if isinstance(args, dict) else (("args", args),)):
             if isinstance(value, str):
-                found = id_cache_get(value)
-                for tok in _ids_of(value) if found is None else found:
+                for tok in ids_of[value]:
                     p = at(tok)
                     if (find_at(tok) if p is None else p) >= limit:
                         bad = bad or []

@@ -115,12 +115,30 @@ class Provenance:
         return self.starts[told]
 
     def find(self, tok: str) -> int:
-        """Where ``tok``'s earliest whole-token occurrence is (:data:`NEVER`: none)."""
+        """Where ``tok``'s earliest whole-token occurrence is (:data:`NEVER`: none).
+
+        The scan (:meth:`_scan` from 0, inlined: this runs once per identifier per run) stops
+        at the first hit that is a whole token, and is charged to the budget.
+        """
         if self.full is not None:
             got = self._owners(tok)
             p = self.starts[min(got.values())] if got else NEVER
         else:
-            p = self._scan(tok, 0)
+            blob, seps = self.blob, SEPARATORS
+            n, size = len(tok), len(blob)
+            p = blob.find(tok)
+            while p >= 0:
+                end = p + n
+                if (p == 0 or blob[p - 1] in seps) and (
+                        end == size or blob[end] in seps
+                        or (blob[end] == "." and (end + 1 == size or blob[end + 1] in seps))):
+                    break
+                p = blob.find(tok, p + 1)
+            self.scanned += size if p < 0 else p
+            if p < 0:
+                p = NEVER
+            if self.scanned > BUDGET * size + FLOOR:
+                self._index_all()
         self.first[tok] = p
         return p
 
