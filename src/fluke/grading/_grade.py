@@ -31,7 +31,6 @@ from ._provenance import Provenance
 from ._text import find_secrets, identifiers, redact, secret_checks, shown
 
 _SORTED = orjson.OPT_SORT_KEYS | orjson.OPT_NON_STR_KEYS
-_WALKED = (str, dict, list)   # the values _walk reads
 
 
 @dataclass(frozen=True, slots=True)
@@ -126,20 +125,29 @@ _IDS = _IdCache()
 
 
 def _walk(value: Any, path: str, ids: list, strings: list | None = None) -> None:
-    """Collect (path, identifier) pairs, and optionally string leaves, from nested arguments."""
+    """Collect (path, identifier) pairs, and optionally string leaves, from nested arguments.
+
+    A string inside a dict or list is read in place (no call per leaf), its path built only
+    when it holds an identifier; numbers, booleans and None hold nothing and are skipped.
+    """
     if isinstance(value, str):
         for tok in _IDS[value]:
             ids.append((path, tok))
         if strings is not None:
             strings.append(value)
-    elif isinstance(value, dict):
-        for key, item in value.items():
-            if isinstance(item, _WALKED):   # numbers, booleans, None hold nothing: no path built
-                _walk(item, f"{path}.{key}", ids, strings)
-    elif isinstance(value, list):
-        for j, item in enumerate(value):
-            if isinstance(item, _WALKED):
-                _walk(item, f"{path}.{j}", ids, strings)
+        return
+    for key, item in (value.items() if isinstance(value, dict)
+                      else enumerate(value) if isinstance(value, list) else ()):
+        if isinstance(item, str):
+            found = _IDS[item]
+            if found:
+                sub = f"{path}.{key}"
+                for tok in found:
+                    ids.append((sub, tok))
+            if strings is not None:
+                strings.append(item)
+        elif isinstance(item, (dict, list)):
+            _walk(item, f"{path}.{key}", ids, strings)
 
 
 def _secrets(events: list, severity: str, checks: tuple) -> list[Violation]:
@@ -148,27 +156,31 @@ def _secrets(events: list, severity: str, checks: tuple) -> list[Violation]:
     ``checks`` are the patterns whose anchors that fast test found (no other can match in
     any one text). An event's string arguments are gathered (a walk over nested values) only
     when their JSON holds one of those anchors: every anchor survives JSON encoding
-    unchanged, so that test never misses what the gathered strings would hold.
+    unchanged, so that test never misses what the gathered strings would hold. Messages
+    (and the place names in them) are built for the hits only.
     """
-    out = []
+    found: list[tuple[int, str, str]] = []      # (event index, label, place)
     for i, e in enumerate(events):
         kind = e.kind
         if kind == "user":
             continue
         if kind == "agent":
-            places = [("the agent's message", e.text)]
-        else:
-            tool = e.tool
-            places = [(f"the result of {tool}", _text(e.result)), (f"the error of {tool}", e.error or "")]
-            dumped = orjson.dumps(e.args, option=orjson.OPT_NON_STR_KEYS).decode()
-            if any(rare in dumped and anchor in dumped for _, rare, anchor, *_ in checks):
+            found += [(i, label, "the agent's message") for label in find_secrets(e.text, checks)]
+            continue
+        tool = e.tool
+        found += [(i, label, f"the result of {tool}") for label in find_secrets(_text(e.result), checks)]
+        if e.error:
+            found += [(i, label, f"the error of {tool}") for label in find_secrets(e.error, checks)]
+        dumped = orjson.dumps(e.args, option=orjson.OPT_NON_STR_KEYS).decode()
+        for _, rare, anchor, *_ in checks:
+            if rare in dumped and anchor in dumped:
                 strings: list[str] = []
                 _walk(e.args, "", [], strings)
-                places.append((f"the arguments of {tool}", "\n".join(strings)))
-        for place, text in places:
-            for label in find_secrets(text, checks):
-                out.append(Violation("secret", severity, i, f"possible {label} in {place} (not shown)"))
-    return out
+                found += [(i, label, f"the arguments of {tool}")
+                          for label in find_secrets("\n".join(strings), checks)]
+                break
+    return [Violation("secret", severity, i, f"possible {label} in {place} (not shown)")
+            for i, label, place in found]
 
 
 def _text(value: Any) -> str:
@@ -179,13 +191,12 @@ def _text(value: Any) -> str:
     return orjson.dumps(value, option=orjson.OPT_NON_STR_KEYS).decode()
 
 
-def _told(events: list, want_texts: bool, want_said: bool) -> tuple[list, list, list, list]:
-    """The first pass over a run: what provenance and the secret check read, and the calls.
+def _told(events: list, want_texts: bool) -> tuple[list, list, list, list]:
+    """The first pass over a run: the texts provenance and the secret check read, and the calls.
 
-    Returns the texts provenance reads in event order (user messages, tool results and
-    errors) with each one's source, the texts the secret check reads (everything but user
-    messages), and each tool call as ``(index, event, told)``, ``told`` the number of texts
-    fed before it. The second pass then walks the calls only.
+    Returns the texts in event order (user messages, tool results and errors) with each
+    one's source, the agent's messages, and each tool call as ``(index, event, told)``,
+    ``told`` the number of texts fed before it. The second pass then walks the calls only.
     """
     texts: list[str] = []
     owners: list[str] = []
@@ -195,27 +206,21 @@ def _told(events: list, want_texts: bool, want_said: bool) -> tuple[list, list, 
         kind = e.kind
         if kind == "tool":
             calls.append((i, e, len(texts)))
-            if want_texts or want_said:
+            if want_texts:
                 result = e.result
                 rtext = result if isinstance(result, str) else _text(result)
                 etext = e.error
-                if want_texts:
-                    source = "tool:" + e.tool
-                    if rtext:
-                        texts.append(rtext)
-                        owners.append(source)
-                    if etext:
-                        texts.append(etext)
-                        owners.append(source)
-                if want_said:
-                    said.append(rtext)
-                    if etext:
-                        said.append(etext)
+                if rtext:
+                    texts.append(rtext)
+                    owners.append("tool:" + e.tool)
+                if etext:
+                    texts.append(etext)
+                    owners.append("tool:" + e.tool)
         elif kind == "user":
             if want_texts and e.text:
                 texts.append(e.text)
                 owners.append("user")
-        elif want_said:
+        else:
             said.append(e.text)
     return texts, owners, said, calls
 
@@ -233,7 +238,8 @@ def grade_run(run: Run, spec: "Spec | dict | str") -> RunGrade:
 
     prov = c.provenance
     want_secrets = m.secrets
-    texts, owners, said, calls = _told(events, prov, want_secrets)
+    texts, owners, said, calls = _told(events, prov or want_secrets)
+    dumps: list[bytes] = []     # every call's arguments as JSON, for the secret check
     if prov:
         index = Provenance(texts, owners, untrusted=c.untrusted)
         # the index's fast path, inlined: an identifier already asked about is one dict look-up
@@ -259,7 +265,7 @@ def grade_run(run: Run, spec: "Spec | dict | str") -> RunGrade:
         ok = e.ok
         if e.requestor != "agent":
             if want_secrets:
-                said.append(orjson.dumps(e.args).decode())
+                dumps.append(orjson.dumps(e.args))
             continue
         steps += 1
         if tool not in first_call:
@@ -281,7 +287,7 @@ def grade_run(run: Run, spec: "Spec | dict | str") -> RunGrade:
         if no_repeat or want_secrets or (loop_n and ok is False):
             dumped = orjson.dumps(e.args, option=_SORTED)
             if want_secrets:
-                said.append(dumped.decode())
+                dumps.append(dumped)
         if no_repeat or (loop_n and ok is False):
             key = (tool, dumped)
             if no_repeat:
@@ -336,7 +342,10 @@ def grade_run(run: Run, spec: "Spec | dict | str") -> RunGrade:
         if bad:
             _unsourced(bad, tool, i, limit, is_priv, index, ground, c, add)
 
-    if said:
+    if want_secrets:
+        # The fast test reads the user's messages too (in the provenance blob): it may only
+        # fire more often; _secrets, exact, skips them.
+        said += (index.blob if prov else "\n".join(texts), b"\n".join(dumps).decode())
         checks = secret_checks("\n".join(said))
         if checks:
             out.extend(_secrets(events, sev["secret"], checks))
