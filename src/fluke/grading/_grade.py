@@ -28,7 +28,7 @@ import orjson
 from ..record import Run
 from ._spec import Spec, load_spec
 from ._provenance import Provenance
-from ._text import find_secrets, identifiers, redact, secret_checks, shown
+from ._text import _CHECKS, find_secrets, identifiers, redact, secret_checks, shown
 
 _SORTED = orjson.OPT_SORT_KEYS | orjson.OPT_NON_STR_KEYS
 
@@ -345,8 +345,12 @@ def grade_run(run: Run, spec: "Spec | dict | str") -> RunGrade:
     if want_secrets:
         # The fast test reads the user's messages too (in the provenance blob): it may only
         # fire more often; _secrets, exact, skips them.
-        said += (index.blob if prov else "\n".join(texts), b"\n".join(dumps).decode())
-        checks = secret_checks("\n".join(said))
+        # Two tests, not one over the two joined: the blob is not copied again.
+        said.append(b"\n".join(dumps).decode())
+        checks = secret_checks(index.blob if prov else "\n".join(texts))
+        more = secret_checks("\n".join(said))
+        if more:
+            checks = tuple(check for check in _CHECKS if check in checks or check in more)
         if checks:
             out.extend(_secrets(events, sev["secret"], checks))
     if over_at is not None:
