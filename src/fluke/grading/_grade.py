@@ -31,6 +31,7 @@ from ._provenance import Provenance
 from ._text import _CHECKS, find_secrets, identifiers, redact, secret_checks, shown
 
 _SORTED = orjson.OPT_SORT_KEYS | orjson.OPT_NON_STR_KEYS
+_NO_CHECKS: frozenset[str] = frozenset()
 
 
 @dataclass(frozen=True, slots=True)
@@ -90,10 +91,16 @@ def make_grade(run_hash: str, scenario: str, violations: list[Violation], output
     >>> g.path_ok, g.hard, g.lucky
     (False, True, False)
     """
-    return RunGrade(run_hash, scenario, tuple(violations), output_ok,
-                    path_ok=not violations, hard=any(v.severity == "hard" for v in violations),
-                    version=version, trial=trial,
-                    soft_checks=frozenset(v.check for v in violations if v.severity == "soft"))
+    hard, soft = False, []     # one pass over the violations for both
+    for v in violations:
+        severity = v.severity
+        if severity == "hard":
+            hard = True
+        elif severity == "soft":
+            soft.append(v.check)
+    return RunGrade(run_hash, scenario, tuple(violations), output_ok, path_ok=not violations,
+                    hard=hard, version=version, trial=trial,
+                    soft_checks=frozenset(soft) if soft else _NO_CHECKS)
 
 
 def first_hard_index(grade: RunGrade) -> int | None:
