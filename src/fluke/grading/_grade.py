@@ -335,7 +335,7 @@ def grade_run(run: Run, spec: "Spec | dict | str") -> RunGrade:
             if isinstance(value, str):
                 for tok in ids_of[value]:
                     p = at(tok)
-                    if (find_at(tok) if p is None else p) >= limit:
+                    if (find_at(tok, limit) if p is None else p) >= limit:
                         bad = bad or []
                         bad.append((name, tok))
             elif isinstance(value, (dict, list)):
@@ -343,7 +343,7 @@ def grade_run(run: Run, spec: "Spec | dict | str") -> RunGrade:
                 _walk(value, name, nested)
                 for path, tok in nested:
                     p = at(tok)
-                    if (find_at(tok) if p is None else p) >= limit:
+                    if (find_at(tok, limit) if p is None else p) >= limit:
                         bad = bad or []
                         bad.append((path, tok))
         if bad:
@@ -383,6 +383,8 @@ def _unsourced(bad: list, tool: str, i: int, limit: int, is_priv: bool, index: P
 
     An identifier no source supplied before ``limit`` is ungrounded (unless ``ground_ignore``
     exempts it); one that only untrusted sources supplied, in a privileged call, is taint.
+    The fast path read what earlier calls left in the index; here the index is asked again
+    with this call's limit (a scan that stopped at an earlier call's limit resumes).
     """
     sev, exempt = c.sev, (c.exempt if c.ground_ignore else None)
     flagged = set()
@@ -390,8 +392,9 @@ def _unsourced(bad: list, tool: str, i: int, limit: int, is_priv: bool, index: P
         if (path, tok) in flagged:
             continue
         flagged.add((path, tok))
-        p = index.first.get(tok)
-        if (index.find(tok) if p is None else p) >= limit:
+        if is_priv and index.find_trusted(tok, limit) < limit:
+            continue
+        if index.find(tok, limit) >= limit:
             if ground and not (exempt and exempt(tool, path)):
                 add(_ungrounded(tool, path, tok, i, sev))
         elif is_priv:

@@ -9,9 +9,10 @@ when its earliest whole-token occurrence in the blob starts before that limit.
 
 So each identifier is looked for once per run, lazily, when a call first uses it: one
 substring scan over the blob (one ``str.find`` per hit, not one per text), with a
-whole-token check at each hit, stopping at the first whole-token occurrence. Its start is
-remembered (:attr:`Provenance.first`); every later call answers with one dict look-up and
-a comparison. Taint asks one more thing, remembered the same way: the earliest occurrence
+whole-token check at each hit, stopping at the first whole-token occurrence, or at the
+asking call's limit. Its start is remembered (:attr:`Provenance.first`); every later call
+answers with one dict look-up and a comparison (an identifier not found before a limit is
+looked for again, from that limit on, only by a later call that asks). Taint asks one more thing, remembered the same way: the earliest occurrence
 in a source that is not untrusted (:attr:`Provenance.trusted`). The set of sources behind
 an identifier is worked out only for the rare taint violation.
 
@@ -53,15 +54,15 @@ SEPARATORS = frozenset([chr(c) for c in range(128)
                               "\u2008\u2009\u200a\u2028\u2029\u202f\u205f\u3000"))
 
 
-def whole_token_at(text: str, tok: str, p: int) -> int:
+def whole_token_at(text: str, tok: str, p: int, limit: int = NEVER) -> int:
     """The start of the first whole-token occurrence of ``tok`` in ``text`` at or after ``p``
-    (optionally followed by a final dot), or -1.
+    (optionally followed by a final dot), ending before ``limit``, or -1.
 
     >>> whole_token_at("order 88213 shipped", "213", 0), whole_token_at("order 213.", "213", 0)
     (-1, 6)
     """
     n, size, seps = len(tok), len(text), SEPARATORS
-    p = text.find(tok, p)
+    p = text.find(tok, p, limit)
     while p >= 0:
         end = p + n
         if p == 0 or text[p - 1] in seps:
@@ -69,7 +70,7 @@ def whole_token_at(text: str, tok: str, p: int) -> int:
                 return p
             if text[end] == "." and (end + 1 == size or text[end + 1] in seps):
                 return p
-        p = text.find(tok, p + 1)
+        p = text.find(tok, p + 1, limit)
     return -1
 
 
@@ -93,8 +94,8 @@ class Provenance:
     before a call's limit exactly when that text was fed before the call.
     """
 
-    __slots__ = ("texts", "owners", "untrusted", "blob", "starts", "first", "trusted",
-                 "scanned", "full")
+    __slots__ = ("texts", "owners", "untrusted", "blob", "starts", "first", "upto", "trusted",
+                 "trusted_upto", "scanned", "full")
 
     def __init__(self, texts: list[str], owners: list[str], *, untrusted: frozenset[str]) -> None:
         self.texts, self.owners, self.untrusted = texts, owners, untrusted
@@ -106,7 +107,9 @@ class Provenance:
         starts.append(at)       # the limit of a call that has been told every text
         self.starts = starts    # starts[k]: where text k begins in the blob
         self.first: dict[str, int] = {}
+        self.upto: dict[str, int] = {}
         self.trusted: dict[str, int] = {}
+        self.trusted_upto: dict[str, int] = {}
         self.scanned = 0
         self.full: dict[str, dict[str, int]] | None = None
 
@@ -114,48 +117,70 @@ class Provenance:
         """The limit of a call made when the first ``told`` texts had been fed."""
         return self.starts[told]
 
-    def find(self, tok: str) -> int:
-        """Where ``tok``'s earliest whole-token occurrence is (:data:`NEVER`: none).
+    def find(self, tok: str, limit: int = NEVER) -> int:
+        """Where ``tok``'s earliest whole-token occurrence is, if it is before ``limit``
+        (:data:`NEVER`: none is).
 
-        The scan (:meth:`_scan` from 0, inlined: this runs once per identifier per run) stops
-        at the first hit that is a whole token, and is charged to the budget.
+        The scan stops at the first hit that is a whole token, or at ``limit``: an identifier
+        no text holds is not looked for past the call asking. "None before the limit" is
+        remembered too (:data:`NEVER` in :attr:`first`, the limit in :attr:`upto`), and a
+        later call with a larger limit resumes from there. Every scan is charged to the budget.
         """
         if self.full is not None:
             got = self._owners(tok)
             p = self.starts[min(got.values())] if got else NEVER
         else:
+            p = self.first.get(tok)
+            if p is not None and p != NEVER:
+                return p
+            start = self.upto.get(tok, 0)
+            if start >= limit:
+                return NEVER
+            # _next(tok, start, limit), inlined: this runs once per identifier per run
             blob, seps = self.blob, SEPARATORS
             n, size = len(tok), len(blob)
-            p = blob.find(tok)
+            p = blob.find(tok, start, limit)
             while p >= 0:
                 end = p + n
                 if (p == 0 or blob[p - 1] in seps) and (
                         end == size or blob[end] in seps
                         or (blob[end] == "." and (end + 1 == size or blob[end + 1] in seps))):
                     break
-                p = blob.find(tok, p + 1)
-            self.scanned += size if p < 0 else p
+                p = blob.find(tok, p + 1, limit)
+            self.scanned += (min(limit, size) if p < 0 else p) - start
             if p < 0:
                 p = NEVER
+                self.upto[tok] = limit
             if self.scanned > BUDGET * size + FLOOR:
                 self._index_all()
         self.first[tok] = p
         return p
 
-    def find_trusted(self, tok: str) -> int:
+    def find_trusted(self, tok: str, limit: int = NEVER) -> int:
         """Where ``tok``'s earliest whole-token occurrence in a text whose source is not
-        untrusted is (:data:`NEVER`: none)."""
+        untrusted is, if it is before ``limit`` (:data:`NEVER`: none is); remembered like
+        :meth:`find`, resuming past the untrusted occurrences already read."""
         untrusted = self.untrusted
         if self.full is not None:
             got = self._owners(tok)
             ks = [k for src, k in got.items() if src not in untrusted]
             p = self.starts[min(ks)] if ks else NEVER
         else:
-            p = self.first.get(tok)
-            if p is None:
-                p = self.find(tok)
-            while p != NEVER and self._owner(p) in untrusted:
-                p = self._scan(tok, p + 1)
+            p = self.trusted.get(tok)
+            if p is not None and p != NEVER:
+                return p
+            start = self.trusted_upto.get(tok)
+            if start is None:           # first asked: from the earliest occurrence on
+                p = self.find(tok, limit)
+            elif start >= limit:
+                return NEVER
+            else:                       # every occurrence before start is untrusted
+                p = self._next(tok, start, limit)
+            while 0 <= p < NEVER and self._owner(p) in untrusted:
+                p = self._next(tok, p + 1, limit)
+            if p < 0 or p == NEVER:
+                p = NEVER
+                self.trusted_upto[tok] = limit
         self.trusted[tok] = p
         return p
 
@@ -165,26 +190,24 @@ class Provenance:
             starts = self.starts
             return {src for src, k in self._owners(tok).items() if starts[k] < limit}
         out = set()
-        p = self.first.get(tok)
-        if p is None:
-            p = self.find(tok)
-        while p < limit:
+        p = self.find(tok, limit)
+        while 0 <= p < limit:
             out.add(self._owner(p))
-            p = self._scan(tok, p + 1)
+            p = self._next(tok, p + 1, limit)
         return out
 
     def _owner(self, p: int) -> str:
         return self.owners[bisect_right(self.starts, p) - 1]
 
-    def _scan(self, tok: str, p: int) -> int:
-        """The next whole-token occurrence at or after ``p`` in the blob, the scan charged
-        to the budget; past it, the switch to the full index."""
+    def _next(self, tok: str, p: int, limit: int) -> int:
+        """The next whole-token occurrence in the blob at or after ``p`` and before ``limit``
+        (-1: none), the scan charged to the budget; past it, the switch to the full index."""
         blob = self.blob   # a question under way when the index switches finishes its scan
-        hit = whole_token_at(blob, tok, p)
-        self.scanned += (hit if hit >= 0 else len(blob)) - p
+        hit = whole_token_at(blob, tok, p, limit)
+        self.scanned += (hit if hit >= 0 else min(limit, len(blob))) - p
         if self.scanned > BUDGET * len(blob) + FLOOR:
             self._index_all()
-        return NEVER if hit < 0 else hit
+        return hit
 
     def _index_all(self) -> None:
         """Switch to the full inverted index: token -> {source: first text holding it}."""
