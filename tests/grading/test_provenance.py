@@ -185,3 +185,17 @@ def test_taint_sources_and_trusted_occurrences_with_and_without_the_full_index(m
     assert text_of(p.find("ACCT-1")) == 1 and text_of(p.find_trusted("ACCT-1")) == 3
     assert p.sources("ACCT-1", p.limit(3)) == {"tool:fetch_page", "tool:read_email"}
     assert p.find_trusted("ACCT-2") == provenance.NEVER and p.sources("ACCT-2", p.limit(5)) == set()
+
+
+def test_the_identifier_cache_agrees_with_identifiers():
+    """The cache decides the common shapes itself (prose, one id token): as identifiers() does."""
+    from fluke.grading._grade import _IdCache
+    from fluke.grading._text import identifiers
+
+    rng = np.random.default_rng(7)
+    alphabet = list("abcxyzABCXYZ0189_-@.+ ,;:/\"'()\t\n") + ["É", "é", "\xa0", "\u2028", "日"]
+    values = ["ORD-00213", "ORD-00213.", "bob7@example.com", "2026-01-02", "JFK", "TRUE", "pending",
+              "refund 250 for ORD-00213", "...", "ab", "a1", "", "9" * 130, "A1" * 64]
+    values += ["".join(rng.choice(alphabet, size=int(rng.integers(0, 14)))) for _ in range(20_000)]
+    for value in values:
+        assert _IdCache()[value] == identifiers(value), value
