@@ -28,7 +28,7 @@ import orjson
 from ..record import Run
 from ._spec import Spec, load_spec
 from ._provenance import Provenance
-from ._text import _CHECKS, _CLASSES, find_secrets, identifiers, redact, secret_checks, shown
+from ._text import _CLASSES, find_secrets, identifiers, redact, secret_checks, shown
 
 _SORTED = orjson.OPT_SORT_KEYS | orjson.OPT_NON_STR_KEYS
 _NO_CHECKS: frozenset[str] = frozenset()
@@ -168,14 +168,17 @@ def _walk(value: Any, path: str, ids: list, strings: list | None = None) -> None
             _walk(item, f"{path}.{key}", ids, strings)
 
 
-def _secrets(events: list, severity: str, checks: tuple) -> list[Violation]:
-    """The slow, exact secret check, run only when the fast test over all texts fired.
+def _secrets(events: list, severity: str, in_texts: tuple, in_rest: tuple) -> list[Violation]:
+    """The slow, exact secret check, run only when a fast test fired.
 
-    ``checks`` are the patterns whose anchors that fast test found (no other can match in
-    any one text). An event's string arguments are gathered (a walk over nested values) only
-    when their JSON holds one of those anchors: every anchor survives JSON encoding
-    unchanged, so that test never misses what the gathered strings would hold. Messages
-    (and the place names in them) are built for the hits only.
+    ``in_texts`` are the patterns whose anchors the fast test found in the texts (tool
+    results and errors; user messages too, which are not checked), ``in_rest`` those whose
+    anchors it found in the calls' arguments (as JSON) and the agent's messages: no other
+    pattern can match in any one of them, and a part whose tuple is empty is skipped whole.
+    An event's string arguments are gathered (a walk over nested values) only when their
+    JSON holds one of those anchors: every anchor survives JSON encoding unchanged, so that
+    test never misses what the gathered strings would hold. Messages (and the place names
+    in them) are built for the hits only.
     """
     found: list[tuple[int, str, str]] = []      # (event index, label, place)
     for i, e in enumerate(events):
@@ -183,19 +186,24 @@ def _secrets(events: list, severity: str, checks: tuple) -> list[Violation]:
         if kind == "user":
             continue
         if kind == "agent":
-            found += [(i, label, "the agent's message") for label in find_secrets(e.text, checks)]
+            if in_rest:
+                found += [(i, label, "the agent's message") for label in find_secrets(e.text, in_rest)]
             continue
         tool = e.tool
-        found += [(i, label, f"the result of {tool}") for label in find_secrets(_text(e.result), checks)]
-        if e.error:
-            found += [(i, label, f"the error of {tool}") for label in find_secrets(e.error, checks)]
+        if in_texts:
+            found += [(i, label, f"the result of {tool}")
+                      for label in find_secrets(_text(e.result), in_texts)]
+            if e.error:
+                found += [(i, label, f"the error of {tool}") for label in find_secrets(e.error, in_texts)]
+        if not in_rest:
+            continue
         dumped = orjson.dumps(e.args, option=orjson.OPT_NON_STR_KEYS).decode()
-        for _, rare, anchor, *_ in checks:
+        for _, rare, anchor, *_ in in_rest:
             if rare in dumped and anchor in dumped:
                 strings: list[str] = []
                 _walk(e.args, "", [], strings)
                 found += [(i, label, f"the arguments of {tool}")
-                          for label in find_secrets("\n".join(strings), checks)]
+                          for label in find_secrets("\n".join(strings), in_rest)]
                 break
     return [Violation("secret", severity, i, f"possible {label} in {place} (not shown)")
             for i, label, place in found]
@@ -365,14 +373,13 @@ def grade_run(run: Run, spec: "Spec | dict | str") -> RunGrade:
     if want_secrets:
         # The fast test reads the user's messages too (in the provenance blob): it may only
         # fire more often; _secrets, exact, skips them.
-        # Two tests, not one over the two joined: the blob is not copied again.
+        # Two tests, not one over the two joined: the blob is not copied again, and the exact
+        # pass skips the part (texts; arguments and agent messages) whose test found nothing.
         said.append(b"\n".join(dumps).decode())
-        checks = secret_checks(index.blob if prov else "\n".join(texts))
-        more = secret_checks("\n".join(said))
-        if more:
-            checks = tuple(check for check in _CHECKS if check in checks or check in more)
-        if checks:
-            out.extend(_secrets(events, sev["secret"], checks))
+        in_texts = secret_checks(index.blob if prov else "\n".join(texts))
+        in_rest = secret_checks("\n".join(said))
+        if in_texts or in_rest:
+            out.extend(_secrets(events, sev["secret"], in_texts, in_rest))
     if over_at is not None:
         add(Violation("max_steps", sev["max_steps"], over_at,
                       f"{steps} tool calls, more than the budget of {max_steps}"))
