@@ -1,7 +1,8 @@
 """Grade one run's path against a spec: structured violations with severities.
 
-One walk over the events does every check, provenance included (see ``_provenance``):
-time is linear in the size of the trajectory.
+A first walk over the events gathers the texts (for provenance, see ``_provenance``, and the
+secret check) and the tool calls; a second, over the calls, does every check: time is linear
+in the size of the trajectory.
 
 >>> from fluke.record import Run, UserMessage, ToolCall, Outcome
 >>> from fluke.grading import load_spec
