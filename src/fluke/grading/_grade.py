@@ -372,10 +372,10 @@ def grade_run(run: Run, spec: "Spec | dict | str") -> RunGrade:
             _unsourced(bad, tool, i, limit, is_priv, index, ground, c, add)
 
     if want_secrets:
-        # The fast test reads the user's messages too (in the provenance blob): it may only
-        # fire more often; _secrets, exact, skips them.
-        # Two tests, not one over the two joined: the blob is not copied again, and the exact
-        # pass skips the part (texts; arguments and agent messages) whose test found nothing.
+        # Two fast tests: one over the texts (the provenance blob, read in place; it holds the
+        # user's messages too, so it may only fire more often: _secrets, exact, skips them),
+        # one over the calls' JSON and the agent's messages. The exact pass skips a part whose
+        # test found nothing.
         said.append(b"\n".join(dumps).decode())
         in_texts = secret_checks(index.blob if prov else "\n".join(texts))
         in_rest = secret_checks("\n".join(said))
