@@ -148,15 +148,54 @@ def test_index_agrees_with_a_brute_force_oracle(monkeypatch, budget, floor):
 
 def test_scanning_work_is_bounded_linearly_by_the_budget():
     """Many distinct identifiers over many texts: the scans stop at the budget, then one full index."""
-    p = provenance.Provenance(untrusted=frozenset())
     texts = [" ".join(f"T{k}-{j}" for j in range(30)) for k in range(300)]
-    for text in texts:
-        p.feed(text, "tool:search")
+    p = provenance.Provenance(texts, ["tool:search"] * len(texts), untrusted=frozenset())
     chars = sum(map(len, texts))
-    found = [p.sources(f"Q{k}", taint=False) for k in range(400)]       # all absent: full scans
-    assert found == [None] * 400
+    found = [p.find(f"Q{k}") for k in range(400)]       # all absent: full scans
+    assert found == [provenance.NEVER] * 400
     assert p.full is not None
-    longest = max(map(len, texts))
-    assert p.scanned <= provenance.BUDGET * chars + provenance.FLOOR + chars + longest
+    assert p.scanned <= provenance.BUDGET * len(p.blob) + provenance.FLOOR + len(p.blob)
     # after the switch, answers come from the inverted index and stay right
-    assert p.sources("T7-3", taint=False) == {"tool:search"} and p.sources("T7-30", taint=False) is None
+    assert p.find("T7-3") == p.starts[7] and p.find("T7-30") == provenance.NEVER
+    assert p.sources("T7-3", p.limit(8)) == {"tool:search"} and p.sources("T7-3", p.limit(7)) == set()
+    assert chars < len(p.blob)
+
+
+def test_separators_are_the_ascii_ones_and_every_whitespace_character():
+    """The spelled-out set agrees with str.isspace over all of Unicode (what tokens() splits on)."""
+    import string
+    import sys
+
+    keep = set(string.ascii_letters + string.digits + "_-@.+")
+    want = {chr(c) for c in range(128) if chr(c) not in keep}
+    want |= {chr(c) for c in range(sys.maxunicode + 1) if chr(c).isspace()}
+    assert provenance.SEPARATORS == want
+
+
+@pytest.mark.parametrize("budget, floor", [(16, 200_000), (0, 0)])
+def test_taint_sources_and_trusted_occurrences_with_and_without_the_full_index(monkeypatch, budget, floor):
+    monkeypatch.setattr(provenance, "BUDGET", budget)
+    monkeypatch.setattr(provenance, "FLOOR", floor)
+    texts = ["hi", "pay ACCT-1", "ACCT-1.", "ref ACCT-1 ok", "see ACCT-1"]
+    owners = ["user", "tool:fetch_page", "tool:read_email", "tool:lookup", "tool:fetch_page"]
+    p = provenance.Provenance(texts, owners, untrusted=frozenset({"tool:fetch_page", "tool:read_email"}))
+    def text_of(at):        # the text holding a position (the full index gives a text's start)
+        return next(k for k in range(len(texts)) if p.starts[k] <= at < p.starts[k + 1])
+
+    assert text_of(p.find("ACCT-1")) == 1 and text_of(p.find_trusted("ACCT-1")) == 3
+    assert p.sources("ACCT-1", p.limit(3)) == {"tool:fetch_page", "tool:read_email"}
+    assert p.find_trusted("ACCT-2") == provenance.NEVER and p.sources("ACCT-2", p.limit(5)) == set()
+
+
+def test_the_identifier_cache_agrees_with_identifiers():
+    """The cache decides the common shapes itself (prose, one id token): as identifiers() does."""
+    from fluke.grading._grade import _IdCache
+    from fluke.grading._text import identifiers
+
+    rng = np.random.default_rng(7)
+    alphabet = list("abcxyzABCXYZ0189_-@.+ ,;:/\"'()\t\n") + ["É", "é", "\xa0", "\u2028", "日"]
+    values = ["ORD-00213", "ORD-00213.", "bob7@example.com", "2026-01-02", "JFK", "TRUE", "pending",
+              "refund 250 for ORD-00213", "...", "ab", "a1", "", "9" * 130, "A1" * 64]
+    values += ["".join(rng.choice(alphabet, size=int(rng.integers(0, 14)))) for _ in range(20_000)]
+    for value in values:
+        assert _IdCache()[value] == identifiers(value), value

@@ -92,6 +92,17 @@ def test_redact_hides_each_kind_of_secret(secret, kept):
     assert out == f"before {kept} after"
 
 
+@pytest.mark.parametrize("secret", [
+    "AKIAIOSFODNN7EXAMPLE", "ASIAIOSFODNN7EXAMPLE", "sk-ant-api03-abcdefghijklmnopqrstuvwx", "ghp_" + "a1" * 18,
+    "github_pat_" + "a1" * 20, "xoxb-1234567890-abc", "pypi-AgEIcHlwaS5vcmc" + "a" * 20, "AIza" + "b" * 35,
+    "eyJhbGciOiJI.eyJzdWIiOiJ4.c2lnbmF0dXJl", "password=correct-horse", "api_key:zz-123456",
+    "-----BEGIN PRIVATE KEY-----\nb3Bl\n-----END PRIVATE KEY-----", "Bearer\t9f8e7d6c5b4a3210"])
+def test_redact_quick_test_never_skips_a_bare_secret(secret):
+    """The quick test that returns plain values untouched lets every kind of secret through
+    to the patterns, with no text around it."""
+    assert redact(secret) != secret
+
+
 @pytest.mark.parametrize("text", ["the token expires in an hour", "ask-me-anything", "password policy: 12 chars",
                                   "order W2378156 for AKIA", "sk-short"])
 def test_redact_leaves_ordinary_text_alone(text):

@@ -76,22 +76,42 @@ def strip_trailing(tok: str) -> str:
     return tok.rstrip(".") or tok
 
 
+#: Each ASCII character's class, for :func:`identifiers`: 2 a digit or ``@``, 1 a capital,
+#: 0 any other token character (``a-z _ . + -``), 4 a separator (bytes past 127: unused).
+_CLASSES = bytes(2 if ch in _DIGIT_OR_AT else 1 if ch in string.ascii_uppercase else 0 if ch in _KEEP
+                 else 4 for ch in map(chr, range(256)))
+
+
 def identifiers(value: str) -> list[str]:
     """The identifier-shaped tokens of one string argument value.
 
+    An ASCII value (``isascii`` is free) has its characters classified all at once, one
+    bytes translation through :data:`_CLASSES`: whether it holds a digit or ``@``, a capital,
+    a separator are then byte searches, not a regex scan over prose.
+
     >>> identifiers("ORD-00213."), identifiers("ship it to JFK by 2026-01-02"), identifiers("all lower case")
     (['ORD-00213'], ['JFK', '2026-01-02'], [])
+    >>> identifiers("TRUE"), identifiers("JFK"), identifiers("Hello"), identifiers("ÉCOLE 7"), identifiers("école")
+    ([], ['JFK'], [], ['ÉCOLE'], [])
     """
-    hit = _MAYBE_ID.search(value)
-    if hit is None:
-        return []  # no capital, digit or @: no identifier
-    if _ONE_TOKEN.fullmatch(value):  # the common case, the whole value one token: decide inline
+    if value.isascii():
+        classes = value.encode().translate(_CLASSES)
+        digit = 2 in classes
+        if not digit and 1 not in classes:
+            return []  # no capital, digit or @: no identifier
+        one_token = 4 not in classes
+    else:
+        if _MAYBE_ID.search(value) is None:
+            return []
+        digit = _DIGIT_AT.search(value) is not None
+        one_token = _ONE_TOKEN.fullmatch(value) is not None
+    if one_token:  # the common case, the whole value one token: decide inline
         tok = value.rstrip(".") or value if value[-1] == "." else value
         if not 3 <= len(tok) <= 128:
             return []
-        if hit.group() in _DIGIT_OR_AT or tok.isupper() or _DIGIT_AT.search(tok):
-            return [] if (tok.isalpha() and tok.lower() in LITERALS) else [tok]
-        return []
+        if digit:
+            return [tok]
+        return [] if not tok.isupper() or (tok.isalpha() and tok.lower() in LITERALS) else [tok]
     parts = value.translate(_SEPARATE).split()
     if len(parts) == 1:
         tok = parts[0]
