@@ -84,6 +84,13 @@ def scan_counts(ledger) -> dict:
     return out
 
 
+def discard(name: str, url: str) -> None:
+    """Delete a finished attempt's SQLite files, so the attempts after it start alike."""
+    if name == "sqlite":
+        for path in Path(url).parent.glob(Path(url).name + "*"):
+            path.unlink()
+
+
 def fresh(name: str, url: str, attempt: int) -> str:
     """An empty ledger for each attempt: a new file for SQLite, emptied tables for PostgreSQL."""
     if name == "sqlite":
@@ -111,6 +118,7 @@ def bench_backend(name: str, url: str, n: int, jsonl: Path, file_n: int, repeats
                          "writer_cpu_us": (cpu1[1] - cpu0[1]) / n * 1e6})
         if attempt < repeats - 1:
             ledger.close()
+            discard(name, ledger.url)
     runs.clear()
     best = min(attempts, key=lambda a: a["ingest_s"])
     query_s, groups = count_query_seconds(ledger)
@@ -143,7 +151,8 @@ def main() -> None:
     parser.add_argument("--repeats", type=int, default=3, help="fresh ingests of the N runs per backend (best is shown)")
     args = parser.parse_args()
 
-    work = Path(tempfile.mkdtemp(prefix="fluke-bench-"))
+    scratch = tempfile.TemporaryDirectory(prefix="fluke-bench-")   # removed at exit
+    work = Path(scratch.name)
     jsonl = work / "runs.jsonl"
     with open(jsonl, "wb") as fh:
         for run in build_runs(args.file_n, offset=args.n):

@@ -2,7 +2,7 @@
 
 from __future__ import annotations
 
-from typing import Any, Sequence
+from typing import Any, Iterable
 
 from ..errors import LedgerError, require
 from ._base import Ledger
@@ -49,7 +49,7 @@ class PostgresRunWriter(RunWriter):
         cur.execute("INSERT INTO ingests (recorded_at) VALUES (%s) RETURNING id", (recorded_at,))
         return int(cur.fetchone()[0])
 
-    def _insert(self, rows: Sequence[tuple]) -> set[int] | None:
+    def _insert(self, rows: Iterable[tuple], count: int) -> set[int] | None:
         cur = self.conn.cursor()
         cur.execute("CREATE TEMP TABLE IF NOT EXISTS runs_in (k BIGINT, vid BIGINT, scenario TEXT, source TEXT, "
                     "body TEXT) ON COMMIT DELETE ROWS")
@@ -61,4 +61,4 @@ class PostgresRunWriter(RunWriter):
                     f"SELECT k, vid, {int(self.ingest)}, scenario, source, body FROM runs_in "
                     "ON CONFLICT DO NOTHING RETURNING k")
         added = {k for (k,) in cur.fetchall()}
-        return None if len(added) == len(rows) else added
+        return None if len(added) == count else added
