@@ -88,3 +88,8 @@ def test_documents_are_content_addressed_and_grades_keyed_by_spec(ledger):
     assert ledger.recorded_at(runs[0].hash) >= ledger.documents("seal")[0].recorded_at
     with pytest.raises(SelectorError):
         ledger.recorded_at("0" * 64)
+    with pytest.raises(SelectorError):
+        ledger.recorded_at("z" * 64)
+    other = runs[0].hash[:16] + "0" * 48   # the same key, another hash
+    with pytest.raises(SelectorError):
+        ledger.recorded_at(other)

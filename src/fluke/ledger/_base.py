@@ -256,8 +256,12 @@ class Ledger:
         return out
 
     def _stored(self, run_hash: str) -> tuple[str, str] | None:
+        try:
+            key = hash_key(run_hash)
+        except ValueError:   # not hexadecimal
+            return None
         rows = self.query("SELECT r.body, i.recorded_at FROM runs r JOIN ingests i ON i.id = r.ingest "
-                          "WHERE r.k = ?", (hash_key(run_hash),))
+                          "WHERE r.k = ?", (key,))
         if rows and body_hash(rows[0][0]) == run_hash:
             return rows[0]
         return None

@@ -39,7 +39,12 @@ class SqliteLedger(Ledger):
 
     def _piped_writer(self) -> Any:
         path = self._path()
-        return None if path == ":memory:" else PipedWriter(str(Path(path).expanduser().resolve()))
+        if path == ":memory:":
+            return None
+        try:
+            return PipedWriter(str(Path(path).expanduser().resolve()))
+        except OSError:   # no interpreter to start (an embedded Python): write here instead
+            return None
 
     def _json_field(self, *path: str, integer: bool = False) -> str:
         return f"json_extract(body, '$.{'.'.join(path)}')"

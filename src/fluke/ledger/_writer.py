@@ -43,7 +43,6 @@ from itertools import compress
 from pathlib import Path
 from typing import Any, Iterable, Sequence
 
-
 from ..errors import LedgerError
 
 _UPSERT_COUNTS = ("INSERT INTO counts (vid, scenario, condition, trials, passes) VALUES (?, ?, ?, ?, ?) "
