@@ -148,7 +148,8 @@ def main() -> None:
     parser.add_argument("--file-n", type=int, default=200_000, help="runs in the end-to-end JSONL file")
     parser.add_argument("--postgres-url", help="an empty PostgreSQL database to use")
     parser.add_argument("--no-postgres", action="store_true")
-    parser.add_argument("--repeats", type=int, default=3, help="fresh ingests of the N runs per backend (best is shown)")
+    parser.add_argument("--repeats", type=int, default=3,
+                        help="fresh ingests of the N runs per backend (best is shown)")
     args = parser.parse_args()
 
     scratch = tempfile.TemporaryDirectory(prefix="fluke-bench-")   # removed at exit

@@ -187,13 +187,14 @@ def test_migration_0002_keeps_every_run_its_hash_counts_and_time(ledger_url, mon
         assert ledger.recorded_times() == {r.hash: t for r, t in zip(runs, times)}
 
 
-def test_migration_0002_refuses_a_run_changed_outside_fluke(ledger_url, monkeypatch):
+@pytest.mark.parametrize("edited", [{"scenario": "edited", "trial": 0},     # still a run, another one
+                                    {"scenario": "", "trial": "x"}])        # no longer a run at all
+def test_migration_0002_refuses_a_run_changed_outside_fluke(ledger_url, monkeypatch, edited):
     runs = _runs(5, seed=6)
     _ledger_at_0001(ledger_url, monkeypatch, runs, ["2026-03-01T00:00:00.000000Z"] * 5)
     monkeypatch.setattr(_base, "MIGRATIONS", _base.MIGRATIONS[:1])
     with open_ledger(ledger_url) as old, old.atomic():
-        old.execute("UPDATE runs SET body = ? WHERE hash = ?",
-                    (orjson.dumps({"scenario": "edited", "trial": 0}).decode(), runs[2].hash))
+        old.execute("UPDATE runs SET body = ? WHERE hash = ?", (orjson.dumps(edited).decode(), runs[2].hash))
     monkeypatch.undo()
     with pytest.raises(LedgerError, match=f"run {runs[2].hash} does not reproduce its hash"):
         open_ledger(ledger_url)
