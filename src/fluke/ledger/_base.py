@@ -25,12 +25,10 @@ import orjson
 from ..errors import LedgerError, SelectorError
 from ..record import IDENTITY_FIELDS, Identity, Run, canonical_json, digest
 from ._migrations import MIGRATIONS
-from ._rows import body_condition, body_hash, condition_matches, hash_key, row_run, version_id
-from ._types import CountRow, Document, IngestResult, VersionInfo
+from ._rows import body_hash, body_holds, hash_key, row_run, version_id
 from ._ingest import ingest_runs, utcnow
+from ._types import CountRow, Document, IngestResult, VersionInfo
 from ._writer import RunWriter
-
-__all__ = ["Ledger", "row_run", "utcnow", "version_id"]
 
 
 class Ledger:
@@ -222,7 +220,7 @@ class Ledger:
             sql += f" LIMIT {int(limit)}"
         given = 0
         for body, source in self.query(sql, params):
-            if condition and not _body_condition(body, condition):
+            if condition and not body_holds(body, condition):
                 continue
             yield row_run(body, source)
             given += 1
@@ -239,7 +237,7 @@ class Ledger:
         if not condition:
             return int(self.query(f"SELECT COUNT(*) FROM runs{where}", params)[0][0])
         return sum(1 for (body,) in self.query(f"SELECT body FROM runs{where}", params)
-                   if _body_condition(body, condition))
+                   if body_holds(body, condition))
 
     def counts(self, *, version: str | Sequence[str] | None = None, scenario: str | None = None,
                condition: str | None = None) -> list[CountRow]:
@@ -280,7 +278,7 @@ class Ledger:
         rows = self.query(f"SELECT r.body, i.recorded_at FROM runs r JOIN ingests i ON i.id = r.ingest{where}",
                           params)
         return {body_hash(body): at for body, at in rows
-                if not condition or _body_condition(body, condition)}
+                if not condition or body_holds(body, condition)}
 
     # -- versions ------------------------------------------------------------------
     def versions(self) -> list[VersionInfo]:
@@ -370,8 +368,3 @@ def _matches(component: Any, wanted: str) -> bool:
     if isinstance(component, dict):
         return wanted in {str(v) for v in component.values()} or canonical_json(component).decode() == wanted
     return wanted in ("", "none", "None") and component is None
-
-
-def _body_condition(body: str, condition: str) -> bool:
-    """Does a stored body's condition hold every ``key=value`` pair of ``condition``?"""
-    return condition_matches(body_condition(body), condition)

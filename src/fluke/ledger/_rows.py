@@ -125,9 +125,9 @@ def row_run(body: str | bytes, source: str | None = None) -> Run:
     return run
 
 
-def body_condition(body: str | bytes) -> str:
-    """The condition key of a stored body."""
-    return condition_key(orjson.loads(body)["condition"])
+def body_holds(body: str | bytes, wanted: str) -> bool:
+    """Does a stored run's condition hold every ``key=value`` pair of ``wanted``?"""
+    return condition_matches(condition_key(orjson.loads(body)["condition"]), wanted)
 
 
 def condition_matches(key: str, wanted: str) -> bool:
