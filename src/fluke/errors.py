@@ -65,3 +65,8 @@ def require(module: str, *, package: str, extra: str, purpose: str):
         return importlib.import_module(module)
     except ImportError as exc:  # pragma: no cover - depends on the environment
         raise MissingDependency(package, extra, purpose) from exc
+
+
+class ArgumentError(FlukeError, ValueError):
+    """A library function was called with an argument outside its domain; the message names
+    the argument and its value (``level=1.5 must be between 0 and 1``)."""
