@@ -3,7 +3,7 @@
 Without a matcher, arguments compare exactly: the same keys, equal values (``1 == 1.0``, but
 ``True`` is not ``1``), lists element by element. A spec's ``match`` table sets a matcher per
 tool and per argument path (dotted; ``flights.0.date`` for one element, ``flights.*.date``
-for every element of a list):
+for every element of a list; ``*`` alone for the whole arguments):
 
 ========================  ==================================================================
 ``exact``                 the default, spelled out
@@ -163,10 +163,10 @@ def _walk(expected: Any, made: Any, rules: dict[str, Rule], path: list[str], out
           limit: int) -> None:
     if len(out) >= limit:
         return
-    rule = _rule_at(rules, path) if path else None
+    rule = _rule_at(rules, path) if path else rules.get("*")
     if rule is not None:
         if not rule(expected, made):
-            out.append(f"{'.'.join(path)}={shown(made, 40)}")
+            out.append(f"{'.'.join(path) or 'arguments'}={shown(made, 40)}")
         return
     if isinstance(expected, dict) and isinstance(made, dict):
         for key, value in expected.items():
