@@ -12,6 +12,7 @@ from __future__ import annotations
 
 import importlib
 import importlib.util
+import sys
 from pathlib import Path
 from typing import Any, Callable
 
@@ -39,6 +40,7 @@ def _import(name: str, base: Path | None) -> Callable:
             raise LookupError(f"the spec's module {path} does not exist")
         loaded = importlib.util.spec_from_file_location(f"fluke_spec_{path.stem}", path)
         module = importlib.util.module_from_spec(loaded)
+        sys.modules[loaded.name] = module   # so its dataclasses and pickles can find it
         loaded.loader.exec_module(module)   # the spec's own code, trusted like the spec
         attr = name
     fn = module
