@@ -53,6 +53,41 @@ def to_runs(trajs):
     return runs
 
 
+def with_gold(runs, seed, k=4):
+    """Each run with gold: ``k`` of its own agent calls in order (a repeat of one of them now and
+    then, and one argument changed in every fifth run), for ``reference: gold``."""
+    import random
+
+    from fluke.record import GoldCall, Run
+
+    rng = random.Random(seed)
+    out = []
+    for run in runs:
+        calls = [e for e in run.events if e.kind == "tool"]
+        picked = sorted(rng.sample(range(len(calls)), min(k, len(calls))))
+        gold = [GoldCall(tool=calls[i].tool, args=calls[i].args) for i in picked]
+        if gold and rng.random() < 0.2:
+            first = gold[0]
+            gold[0] = GoldCall(tool=first.tool, args={**first.args, "a0": "changed"})
+        if gold and rng.random() < 0.2:
+            gold.append(gold[-1])
+        run = Run.model_validate({**run.model_dump(), "gold": [g.model_dump() for g in gold]})
+        _ = run.hash, run.version  # computed at ingest, not grading
+        out.append(run)
+    return out
+
+
+def reference_times(runs, repeats, grade_run, load_spec):
+    """Reference grading alone (no other check), per mode: best time and mean recall."""
+    rows = []
+    for mode in ("superset", "in_order", "strict"):
+        spec = load_spec({"reference": "gold", "reference_mode": mode, "ground": False,
+                          "secrets": False, "failing_loop": None})
+        (best, _, grades), = interleaved(repeats, lambda: [grade_run(r, spec) for r in runs])
+        rows.append((mode, best, sum(g.reference.recall for g in grades) / len(grades)))
+    return rows
+
+
 def to_steps(trajs):
     from luckrate import Step
 
@@ -82,6 +117,8 @@ def main(argv=None) -> None:
     ap.add_argument("--seed", type=int, default=20260101)
     ap.add_argument("--repeats", type=int, default=3)
     ap.add_argument("--profile", action="store_true", help="profile fluke's grading and print the top")
+    ap.add_argument("--scaling", action="store_true",
+                    help="also time reference grading on 2,000 runs of 20, 40 and 80 steps (linear in length)")
     a = ap.parse_args(argv)
 
     from fluke.grading import gate, grade_run, load_spec, luck_rate
@@ -136,6 +173,26 @@ def main(argv=None) -> None:
             by_check[v.check] = by_check.get(v.check, 0) + 1
     print("fluke violations by check: " + ", ".join(f"{k}={v}" for k, v in sorted(by_check.items())))
     print(f"luck rate (pooled): {luck_rate(grades).pooled}; gate passed: {gate(grades).passed}")
+
+    # The reference workload: the same runs, each with four of its own calls as gold.
+    gc.unfreeze()
+    gold_runs = with_gold(runs, a.seed)
+    gc.collect()
+    gc.freeze()
+    print(f"\nreference workload: the same {a.n} runs, each with 4 gold calls "
+          "(a changed argument in 1 of 5, a repeated call in 1 of 5)")
+    for mode, best, recall in reference_times(gold_runs, a.repeats, grade_run, load_spec):
+        print(f"fluke    reference: gold, {mode:<9} alone: min {best:.3f}s  (mean recall {recall:.3f}); "
+              f"spec workload above: {f_min:.3f}s")
+    both = load_spec({**raw_spec, "reference": "gold", "reference_mode": "in_order"})
+    (b_min, _, _), = interleaved(a.repeats, lambda: [grade_run(r, both) for r in gold_runs])
+    print(f"fluke    full spec + reference (in_order):  min {b_min:.3f}s  (spec alone {f_min:.3f}s)")
+    if a.scaling:
+        for steps in (20, 40, 80):
+            sub = with_gold(to_runs(wl.generate(2000, steps, a.seed)), a.seed)
+            mode, best, _ = reference_times(sub, a.repeats, grade_run, load_spec)[1]
+            print(f"scaling: 2000 runs x {steps:>2} steps, reference {mode}: {best:.3f}s "
+                  f"({1e6 * best / (2000 * steps):.2f} us per event)")
 
 
 if __name__ == "__main__":

@@ -188,6 +188,26 @@ def _walk(expected: Any, made: Any, rules: dict[str, Rule], path: list[str], out
         out.append(f"{'.'.join(path) or 'arguments'}={shown(made, 40)}")
 
 
+def matches(expected: Any, made: Any, rules: dict[str, Rule]) -> bool:
+    """Whether ``made`` matches ``expected`` under ``rules`` (:func:`diffs` is empty), without
+    building any text: the fast test every candidate pair gets.
+
+    >>> matches({"a": 1, "b": [1]}, {"a": 1.0, "b": [1]}, {}), matches({"a": 1}, {"a": 2}, {})
+    (True, False)
+    """
+    if not rules:
+        return equal(expected, made)
+    return not diffs(expected, made, rules, limit=1)
+
+
+def distance(expected: Any, made: Any) -> int:
+    """How many top-level arguments differ (absent on one side counts): ranks near misses."""
+    if not (isinstance(expected, dict) and isinstance(made, dict)):
+        return 0 if equal(expected, made) else 1
+    return (sum(1 for k, v in expected.items() if k not in made or not equal(v, made[k]))
+            + sum(1 for k in made if k not in expected))
+
+
 def diffs(expected: Any, made: Any, rules: dict[str, Rule], *, limit: int = 4) -> list[str]:
     """Where ``made`` departs from ``expected`` under ``rules`` (empty: they match), as short
     texts (``path=value``, ``no path``, ``path=value (not expected)``), at most ``limit``."""

@@ -37,9 +37,9 @@ from __future__ import annotations
 from dataclasses import dataclass
 from typing import Any, Callable, NamedTuple
 
-from ._matchers import compile_rules, diffs, restrict
+from ._matchers import compile_rules, diffs, distance, matches, restrict
 from ._pairing import pair_ordered, pair_unordered
-from ._text import shown
+from ._text import redact
 
 MODES = ("superset", "subset", "unordered", "in_order", "strict")
 _NEEDS_ALL = {"superset", "unordered", "in_order", "strict"}
@@ -124,11 +124,16 @@ def call_text(tool: str, args: Any, limit: int = 120) -> str:
     "cancel(reservation_id='ZFA04Y', reason='change of plan')"
     """
     if isinstance(args, dict):
-        inner = ", ".join(f"{k}={shown(v, 40)}" for k, v in args.items())
+        inner = ", ".join(f"{k}={_cut(v)}" for k, v in args.items())
     else:
-        inner = "" if args is None else shown(args, 40)
-    text = f"{tool}({inner})"
+        inner = "" if args is None else _cut(args)
+    text = redact(f"{tool}({inner})")      # one redaction over the whole text
     return text if len(text) <= limit else text[: limit - 2] + "…)"
+
+
+def _cut(value: Any, limit: int = 40) -> str:
+    text = repr(value)
+    return text if len(text) <= limit else text[: limit - 2] + "…" + text[-1]
 
 
 def _turns(events: list) -> list[int]:
@@ -166,19 +171,23 @@ def grade_reference(events: list, plan: ReferencePlan, expected: list[Expected] 
     for x, exp in enumerate(expected):
         rules = plan.rules.get(exp.tool, {})
         fits, closest = [], None
+        want = restrict(exp.args, exp.compare)
         for k in by_key.get((exp.tool, exp.requestor), ()):
             call = events[made[k]]
-            d = diffs(restrict(exp.args, exp.compare), restrict(call.args, exp.compare), rules)
-            failed = call.ok is not True
-            if not d and (not failed or plan.failed_ok):
+            got = restrict(call.args, exp.compare)
+            same = matches(want, got, rules)
+            failed = call.ok is not True and not plan.failed_ok
+            if same and not failed:
                 fits.append(k)
-            rank = (len(d), failed and not plan.failed_ok)
+            rank = (0 if same else 1 + distance(want, got), failed)
             if closest is None or rank < closest[0]:
-                closest = (rank, k, d, "" if plan.failed_ok or not failed
-                           else "failed" if call.ok is False else "got no result")
+                closest = (rank, k, same, failed)
         edges[x] = fits
-        if closest is not None:
-            near[x] = closest[1:]
+        if closest is not None:   # the texts only for the nearest call: messages are rare
+            _, k, same, failed = closest
+            call = events[made[k]]
+            near[x] = (k, [] if same else diffs(want, restrict(call.args, exp.compare), rules),
+                       "" if not failed else "failed" if call.ok is False else "got no result")
     if mode in _ORDERED:
         groups: list[list[int]] = []
         for x, exp in enumerate(expected):
