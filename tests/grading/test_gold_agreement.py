@@ -68,3 +68,25 @@ def test_tau2_bench_agrees_with_its_own_action_check():
     one = script.agreement([p for p in files if p.name.startswith("gpt-4.1_airline")], tau2=True)
     assert dict(one.table) == {(True, True): 9, (True, False): 2, (False, True): 1, (False, False): 8}
     assert one.own[True, True] + one.own[False, False] == 18
+
+
+def test_parallel_calls_of_one_tau2_message_are_one_turn():
+    from fluke.adapters import read_file
+    from fluke.grading import grade_run, load_spec
+
+    path = need(DATA / "tau2-bench" / "src" / "experiments" / "model_training" / "results"
+                / "gpt-4.1_airline_default_gpt-4.1_1trials.json")
+    doc = json.loads(path.read_text())
+    for run, sim in zip(read_file(path), doc["simulations"]):
+        parallel = next((m["tool_calls"] for m in sim["messages"]
+                         if m["role"] == "assistant" and len(m.get("tool_calls") or []) > 1), None)
+        if parallel:
+            break
+    # the message's calls, listed in reverse as separate expected turns: in order all the same,
+    # since the agent made them in one turn; once the start times are gone, they are ordered
+    backwards = [{"tool": c["name"], "args": c["arguments"]} for c in reversed(parallel)]
+    spec = load_spec({"ground": False, "secrets": False, "reference": backwards, "reference_mode": "in_order"})
+    assert grade_run(run, spec).reference.complete
+    untimed = run.model_validate({**run.model_dump(), "events": [
+        {**e.model_dump(), "t_start": None} if e.kind == "tool" else e.model_dump() for e in run.events]})
+    assert grade_run(untimed, spec).reference.matched == 1
