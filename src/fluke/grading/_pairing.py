@@ -64,6 +64,30 @@ def pair_unordered(edges: dict[int, list[int]], expected_key: dict[int, Hashable
     return pairs
 
 
+def _lcs(es: list[int], ms: list[int], edges: dict[int, list[int]]) -> list[tuple[int, int]]:
+    """The one-call-per-turn case: a longest common subsequence under ``edges``."""
+    G, T = len(es), len(ms)
+    fit = [set(edges.get(e, ())) for e in es]
+    table = [[0] * (T + 1) for _ in range(G + 1)]
+    for g in range(G - 1, -1, -1):
+        row, below, ok = table[g], table[g + 1], fit[g]
+        for t in range(T - 1, -1, -1):
+            best = row[t + 1] if row[t + 1] >= below[t] else below[t]
+            if ms[t] in ok and below[t + 1] + 1 > best:
+                best = below[t + 1] + 1
+            row[t] = best
+    pairs, g, t = [], 0, 0
+    while g < G and t < T:
+        if ms[t] in fit[g] and table[g][t] == table[g + 1][t + 1] + 1:
+            pairs.append((es[g], ms[t]))
+            g, t = g + 1, t + 1
+        elif table[g][t] == table[g][t + 1]:
+            t += 1
+        else:
+            g += 1
+    return pairs
+
+
 def pair_ordered(groups: list[list[int]], turns: list[list[int]],
                  edges: dict[int, list[int]]) -> list[tuple[int, int]]:
     """A largest order-keeping matching (see the module docstring).
@@ -79,6 +103,8 @@ def pair_ordered(groups: list[list[int]], turns: list[list[int]],
     G, T = len(groups), len(live)
     if not G or not T:
         return []
+    if all(len(g) == 1 for g in groups) and all(len(t) == 1 for t in live):
+        return _lcs([g[0] for g in groups], [t[0] for t in live], edges)
     fits = [{m: set() for m in turn} for turn in live]     # made call -> expected calls it fits
     where = {m: t for t, turn in enumerate(live) for m in turn}
     for e, ms in edges.items():
