@@ -118,7 +118,7 @@ def test_pairing_is_optimal_against_brute_force(seed):
     n_e, n_m = int(rng.integers(1, 5)), int(rng.integers(1, 6))
     edges = {e: sorted({int(m) for m in rng.choice(n_m, size=int(rng.integers(0, n_m + 1)))})
              for e in range(n_e)}
-    got = pair_unordered(edges, {e: "k" for e in edges}, {m: None for m in range(n_m)})
+    got = pair_unordered(edges, {e: "k" for e in edges})
     assert len({e for e, _ in got}) == len({m for _, m in got}) == len(got)
     assert all(m in edges[e] for e, m in got)
     assert len(got) == _brute_unordered(edges, n_m)
@@ -277,6 +277,8 @@ def test_the_grade_body_round_trips_with_its_reference():
     ({"reference_mode": "strict"}, "given without a reference"),
     ({"reference": [[]]}, "an expected turn with no calls"),
     ({"reference": "golden"}, "field reference"),
+    ({"reference": ref(("think", {})), "reference_ignore": ["think"]},
+     "reference.0.tool: 'think' is in reference_ignore, so no call could satisfy it"),
 ])
 def test_validation_before_any_run(body, message):
     with pytest.raises(SpecError, match=re.escape(message)):
@@ -288,3 +290,18 @@ def test_a_spec_without_reference_keeps_its_digest():
     s = load_spec({"tools": ["lookup", "refund"], "required": ["lookup"]})
     assert "reference" not in s.body and "match" not in s.body
     assert s.digest == "e997d73f8bdc67c7f9bb62102344efd94436dbcdf1822b960f13dfbaacd29692"
+
+
+def test_ignored_tools_and_the_simulated_users_calls():
+    run = run_of(call("think", {"t": "hm"}), call("a", {"x": 1}),
+                 call("toggle_wifi", {}, requestor="user"))
+    s = spec(ref(A), "strict", reference_ignore=["think"])
+    g = grade_run(run, s)
+    assert checks(g) == [] and g.reference.made == 1       # think skipped; the user's call not the agent's
+    assert [v.check for v in grade_run(run, spec(ref(A), "strict")).violations] == ["reference_extra"]
+    wants_user = spec([{"tool": "toggle_wifi", "requestor": "user"}, {"tool": "a", "args": {"x": 1}}],
+                      "unordered", reference_ignore=["think"])
+    g = grade_run(run, wants_user)
+    assert checks(g) == [] and g.reference.made == 2
+    agent_did_it = run_of(call("toggle_wifi", {}), call("a", {"x": 1}))
+    assert [v.check for v in grade_run(agent_did_it, wants_user).violations] == ["reference_extra", "reference"]

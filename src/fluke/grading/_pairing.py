@@ -17,7 +17,7 @@ and return the pairs of a largest matching.
   that hold a call some expected call could take (about the reference's length, not the run's).
 
 >>> edges = {0: [0, 1], 1: [0]}           # expected 0 fits made 0 or 1; expected 1 only made 0
->>> sorted(pair_unordered(edges, {0: "a", 1: "a"}, {0: "a", 1: "a"}))      # first fit would miss one
+>>> sorted(pair_unordered(edges, {0: "a", 1: "a"}))      # first fit would miss one
 [(0, 1), (1, 0)]
 >>> pair_ordered([[0], [1]], [[0], [1]], {0: [1], 1: [0]})   # crossing: only one pair keeps order
 [(0, 1)]
@@ -36,9 +36,9 @@ import numpy as np
 TURN_CHUNK = 6
 
 
-def pair_unordered(edges: dict[int, list[int]], expected_key: dict[int, Hashable],
-                   made_key: dict[int, Hashable]) -> list[tuple[int, int]]:
-    """A maximum matching of expected to made calls, solved per key (tool and requestor)."""
+def pair_unordered(edges: dict[int, list[int]], expected_key: dict[int, Hashable]) -> list[tuple[int, int]]:
+    """A maximum matching of expected to made calls, one assignment per key (tool and
+    requestor: expected calls of different keys never compete for a made call)."""
     by_key: dict[Hashable, list[int]] = {}
     for e in edges:
         if edges[e]:

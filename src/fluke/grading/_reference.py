@@ -201,8 +201,7 @@ def grade_reference(events: list, plan: ReferencePlan, expected: list[Expected] 
             turns[-1].append(k)
         pairs = pair_ordered(groups, turns, edges)
     else:
-        pairs = pair_unordered(edges, {x: (e.tool, e.requestor) for x, e in enumerate(expected)},
-                               {k: None for k in range(len(made))})
+        pairs = pair_unordered(edges, {x: (e.tool, e.requestor) for x, e in enumerate(expected)})
     taken = {x: k for x, k in pairs}
     used = set(taken.values())
     out = []

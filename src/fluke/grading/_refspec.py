@@ -104,6 +104,9 @@ def reference_problems(m: Any, max_group: int) -> list[str]:
                                 f"{max_group} (split it, or use reference_mode: unordered)")
             for j, call in enumerate(calls):
                 where = f"reference.{i}" + (f".{j}" if isinstance(item, list) else "")
+                if call.tool in m.reference_ignore:
+                    problems.append(f"field {where}.tool: {call.tool!r} is in reference_ignore, so no "
+                                    "call could satisfy it")
                 if vocab and call.tool not in vocab:
                     problems.append(f"field {where}.tool: tool {call.tool!r} is not in tools{_suggest(call.tool, vocab)}")
                 known.setdefault(call.tool, set()).update(call.args)
