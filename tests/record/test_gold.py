@@ -77,3 +77,17 @@ def test_tau2_bench_reader_keeps_the_evaluation_actions():
         actions = tasks[sim["task_id"]]["evaluation_criteria"]["actions"] or []
         assert [(g.tool, g.args, g.compare) for g in run.gold] == \
             [(a["name"], a["arguments"], a["compare_args"]) for a in actions]
+
+
+def test_malformed_gold_is_left_out_never_an_ingest_error(tmp_path):
+    path = tmp_path / "t.json"
+    path.write_text(json.dumps([{"task_id": 0, "reward": 1, "traj": [], "info": {"task": {"actions": "?"}}},
+                                {"task_id": 1, "reward": 1, "traj": [], "info": {"task": {"actions": [{"name": 3}]}}},
+                                {"task_id": 2, "reward": 1, "traj": [], "info": "x"}]))
+    assert [r.gold for r in read_file(path)] == [None, None, None]
+    tasks = [5, {"id": "1"}, {"id": "2", "evaluation_criteria": {"actions": [{"name": "x", "compare_args": [1]}]}},
+             {"id": "3", "evaluation_criteria": {"actions": [{"name": "y", "arguments": {"a": 1}}]}}]
+    sims = [{"task_id": str(k), "messages": [], "reward_info": {"reward": 1.0}} for k in (1, 2, 3)]
+    path2 = tmp_path / "t2.json"
+    path2.write_text(json.dumps({"timestamp": "2025-01-01", "info": {}, "tasks": tasks, "simulations": sims}))
+    assert [r.gold for r in read_file(path2)] == [None, None, [GoldCall(tool="y", args={"a": 1})]]

@@ -61,12 +61,16 @@ def gold_by_task(doc: dict) -> dict[str, list[dict]]:
     out: dict[str, list[dict]] = {}
     tasks = doc.get("tasks")
     for task in tasks if isinstance(tasks, list) else ():
-        criteria = task.get("evaluation_criteria") if isinstance(task, dict) else None
+        if not isinstance(task, dict) or "id" not in task:
+            continue
+        criteria = task.get("evaluation_criteria")
         actions = criteria.get("actions") if isinstance(criteria, dict) else None
-        if "id" not in task or not isinstance(actions, list) or not all(
+        if not isinstance(actions, list) or not all(
                 isinstance(a, dict) and isinstance(a.get("name"), str)
                 and isinstance(a.get("arguments", {}), dict)
-                and (a.get("compare_args") is None or isinstance(a["compare_args"], list)) for a in actions):
+                and (a.get("compare_args") is None or (isinstance(a["compare_args"], list)
+                                                       and all(isinstance(k, str) for k in a["compare_args"])))
+                for a in actions):
             continue
         out[str(task["id"])] = [{"tool": a["name"], "args": a.get("arguments", {}),
                                  "requestor": "user" if a.get("requestor") == "user" else "agent",
