@@ -5,7 +5,8 @@ and return the pairs of a largest matching.
 
 * :func:`pair_unordered`: one assignment problem per tool (``scipy.optimize.linear_sum_assignment``
   on a 0/1 cost matrix; a minimum-cost assignment there is a maximum matching). A tool called
-  once, or expected once, needs no solver.
+  once, or expected once, needs no solver, nor does one where first fit already pairs every
+  expected call that has a candidate (no matching can be larger).
 * :func:`pair_ordered`: the largest matching that keeps the reference's order across turns.
   Expected calls come in groups (a group is one expected turn, unordered inside), made calls
   in turns (parallel calls of one assistant message, unordered inside). A matching keeps the
@@ -51,6 +52,19 @@ def pair_unordered(edges: dict[int, list[int]], expected_key: dict[int, Hashable
             continue
         if len(cols) == 1:
             pairs.append((es[0], cols[0]))
+            continue
+        # First fit, kept only when it pairs every expected call that has a candidate: then no
+        # matching can be larger. Otherwise the assignment decides.
+        taken: set[int] = set()
+        quick = []
+        for e in es:
+            m = next((m for m in edges[e] if m not in taken), None)
+            if m is None:
+                break
+            taken.add(m)
+            quick.append((e, m))
+        if len(quick) == len(es):
+            pairs += quick
             continue
         from scipy.optimize import linear_sum_assignment
 
