@@ -305,3 +305,12 @@ def test_ignored_tools_and_the_simulated_users_calls():
     assert checks(g) == [] and g.reference.made == 2
     agent_did_it = run_of(call("toggle_wifi", {}), call("a", {"x": 1}))
     assert [v.check for v in grade_run(agent_did_it, wants_user).violations] == ["reference_extra", "reference"]
+
+
+def test_extra_calls_are_redacted_each_and_keep_their_own_text():
+    key = "AKIA" + "ABCDEFGHIJKLMNOP"
+    run = run_of(call("a", {"x": 1}), call("login", {"key": key}), call("note", {"text": "line one\nline two"}))
+    extra = [v for v in grade_run(run, spec(ref(A), "strict")).violations]
+    assert [(v.check, v.index) for v in extra] == [("reference_extra", 1), ("reference_extra", 2)]
+    assert key not in extra[0].message and "REDACTED" in extra[0].message
+    assert extra[1].message.startswith("`note(text='line one\\nline two')` at event 2")

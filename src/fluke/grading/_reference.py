@@ -123,12 +123,24 @@ def call_text(tool: str, args: Any, limit: int = 120) -> str:
     >>> call_text("cancel", {"reservation_id": "ZFA04Y", "reason": "change of plan"})
     "cancel(reservation_id='ZFA04Y', reason='change of plan')"
     """
-    if isinstance(args, dict):
-        inner = ", ".join(f"{k}={_cut(v)}" for k, v in args.items())
-    else:
-        inner = "" if args is None else _cut(args)
-    text = redact(f"{tool}({inner})")      # one redaction over the whole text
-    return text if len(text) <= limit else text[: limit - 2] + "…)"
+    return call_texts([(tool, args)], limit)[0]
+
+
+def call_texts(calls: list[tuple[str, Any]], limit: int = 120) -> list[str]:
+    """:func:`call_text` of many calls with one redaction over them all (the texts hold no
+    newline: values are shown by ``repr``); a redaction that spans two texts (it can only hide
+    more) falls back to one redaction each."""
+    raw = []
+    for tool, args in calls:
+        if isinstance(args, dict):
+            inner = ", ".join(f"{k}={_cut(v)}" for k, v in args.items())
+        else:
+            inner = "" if args is None else _cut(args)
+        raw.append(f"{tool}({inner})".replace("\n", " "))
+    shown_texts = redact("\n".join(raw)).split("\n")
+    if len(shown_texts) != len(raw):
+        shown_texts = [redact(t) for t in raw]
+    return [t if len(t) <= limit else t[: limit - 2] + "…)" for t in shown_texts]
 
 
 def _cut(value: Any, limit: int = 40) -> str:
@@ -167,7 +179,7 @@ def grade_reference(events: list, plan: ReferencePlan, expected: list[Expected] 
         e = events[i]
         by_key.setdefault((e.tool, e.requestor), []).append(k)
     edges: dict[int, list[int]] = {}
-    near: dict[int, tuple[int, list[str], bool]] = {}   # expected -> (made, diffs, failed)
+    near: dict[int, tuple[int, list[str], str]] = {}   # expected -> (made, diffs, how it failed)
     for x, exp in enumerate(expected):
         rules = plan.rules.get(exp.tool, {})
         fits, closest = [], None
@@ -220,12 +232,12 @@ def grade_reference(events: list, plan: ReferencePlan, expected: list[Expected] 
                 continue
             out.append(_missing(want, near.get(x), made, sev, violation))
     if mode in _NO_EXTRA:
-        for k, i in enumerate(made):
-            if k not in used and k not in cited and events[i].requestor == "agent":
-                e = events[i]
-                out.append(violation("reference_extra", sev["reference_extra"], i,
-                                     f"`{call_text(e.tool, e.args)}` at event {i} is not in the reference "
-                                     f"({mode} allows no other calls)"))
+        extra = [i for k, i in enumerate(made)
+                 if k not in used and k not in cited and events[i].requestor == "agent"]
+        texts = call_texts([(events[i].tool, events[i].args) for i in extra]) if extra else []
+        for i, text in zip(extra, texts):
+            out.append(violation("reference_extra", sev["reference_extra"], i,
+                                 f"`{text}` at event {i} is not in the reference ({mode} allows no other calls)"))
     n_exp, n_made, m = len(expected), len(made), len(pairs)
     result = ReferenceResult(
         mode, n_exp, n_made, m, precision=m / n_made if n_made else None,
