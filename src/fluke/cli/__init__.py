@@ -15,7 +15,7 @@ import importlib
 
 import click
 
-from ._common import Context, cli_errors
+from ._common import CREATING_VERBS, Context, cli_errors
 
 #: verb -> "module:attribute" of its click command. Add a verb by adding a line here.
 VERBS: dict[str, str] = {
@@ -65,6 +65,12 @@ class _LazyGroup(click.Group):
     def get_command(self, ctx: click.Context, cmd_name: str) -> click.Command | None:
         return _load(cmd_name)
 
+    def resolve_command(self, ctx: click.Context, args: list[str]):
+        name, cmd, rest = super().resolve_command(ctx, args)
+        if isinstance(ctx.obj, Context):
+            ctx.obj.creates = name in CREATING_VERBS
+        return name, cmd, rest
+
     def invoke(self, ctx: click.Context):
         with cli_errors():
             return super().invoke(ctx)
@@ -74,9 +80,12 @@ class _LazyGroup(click.Group):
 @click.option("--ledger", envvar="FLUKE_LEDGER", default="fluke.db", show_default=True,
               help="The ledger: a SQLite file path, or a postgresql:// URL. Also FLUKE_LEDGER.")
 @click.option("--json", "as_json", is_flag=True, help="Print one JSON document (with format_version).")
+@click.option("--format", "fmt", type=click.Choice(["text", "markdown", "json"]), default=None,
+              help="Output: text (default), markdown (a pull-request comment) or json.")
+@click.option("--all", "all_rows", is_flag=True, help="Print every row of long tables.")
 @click.version_option(package_name="fluke")
 @click.pass_context
-def group(ctx: click.Context, ledger: str, as_json: bool) -> None:
+def group(ctx: click.Context, ledger: str, as_json: bool, fmt: str | None, all_rows: bool) -> None:
     """fluke: what do your agent eval runs actually let you believe?
 
     \b
@@ -84,7 +93,7 @@ def group(ctx: click.Context, ledger: str, as_json: bool) -> None:
       fluke ingest ../shared/data/tau-bench/historical_trajectories/gpt-4o-airline.json
       fluke summary
     """
-    ctx.obj = Context(ledger_url=ledger, as_json=as_json)
+    ctx.obj = Context(ledger_url=ledger, fmt="json" if as_json else (fmt or "text"), all_rows=all_rows)
 
 
 def main(argv: list[str] | None = None) -> None:
