@@ -189,7 +189,7 @@ def to_markdown(blocks: Sequence[Block], *, all_rows: bool = False, limit: int =
             if hidden:
                 body.append(f"\n_{md_escape(_more_text(block, hidden, 'in the JSON output'))}_\n")
             parts.append("".join(body) + "\n")
-    return _cut("".join(parts), limit)
+    return _cut("".join(parts).rstrip() + "\n", limit)
 
 
 def _cut(text: str, limit: int) -> str:
