@@ -19,6 +19,9 @@ _EXPORTS: dict[str, str] = {
     "make_console": "_render", "to_text": "_render", "to_markdown": "_render", "md_escape": "_render",
     "Column": "_document", "Heading": "_document", "Line": "_document", "Span": "_document",
     "Table": "_document", "line": "_document", "note": "_document", "blank": "_document",
+    "Arm": "_select", "EmptyLedger": "_select", "select_arm": "_select", "pick_version": "_select",
+    "version_label": "_select", "check_level": "_select", "disjoint": "_select",
+    "summary": "_summary", "SummaryResult": "_summary", "list_runs": "_summary", "RunsResult": "_summary",
 }
 
 __all__ = sorted(_EXPORTS) + ["render"]

@@ -65,12 +65,6 @@ class _LazyGroup(click.Group):
     def get_command(self, ctx: click.Context, cmd_name: str) -> click.Command | None:
         return _load(cmd_name)
 
-    def resolve_command(self, ctx: click.Context, args: list[str]):
-        name, cmd, rest = super().resolve_command(ctx, args)
-        if isinstance(ctx.obj, Context):
-            ctx.obj.creates = name in CREATING_VERBS
-        return name, cmd, rest
-
     def invoke(self, ctx: click.Context):
         with cli_errors():
             return super().invoke(ctx)
@@ -93,7 +87,8 @@ def group(ctx: click.Context, ledger: str, as_json: bool, fmt: str | None, all_r
       fluke ingest ../shared/data/tau-bench/historical_trajectories/gpt-4o-airline.json
       fluke summary
     """
-    ctx.obj = Context(ledger_url=ledger, fmt="json" if as_json else (fmt or "text"), all_rows=all_rows)
+    ctx.obj = Context(ledger_url=ledger, fmt="json" if as_json else (fmt or "text"), all_rows=all_rows,
+                      creates=ctx.invoked_subcommand in CREATING_VERBS)
 
 
 def main(argv: list[str] | None = None) -> None:
