@@ -21,6 +21,7 @@ _EXPORTS: dict[str, str] = {
     "Table": "_document", "line": "_document", "note": "_document", "blank": "_document",
     "Arm": "_select", "EmptyLedger": "_select", "select_arm": "_select", "pick_version": "_select",
     "version_label": "_select", "check_level": "_select", "disjoint": "_select",
+    "grade": "_grade", "GradeResult": "_grade", "parse_prior": "_grade",
     "summary": "_summary", "SummaryResult": "_summary", "list_runs": "_summary", "RunsResult": "_summary",
 }
 
