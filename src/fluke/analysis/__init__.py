@@ -22,6 +22,10 @@ _EXPORTS: dict[str, str] = {
     "Arm": "_select", "EmptyLedger": "_select", "select_arm": "_select", "pick_version": "_select",
     "version_label": "_select", "check_level": "_select", "disjoint": "_select",
     "grade": "_grade", "GradeResult": "_grade", "parse_prior": "_grade",
+    "believe": "_believe", "predict": "_believe", "review": "_believe", "BeliefResult": "_believe",
+    "PredictionResult": "_believe", "ReviewResult": "_believe", "Beliefs": "_beliefs", "beliefs": "_beliefs",
+    "cell_name": "_beliefs",
+    "report": "_report", "ReportResult": "_report", "demo": "_report", "DemoSummary": "_report",
     "summary": "_summary", "SummaryResult": "_summary", "list_runs": "_summary", "RunsResult": "_summary",
 }
 

@@ -11,10 +11,9 @@ rows (the producer puts the worst first) and say how many more there are.
 >>> print(to_text(blocks))
 verdict: [red]x[/red] \\x1b[2J
 t
-<BLANKLINE>
- s
- ───
- a|b
+s
+───
+a|b
 >>> print(to_markdown(blocks))
 verdict: \\[red\\]x\\[/red\\] \\\\x1b\\[2J
 **t**
@@ -78,8 +77,7 @@ def _rich_table(table: Table, rows: Sequence, width: int):
     from rich.text import Text
 
     cells = [[_cell_text(c) for c in row] for row in rows]
-    out = RichTable(title=safe(table.title, newlines=False) or None, title_justify="left", box=box.SIMPLE_HEAD,
-                    pad_edge=False, collapse_padding=True)
+    out = RichTable(box=box.SIMPLE_HEAD, show_edge=False, pad_edge=False, collapse_padding=True)
     widths = []
     for j, col in enumerate(table.columns):
         longest = max([cell_len(col.name)] + [cell_len(r[j][0]) for r in cells if j < len(r)])
@@ -105,6 +103,8 @@ def render_text(blocks: Sequence[Block], console, *, all_rows: bool = False, how
         else:
             rows, hidden = _shown(block, all_rows)
             table, need = _rich_table(block, rows, width)
+            if block.title:
+                console.print(_rich_text([Span(block.title)], "bold"), soft_wrap=True)
             console.print(table, width=need, crop=False)
             for text in block.notes:
                 console.print(_rich_text([Span(text)], "dim"), soft_wrap=True)
