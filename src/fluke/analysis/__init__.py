@@ -26,6 +26,8 @@ _EXPORTS: dict[str, str] = {
     "PredictionResult": "_believe", "ReviewResult": "_believe", "Beliefs": "_beliefs", "beliefs": "_beliefs",
     "cell_name": "_beliefs",
     "report": "_report", "ReportResult": "_report", "demo": "_report", "DemoSummary": "_report",
+    "ingest": "_record", "IngestReport": "_record", "parse_identity": "_record", "run_suite": "_record",
+    "SuiteRunResult": "_record",
     "summary": "_summary", "SummaryResult": "_summary", "list_runs": "_summary", "RunsResult": "_summary",
 }
 
