@@ -20,7 +20,7 @@ import orjson
 
 from ..inference import posterior
 from ..record import Run, ToolCall, UserMessage, redact
-from ._charts import natural_key
+from ..format import natural_key
 from ._feed import board_from
 from ._model import (
     Arm,
