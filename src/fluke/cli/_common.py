@@ -18,7 +18,8 @@ import click
 from ..errors import FlukeError, LedgerError
 
 #: Verbs that may create a ledger that does not exist yet; every other verb refuses a missing one.
-CREATING_VERBS = frozenset({"ingest", "run", "demo", "simulate"})
+#: ``seal`` is among them: a pre-registration is written before the runs it governs.
+CREATING_VERBS = frozenset({"ingest", "run", "demo", "simulate", "seal"})  # a seal comes before any run
 
 
 @dataclass
@@ -104,7 +105,7 @@ def _fault_line(exc: BaseException) -> str:
         if exc.errno in (errno.EROFS, errno.EACCES, errno.EPERM):
             return f"{where}: cannot write here ({exc.strerror}); choose a writable path"
         if exc.errno == errno.ENOENT:
-            return f"{where}: no such file or folder (create the folder first, or check the path)"
+            return f"{where}: does not exist (create the folder first, or check the path)"
         return f"{where + ': ' if where else ''}{exc.strerror or exc}"
     if type(exc).__module__.startswith("sqlite3"):
         return f"the SQLite ledger cannot be used: {exc} (is it a fluke ledger, and is it intact?)"
