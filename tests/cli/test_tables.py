@@ -40,8 +40,8 @@ def test_believe_on_tau2_telecom_keeps_every_cell_whole(telecom, width):
     column = "".join(line.split("  ")[0] for line in lines[start:end])
     for row in doc["scenarios"]:
         assert re.sub(r"\s", "", row["scenario"]) in re.sub(r"\s", "", column)
-    widest = max(len(line) for line in text.splitlines() if line and not line.startswith(("version", "40 ")))
-    assert widest <= max(width, 80)
+    # the table fits the width (paragraphs are left to the terminal to wrap, so they paste whole)
+    assert max(len(line) for line in lines[start - 2:end]) <= width
 
 
 def test_piped_output_is_not_wrapped_at_80_columns(telecom):
