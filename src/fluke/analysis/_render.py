@@ -16,6 +16,7 @@ s
 a|b
 >>> print(to_markdown(blocks))
 verdict: \\[red\\]x\\[/red\\] \\\\x1b\\[2J
+<BLANKLINE>
 **t**
 <BLANKLINE>
 | s |
@@ -173,14 +174,14 @@ def to_markdown(blocks: Sequence[Block], *, all_rows: bool = False, limit: int =
     parts: list[str] = []
     for block in blocks:
         if isinstance(block, Heading):
-            parts.append(f"{'#' * max(1, min(block.level, 6))} {md_escape(block.text)}\n")
+            parts.append(f"{'#' * max(1, min(block.level, 6))} {md_escape(block.text)}\n\n")
         elif isinstance(block, Line):
-            parts.append(_md_line(block) + "\n")
+            parts.append(_md_line(block) + "\n\n")  # each line its own paragraph
         else:
             rows, hidden = _shown(block, all_rows)
             head = [md_escape(c.name) for c in block.columns]
             rule = ["---:" if c.align == "right" else "---" for c in block.columns]
-            body = [f"**{md_escape(block.title)}**\n\n" if block.title else "\n",
+            body = [f"**{md_escape(block.title)}**\n\n" if block.title else "",
                     "| " + " | ".join(head) + " |\n", "| " + " | ".join(rule) + " |\n"]
             body += ["| " + " | ".join(_md_span(c if isinstance(c, Span) else Span(c)) for c in row) + " |\n"
                      for row in rows]
