@@ -29,6 +29,11 @@ _EXPORTS: dict[str, str] = {
     "ingest": "_record", "IngestReport": "_record", "parse_identity": "_record", "run_suite": "_record",
     "SuiteRunResult": "_record",
     "summary": "_summary", "SummaryResult": "_summary", "list_runs": "_summary", "RunsResult": "_summary",
+    "compare": "_compare", "ComparisonResult": "_compare", "hard_violations": "_compare",
+    "fixcheck": "_fixcheck", "FixCheckResult": "_fixcheck", "consistency": "_fixcheck", "ConsistencyResult": "_fixcheck",
+    "simulate": "_reveal", "SimulationResult": "_reveal", "reveal": "_reveal", "RevealResult": "_reveal",
+    "SEAL_KIND": "_reveal",
+    "calibrate": "_calibrate", "NullCalibrationResult": "_calibrate",
 }
 
 __all__ = sorted(_EXPORTS) + ["render"]
