@@ -86,8 +86,10 @@ def test_large_unchanged_pair_is_no_significant_difference_near_1_19():
     a2 = draw_arm(BASELINE_RATES, runs_per_task=40, salt="large-A-prime", name="A'")
     result, _ = _compare(a, a2)
     assert result.verdict == NO_DIFFERENCE
-    # about 1,084 deaths (sd 28) put the limit at 1.186 within ±0.01
-    assert abs(result.detection_limit - 1.186) < 0.01
+    # the limit is exp(z/√V): about 1,084 deaths give V ≈ 263 (a little under D/4 within
+    # tasks), so 1.19 to 1.21 where D alone said 1.186
+    assert result.detection_limit == pytest.approx(np.exp(2.8016 / np.sqrt(result.logrank.variance)), rel=1e-4)
+    assert 1.185 < result.detection_limit < 1.21
 
 
 def test_small_unchanged_pair_is_too_small_to_tell_near_2_2():
@@ -106,8 +108,9 @@ def test_200_null_pairs_false_alarms_and_uniform_pvalues():
     assert cal.pairs == 200 and sum(cal.histogram) == 200
     assert cal.contains_nominal
     assert cal.ks_pvalue > 0.01 and cal.chi2_pvalue > 0.01
-    assert run.verdicts[TOO_SMALL] == 0
-    assert 1.17 < run.limit_min <= run.limit_max < 1.20
+    assert run.verdicts[TOO_SMALL] == 0 and run.test == "pass rate" and run.ceiling == 5.0
+    # the pass-rate limit: 2.8·√V / W with W = 50·20 and V ≈ 50·20·0.271·0.729·80/79 ≈ 200
+    assert 3.7 < run.limit_min <= run.limit_max < 4.3
 
 
 def test_null_calibration_flags_a_biased_comparison():

@@ -9,9 +9,10 @@ why every interval is clustered by input. On an agent whose failures are pure ch
 "fixes" 1 − p once and 1 − p³ within three with nothing changed: only the control can tell a
 fix from that background.
 
-Without a control there is no test: the by-input comparison against the very failures that
-selected the inputs calls an unchanged agent "improved" (regression to the mean), so it is not
-run. Instead the check reports the *bar*: what a pure re-run of this agent would "fix" by
+Without a control there is no test of improvement: the by-input comparison against the very
+failures that selected the inputs calls an unchanged agent "improved" (regression to the mean),
+so it is not run, and a per-input flag is raised only where the candidate fails *more* than the
+first run (the selection can only hide that, never fake it). Instead the check reports the *bar*: what a pure re-run of this agent would "fix" by
 itself, from the first run's own consistency (1 − C once; within k, one minus the chance that
 an input which failed once fails k more times), which the candidate's share must clear before
 a control is worth running.
@@ -131,10 +132,10 @@ class FixCheck:
     """Candidate against control on the first run's failing inputs.
 
     ``reference`` names what the per-input flags and the by-input test compare the candidate
-    with: ``"control"``, or ``"none"`` when no control was given. Then there are no flags, no
-    test (``by_input`` counts nothing, p undefined) and no difference: only ``bar``, what a pure
-    re-run of the unchanged agent would "fix", beside the candidate's share. Nothing here calls
-    a candidate without a control improved.
+    with: ``"control"``, or ``"first run"`` when no control was given. Then there is no test
+    (``by_input`` counts nothing, p undefined), no difference, and flags only where the
+    candidate fails more; ``bar`` is what a pure re-run of the unchanged agent would "fix",
+    beside the candidate's share. Nothing here calls a candidate without a control improved.
     """
 
     candidate: RerunRule
@@ -278,11 +279,7 @@ def fix_check(first, candidate, control=None, *, within: int = 3, q: float = 0.0
                                      confidence_level=confidence_level)
         reference, ref_runs = "control", ctrl_a
     else:
-        # no control: the first run selected these inputs by failing, so comparing with it
-        # would call an unchanged agent improved; give the bar an unchanged re-run reaches
-        _, f_first, n_first = failure_counts(first_a[0], first_a[1])
-        bar = rerun_bar(f_first, n_first, tries=cand.tries or within)
-        return FixCheck(cand, None, None, None, (), ByInputTest(0, 0, 0, float("nan")), "none", bar=bar)
+        reference, ref_runs = "first run", first_a
     fc, nc = _per_input(cand_a[0], cand_a[1], failing)
     fr, nr = _per_input(ref_runs[0], ref_runs[1], failing)
     keep = (nc > 0) & (nr > 0)
@@ -290,9 +287,17 @@ def fix_check(first, candidate, control=None, *, within: int = 3, q: float = 0.0
     if keep.any():
         p[keep] = fisher_exact_many(fc[keep], (nc - fc)[keep], fr[keep], (nr - fr)[keep])
     qv = bh_qvalues(p)
+    with np.errstate(invalid="ignore", divide="ignore"):
+        worse = fc * nr > fr * nc
     flags = tuple(InputFlag(str(failing[i]), int(fc[i]), int(nc[i]), int(fr[i]), int(nr[i]),
-                            float(p[i]), float(qv[i]), bool(qv[i] < q))
+                            float(p[i]), float(qv[i]), bool(qv[i] < q and (control is not None or worse[i])))
                   for i in np.flatnonzero(keep))
+    if control is None:
+        # the first run selected these inputs by failing, so a test against it would call an
+        # unchanged agent improved; give instead the bar an unchanged re-run reaches by itself
+        _, f_first, n_first = failure_counts(first_a[0], first_a[1])
+        bar = rerun_bar(f_first, n_first, tries=cand.tries or within)
+        return FixCheck(cand, None, None, None, flags, ByInputTest(0, 0, 0, float("nan")), reference, bar=bar)
     with np.errstate(invalid="ignore", divide="ignore"):
         change = fc[keep] / nc[keep] - fr[keep] / nr[keep]
     improved, worsened = int((change < 0).sum()), int((change > 0).sum())

@@ -115,9 +115,10 @@ def calibrate_null(pairs: int = 200, *, tasks: int = 50, runs_per_task: int = 40
         if test == "pass rate":
             pvalue[start:stop], limit[start:stop] = _pass_rate_batch(data, tasks, runs_per_task, alpha, power)
         else:
-            _, pvalue[start:stop], deaths = logrank_batch(data.time, data.died, data.group, data.strata)
+            _, pvalue[start:stop], _, v = logrank_batch(data.time, data.died, data.group, data.strata,
+                                                        with_variance=True)
             with np.errstate(divide="ignore"):
-                limit[start:stop] = np.exp(2 * z / np.sqrt(deaths))
+                limit[start:stop] = np.exp(z / np.sqrt(v))
         if step_tests:
             step_alarms += int((_step_qvalues(data, tasks) < alpha).any(axis=1).sum())
     verdict = verdicts_of(pvalue, limit, alpha=alpha, ceiling=ceiling)
