@@ -75,7 +75,8 @@ def bh_qvalues(pvalues) -> np.ndarray:
     m = ok.sum(axis=1, keepdims=True)
     filled = np.where(ok, p, np.inf)
     order = np.argsort(filled, axis=1, kind="stable")
-    ranked = np.take_along_axis(filled, order, axis=1) * m / np.arange(1, p.shape[1] + 1)
+    with np.errstate(invalid="ignore"):
+        ranked = np.take_along_axis(filled, order, axis=1) * m / np.arange(1, p.shape[1] + 1)
     monotone = np.minimum.accumulate(ranked[:, ::-1], axis=1)[:, ::-1]
     q = np.empty_like(p)
     np.put_along_axis(q, order, np.minimum(monotone, 1.0), axis=1)

@@ -97,8 +97,8 @@ def _counts(failures_a, trials_a, failures_b, trials_b):
 def _moments(fa, na, fb, nb):
     total = na + nb
     failed = fa + fb
-    expected = failed * na / total
     with np.errstate(invalid="ignore", divide="ignore"):
+        expected = np.where(total > 0, failed * na / np.maximum(total, 1), 0.0)
         var = np.where(total > 1, na * nb * failed * (total - failed) / (total**2 * np.maximum(total - 1, 1)), 0.0)
     low = np.maximum(0, failed - nb)
     high = np.minimum(na, failed)

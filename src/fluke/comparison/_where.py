@@ -69,7 +69,10 @@ class WhereComparison:
             line += f"; hazard ratio B/A {hr.estimate:.3f} [{hr.low:.3f}, {hr.high:.3f}] ({hr.estimator})"
         elif hr is not None:
             line += f"; hazard ratio undefined ({hr.reason})"
-        return line
+        hidden = self.unknown_step[0] + self.unknown_step[1]
+        if hidden:
+            line += f"; {hidden} failed runs with no known failure step left out"
+        return line + f"; allocation A:B {self.allocation}; assumes " + "; ".join(self.assumptions)
 
 
 def compare_where(time, died, group, *, strata=None, labels=None, unknown_step: tuple[int, int] = (0, 0),
