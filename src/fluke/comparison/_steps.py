@@ -116,7 +116,9 @@ def per_step(time, died, group, *, labels=None, strata=None, method: str = "auto
         np.add.at(dead, (at_j[md], codes[md]), 1)
         grids.append((dead, at_risk))
     (da, na), (db, nb) = grids
-    p = stratified_pvalues(da, na, db, nb, method=method)
+    # a step with no information (every run at risk died, or one arm had none at risk) gets p = 1,
+    # as Fisher's test gives such a table
+    p = np.nan_to_num(stratified_pvalues(da, na, db, nb, method=method), nan=1.0)
     q = bh_qvalues(p)
     names = _step_labels(steps, time, died, labels)
     out = [StepTest(int(step), names[i], int(da[i].sum()), int(na[i].sum()), int(db[i].sum()),
