@@ -28,7 +28,6 @@ Three methods, one question (is the common odds ratio 1?):
 
 from __future__ import annotations
 
-import math
 from dataclasses import dataclass
 
 import numpy as np

@@ -173,7 +173,7 @@ class SurvivalComparison:
     def summary(self) -> str:
         """One line: the verdict, the p-value and the detection limit (always)."""
         p = format_pvalue(self.pvalue)
-        limit = f"{self.detection_limit:.3f}" if math.isfinite(self.detection_limit) else "∞ (no deaths)"
+        limit = f"{self.detection_limit:.3f}" if math.isfinite(self.detection_limit) else "∞ (no information)"
         line = f"{self.verdict} (p = {p}"
         line += f"; runs die earlier in {self.direction})" if self.direction else ")"
         line += f"; could not have detected a hazard ratio below {limit}"
