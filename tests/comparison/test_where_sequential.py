@@ -144,3 +144,19 @@ def test_rerun_bar_within_three_against_a_loop():
 def test_hazard_ratio_limit_is_undefined_without_information():
     assert math.isinf(hazard_ratio_limit(0.0))
     assert stratified_cox([3, 3], [False, False], [False, True]).reason == "no deaths"
+
+
+def test_zero_information_is_too_small_to_tell_however_many_deaths():
+    # a08/a09: two million runs all dying at one step, and strata that hold one arm each, carry
+    # no information; D would have printed a limit of about 1.004 and "no significant difference"
+    from fluke.comparison import TOO_SMALL, compare_survival
+
+    n = 10**6
+    same_step = compare_survival(np.full(2 * n, 5), np.ones(2 * n, bool), np.arange(2 * n) >= n)
+    assert same_step.verdict == TOO_SMALL and math.isinf(same_step.detection_limit)
+    assert "no information" in same_step.summary()
+    rng = np.random.default_rng(3)
+    time, died = rng.integers(1, 6, 800), rng.random(800) < 0.4
+    group = np.arange(800) >= 400
+    apart = compare_survival(time, died, group, strata=group.astype(int))
+    assert apart.verdict == TOO_SMALL and apart.logrank.variance == 0
