@@ -8,14 +8,14 @@ failure step is known and the per-cell Fisher tests.
 >>> from fluke.simulate import support_desk
 >>> desk = support_desk(scenarios=6, trials=8, planted_factor=4, seed=3)
 >>> found = compare_versions(desk.version(1), desk.version(2))
->>> found.pass_rates.strata, found.where.skipped
-(12, False)
+>>> found.pass_rates.strata, found.where.skipped, sorted(found.to_dict())[:3]
+(12, False, ['cells', 'cells_only_a', 'cells_only_b'])
 """
 
 from __future__ import annotations
 
 from collections.abc import Iterable, Mapping
-from dataclasses import dataclass
+from dataclasses import asdict, dataclass
 
 import numpy as np
 
@@ -100,6 +100,13 @@ class VersionComparison:
     @property
     def verdict(self) -> str:
         return self.pass_rates.verdict
+
+    def to_dict(self) -> dict:
+        """Plain data for JSON: the pass rates and where as their own dicts, the cells, the rest."""
+        return {"verdict": self.verdict, "pass_rates": self.pass_rates.to_dict(), "where": self.where.to_dict(),
+                "cells": [asdict(c) for c in self.cells.cells], "cells_only_a": list(self.cells.only_a),
+                "cells_only_b": list(self.cells.only_b), "excluded": dict(self.excluded),
+                "died_from": dict(self.died_from), "statement": self.statement}
 
     def summary(self) -> str:
         """The pass-rate line, then the where line."""

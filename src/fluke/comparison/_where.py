@@ -21,7 +21,7 @@ True
 
 from __future__ import annotations
 
-from dataclasses import dataclass
+from dataclasses import asdict, dataclass
 
 import numpy as np
 
@@ -58,6 +58,13 @@ class WhereComparison:
     def allocation(self) -> str:
         """Runs compared per arm, as A:B."""
         return f"{self.runs_a}:{self.runs_b}"
+
+    def to_dict(self) -> dict:
+        """Plain data for JSON: every field (the tests nested), the allocation and the summary."""
+        out = asdict(self)
+        out.update(allocation=self.allocation, summary=self.summary(), unknown_step=list(self.unknown_step),
+                   assumptions=list(self.assumptions))
+        return out
 
     def summary(self) -> str:
         """One line: skipped with its reason, or the log-rank summary with the hazard ratio."""
