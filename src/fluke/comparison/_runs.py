@@ -62,7 +62,7 @@ def compare_runs(runs_a, runs_b, *, hard_index=None, alpha: float = 0.05, power:
     strata = np.r_[key_a[in_a], key_b[in_b]].astype(str)
     labels = np.r_[a.label[in_a], b.label[in_b]]
     result = compare_survival(time, died, group, strata=strata, alpha=alpha, power=power, ceiling=ceiling)
-    steps = per_step(time, died, group, labels=labels)
+    steps = per_step(time, died, group, labels=labels, strata=strata)
 
     def counts(keys, died):
         names, failures, trials = failure_counts(keys, died)
