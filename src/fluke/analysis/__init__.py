@@ -22,6 +22,13 @@ _EXPORTS: dict[str, str] = {
     "Arm": "_select", "EmptyLedger": "_select", "select_arm": "_select", "pick_version": "_select",
     "version_label": "_select", "check_level": "_select", "disjoint": "_select",
     "summary": "_summary", "SummaryResult": "_summary", "list_runs": "_summary", "RunsResult": "_summary",
+    "interval": "_interval", "IntervalResult": "_interval", "VersionInterval": "_interval",
+    "passk": "_interval", "PassKResult": "_interval", "VersionPassK": "_interval",
+    "check_resamples": "_interval", "parse_ks": "_interval", "read_weights": "_interval",
+    "contrast": "_contrast", "ContrastResult": "_contrast", "parse_factors": "_contrast",
+    "seal": "_seal", "SealResult": "_seal", "unseal": "_seal", "UnsealResult": "_seal",
+    "calibration": "_calibration", "CalibrationResult": "_calibration",
+    "match_predictions": "_calibration", "PredictionMatch": "_calibration",
 }
 
 __all__ = sorted(_EXPORTS) + ["render"]

@@ -91,37 +91,6 @@ def _print_believe(b, mean, p_above, lo, hi, p_next, certify, suite, suite_certi
             out.print(s.text(), markup=False)
 
 
-def _score_json(s) -> dict:
-    return dict(predictions=s.predictions, brier=s.brier, baseline_brier=s.baseline_brier, skill=s.skill,
-                reliability=s.decomposition.reliability, resolution=s.decomposition.resolution,
-                uncertainty=s.decomposition.uncertainty, within_bin=s.decomposition.within_bin,
-                z=s.test.statistic, pvalue=s.test.pvalue, expected_brier=s.test.expected_brier,
-                verdict=s.verdict, table=s.table.rows())
-
-
-def _print_calibration(out, report) -> None:
-    from rich.table import Table
-
-    o = report.overall
-    out.print(f"{o.predictions} runs scored against predictions made before they were recorded. "
-              f"Brier {o.brier:.4f} (if the predictions were right: {o.test.expected_brier:.4f} ± {o.test.brier_sd:.4f}); "
-              f"always predicting the average pass rate {report.base_rate:.3f}: {o.baseline_brier:.4f}; "
-              f"skill {o.skill:.3f}. Verdict: {o.verdict} (Spiegelhalter z = {o.test.statistic:.2f}, "
-              f"p = {_pct(o.test.pvalue) if o.test.pvalue == o.test.pvalue else '—'}).", markup=False)
-    scores = [("all", o)] + sorted(report.by_family.items())
-    for name, s in scores:
-        table = Table(title=f"reliability: {name}" + ("" if name == "all" else f" (Brier {s.brier:.4f}, "
-                      f"baseline {s.baseline_brier:.4f}, {s.verdict})"), title_justify="left")
-        for col in ("predicted", "runs", "mean prediction", "passed"):
-            table.add_column(col, justify="right")
-        for row in s.table.rows():
-            table.add_row(f"{row['lower']:.1f}–{row['upper']:.1f}", str(row["count"]), f"{row['mean_forecast']:.3f}",
-                          fmt_share(row["passes"], row["count"]))
-        out.print(table)
-    out.print("A predictor that always says the average is calibrated and useless: compare the Brier score "
-              "with the baseline, not only with the reliability table.", markup=False)
-
-
 def _pct(p: float) -> str:
     return "<0.001" if p < 0.001 else f"{p:.3f}"
 

@@ -17,8 +17,9 @@ import click
 
 from ..errors import FlukeError, LedgerError
 
-#: Verbs that may create a ledger that does not exist yet; every other verb refuses a missing one.
-CREATING_VERBS = frozenset({"ingest", "run", "demo", "simulate"})
+#: Verbs that write and so may create a ledger that does not exist yet (``seal`` comes before any
+#: run); every other verb reads and refuses a missing one.
+CREATING_VERBS = frozenset({"ingest", "run", "demo", "simulate", "seal"})
 
 
 @dataclass
