@@ -64,14 +64,16 @@ class ContrastResult(Result):
         rows = [[Span(c.name, "bold") if c.excludes_zero else c.name, fmt_num(c.statistic, 3),
                  fmt_num(c.standard_error, 4), _ci(c.low, c.high), fmt_p(p), str(c.environments)]
                 for c, p in zip(fc.contrasts, self.pvalues)]
-        out.append(Table(f"contrasts of mean {self.outcome} (bold: the interval excludes zero)",
+        out.append(Table(f"contrasts of mean {self.outcome}",
                          [Column("contrast", key=True), Column("estimate", "right"), Column("SE", "right"),
                           Column(f"{level:.0%} CI", "right"), Column("p", "right"), Column("envs", "right")],
                          rows, limit=None, more="contrasts",
-                         notes=["p = two-sided t test that the contrast is zero, on the CI's degrees of freedom"]))
-        out.append(Table("cell means (equal weight per environment)",
+                         notes=["bold: the interval excludes zero; p = two-sided t test that the contrast is zero, "
+                                "on the interval's degrees of freedom"]))
+        out.append(Table("cell means",
                          [Column("policy", key=True), Column(f"mean {self.outcome}", "right")],
-                         [[k, fmt_num(v, 4)] for k, v in fc.cell_means.items()], limit=None, more="policies"))
+                         [[k, fmt_num(v, 4)] for k, v in fc.cell_means.items()], limit=None, more="policies",
+                         notes=["equal weight per environment"]))
         out.append(note(f"Conditional on: {fc.conditional_on}"))
         return out
 

@@ -151,9 +151,10 @@ class IntervalResult(Result):
         comps = [[name, fmt_num(val, 5), fmt_num(math.sqrt(val) if val >= 0 else float("nan"), 4)]
                  for name, val in ((unit, vc.unit), ("scenario within unit", vc.scenario),
                                    ("generation (run)", vc.generation))]
-        out.append(Table("variance components (method of moments, nested)",
+        out.append(Table("variance components",
                          [Column("component", key=True), Column("variance", "right"), Column("std. dev.", "right")],
-                         comps, more="components", notes=[f"note: {r}" for r in vc.reasons]))
+                         comps, more="components",
+                         notes=["method of moments, nested"] + [f"note: {r}" for r in vc.reasons]))
         more = [[p.label.replace(" per scenario", "").replace(" per unit", ""), f"{p.units:g}", f"{p.scenarios:.3g}",
                  f"{p.generations:.3g}" if math.isfinite(p.generations) else "∞",
                  f"{p.runs:.0f}" if math.isfinite(p.runs) else "∞", fmt_num(p.standard_error, 4), f"{p.ratio:.2f}"]
