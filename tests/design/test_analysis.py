@@ -269,3 +269,29 @@ def test_seal_creates_the_ledger_it_seals_into(tmp_path):
     rule.write_text(RULE)
     result = CliRunner().invoke(group, ["--ledger", str(url), "--json", "seal", str(rule)])
     assert result.exit_code == 0 and url.exists() and json.loads(result.output)["kind"] == "seal"
+
+
+HOSTILE = "[red]x[/red]\x1b[2J\x1b]8;;https://evil.example\x07link\x1b]8;;\x07\x1b]52;c;ZXZpbA==\x07"
+SECRET = "AKIAIOSFODNN7EXAMPLE"  # a shape the redactor knows on main (Stripe keys come with the secrets branch)
+
+
+def test_hostile_names_reach_no_output_as_markup_or_control_bytes(tmp_path):
+    from fluke.record import Identity, Outcome, Run
+
+    url = str(tmp_path / "h.db")
+    runs = [Run(scenario=f"s{i}", trial=t, identity=Identity(model=HOSTILE + " " + SECRET),
+                outcome=Outcome(passed=t <= i % 3, reward=0.5)) for i in range(4) for t in range(3)]
+    rule = tmp_path / "rule.yaml"
+    rule.write_text(json.dumps({"name": HOSTILE + " " + SECRET, "decision": {"statistic": "mean", "above": 0.1}}))
+    with open_ledger(url) as ledger:
+        sealed = analysis.seal(ledger, rule)
+        ledger.ingest(runs)
+    for args in (["interval"], ["passk", "--k", "1,2"], ["unseal", sealed.digest[:12]], ["seal", str(rule)]):
+        for fmt in ("text", "markdown", "json"):
+            result = CliRunner().invoke(group, ["--ledger", url, "--format", fmt, *args])
+            assert result.exit_code in (0, 1), result.output
+            out = result.output
+            assert not any(ch in out for ch in "\x1b\x07\r"), (args, fmt)
+            assert SECRET not in out, (args, fmt)
+            if fmt == "text" and args[0] != "seal":
+                assert "[red]x[/red]\\x1b[2J" in out, (args, out)
