@@ -105,10 +105,10 @@ def fmt_points(x: float | None, digits: int = 1, *, sign: bool = True) -> str:
 def natural_key(text: str) -> list:
     """Sort key that orders embedded numbers by value ('a/2' before 'a/10').
 
-    >>> natural_key("airline/12")
-    ['airline/', 12, '']
+    >>> sorted(["a1", "1a", "a/10", "a/9"], key=natural_key)
+    ['1a', 'a1', 'a/9', 'a/10']
     """
-    return [int(part) if part.isdigit() else part for part in re.split(r"(\d+)", text)]
+    return [(0, int(part), "") if part.isdigit() else (1, 0, part) for part in re.split(r"(\d+)", text)]
 
 
 # C0 controls but tab and newline, DEL, and the C1 range (0x9b is a one-byte CSI on some terminals).

@@ -11,12 +11,12 @@ rows (the producer puts the worst first) and say how many more there are.
 >>> print(to_text(blocks))
 verdict: [red]x[/red] \\x1b[2J
 t
-<BLANKLINE>
- s
- ───
- a|b
+s
+───
+a|b
 >>> print(to_markdown(blocks))
 verdict: \\[red\\]x\\[/red\\] \\\\x1b\\[2J
+<BLANKLINE>
 **t**
 <BLANKLINE>
 | s |
@@ -78,8 +78,7 @@ def _rich_table(table: Table, rows: Sequence, width: int):
     from rich.text import Text
 
     cells = [[_cell_text(c) for c in row] for row in rows]
-    out = RichTable(title=safe(table.title, newlines=False) or None, title_justify="left", box=box.SIMPLE_HEAD,
-                    pad_edge=False, collapse_padding=True)
+    out = RichTable(box=box.SIMPLE_HEAD, show_edge=False, pad_edge=False, collapse_padding=True)
     widths = []
     for j, col in enumerate(table.columns):
         longest = max([cell_len(col.name)] + [cell_len(r[j][0]) for r in cells if j < len(r)])
@@ -105,6 +104,8 @@ def render_text(blocks: Sequence[Block], console, *, all_rows: bool = False, how
         else:
             rows, hidden = _shown(block, all_rows)
             table, need = _rich_table(block, rows, width)
+            if block.title:
+                console.print(_rich_text([Span(block.title)], "bold"), soft_wrap=True)
             console.print(table, width=need, crop=False)
             for text in block.notes:
                 console.print(_rich_text([Span(text)], "dim"), soft_wrap=True)
@@ -173,14 +174,14 @@ def to_markdown(blocks: Sequence[Block], *, all_rows: bool = False, limit: int =
     parts: list[str] = []
     for block in blocks:
         if isinstance(block, Heading):
-            parts.append(f"{'#' * max(1, min(block.level, 6))} {md_escape(block.text)}\n")
+            parts.append(f"{'#' * max(1, min(block.level, 6))} {md_escape(block.text)}\n\n")
         elif isinstance(block, Line):
-            parts.append(_md_line(block) + "\n")
+            parts.append(_md_line(block) + "\n\n")  # each line its own paragraph
         else:
             rows, hidden = _shown(block, all_rows)
             head = [md_escape(c.name) for c in block.columns]
             rule = ["---:" if c.align == "right" else "---" for c in block.columns]
-            body = [f"**{md_escape(block.title)}**\n\n" if block.title else "\n",
+            body = [f"**{md_escape(block.title)}**\n\n" if block.title else "",
                     "| " + " | ".join(head) + " |\n", "| " + " | ".join(rule) + " |\n"]
             body += ["| " + " | ".join(_md_span(c if isinstance(c, Span) else Span(c)) for c in row) + " |\n"
                      for row in rows]

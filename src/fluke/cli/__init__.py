@@ -65,6 +65,31 @@ class _LazyGroup(click.Group):
     def get_command(self, ctx: click.Context, cmd_name: str) -> click.Command | None:
         return _load(cmd_name)
 
+    def main(self, args=None, prog_name=None, complete_var=None, standalone_mode=True, **extra):
+        """Click's main, with its usage errors as one line like every other fault."""
+        import sys
+
+        if not standalone_mode:
+            return super().main(args, prog_name, complete_var, standalone_mode, **extra)
+        try:
+            code = super().main(args, prog_name, complete_var, standalone_mode=False, **extra)
+        except click.exceptions.UsageError as exc:
+            from ..format import safe
+
+            where = exc.ctx.command_path if exc.ctx is not None else "fluke"
+            click.echo(f"fluke: error: {safe(exc.format_message(), newlines=False)} (see: {where} --help)",
+                       err=True)
+            sys.exit(exc.exit_code)
+        except click.exceptions.ClickException as exc:
+            from ..format import safe
+
+            click.echo(f"fluke: error: {safe(exc.format_message(), newlines=False)}", err=True)
+            sys.exit(exc.exit_code)
+        except click.exceptions.Abort:
+            click.echo("fluke: interrupted; nothing half-written was kept", err=True)
+            sys.exit(130)
+        sys.exit(code if isinstance(code, int) else 0)
+
     def invoke(self, ctx: click.Context):
         with cli_errors():
             return super().invoke(ctx)

@@ -17,9 +17,9 @@ import click
 
 from ..errors import FlukeError, LedgerError
 
-#: Verbs that write and so may create a ledger that does not exist yet (``seal`` comes before any
-#: run); every other verb reads and refuses a missing one.
-CREATING_VERBS = frozenset({"ingest", "run", "demo", "simulate", "seal"})
+#: Verbs that may create a ledger that does not exist yet; every other verb refuses a missing one.
+#: ``seal`` is among them: a pre-registration is written before the runs it governs.
+CREATING_VERBS = frozenset({"ingest", "run", "demo", "simulate", "seal"})  # a seal comes before any run
 
 
 @dataclass
@@ -105,7 +105,7 @@ def _fault_line(exc: BaseException) -> str:
         if exc.errno in (errno.EROFS, errno.EACCES, errno.EPERM):
             return f"{where}: cannot write here ({exc.strerror}); choose a writable path"
         if exc.errno == errno.ENOENT:
-            return f"{where}: no such file or folder (create the folder first, or check the path)"
+            return f"{where}: does not exist (create the folder first, or check the path)"
         return f"{where + ': ' if where else ''}{exc.strerror or exc}"
     if type(exc).__module__.startswith("sqlite3"):
         return f"the SQLite ledger cannot be used: {exc} (is it a fluke ledger, and is it intact?)"
@@ -167,3 +167,42 @@ def emit_json(kind: str, payload: dict[str, Any]) -> None:
 
 
 from ..format import fmt_p, fmt_share  # noqa: E402  (transitional re-export)
+
+
+class _Bar:
+    """A transient rich progress bar on stderr: one task per file, or one for a run of N."""
+
+    def __init__(self) -> None:
+        from rich.console import Console
+        from rich.progress import BarColumn, MofNCompleteColumn, Progress, TextColumn, TimeElapsedColumn
+
+        self.progress = Progress(TextColumn("{task.description}"), BarColumn(), MofNCompleteColumn(),
+                                 TextColumn("{task.fields[note]}"), TimeElapsedColumn(),
+                                 console=Console(stderr=True, markup=False, highlight=False), transient=True)
+
+    def for_file(self, path: str):
+        from ..format import safe
+
+        task = self.progress.add_task(safe(f"ingesting {path}", newlines=False), total=None, note="")
+        return lambda n: self.progress.update(task, completed=n)
+
+    def for_runs(self, label: str = "running"):
+        task = self.progress.add_task(label, total=None, note="")
+        raised = [0]
+
+        def tick(done: int, total: int, result: Any) -> None:
+            raised[0] += getattr(getattr(result, "run", None), "error", None) is not None
+            self.progress.update(task, completed=done, total=total,
+                                 note=f"{raised[0]} raised" if raised[0] else "")
+        return tick
+
+
+@contextlib.contextmanager
+def progress_bar(*, enabled: bool) -> Iterator[_Bar | None]:
+    """A progress bar on stderr when it is a terminal (``None`` otherwise)."""
+    if not enabled:
+        yield None
+        return
+    bar = _Bar()
+    with bar.progress:
+        yield bar
