@@ -279,7 +279,7 @@ def test_hostile_names_reach_no_output_as_markup_or_control_bytes(tmp_path):
     from fluke.record import Identity, Outcome, Run
 
     url = str(tmp_path / "h.db")
-    runs = [Run(scenario=f"s{i}", trial=t, identity=Identity(model=HOSTILE + " " + SECRET),
+    runs = [Run(scenario=f"s{i} {SECRET}" if i == 0 else f"s{i}", trial=t, identity=Identity(model=HOSTILE + " " + SECRET),
                 outcome=Outcome(passed=t <= i % 3, reward=0.5)) for i in range(4) for t in range(3)]
     rule = tmp_path / "rule.yaml"
     rule.write_text(json.dumps({"name": HOSTILE + " " + SECRET, "decision": {"statistic": "mean", "above": 0.1}}))
@@ -295,3 +295,19 @@ def test_hostile_names_reach_no_output_as_markup_or_control_bytes(tmp_path):
             assert SECRET not in out, (args, fmt)
             if fmt == "text" and args[0] != "seal":
                 assert "[red]x[/red]\\x1b[2J" in out, (args, out)
+
+
+def test_interval_on_a_version_with_one_unit_says_what_is_undefined(tmp_path):
+    """One unit leaves the unit variance undefined; the projections were an internal error before."""
+    from fluke.record import Identity, Outcome, Run
+
+    with open_ledger(str(tmp_path / "one.db")) as ledger:
+        ledger.ingest([Run(scenario="only", trial=t, identity=Identity(model="m"), outcome=Outcome(passed=t == 0))
+                       for t in range(3)])
+        result = analysis.interval(ledger)
+    v = result.to_dict()["versions"][0]
+    assert v["what_more_buys"] == [] and v["variance_components"]["units"] == 1
+    assert math.isnan(result.versions[0].variance.unit)
+    assert v["clustered"]["clusters"] == 1 and v["clustered"]["reason"]
+    text = result.render()
+    assert "what more evidence would buy: undefined" in text and "one unit" in text

@@ -155,14 +155,17 @@ class IntervalResult(Result):
                          [Column("component", key=True), Column("variance", "right"), Column("std. dev.", "right")],
                          comps, more="components",
                          notes=["method of moments, nested"] + [f"note: {r}" for r in vc.reasons]))
+        if not v.projections:
+            out.append(line(Span("what more evidence would buy: ", "warn"),
+                            "undefined while a variance component is (see the notes above)"))
         more = [[p.label.replace(" per scenario", "").replace(" per unit", ""), f"{p.units:g}", f"{p.scenarios:.3g}",
                  f"{p.generations:.3g}" if math.isfinite(p.generations) else "∞",
                  f"{p.runs:.0f}" if math.isfinite(p.runs) else "∞", fmt_num(p.standard_error, 4), f"{p.ratio:.2f}"]
                 for p in v.projections]
-        out.append(Table("what more evidence would buy (SE of the mean)",
+        out += [] if not more else [Table("what more evidence would buy (SE of the mean)",
                          [Column("panel", key=True)] + [Column(c, "right") for c in
                                                          (f"{unit}s", "scen./unit", "runs/scen.", "runs", "SE",
-                                                          "x now")], more, more="panels"))
+                                                          "x now")], more, more="panels")]
         out.append(note(f"Conditional on: {ci.conditional_on}; version {v.version[:12]}; {v.without_outcome} runs "
                         f"without outcome.{self.outcome} left out"))
         return out
@@ -216,8 +219,10 @@ def interval(ledger, *, unit: str = "unit", version: str | None = None, conditio
         vc = variance_components(y, units, [r.scenario for r in kept])
         boot = (cluster_bootstrap_interval(y, units, rng=np.random.default_rng(seed), resamples=bootstrap,
                                            confidence_level=level) if bootstrap else None)
+        # what_more_buys needs every component; one unit (say) leaves the unit component undefined
+        defined = all(math.isfinite(x) for x in (vc.unit, vc.scenario, vc.generation))
         out.append(VersionInterval(v, names.get(v), len(vruns), len(vruns) - len(kept), ci, vc,
-                                   tuple(vc.what_more_buys(2)), boot))
+                                   tuple(vc.what_more_buys(2)) if defined else (), boot))
     return IntervalResult(outcome, unit, weighting, level, tuple(out))
 
 
@@ -272,10 +277,13 @@ class VersionPassK:
     per_scenario: dict
 
     def payload(self) -> dict[str, Any]:
+        from ..record import redact_text
+
         return {"version": self.version, "label": self.label, "scenarios": self.scenarios, "trials": self.trials,
                 "passes": self.passes, "trials_per_scenario": list(self.trials_per_scenario),
                 "weights": self.weights, "rows": [dict(r) for r in self.rows],
-                "per_scenario": {k: list(v) for k, v in self.per_scenario.items()}}
+                # keys are scenario names from runs: redacted here, as fluke.record.redact leaves keys alone
+                "per_scenario": {redact_text(k): list(v) for k, v in self.per_scenario.items()}}
 
 
 @dataclass(frozen=True)
