@@ -12,7 +12,16 @@ from fluke.comparison import detection_limit
 from fluke.ledger import open_ledger
 from fluke.simulate import STAGES
 
-from ._realdata import FINE_TUNED, TAU1_AIRLINE, need, tau2_runs
+from ._oracles import hr_limit, logrank_by_loop
+from ._realdata import (
+    FINE_TUNED,
+    TAU1_AIRLINE,
+    TAU2_FILES,
+    TAU2_RESULTS,
+    need,
+    tau1_airline_runs,
+    tau2_runs,
+)
 
 VERBS_HERE = ("compare", "fixcheck", "consistency", "simulate", "calibrate")
 
@@ -39,18 +48,22 @@ def _survdiff_of(runs_a, runs_b):
     rows = [(r.scenario, len(r.events) - 1, not r.outcome.passed, g)
             for g, runs in enumerate((runs_a, runs_b)) for r in runs]
     scen, time, died, group_ = (np.array(x) for x in zip(*rows))
-    return survdiff(time, died.astype(int), group_, strata=scen), int(died.sum())
+    _, variance = logrank_by_loop(time, died, group_, scen)
+    return survdiff(time, died.astype(int), group_, strata=scen), variance
 
 
 def test_compare_gpt41_against_fine_tuned_matches_survdiff(tau_ledger):
     doc = as_json(tau_ledger, "compare", "model=gpt-4.1", f"model={FINE_TUNED}")
     runs_a = [r for d in ("airline", "retail", "telecom") for r in tau2_runs("gpt-4.1", d)]
     runs_b = [r for d in ("airline", "retail", "telecom") for r in tau2_runs(FINE_TUNED, d)]
-    (chisq, p), deaths = _survdiff_of(runs_a, runs_b)
+    (chisq, p), variance = _survdiff_of(runs_a, runs_b)
     assert doc["statistic"] == pytest.approx(chisq, abs=1e-9)
     assert doc["pvalue"] == pytest.approx(p, abs=1e-9)
     assert (doc["a"]["deaths"], doc["b"]["deaths"]) == (38, 23)       # 10+6+22 and 7+6+10 failures
-    assert doc["detection_limit"] == pytest.approx(detection_limit(deaths))
+    # the limit comes from the test's information V (8.25 here), not from the 61 deaths
+    assert variance == pytest.approx(8.25)
+    assert doc["detection_limit"] == pytest.approx(hr_limit(variance))
+    assert doc["detection_limit"] > detection_limit(61)
     assert doc["verdict"] == ("different" if p < 0.05 else doc["verdict"])
     assert len(doc["a"]["versions"]) == 3 and doc["strata"] == 100
     assert "difference between those runs" in doc["statement"]
@@ -60,10 +73,13 @@ def test_compare_one_domain_is_too_small_to_tell_with_runs_needed(tau_ledger):
     doc = as_json(tau_ledger, "compare", "model=gpt-4.1", f"model={FINE_TUNED}", "--scenario", "airline/*")
     assert doc["strata"] == 20 and doc["a"]["compared"] == 20
     assert doc["verdict"] == "too small to tell"
-    assert doc["detection_limit"] == pytest.approx(detection_limit(17))   # 10 + 7 failures
+    # V = 2.0 on these 20 one-run-per-arm strata (17 deaths would have said 3.892)
+    (_, _), variance = _survdiff_of(tau2_runs("gpt-4.1", "airline"), tau2_runs(FINE_TUNED, "airline"))
+    assert variance == pytest.approx(2.0)
+    assert doc["detection_limit"] == pytest.approx(hr_limit(2.0))
     assert doc["runs_needed_per_arm"] > 20
     text = fluke(tau_ledger, "compare", "model=gpt-4.1", f"model={FINE_TUNED}", "--scenario", "airline/*").output
-    assert "runs per arm would be needed" in text and "3.892" in text
+    assert "runs per arm would be needed" in text and "7.250" in text
 
 
 def test_fixcheck_and_consistency_on_tau_bench_trials(tau_ledger):
@@ -74,7 +90,9 @@ def test_fixcheck_and_consistency_on_tau_bench_trials(tau_ledger):
     rule = doc["candidate_rule"]
     assert rule["rows"] == len(once) == 57
     assert rule["fixed_once"]["estimate"] == pytest.approx(np.mean(once))
+    # no control: no test against the failures that picked the inputs, so nothing "improved"
     assert doc["control_rule"] is None and doc["flags_against"] == "first run"
+    assert doc["by_input"]["improved"] == 0 and doc["by_input"]["pvalue"] is None
     cons = as_json(tau_ledger, "consistency", "model=gpt-4o")["agents"][0]
     f = np.array([sum(fail[(t, k)] for k in range(4)) for t in range(50)])
     assert cons["p"] == pytest.approx(116 / 200)

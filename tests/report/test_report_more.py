@@ -9,6 +9,7 @@ from __future__ import annotations
 import json
 import math
 
+import numpy as np
 import pytest
 from click.testing import CliRunner
 from scipy.stats import norm
@@ -42,8 +43,21 @@ def test_two_versions_and_a_spec_fill_comparison_luck_and_questions(tmp_path):
     cmp_ = doc["comparison"]
     deaths = sum(r.outcome.passed is False for r in runs)
     assert sum(sum(a["deaths"]) for a in cmp_["arms"]) == deaths == 116
-    # Detection limit exp(2(z_{1−α/2} + z_power)/√D), computed here from the definition.
-    assert cmp_["detection_limit"] == pytest.approx(math.exp(2 * (norm.ppf(0.975) + norm.ppf(0.8)) / math.sqrt(deaths)))
+    # Detection limit exp((z_{1−α/2} + z_power)/√V), V the log-rank information, computed here by a
+    # loop over strata and death times (deaths at the first hard violation, else the last event)
+    loaded_spec = grading.load_spec(str(spec))
+    rows = []
+    for r in runs:
+        t = len(r.events) - 1
+        if r.outcome.passed is False:
+            hard = grading.first_hard_index(grading.grade_run(r, loaded_spec))
+            t = hard if hard is not None else t
+        rows.append((r.scenario, t, r.outcome.passed is False, r.trial >= 2))
+    from tests.comparison._oracles import logrank_by_loop
+
+    _, variance = logrank_by_loop(*(np.array(x) for x in list(zip(*rows))[1:]), np.array([x[0] for x in rows]))
+    assert cmp_["detection_limit"] == pytest.approx(math.exp((norm.ppf(0.975) + norm.ppf(0.8)) / math.sqrt(variance)))
+    assert cmp_["detection_limit"] > math.exp(2 * (norm.ppf(0.975) + norm.ppf(0.8)) / math.sqrt(deaths))
     assert cmp_["verdict"] in ("different", "no significant difference", "too small to tell")
     assert len(cmp_["qvalues"]) == len(cmp_["steps"])
     loaded = grading.load_spec(str(spec))
