@@ -67,6 +67,5 @@ def require(module: str, *, package: str, extra: str, purpose: str):
         raise MissingDependency(package, extra, purpose) from exc
 
 
-class ArgumentError(FlukeError, ValueError):
-    """A library function was called with an argument outside its domain; the message names
-    the argument and its value (``level=1.5 must be between 0 and 1``)."""
+class UsageError(FlukeError, ValueError):
+    """An option or argument that cannot be used as given (a level outside (0, 1), too few replicates)."""

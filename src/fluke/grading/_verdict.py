@@ -29,7 +29,8 @@ from typing import Iterable, Sequence
 import numpy as np
 from scipy import stats
 
-from ..errors import ArgumentError
+from ..errors import UsageError
+from ..format import natural_key
 from ._grade import RunGrade
 
 JEFFREYS = (0.5, 0.5)
@@ -80,9 +81,9 @@ class LuckReport:
 
 def _check_prior(prior: Sequence[float], level: float) -> tuple[float, float]:
     if len(prior) != 2 or not all(np.isfinite(prior)) or min(prior) <= 0:
-        raise ArgumentError(f"prior={tuple(prior)!r} must be two positive numbers (alpha, beta)")
+        raise UsageError(f"prior={tuple(prior)!r} must be two positive numbers (alpha, beta)")
     if not 0 < level < 1:
-        raise ArgumentError(f"level={level!r} must be between 0 and 1")
+        raise UsageError(f"level={level!r} must be between 0 and 1")
     return float(prior[0]), float(prior[1])
 
 
@@ -98,7 +99,7 @@ def luck_rates(lucky: np.ndarray, green: np.ndarray, runs: np.ndarray, *,
     bad = (lucky < 0) | (lucky > green) | (green > runs)
     if np.any(bad):
         i = int(np.argmax(bad))
-        raise ArgumentError(f"counts at position {i} (lucky={lucky[i]}, green={green[i]}, runs={runs[i]}) "
+        raise UsageError(f"counts at position {i} (lucky={lucky[i]}, green={green[i]}, runs={runs[i]}) "
                             "must satisfy 0 <= lucky <= green <= runs")
     tail = (1 - level) / 2
     lo = stats.beta.ppf(tail, a + lucky, b + green - lucky)
@@ -140,14 +141,6 @@ def luck_rate(grades: Iterable[RunGrade], *, prior: Sequence[float] = JEFFREYS,
     cases = sorted(zip(names.tolist(), rows[:-1]), key=lambda kv: natural_key(kv[0]))
     return LuckReport(pooled=rows[-1], cases=dict(cases), conditional_on=cond)
 
-
-def natural_key(name: str) -> list:
-    """Sort key that puts "airline/2" before "airline/10".
-
-    >>> sorted(["a/10", "a/2", "b"], key=natural_key)
-    ['a/2', 'a/10', 'b']
-    """
-    return [(0, int(part), "") if part.isdigit() else (1, 0, part) for part in re.split(r"(\d+)", name)]
 
 
 @dataclass(frozen=True)
