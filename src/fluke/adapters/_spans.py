@@ -24,11 +24,16 @@ is dropped).
 
 from __future__ import annotations
 
+import base64
+import binascii
+import re
 from dataclasses import dataclass, field
 from typing import Any, Iterable
 
 from ..errors import InputError
 from ._common import epoch
+
+_HEX = re.compile(r"[0-9a-f]{16}|[0-9a-f]{32}")
 
 
 @dataclass
@@ -197,9 +202,19 @@ def _nanos(value: Any) -> float | None:
 
 
 def _id(value: Any) -> str | None:
+    """A span or trace id as hex: OTLP/JSON writes hex, a plain protobuf-to-JSON dump base64."""
     if not isinstance(value, str) or not value:
         return None
-    return value[2:] if value.startswith("0x") else value
+    if value.startswith("0x"):
+        return value[2:]
+    if _HEX.fullmatch(value) is None and len(value) in (12, 24):
+        try:
+            raw = base64.b64decode(value, validate=True)
+        except (binascii.Error, ValueError):
+            return value
+        if len(raw) in (8, 16):
+            return raw.hex()
+    return value
 
 
 def _otlp_span(raw: Any, resource: dict[str, Any], file: str, record: str | None, where: str) -> Span:
