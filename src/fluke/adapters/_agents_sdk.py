@@ -31,7 +31,7 @@ from typing import Any, Iterable, Iterator
 
 from ..errors import InputError
 from ..record import AgentMessage, Run, Source, ToolCall, UserMessage
-from ._common import epoch
+from ._common import as_list, epoch
 from ._runparts import RunBase, parse_arguments, text_of
 
 DOCUMENTS = True
@@ -39,7 +39,7 @@ DOCUMENTS = True
 
 def _objects(doc: Any) -> list[Any] | None:
     if isinstance(doc, dict) and isinstance(doc.get("spans"), list):
-        return [*(doc.get("traces") or []), *doc["spans"]]
+        return [*as_list(doc.get("traces")), *doc["spans"]]
     if isinstance(doc, list):
         return doc
     if isinstance(doc, dict) and doc.get("object") in ("trace", "trace.span"):
@@ -146,12 +146,12 @@ def _run(key: str, members: list[tuple[str, dict[str, Any]]], base: RunBase, pos
         elif kind == "generation":
             if isinstance(data.get("model"), str) and data["model"]:
                 models.add(data["model"])
-            users = [m for m in data.get("input") or [] if isinstance(m, dict) and m.get("role") == "user"]
+            users = [m for m in as_list(data.get("input")) if isinstance(m, dict) and m.get("role") == "user"]
             for m in users[users_seen:]:
                 if text_of(m.get("content")):
                     events.append(UserMessage(text=text_of(m.get("content")), t=t0))
             users_seen = max(users_seen, len(users))
-            for m in data.get("output") or []:
+            for m in as_list(data.get("output")):
                 if isinstance(m, dict) and m.get("role") == "assistant" and text_of(m.get("content")):
                     events.append(AgentMessage(text=text_of(m.get("content")), agent=_agent(obj, by_id), t=t1))
             for k, v in (data.get("usage") or {}).items() if isinstance(data.get("usage"), dict) else ():

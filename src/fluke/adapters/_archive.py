@@ -19,6 +19,7 @@ from __future__ import annotations
 
 import struct
 import zipfile
+import zlib
 from pathlib import Path
 from typing import Any
 
@@ -39,7 +40,7 @@ class Archive:
         self.path = str(path)
         try:
             self._zip = zipfile.ZipFile(self.path)
-        except (zipfile.BadZipFile, OSError) as exc:
+        except (zipfile.BadZipFile, OSError, EOFError, NotImplementedError, ValueError, struct.error) as exc:
             raise InputError(self.path, None, None, f"is not a readable zip archive ({exc})",
                              hint="the file may be truncated; re-export it") from None
 
@@ -58,7 +59,7 @@ class Archive:
             if info.compress_type != _ZSTD:
                 return self._zip.read(info)
             return self._zstd(info)
-        except (zipfile.BadZipFile, OSError, EOFError, NotImplementedError, ValueError) as exc:
+        except (zipfile.BadZipFile, OSError, EOFError, NotImplementedError, ValueError, zlib.error, struct.error) as exc:
             raise InputError(self.path, name, None, f"cannot be decompressed ({exc})",
                              hint="the archive may be damaged; re-export it") from None
 

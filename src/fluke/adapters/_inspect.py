@@ -39,7 +39,7 @@ from typing import Any, Iterable, Iterator
 from ..errors import InputError
 from ..record import AgentMessage, Run, ToolCall, UserMessage, digest
 from ._archive import Archive
-from ._common import build_run, epoch, with_identity
+from ._common import as_dict, as_list, build_run, epoch, with_identity
 from ._runparts import text_of
 
 DOCUMENTS = True
@@ -104,7 +104,7 @@ class _LogInfo:
                              hint="upgrade fluke, or convert it with: inspect log convert --to json")
         ev = header["eval"]
         self.task = str(ev.get("task") or "task")
-        scorers = [s for s in ev.get("scorers") or [] if isinstance(s, dict) and s.get("name")]
+        scorers = [s for s in as_list(ev.get("scorers")) if isinstance(s, dict) and s.get("name")]
         headline = ((header.get("results") or {}).get("headline") or {}) if isinstance(header.get("results"), dict) else {}
         default = headline.get("scorer") if isinstance(headline, dict) else None
         self.score_name = str(score) if score is not None else (
@@ -113,7 +113,7 @@ class _LogInfo:
         self.scorer = scorer or None
         chosen = next((s for s in scorers if s["name"] == self.scorer), None)
         plan = header.get("plan") if isinstance(header.get("plan"), dict) else {}
-        steps = [s for s in plan.get("steps") or [] if isinstance(s, dict)]
+        steps = [s for s in as_list(plan.get("steps")) if isinstance(s, dict)]
         solver = ev.get("solver") or ",".join(str(s.get("solver")) for s in steps) or None
         task_version = ev.get("task_version")
         world = f"inspect/{self.task}" + (f"@{task_version}" if task_version not in (None, 0, "0") else "")
@@ -204,7 +204,7 @@ def _run(sample: Any, log: _LogInfo, pass_at: float, supplied: dict[str, Any], f
     if isinstance(ep, bool) or not isinstance(ep, int) or ep < 1:
         raise InputError(file, where, "epoch", f"expected a whole number from 1, got {ep!r}")
     events = _events(_resolve(sample.get("messages") or [], attachments),
-                     _resolve(sample.get("events") or [], attachments), file, where)
+                     _resolve(as_list(sample.get("events")), attachments), file, where)
     outcome = _outcome(sample, log, pass_at, file, where)
     error = sample.get("error")
     limit = sample.get("limit")
@@ -215,7 +215,7 @@ def _run(sample: Any, log: _LogInfo, pass_at: float, supplied: dict[str, Any], f
     elif isinstance(limit, dict):
         message = f"{limit.get('type', 'a')} limit reached" + (f" ({limit['limit']})" if limit.get("limit") else "")
     cost: dict[str, float] = {}
-    for usage in (sample.get("model_usage") or {}).values():
+    for usage in as_dict(sample.get("model_usage")).values():
         for key in ("input_tokens", "output_tokens", "total_tokens"):
             value = usage.get(key) if isinstance(usage, dict) else None
             if isinstance(value, (int, float)) and not isinstance(value, bool):
@@ -252,7 +252,7 @@ def _events(messages: Any, raw_events: Any, file: str, where: str) -> list[Any]:
             text = text_of(m.get("content"))
             if text:
                 items.append(AgentMessage(text=text))
-            for j, tc in enumerate(m.get("tool_calls") or []):
+            for j, tc in enumerate(as_list(m.get("tool_calls"))):
                 if not isinstance(tc, dict):
                     raise InputError(file, where, f"messages.{i}.tool_calls.{j}", "a tool call is not an object")
                 call = _call(tc.get("id"), tc.get("function"), tc.get("arguments"))

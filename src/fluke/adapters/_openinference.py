@@ -33,6 +33,7 @@ from typing import Any, Iterable, Iterator
 import orjson
 
 from ..record import Run, Source
+from ._common import as_list
 from ._runparts import RunBase, parse_arguments
 from ._spanrun import SpanReading, span_events
 from ._spans import Span, attribute_keys, collect, first_span, group_runs, indexed
@@ -60,7 +61,7 @@ def _message(m: Any) -> dict[str, Any]:
         text = "".join(str((c.get("message_content") or {}).get("text") or "")
                        for c in m["contents"] if isinstance(c, dict) and isinstance(c.get("message_content"), dict))
     calls = []
-    for tc in m.get("tool_calls") or []:
+    for tc in as_list(m.get("tool_calls")):
         tc = tc.get("tool_call", tc) if isinstance(tc, dict) else {}
         fn = tc.get("function") if isinstance(tc.get("function"), dict) else {}
         calls.append((tc.get("id"), str(fn.get("name") or "<unnamed>"), parse_arguments(fn.get("arguments"))))

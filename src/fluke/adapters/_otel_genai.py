@@ -38,6 +38,7 @@ from typing import Any, Iterable, Iterator
 import orjson
 
 from ..record import Run, Source
+from ._common import as_list
 from ._runparts import RunBase, parse_arguments, text_of
 from ._spanrun import SpanReading, span_events
 from ._spans import Span, attribute_keys, collect, first_span, group_runs, indexed
@@ -109,7 +110,7 @@ def normalise(message: Any) -> list[dict[str, Any]]:
             out.insert(0, {"role": role, "text": "".join(texts), "tool_calls": calls})
         return out
     calls = []
-    for tc in message.get("tool_calls") or []:
+    for tc in as_list(message.get("tool_calls")):
         if isinstance(tc, dict):
             fn = tc.get("function") if isinstance(tc.get("function"), dict) else tc
             calls.append((tc.get("id"), str(fn.get("name") or "<unnamed>"), parse_arguments(fn.get("arguments"))))

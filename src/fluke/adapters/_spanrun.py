@@ -37,6 +37,7 @@ from typing import Any, Callable
 import orjson
 
 from ..record import AgentMessage, ToolCall, UserMessage
+from ._common import as_list
 from ._spans import Span, ancestors
 
 #: A model call's messages in one shape: ``{"role", "text", "tool_calls": [(id, name, args)],
@@ -90,14 +91,15 @@ def span_events(spans: list[Span], reading: SpanReading) -> list[Any]:
                 timeline.append((at(span.start), len(timeline), UserMessage(text=_text(m["text"]), t=span.start)))
             users_seen = max(users_seen, len(users))
             for m in inputs:
-                if m.get("role") == "tool" and m.get("tool_call_id"):
+                if m.get("role") == "tool" and isinstance(m.get("tool_call_id"), str):
                     answers.setdefault(m["tool_call_id"], m.get("text"))
             agent = agent_of(span, by_id, reading)
             end = span.end if span.end is not None else span.start
             for m in outputs:
                 if m.get("text"):
                     timeline.append((at(end), len(timeline), AgentMessage(text=_text(m["text"]), agent=agent, t=end)))
-                for call_id, name, args in m.get("tool_calls") or []:
+                for call_id, name, args in as_list(m.get("tool_calls")):
+                    call_id = call_id if isinstance(call_id, str) and call_id else None
                     announced.append({"call_id": call_id, "tool": name, "args": args, "t": end, "agent": agent,
                                       "used": False})
             continue
@@ -111,9 +113,9 @@ def span_events(spans: list[Span], reading: SpanReading) -> list[Any]:
         timeline.append((at(span.start), len(timeline), call))
     for a in announced:
         if not a["used"]:
-            answered = a["call_id"] in answers
+            answered = a["call_id"] is not None and a["call_id"] in answers
             call = {"tool": a["tool"], "call_id": a["call_id"], "args": a["args"], "ok": True if answered else None,
-                    "result": answers.get(a["call_id"]), "t_start": a["t"], "agent": a["agent"]}
+                    "result": answers.get(a["call_id"]) if answered else None, "t_start": a["t"], "agent": a["agent"]}
             timeline.append((a["t"] if a["t"] is not None else last, len(timeline), call))
     timeline.sort(key=lambda x: (x[0], x[1]))
     return [ToolCall(**_clean(e)) if isinstance(e, dict) else e for _, _, e in timeline]

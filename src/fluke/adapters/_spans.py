@@ -31,7 +31,7 @@ from dataclasses import dataclass, field
 from typing import Any, Iterable
 
 from ..errors import InputError
-from ._common import epoch
+from ._common import as_list, epoch
 
 _HEX = re.compile(r"[0-9a-f]{16}|[0-9a-f]{32}")
 
@@ -82,7 +82,7 @@ def first_span(doc: Any) -> dict[str, Any] | None:
         return None
     if isinstance(doc.get("resourceSpans"), list):
         for rs in doc["resourceSpans"]:
-            for ss in (rs.get("scopeSpans") or rs.get("instrumentationLibrarySpans") or []) if isinstance(rs, dict) else []:
+            for ss in as_list(rs.get("scopeSpans") or rs.get("instrumentationLibrarySpans")) if isinstance(rs, dict) else []:
                 spans = ss.get("spans") if isinstance(ss, dict) else None
                 if isinstance(spans, list) and spans and isinstance(spans[0], dict):
                     return spans[0]
@@ -120,7 +120,7 @@ def spans_in(doc: Any, *, file: str, record: str | None) -> list[Span]:
                 raise InputError(file, record, f"resourceSpans.{r}", "expected an object")
             resource = _attributes((rs.get("resource") or {}).get("attributes") if isinstance(rs.get("resource"), dict) else None,
                                    file, record, f"resourceSpans.{r}.resource")
-            for s_i, ss in enumerate(rs.get("scopeSpans") or rs.get("instrumentationLibrarySpans") or []):
+            for s_i, ss in enumerate(as_list(rs.get("scopeSpans") or rs.get("instrumentationLibrarySpans"))):
                 spans = ss.get("spans") if isinstance(ss, dict) else None
                 if not isinstance(spans, list):
                     raise InputError(file, record, f"resourceSpans.{r}.scopeSpans.{s_i}.spans", "expected a list")
@@ -151,10 +151,10 @@ def _value(v: Any) -> Any:
         return v["boolValue"]
     if "arrayValue" in v:
         values = (v["arrayValue"] or {}).get("values") if isinstance(v["arrayValue"], dict) else None
-        return [_value(x) for x in values or []]
+        return [_value(x) for x in as_list(values)]
     if "kvlistValue" in v:
         values = (v["kvlistValue"] or {}).get("values") if isinstance(v["kvlistValue"], dict) else None
-        return {x.get("key"): _value(x.get("value")) for x in values or [] if isinstance(x, dict)}
+        return {x.get("key"): _value(x.get("value")) for x in as_list(values) if isinstance(x, dict)}
     if "bytesValue" in v:
         return v["bytesValue"]
     return None
@@ -229,7 +229,7 @@ def _otlp_span(raw: Any, resource: dict[str, Any], file: str, record: str | None
     if isinstance(code, str):   # some exporters write the enum name
         code = {"STATUS_CODE_ERROR": 2, "STATUS_CODE_OK": 1, "ERROR": 2, "OK": 1}.get(code.upper(), 0)
     events = []
-    for e in raw.get("events") or []:
+    for e in as_list(raw.get("events")):
         if isinstance(e, dict):
             events.append((str(e.get("name")), _nanos(e.get("timeUnixNano")),
                            _attributes(e.get("attributes"), file, record, f"{where}.events")))
@@ -251,7 +251,7 @@ def _sdk_span(raw: dict[str, Any], file: str, record: str | None) -> Span:
     status = raw.get("status") if isinstance(raw.get("status"), dict) else {}
     code = {"ERROR": 2, "OK": 1}.get(str(status.get("status_code", "")).upper(), 0)
     events = []
-    for e in raw.get("events") or []:
+    for e in as_list(raw.get("events")):
         if isinstance(e, dict):
             attrs = e.get("attributes") if isinstance(e.get("attributes"), dict) else {}
             events.append((str(e.get("name")), epoch(e.get("timestamp")), _flatten(attrs)))

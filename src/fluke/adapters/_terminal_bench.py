@@ -78,6 +78,8 @@ def _json_file(path: Path) -> Any:
 
 def _folder_identity(file: str) -> dict[str, Any]:
     """What the file's folders say: ``run_metadata.json`` and the leaderboard layout."""
+    if not file:   # a document read in memory has no folders
+        return {"meta": {}, "guess": {}}
     path = Path(file).resolve()
     meta: dict[str, Any] = {}
     for folder in list(path.parents)[:3]:   # the run folder, or a trial's run two levels up
@@ -111,7 +113,7 @@ def _trials(doc: Any, file: str) -> list[tuple[str, dict[str, Any]]]:
     if isinstance(results, list):
         return [(f"results.{i}" if "results" in doc else f"trial_results.{i}", r) for i, r in enumerate(results)]
     found = []   # a Harbor job result without its trials: read the trial folders beside it
-    for child in sorted(Path(file).resolve().parent.glob("*/result.json")):
+    for child in sorted(Path(file).resolve().parent.glob("*/result.json")) if file else []:
         trial = _json_file(child)
         if _is_harbor_trial(trial):
             found.append((str(child.parent.name), trial))
@@ -177,17 +179,18 @@ def _tb(trial: dict[str, Any], file: str, where: str) -> dict[str, Any]:
     return {"identity": {},
             "outcome": {"passed": resolved, "reward": None if resolved is None else float(resolved),
                         "label": None if resolved is None else ("complete" if resolved else "fail")},
-            "error": None if mode in _QUIET else str(mode), "cost": cost, "latency": latency}
+            "error": None if (mode is None or (isinstance(mode, str) and mode in _QUIET)) else str(mode),
+            "cost": cost, "latency": latency}
 
 
 def _harbor(trial: dict[str, Any], file: str, where: str) -> dict[str, Any]:
     agent = trial.get("agent_info") if isinstance(trial.get("agent_info"), dict) else {}
     model = agent.get("model_info") if isinstance(agent.get("model_info"), dict) else {}
-    harness: Any = agent.get("name")
+    harness: Any = agent.get("name") if isinstance(agent.get("name"), str) else None
     if harness and agent.get("version"):
-        harness = {"agent": str(harness), "version": str(agent["version"])}
-    model_name = model.get("name")
-    if model_name and model.get("provider") and "/" not in str(model_name):
+        harness = {"agent": harness, "version": str(agent["version"])}
+    model_name = model.get("name") if isinstance(model.get("name"), str) else None
+    if model_name and isinstance(model.get("provider"), str) and model["provider"] and "/" not in model_name:
         model_name = f"{model['provider']}/{model_name}"
     verifier = trial.get("verifier_result")
     reward = None
