@@ -23,6 +23,18 @@ Reading rules:
 * Identity: model = the generation spans' ``model`` when one; harness = the first agent's
   name. A failed agent span sets :attr:`Run.error`. Usage in generation spans is summed into
   :attr:`Run.cost`.
+
+>>> spans = [{"object": "trace.span", "id": "s1", "trace_id": "tr", "parent_id": None,
+...           "started_at": "2026-01-01T00:00:00+00:00", "span_data": {"type": "agent", "name": "boss"}},
+...          {"object": "trace.span", "id": "s2", "trace_id": "tr", "parent_id": "s1",
+...           "started_at": "2026-01-01T00:00:01+00:00", "span_data": {"type": "function", "name": "add",
+...           "input": '{"a": 1}', "output": "1"}, "error": None},
+...          {"object": "trace.span", "id": "s3", "trace_id": "tr", "parent_id": "s1",
+...           "started_at": "2026-01-01T00:00:02+00:00",
+...           "span_data": {"type": "handoff", "from_agent": "boss", "to_agent": "Closer"}}]
+>>> [run] = read(iter([(None, {"traces": [], "spans": spans})]), file="t.json", identity={})
+>>> [(c.tool, c.args, c.agent) for c in run.tool_calls]
+[('add', {'a': 1}, 'boss'), ('transfer_to_closer', {}, 'boss')]
 """
 
 from __future__ import annotations

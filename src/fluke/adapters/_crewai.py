@@ -23,6 +23,16 @@ Reading rules:
   ``agent_execution_completed`` output the answer. ``*_failed`` / ``agent_execution_error``
   events set :attr:`Run.error`. Identity: model = ``llm_call_*`` events' ``model`` when one;
   harness = ``{"crew": crew_name, "agents": [roles]}``. Outcome unknown.
+
+>>> def ev(seq, kind, **fields):
+...     return {"type": kind, "event_id": f"e{seq}", "emission_sequence": seq, "agent_role": "R",
+...             "timestamp": f"2026-01-01T00:00:0{seq}Z", **fields}
+>>> log = [ev(1, "tool_usage_started", tool_name="lookup", tool_args='{"k": 1}'),
+...        ev(3, "tool_usage_error", tool_name="lookup", started_event_id="e1", error="KeyError('k')"),
+...        ev(2, "tool_usage_started", tool_name="add", tool_args="{}")]
+>>> [run] = read(iter([(None, log)]), file="crew.jsonl", identity={})
+>>> [(c.tool, c.args, c.ok, c.error) for c in run.tool_calls]
+[('lookup', {'k': 1}, False, "KeyError('k')"), ('add', {}, None, None)]
 """
 
 from __future__ import annotations

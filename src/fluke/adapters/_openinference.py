@@ -24,6 +24,15 @@ Reading rules:
   harness = the outermost ``AGENT`` span's ``agent.name``. Outcome unknown, as in every
   trace format; a failed root span sets :attr:`Run.error`; ``llm.token_count.prompt`` /
   ``completion`` are summed into :attr:`Run.cost`.
+
+>>> attrs = {"openinference.span.kind": "TOOL", "tool.name": "lookup", "tool.id": "c7",
+...          "input.value": '{"key": "k"}', "output.value": "v"}
+>>> doc = {"resourceSpans": [{"scopeSpans": [{"spans": [{"traceId": "t", "spanId": "s", "name": "lookup",
+...     "startTimeUnixNano": "1000000000", "attributes": [{"key": k, "value": {"stringValue": v}}
+...                                                       for k, v in attrs.items()]}]}]}]}
+>>> [run] = read(iter([(None, doc)]), file="oi.json", identity={})
+>>> [(c.tool, c.call_id, c.args, c.result, c.ok) for c in run.tool_calls]
+[('lookup', 'c7', {'key': 'k'}, 'v', True)]
 """
 
 from __future__ import annotations

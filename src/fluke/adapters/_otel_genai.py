@@ -29,6 +29,19 @@ Reading rules:
   outermost agent span sets :attr:`Run.error`. Tokens (``gen_ai.usage.input_tokens`` /
   ``output_tokens``, or the older ``prompt_tokens`` / ``completion_tokens``) are summed
   into :attr:`Run.cost`; latency is the run's first start to its last end.
+
+>>> def span(sid, name, start, attrs, parent=None, status=None):
+...     return {"traceId": "t1", "spanId": sid, "parentSpanId": parent, "name": name,
+...             "startTimeUnixNano": str(start * 10**9), "endTimeUnixNano": str((start + 1) * 10**9),
+...             "status": status or {}, "attributes": [{"key": k, "value": {"stringValue": v}} for k, v in attrs.items()]}
+>>> doc = {"resourceSpans": [{"scopeSpans": [{"spans": [
+...     span("a", "invoke_agent bot", 1, {"gen_ai.operation.name": "invoke_agent", "gen_ai.agent.name": "bot"}),
+...     span("b", "execute_tool add", 2, {"gen_ai.operation.name": "execute_tool", "gen_ai.tool.name": "add",
+...          "gen_ai.tool.call.id": "c1", "gen_ai.tool.call.arguments": '{"a": 2}'}, parent="a",
+...          status={"code": 2, "message": "overflow"})]}]}]}
+>>> [run] = read(iter([(None, doc)]), file="trace.json", identity={})
+>>> [(c.tool, c.call_id, c.args, c.ok, c.error, c.agent) for c in run.tool_calls], run.identity.harness
+([('add', 'c1', {'a': 2}, False, 'overflow', 'bot')], 'bot')
 """
 
 from __future__ import annotations

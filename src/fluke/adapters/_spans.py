@@ -69,11 +69,6 @@ class Span:
         return str(kind) if kind else ("error" if self.status_code == 2 else None)
 
 
-def looks_like_spans(doc: Any) -> bool:
-    """Whether ``doc`` is one of the accepted envelopes (cheap: looks at the first span)."""
-    return first_span(doc) is not None
-
-
 def first_span(doc: Any) -> dict[str, Any] | None:
     """The first raw span object of ``doc`` (a request, a list of requests, or SDK spans)."""
     if isinstance(doc, list):

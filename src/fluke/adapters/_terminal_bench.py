@@ -28,6 +28,12 @@ Reading rules:
   ``n_output_tokens``, ``cost_usd``) go to :attr:`Run.cost`; latency is the agent's time
   (else the trial's). There is no trajectory: runs have no events (the ``.cast`` recordings
   and agent logs are not read), and ``parser_results`` (per-test outcomes) are not kept.
+
+>>> doc = {"results": [{"task_id": "hello", "trial_name": "hello.1-of-2.run", "is_resolved": True},
+...                    {"task_id": "hello", "trial_name": "hello.2-of-2.run", "is_resolved": None,
+...                     "failure_mode": "agent_timeout"}]}
+>>> [(r.scenario, r.trial, r.outcome.passed, r.error) for r in read(doc, file="", identity={})]
+[('hello', 0, True, None), ('hello', 1, None, 'agent_timeout')]
 """
 
 from __future__ import annotations
