@@ -191,3 +191,24 @@ def test_live_openinference_spans(tmp_path):
     assert [(c.call_id, c.args, c.ok, c.result, c.error, c.agent) for c in run.tool_calls] == [
         ("id-k1", {"key": "k1"}, True, "v1", None, "helper"), ("id-k2", {"key": "k2"}, False, None, "no such key", "helper")]
     assert run.source.position == "conversation s-9" and run.identity.model == "m-2"
+
+
+def test_live_otlp_json_file_exporter(tmp_path):
+    """The SDK's own OTLP/JSON file exporter (one request per exported batch, a line each)."""
+    pytest.importorskip("opentelemetry.exporter.otlp.json.file")
+    from opentelemetry.exporter.otlp.json.file import FileSpanExporter
+    from opentelemetry.sdk.resources import Resource
+    from opentelemetry.sdk.trace import TracerProvider
+    from opentelemetry.sdk.trace.export import SimpleSpanProcessor
+
+    path = tmp_path / "spans.jsonl"
+    provider = TracerProvider(resource=Resource.create({"service.name": "fluke-test"}))
+    provider.add_span_processor(SimpleSpanProcessor(FileSpanExporter(path)))
+    _genai_program(provider.get_tracer("fluke-test"))
+    provider.shutdown()
+    lines = [json.loads(line) for line in path.read_text().splitlines() if line.strip()]
+    assert len(lines) == 8 and all("resourceSpans" in line for line in lines)   # one span per export here
+    assert detect_format(path) == "otel-genai"
+    runs = list(read_file(path))
+    assert [[(c.call_id, c.ok) for c in r.tool_calls] for r in runs] == [[("w-Paris", True)], [("w-Rome", False)]]
+    assert [e.kind for e in runs[0].events] == ["user", "tool", "agent"]
