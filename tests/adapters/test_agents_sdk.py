@@ -92,3 +92,23 @@ def test_live_scripted_model_run(tmp_path, monkeypatch):
     weather = next(c for c in run.tool_calls if c.tool == "get_weather")
     assert (weather.args, weather.result) == ({"city": "Oslo"}, "Sunny in Oslo")
     assert run.identity.harness == "boss"
+
+
+@pytest.mark.parametrize("name", ["run1_parallel_and_error.new_items.json", "run1_parallel_and_error.run_state.json",
+                                  "run2_agent_as_tool_and_handoff.new_items.json"])
+def test_run_items_and_state_read_like_the_input_list(samples, name):
+    """Items carry the agent of every call; their calls and results match to_input_list()."""
+    base = samples / "openai_agents"
+    path = base / name
+    assert detect_format(path) == "openai-agents-items"
+    [run] = read_file(path)
+    [flat] = read_file(base / (name.split(".")[0] + ".to_input_list.json"))
+    assert [(c.call_id, c.tool, c.args, c.ok, c.result) for c in run.tool_calls] == \
+        [(c.call_id, c.tool, c.args, c.ok, c.result) for c in flat.tool_calls]
+    doc = json.loads(path.read_text())
+    items = doc["generated_items"] if isinstance(doc, dict) else doc
+    agents = [i["agent"]["name"] if isinstance(i["agent"], dict) else i["agent"] for i in items
+              if i["type"] in ("tool_call_item", "handoff_call_item")]
+    assert [c.agent for c in run.tool_calls] == agents
+    if name.startswith("run2"):
+        assert agents == ["triage", "triage", "specialist"]   # after the handoff, the new agent

@@ -57,6 +57,8 @@ CASES = [
     ("otel-genai", "otel/genai_semconv.otlp.json", 300),
     ("openinference", "otel/openinference.otlp.json", 300),
     ("openai-agents", "openai_agents/traces_and_spans.json", 300),
+    ("openai-agents-items", "openai_agents/run1_parallel_and_error.run_state.json", 300),
+    ("openai-agents-items", "openai_agents/run2_agent_as_tool_and_handoff.new_items.json", 300),
 ]
 
 

@@ -63,6 +63,7 @@ FORMATS: dict[str, Format] = {f.name: f for f in [
     Format("openinference", "fluke.adapters._openinference", "OpenInference spans (OTLP JSON)"),
     Format("otel-genai", "fluke.adapters._otel_genai", "OpenTelemetry GenAI spans (OTLP JSON)"),
     Format("openai-agents", "fluke.adapters._agents_sdk", "OpenAI Agents SDK trace and span exports"),
+    Format("openai-agents-items", "fluke.adapters._agents_items", "OpenAI Agents SDK run items and RunState JSON"),
     Format("terminal-bench", "fluke.adapters._terminal_bench", "Terminal-Bench and Harbor results"),
     Format("crewai", "fluke.adapters._crewai", "CrewAI event-bus logs (tool_usage_* events)"),
 ]}
