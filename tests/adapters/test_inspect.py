@@ -76,6 +76,15 @@ def test_score_options(samples, tmp_path):
     assert [r.outcome.reward for r in strict] == [0.5, 0.5, 0.0, 0.0, 0.0, 0.0]
     assert sum(r.outcome.passed for r in strict) == 0 and sum(r.outcome.passed for r in lenient) == 2
     assert strict[0].identity.grader["inspect_scorer"] == "graded"
+    # a scorer returning several values: one must be named
+    for s in log["samples"]:
+        s["scores"] = {"graded": {"value": {"correct": s["epoch"] != 2, "style": 0.3}}}
+    edited.write_text(json.dumps(log))
+    with pytest.raises(InputError, match=r"holds several values.*score=graded.correct"):
+        list(read_file(edited))
+    named = list(read_file(edited, options={"score": "graded.correct"}))
+    assert [r.outcome.passed for r in named] == [s["epoch"] != 2 for s in log["samples"]]
+    assert named[0].identity.grader["inspect_scorer"] == "graded.correct"
 
 
 def test_attachments_are_resolved(samples, tmp_path):

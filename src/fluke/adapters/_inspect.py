@@ -169,26 +169,32 @@ def score_value(value: Any) -> float | None:
 
 
 def _outcome(sample: dict, log: _LogInfo, pass_at: float, file: str, where: str) -> dict[str, Any]:
-    scores = sample.get("scores") or {}
-    if not isinstance(scores, dict) or log.scorer is None or log.scorer not in scores:
-        if scores and isinstance(scores, dict) and log.scorer is not None:
-            raise InputError(file, where, "scores", f"has no scorer {log.scorer!r}",
-                             hint="choose one with the score option: " + ", ".join(map(str, scores)))
+    scores = sample.get("scores")
+    if not isinstance(scores, dict) or not scores:
         return {}
-    score = scores[log.scorer]
+    scorer = log.scorer
+    if scorer is None:   # the log names no scorer: a single one decides, several need the option
+        if len(scores) > 1:
+            raise InputError(file, where, "scores", "has several scorers and the log names none",
+                             hint="choose one with the score option: " + ", ".join(map(str, scores)))
+        scorer = next(iter(scores))
+    if scorer not in scores:
+        raise InputError(file, where, "scores", f"has no scorer {scorer!r}",
+                         hint="choose one with the score option: " + ", ".join(map(str, scores)))
+    score = scores[scorer]
     value = score.get("value") if isinstance(score, dict) else score
     if isinstance(value, dict):
         if not log.score_key:
-            raise InputError(file, where, f"scores.{log.scorer}.value",
+            raise InputError(file, where, f"scores.{scorer}.value",
                              "holds several values: say which decides",
-                             hint="use score=" + " or score=".join(f"{log.scorer}.{k}" for k in value))
+                             hint="use score=" + " or score=".join(f"{scorer}.{k}" for k in value))
         if log.score_key not in value:
-            raise InputError(file, where, f"scores.{log.scorer}.value", f"has no key {log.score_key!r}",
+            raise InputError(file, where, f"scores.{scorer}.value", f"has no key {log.score_key!r}",
                              hint="keys: " + ", ".join(map(str, value)))
         value = value[log.score_key]
     reward = score_value(value)
     if reward is None:
-        raise InputError(file, where, f"scores.{log.scorer}.value", f"{value!r} is not a score fluke can read",
+        raise InputError(file, where, f"scores.{scorer}.value", f"{value!r} is not a score fluke can read",
                          hint="expected C/I/P/N, a number or a boolean")
     passed = reward >= pass_at
     return {"reward": reward, "passed": passed, "label": "complete" if passed else "fail"}

@@ -45,7 +45,7 @@ from ..record import Run, Source
 from ._common import as_list
 from ._runparts import RunBase, parse_arguments
 from ._spanrun import SpanReading, span_events
-from ._spans import Span, attribute_keys, collect, first_span, group_runs, indexed
+from ._spans import Span, attribute_keys, collect, first_span, group_runs, indexed, service_name
 
 DOCUMENTS = True
 KIND = "openinference.span.kind"
@@ -138,7 +138,7 @@ def read(docs: Iterable[tuple[str | None, Any]], *, file: str, identity: dict[st
         agent_ids = {s.span_id for s in agents}
         outer = next((s for s in agents if s.parent_id not in agent_ids), None)
         found = {"model": models[0] if len(models) == 1 else ({"models": models} if models else None),
-                 "harness": _agent(outer) if outer is not None else None}
+                 "harness": (_agent(outer) if outer is not None else None) or service_name(spans)}
         ids = {s.span_id for s in spans}
         failed = next((s for s in spans if s.parent_id not in ids and s.failed), None)
         starts = [s.start for s in spans if s.start is not None]

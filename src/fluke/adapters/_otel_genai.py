@@ -24,7 +24,8 @@ Reading rules:
   ``invoke_agent`` span's messages are read only when the run has no model span.
 * Identity: model = ``gen_ai.request.model`` (else ``gen_ai.response.model``) of the model
   spans, when there is one; several give ``{"models": [...]}``. harness = the outermost
-  ``invoke_agent`` span's ``gen_ai.agent.name`` (with ``gen_ai.agent.version`` when set).
+  ``invoke_agent`` span's ``gen_ai.agent.name`` (with ``gen_ai.agent.version`` when set),
+  else ``{"service": <service.name>}``.
 * Outcome: spans do not say whether the task was solved: ``passed`` stays unknown. A failed
   outermost agent span sets :attr:`Run.error`. Tokens (``gen_ai.usage.input_tokens`` /
   ``output_tokens``, or the older ``prompt_tokens`` / ``completion_tokens``) are summed
@@ -54,7 +55,7 @@ from ..record import Run, Source
 from ._common import as_list
 from ._runparts import RunBase, parse_arguments, text_of
 from ._spanrun import SpanReading, span_events
-from ._spans import Span, attribute_keys, collect, first_span, group_runs, indexed
+from ._spans import Span, attribute_keys, collect, first_span, group_runs, indexed, service_name
 
 DOCUMENTS = True
 _MODEL_OPS = {"chat", "text_completion", "generate_content"}
@@ -217,6 +218,8 @@ def _identity(spans: list[Span], models_from: list[Span]) -> dict[str, Any]:
     if outer is not None and outer.attrs.get("gen_ai.agent.name"):
         name, version = str(outer.attrs["gen_ai.agent.name"]), outer.attrs.get("gen_ai.agent.version")
         harness = {"agent": name, "version": str(version)} if version else name
+    if harness is None:
+        harness = service_name(spans)
     return {"model": models[0] if len(models) == 1 else ({"models": models} if models else None),
             "harness": harness}
 

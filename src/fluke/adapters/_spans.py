@@ -295,6 +295,18 @@ def _t(value: float | None) -> float:
     return value if value is not None else float("inf")
 
 
+def service_name(spans: list[Span]) -> dict[str, str] | None:
+    """``{"service": <service.name>}`` when the run's spans name one service (the SDK's
+    ``unknown_service`` default does not count): the harness when no agent span names one.
+
+    >>> service_name([Span("t", "s", None, "x", None, None, {}, resource={"service.name": "bot"})])
+    {'service': 'bot'}
+    """
+    names = {str(s.resource.get("service.name")) for s in spans if s.resource.get("service.name")}
+    names = {n for n in names if not n.startswith("unknown_service")}
+    return {"service": names.pop()} if len(names) == 1 else None
+
+
 def ancestors(span: Span, by_id: dict[str, Span]) -> Iterable[Span]:
     """The span's parent, its parent's parent, ... (stopping at a cycle)."""
     seen = {span.span_id}
