@@ -34,6 +34,14 @@ def test_second_agents_file_with_the_same_runs_warns(ledger, tmp_path):
     assert "--identity" in warning.message and str(a) in warning.message
 
 
+def test_the_same_file_by_another_path_is_no_warning(ledger, tmp_path, monkeypatch):
+    a = _results(tmp_path / "agent-a", [True, False])
+    ledger.ingest(read_file(a))
+    monkeypatch.chdir(tmp_path)
+    again = ledger.ingest(read_file("agent-a/results.json"))
+    assert (again.skipped, again.warnings) == (2, ())
+
+
 def test_identity_keeps_them_apart(ledger, tmp_path):
     outcomes = [True, False, True]
     a = _results(tmp_path / "agent-a", outcomes)

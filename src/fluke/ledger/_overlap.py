@@ -25,6 +25,7 @@ Only the first :data:`SAMPLE` runs of an ingest are checked (a bounded cost on a
 
 from __future__ import annotations
 
+import os
 from dataclasses import dataclass
 from typing import TYPE_CHECKING, Sequence
 
@@ -97,7 +98,7 @@ class OverlapCheck:
                 rows = ledger.query(f"SELECT source FROM runs WHERE k IN ({', '.join('?' * len(chunk))})", chunk)
                 for (source,) in rows:
                     stored = _file_of(source) if source is not None else None
-                    if stored != file:
+                    if not _same_file(stored, file):
                         elsewhere[stored] = elsewhere.get(stored, 0) + 1
             already = sum(elsewhere.values())
             if unique and already > SHARE * len(unique):
@@ -105,6 +106,18 @@ class OverlapCheck:
                 out.append(SourceOverlap(file=file, checked=len(unique), already=already,
                                          other_files=tuple(ranked)))
         return tuple(out)
+
+
+def _same_file(stored: str | None, current: str) -> bool:
+    """The same path, or two spellings of one file that exists (relative and absolute)."""
+    if stored == current:
+        return True
+    if stored is None:
+        return False
+    try:
+        return os.path.samefile(stored, current)
+    except (OSError, ValueError):
+        return False
 
 
 def _file_of(source: str | bytes | dict) -> str | None:
