@@ -31,7 +31,7 @@ def test_second_agents_file_with_the_same_runs_warns(ledger, tmp_path):
     [warning] = second.warnings
     assert isinstance(warning, SourceOverlap)
     assert (warning.file, warning.checked, warning.already, warning.other_files) == (str(b), 5, 4, (str(a),))
-    assert "--identity" in warning.message and str(a) in warning.message
+    assert "--identity" in warning.message and str(a) in warning.message and str(warning) == warning.message
 
 
 def test_the_same_file_by_another_path_is_no_warning(ledger, tmp_path, monkeypatch):

@@ -58,6 +58,9 @@ class SourceOverlap:
                 f"{others}{more}, so they were not stored again. If this file is from a different agent, "
                 "its identity does not say so: ingest it again with --identity model=... (or harness=...)")
 
+    def __str__(self) -> str:
+        return self.message
+
 
 class OverlapCheck:
     """Collects the row keys of the first :data:`SAMPLE` runs of one ingest, per source file."""
