@@ -21,6 +21,7 @@ from dataclasses import dataclass
 
 import numpy as np
 from scipy import stats
+from ..errors import UsageError
 
 __all__ = ["Consistency", "consistency"]
 
@@ -60,15 +61,15 @@ def consistency(failures, trials, *, confidence_level: float = 0.95) -> Consiste
     'no failures: C is undefined'
     """
     if not 0 < confidence_level < 1:
-        raise ValueError(f"confidence_level={confidence_level!r} must lie strictly between 0 and 1")
+        raise UsageError(f"confidence_level={confidence_level!r} must lie strictly between 0 and 1")
     f = np.asarray(failures, dtype=float).reshape(-1)
     n = np.asarray(trials, dtype=float).reshape(-1)
     if f.shape != n.shape:
-        raise ValueError(f"failures has {f.size} entries but trials has {n.size}; give one per scenario")
+        raise UsageError(f"failures has {f.size} entries but trials has {n.size}; give one per scenario")
     if np.any(n < 1):
-        raise ValueError(f"trials={int(n.min())} must be at least 1 in every scenario")
+        raise UsageError(f"trials={int(n.min())} must be at least 1 in every scenario")
     if np.any((f < 0) | (f > n)):
-        raise ValueError("failures must lie between 0 and trials in every scenario")
+        raise UsageError("failures must lie between 0 and trials in every scenario")
     g = f.size
     nan, both = float("nan"), (float("nan"), float("nan"))
     p = float(f.sum() / n.sum()) if g else nan

@@ -30,6 +30,7 @@ from typing import Mapping
 
 import numpy as np
 
+from ..errors import UsageError
 from ..inference import check_level, check_values, cluster_codes
 from ._factorial import Contrast, paired_interval
 
@@ -75,26 +76,26 @@ def perturbation_suite(values, environments, policies, variants, *, baseline: st
     var = np.asarray(variants).astype(str)
     for name, col in (("policies", pol), ("variants", var)):
         if col.shape != y.shape:
-            raise ValueError(f"{name} has {col.size} entries; values has {y.size}")
+            raise UsageError(f"{name} has {col.size} entries; values has {y.size}")
     env, _ = cluster_codes(environments, y.size)
     g = int(env.max()) + 1
     pol_names = list(dict.fromkeys(pol.tolist()))
     var_names = list(dict.fromkeys(var.tolist()))
     if baseline not in pol_names:
-        raise ValueError(f"baseline={baseline!r} is not among the policies {pol_names}")
+        raise UsageError(f"baseline={baseline!r} is not among the policies {pol_names}")
     nominal = var_names[0] if nominal is None else nominal
     if nominal not in var_names:
-        raise ValueError(f"nominal={nominal!r} is not among the variants {var_names}")
+        raise UsageError(f"nominal={nominal!r} is not among the variants {var_names}")
     seen = set(zip(var.tolist(), pol.tolist()))
     missing = [(v, p) for v in var_names for p in pol_names if (v, p) not in seen]
     if missing:
         v, p = missing[0]
-        raise ValueError(f"variant {v!r} was not applied to policy {p!r}: a suite applies every "
+        raise UsageError(f"variant {v!r} was not applied to policy {p!r}: a suite applies every "
                          "declared variant to every policy")
     if weights is not None:
         unknown = set(weights) - set(var_names)
         if unknown or any(not (w >= 0) for w in weights.values()) or sum(weights.values()) <= 0:
-            raise ValueError(f"weights={dict(weights)} must give non-negative weights, not all "
+            raise UsageError(f"weights={dict(weights)} must give non-negative weights, not all "
                              f"zero, to the variants {var_names}")
 
     p_code = np.array([pol_names.index(p) for p in pol.tolist()])

@@ -16,6 +16,7 @@ from typing import Sequence
 
 import numpy as np
 from scipy import stats
+from ..errors import UsageError
 
 __all__ = ["brier_score", "BrierDecomposition", "brier_decomposition", "ReliabilityTable",
            "reliability_table", "CalibrationTest", "calibration_test", "CalibrationScore",
@@ -26,14 +27,14 @@ def _check(probability, outcome) -> tuple[np.ndarray, np.ndarray]:
     p = np.atleast_1d(np.asarray(probability, dtype=float)).ravel()
     y = np.atleast_1d(np.asarray(outcome, dtype=float)).ravel()
     if p.size != y.size:
-        raise ValueError(f"probability has {p.size} entries and outcome {y.size}; give one outcome per prediction")
+        raise UsageError(f"probability has {p.size} entries and outcome {y.size}; give one outcome per prediction")
     if p.size == 0:
-        raise ValueError("there are no predictions to score")
+        raise UsageError("there are no predictions to score")
     bad = ~np.isfinite(p) | (p < 0) | (p > 1)
     if bad.any():
-        raise ValueError(f"probability={p[bad][0]} must lie in [0, 1]")
+        raise UsageError(f"probability={p[bad][0]} must lie in [0, 1]")
     if np.any((y != 0) & (y != 1)):
-        raise ValueError(f"outcome={y[(y != 0) & (y != 1)][0]} must be 0 (failed) or 1 (passed)")
+        raise UsageError(f"outcome={y[(y != 0) & (y != 1)][0]} must be 0 (failed) or 1 (passed)")
     return p, y
 
 
@@ -50,11 +51,11 @@ def brier_score(probability, outcome) -> float:
 def _edges(bins) -> np.ndarray:
     if np.ndim(bins) == 0:
         if int(bins) < 1:
-            raise ValueError(f"bins={bins} must be at least 1")
+            raise UsageError(f"bins={bins} must be at least 1")
         return np.linspace(0.0, 1.0, int(bins) + 1)
     edges = np.asarray(bins, dtype=float)
     if edges.ndim != 1 or edges.size < 2 or np.any(np.diff(edges) <= 0) or edges[0] > 0 or edges[-1] < 1:
-        raise ValueError("bins must be a count or increasing edges covering [0, 1]")
+        raise UsageError("bins must be a count or increasing edges covering [0, 1]")
     return edges
 
 
@@ -224,13 +225,13 @@ def score_predictions(probability, outcome, *, families: Sequence[str | None] | 
     """
     p, y = _check(probability, outcome)
     if not 0 < alpha < 1:
-        raise ValueError(f"alpha={alpha} must be between 0 and 1")
+        raise UsageError(f"alpha={alpha} must be between 0 and 1")
     base = float(y.mean())
     by_family: dict[str, CalibrationScore] = {}
     if families is not None:
         fams = np.array([f if f else "" for f in families], dtype=object)
         if fams.size != p.size:
-            raise ValueError(f"families has {fams.size} entries for {p.size} predictions")
+            raise UsageError(f"families has {fams.size} entries for {p.size} predictions")
         for fam in sorted(set(fams) - {""}):
             mask = fams == fam
             by_family[fam] = _score(p[mask], y[mask], base, bins, alpha)

@@ -28,6 +28,8 @@ from dataclasses import dataclass
 import numpy as np
 from scipy import special
 
+from ..errors import UsageError, UsageTypeError
+
 __all__ = [
     "BootstrapInterval", "ClusterRobustFit", "ClusteredInterval", "cluster_bootstrap_interval",
     "NaiveInterval", "check_level", "check_values", "cluster_codes", "cluster_robust_ols",
@@ -50,7 +52,7 @@ def cluster_codes(clusters, rows: int) -> tuple[np.ndarray, np.ndarray]:
     """
     arr = np.asarray(clusters)
     if arr.shape != (rows,):
-        raise ValueError(f"clusters has shape {arr.shape}; it needs one label per row ({rows})")
+        raise UsageError(f"clusters has shape {arr.shape}; it needs one label per row ({rows})")
     if arr.dtype.kind in "iu" and rows and arr.min() >= 0 and arr.max() < 4 * rows + 1024:
         sizes = np.bincount(arr)
         present = sizes > 0
@@ -64,18 +66,18 @@ def cluster_codes(clusters, rows: int) -> tuple[np.ndarray, np.ndarray]:
 
 
 def check_values(values) -> np.ndarray:
-    """``values`` as a one-dimensional, non-empty array of finite floats (or a ``ValueError``).
+    """``values`` as a one-dimensional, non-empty array of finite floats (or a :class:`fluke.errors.UsageError`).
 
     >>> check_values([1, 0, 1]).tolist()
     [1.0, 0.0, 1.0]
     """
     y = np.asarray(values, dtype=float)
     if y.ndim != 1:
-        raise ValueError(f"values has shape {y.shape}; it must be one-dimensional")
+        raise UsageError(f"values has shape {y.shape}; it must be one-dimensional")
     if y.size == 0:
-        raise ValueError("values is empty: at least one row is needed")
+        raise UsageError("values is empty: at least one row is needed")
     if not np.all(np.isfinite(y)):
-        raise ValueError(f"values has {int((~np.isfinite(y)).sum())} missing or infinite entries; "
+        raise UsageError(f"values has {int((~np.isfinite(y)).sum())} missing or infinite entries; "
                          "drop them (and say why) before computing an interval")
     return y
 
@@ -92,8 +94,6 @@ def check_level(confidence_level: float, name: str = "confidence_level") -> floa
     ...
     fluke.errors.UsageError: --level=1.5 must lie strictly between 0 and 1
     """
-    from ..errors import UsageError
-
     if not 0.0 < confidence_level < 1.0:
         raise UsageError(f"{name}={confidence_level!r} must lie strictly between 0 and 1")
     return float(confidence_level)
@@ -167,7 +167,7 @@ def clustered_interval(values, clusters, *, confidence_level: float = 0.95,
     y = check_values(values)
     level = check_level(confidence_level)
     if weighting not in ("rows", "units"):
-        raise ValueError(f"weighting={weighting!r} must be 'rows' or 'units'")
+        raise UsageError(f"weighting={weighting!r} must be 'rows' or 'units'")
     codes, sizes = cluster_codes(clusters, y.size)
     g, n = sizes.size, y.size
     sums = np.bincount(codes, weights=y, minlength=g)
@@ -243,12 +243,12 @@ def cluster_robust_ols(design, values, clusters) -> ClusterRobustFit:
     if x.ndim == 1:
         x = x[:, None]
     if x.shape[0] != y.size:
-        raise ValueError(f"design has {x.shape[0]} rows; values has {y.size}")
+        raise UsageError(f"design has {x.shape[0]} rows; values has {y.size}")
     n, k = x.shape
     codes, sizes = cluster_codes(clusters, n)
     g = sizes.size
     if g < 2:
-        raise ValueError(f"clusters has {g} distinct label: CR1 needs at least two clusters")
+        raise UsageError(f"clusters has {g} distinct label: CR1 needs at least two clusters")
     xtx_inv = np.linalg.inv(x.T @ x)
     beta = xtx_inv @ (x.T @ y)
     resid = y - x @ beta
@@ -287,9 +287,9 @@ def cluster_bootstrap_interval(values, clusters, *, rng: np.random.Generator,
     y = check_values(values)
     level = check_level(confidence_level)
     if not isinstance(rng, np.random.Generator):
-        raise TypeError("rng must be a numpy Generator, e.g. np.random.default_rng(2026)")
+        raise UsageTypeError("rng must be a numpy Generator, e.g. np.random.default_rng(2026)")
     if resamples < 10:
-        raise ValueError(f"resamples={resamples} must be at least 10")
+        raise UsageError(f"resamples={resamples} must be at least 10")
     codes, sizes = cluster_codes(clusters, y.size)
     g = sizes.size
     sums = np.bincount(codes, weights=y, minlength=g)

@@ -27,6 +27,7 @@ from dataclasses import dataclass, field
 
 import numpy as np
 from scipy import stats
+from ..errors import UsageError
 
 __all__ = [
     "PassAtK", "PlugInWarning", "expected_pass_at_k", "pass_at_k", "pass_at_k_from_average",
@@ -70,33 +71,33 @@ def _check(successes, trials, k, weights):
     c = np.asarray(successes)
     n = np.asarray(trials)
     if c.ndim != 1 or n.shape != c.shape:
-        raise ValueError(f"successes (shape {c.shape}) and trials (shape {n.shape}) must be "
+        raise UsageError(f"successes (shape {c.shape}) and trials (shape {n.shape}) must be "
                          "one-dimensional arrays of the same length, one entry per scenario")
     if c.size == 0:
-        raise ValueError("successes is empty: at least one scenario is needed")
+        raise UsageError("successes is empty: at least one scenario is needed")
     if not (np.issubdtype(c.dtype, np.integer) or np.all(np.mod(c, 1) == 0)):
-        raise ValueError(f"successes={c.tolist()} must be whole counts")
+        raise UsageError(f"successes={c.tolist()} must be whole counts")
     if not (np.issubdtype(n.dtype, np.integer) or np.all(np.mod(n, 1) == 0)):
-        raise ValueError(f"trials={n.tolist()} must be whole counts")
+        raise UsageError(f"trials={n.tolist()} must be whole counts")
     c = c.astype(np.int64)
     n = n.astype(np.int64)
     if np.any(n < 1):
-        raise ValueError(f"trials={int(n[n < 1][0])} must be at least 1 in every scenario")
+        raise UsageError(f"trials={int(n[n < 1][0])} must be at least 1 in every scenario")
     if np.any(c < 0) or np.any(c > n):
         bad = int(np.flatnonzero((c < 0) | (c > n))[0])
-        raise ValueError(f"successes={int(c[bad])} must lie between 0 and trials={int(n[bad])} "
+        raise UsageError(f"successes={int(c[bad])} must lie between 0 and trials={int(n[bad])} "
                          f"(scenario {bad})")
     if isinstance(k, bool) or int(k) != k or k < 1:
-        raise ValueError(f"k={k} must be a whole number of at least 1")
+        raise UsageError(f"k={k} must be a whole number of at least 1")
     k = int(k)
     if weights is None:
         w = np.full(c.size, 1.0 / c.size)
     else:
         w = np.asarray(weights, dtype=float)
         if w.shape != c.shape:
-            raise ValueError(f"weights has {w.size} entries; it needs one per scenario ({c.size})")
+            raise UsageError(f"weights has {w.size} entries; it needs one per scenario ({c.size})")
         if np.any(~np.isfinite(w)) or np.any(w < 0) or w.sum() <= 0:
-            raise ValueError(f"weights={w.tolist()} must be finite, non-negative and not all zero")
+            raise UsageError(f"weights={w.tolist()} must be finite, non-negative and not all zero")
         w = w / w.sum()
     return c, n, k, w
 
@@ -184,9 +185,9 @@ def pass_at_k_from_average(average_pass1: float, k: int) -> float:
     0.75
     """
     if not 0.0 <= average_pass1 <= 1.0:
-        raise ValueError(f"average_pass1={average_pass1} must lie between 0 and 1")
+        raise UsageError(f"average_pass1={average_pass1} must lie between 0 and 1")
     if isinstance(k, bool) or int(k) != k or k < 1:
-        raise ValueError(f"k={k} must be a whole number of at least 1")
+        raise UsageError(f"k={k} must be a whole number of at least 1")
     warnings.warn(
         "transforming an average pass@1 into pass@k assumes every scenario has the same pass "
         "rate; with heterogeneous scenarios it is a different quantity. Compute pass@k per "
@@ -204,14 +205,14 @@ def expected_pass_at_k(rate: float, trials: int, k: int, *, estimator: str = "un
     (0.488, 0.45056)
     """
     if not 0.0 <= rate <= 1.0:
-        raise ValueError(f"rate={rate} must lie between 0 and 1")
+        raise UsageError(f"rate={rate} must lie between 0 and 1")
     if estimator not in ("unbiased", "plug-in"):
-        raise ValueError(f"estimator={estimator!r} must be 'unbiased' or 'plug-in'")
+        raise UsageError(f"estimator={estimator!r} must be 'unbiased' or 'plug-in'")
     c = np.arange(int(trials) + 1)
     n = np.full(c.size, int(trials))
     _, _, k, _ = _check(c, n, k, None)
     if k > trials:
-        raise ValueError(f"k={k} exceeds trials={trials}: pass@k needs at least k trials")
+        raise UsageError(f"k={k} exceeds trials={trials}: pass@k needs at least k trials")
     if estimator == "unbiased":
         values = 1.0 - _subset_ratio(n - c, n, k)
     else:

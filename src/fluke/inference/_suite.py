@@ -17,6 +17,7 @@ from dataclasses import dataclass
 import numpy as np
 from scipy import special
 
+from ..errors import UsageError
 from ._beta import BetaPosterior, posterior  # noqa: F401  (posterior: used by the doctests)
 
 __all__ = ["SuiteAnswers", "suite_questions", "poisson_binomial_pmf", "runs_to_certify",
@@ -31,7 +32,7 @@ def poisson_binomial_pmf(p) -> np.ndarray:
     """
     probs = np.atleast_1d(np.asarray(p, dtype=float)).ravel()
     if np.any((probs < 0) | (probs > 1)):
-        raise ValueError("probabilities must lie in [0, 1]")
+        raise UsageError("probabilities must lie in [0, 1]")
     pmf = np.zeros(probs.size + 1)
     pmf[0] = 1.0
     # One pass per event over the count axis (vectorised along the counts).
@@ -92,10 +93,10 @@ def suite_questions(belief, *, bar: float = 0.9) -> SuiteAnswers:
     (0.917, 0.0108)
     """
     if not 0 < bar < 1:
-        raise ValueError(f"bar={bar} must be between 0 and 1 (e.g. 0.9)")
+        raise UsageError(f"bar={bar} must be between 0 and 1 (e.g. 0.9)")
     mean = np.atleast_1d(np.asarray(belief.mean, dtype=float))
     if mean.size == 0:
-        raise ValueError("the suite has no scenarios")
+        raise UsageError("the suite has no scenarios")
     var = np.atleast_1d(np.asarray(belief.var, dtype=float))
     p_below = np.atleast_1d(np.asarray(belief.cdf(bar), dtype=float))
     # From P(θ > bar) directly, not 1 − P(θ ≤ bar): tiny upper tails keep their digits.
@@ -179,7 +180,7 @@ def _smallest(ok, shape: tuple[int, ...], max_runs: int) -> np.ndarray:
 
 def _check(bar: float, level: float) -> None:
     if not 0 < bar < 1:
-        raise ValueError(f"bar={bar} must be between 0 and 1 (e.g. 0.9)")
+        raise UsageError(f"bar={bar} must be between 0 and 1 (e.g. 0.9)")
     if not 0 < level < 1:
-        raise ValueError(f"level={level} must be between 0 and 1 (e.g. 0.95)")
+        raise UsageError(f"level={level} must be between 0 and 1 (e.g. 0.95)")
 

@@ -16,6 +16,7 @@ from dataclasses import dataclass
 import numpy as np
 from scipy import integrate, special, stats
 
+from ..errors import UsageError
 from ._account import betabinom_cdf
 from ._beta import UNIFORM, BetaPosterior, Prior, check_counts, posterior
 
@@ -93,14 +94,14 @@ def review_week(old_successes, old_trials, new_successes, new_trials, *, frontie
     kn, nn = check_counts(new_successes, new_trials, names=("new_successes", "new_trials"))
     ko, no, kn, nn = (np.atleast_1d(v) for v in (ko, no, kn, nn))
     if ko.shape != kn.shape:
-        raise ValueError(f"old counts cover {ko.size} scenarios and new counts {kn.size}; pair them one to one")
+        raise UsageError(f"old counts cover {ko.size} scenarios and new counts {kn.size}; pair them one to one")
     if not 0 < level < 1:
-        raise ValueError(f"level={level} must be between 0 and 1")
+        raise UsageError(f"level={level} must be between 0 and 1")
     if clean_batch < 1:
-        raise ValueError(f"clean_batch={clean_batch} must be at least 1")
+        raise UsageError(f"clean_batch={clean_batch} must be at least 1")
     front = np.zeros(ko.shape, bool) if frontier is None else np.asarray(frontier, bool)
     if front.shape != ko.shape:
-        raise ValueError(f"frontier has {front.size} entries for {ko.size} scenarios")
+        raise UsageError(f"frontier has {front.size} entries for {ko.size} scenarios")
     old, new = posterior(ko, no, prior=prior), posterior(kn, nn, prior=prior)
     p_worse = p_greater(old, new)
     total = ko + kn
@@ -139,10 +140,10 @@ def canary_chart(carried: BetaPosterior, successes, trials, *, alarm_at: float =
     ([False, True], 0.0062)
     """
     if not 0 < alarm_at < 1:
-        raise ValueError(f"alarm_at={alarm_at} must be between 0 and 1 (e.g. 0.01)")
+        raise UsageError(f"alarm_at={alarm_at} must be between 0 and 1 (e.g. 0.01)")
     k, n = check_counts(successes, trials)
     if k.ndim != 2:
-        raise ValueError(f"successes has shape {k.shape}; give (batches, canaries)")
+        raise UsageError(f"successes has shape {k.shape}; give (batches, canaries)")
     alpha = np.broadcast_to(carried.alpha, k.shape[1:]).astype(float)
     beta = np.broadcast_to(carried.beta, k.shape[1:]).astype(float)
     tail = np.full(k.shape, np.nan)
