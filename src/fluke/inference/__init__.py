@@ -11,6 +11,7 @@ counts of passes and trials); clustered intervals, variance components, pass@k a
 from ._account import (ChangeDetection, RunningAccount, betabinom_cdf, detect_change, discount,
                        footprint_discount, running_account, surprise)
 from ._beta import UNIFORM, BetaMixture, BetaPosterior, Prior, check_counts, log_marginal, parse_prior, posterior
+from ._carry import Belief, EarlierVersion, believe
 from ._calibration import (BrierDecomposition, CalibrationReport, CalibrationScore, CalibrationTest,
                            ReliabilityTable, brier_decomposition, brier_score, calibration_test,
                            reliability_table, score_predictions)
@@ -28,6 +29,7 @@ from ._weekly import CanaryChart, WeeklyReview, canary_chart, p_greater, review_
 
 __all__ = [
     # posteriors, the running account, suite questions, weekly review, calibration (issue 4)
+    "Belief", "EarlierVersion", "believe", "HYPERPRIOR", "FamilyPosterior",
     "UNIFORM", "BetaMixture", "BetaPosterior", "BrierDecomposition", "CalibrationReport",
     "CalibrationScore", "CalibrationTest", "CanaryChart", "ChangeDetection", "FamilyFit",
     "FamilyPriors", "Prior", "ReliabilityTable", "RunningAccount", "Statement", "SuiteAnswers",
