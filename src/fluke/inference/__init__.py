@@ -17,9 +17,9 @@ from ._calibration import (BrierDecomposition, CalibrationReport, CalibrationSco
                            reliability_table, score_predictions)
 from ._clustered import (BootstrapInterval, ClusteredInterval, ClusterRobustFit, NaiveInterval,
                          cluster_bootstrap_interval, cluster_robust_ols, clustered_interval)
-from ._clustered import check_level, check_values, cluster_codes
-from ._pvalue import t_test_pvalue
-from ._family import FamilyFit, FamilyPriors, family_priors, fit_family_prior
+from ._family import HYPERPRIOR, FamilyFit, FamilyPosterior, FamilyPriors, family_priors, fit_family_prior, hyperprior_grid
+from ._unknown import (UNKNOWN_POLICIES, UnknownOutcomes, apply_unknown_policy, check_unknown_policy,
+                       counts_with_unknowns, describe_unknowns)
 from ._passk import (PassAtK, PlugInWarning, expected_pass_at_k, pass_at_k,
                      pass_at_k_from_average, pass_at_k_plugin, pass_hat_k)
 from ._statement import Statement, carried_text, scenario_statement, scenario_statements, suite_statement
@@ -29,7 +29,9 @@ from ._weekly import CanaryChart, WeeklyReview, canary_chart, p_greater, review_
 
 __all__ = [
     # posteriors, the running account, suite questions, weekly review, calibration (issue 4)
-    "Belief", "EarlierVersion", "believe", "HYPERPRIOR", "FamilyPosterior",
+    "Belief", "EarlierVersion", "believe", "HYPERPRIOR", "FamilyPosterior", "hyperprior_grid",
+    "UNKNOWN_POLICIES", "UnknownOutcomes", "apply_unknown_policy", "check_unknown_policy",
+    "counts_with_unknowns", "describe_unknowns",
     "UNIFORM", "BetaMixture", "BetaPosterior", "BrierDecomposition", "CalibrationReport",
     "CalibrationScore", "CalibrationTest", "CanaryChart", "ChangeDetection", "FamilyFit",
     "FamilyPriors", "Prior", "ReliabilityTable", "RunningAccount", "Statement", "SuiteAnswers",
@@ -45,6 +47,4 @@ __all__ = [
     "cluster_robust_ols", "clustered_interval", "expected_pass_at_k", "grand_mean_sd",
     "pass_at_k", "pass_at_k_from_average", "pass_at_k_plugin", "pass_hat_k",
     "variance_components",
-    # argument checks and the t test, shared with fluke.design and fluke.analysis (issue 11)
-    "check_level", "check_values", "cluster_codes", "t_test_pvalue",
 ]

@@ -33,7 +33,8 @@ from scipy import optimize
 from ..errors import UsageError
 from ._beta import UNIFORM, BetaMixture, BetaPosterior, Prior, check_counts, log_marginal, posterior  # noqa: F401
 
-__all__ = ["FamilyFit", "FamilyPriors", "fit_family_prior", "family_priors"]
+__all__ = ["FamilyFit", "FamilyPosterior", "FamilyPriors", "HYPERPRIOR", "fit_family_prior", "family_priors",
+           "hyperprior_grid"]
 
 #: Bounds on α and β while fitting. A fit that lands on one is reported ``at_boundary``:
 #: the data wanted a more extreme prior (e.g. every scenario clean pushes β toward 0).
@@ -92,8 +93,13 @@ def fit_family_prior(successes, trials, *, family: str = "family") -> FamilyFit:
                      float(-best.fun), at_boundary)
 
 
-def _grid(points_mu: int = 81, points_s: int = 56) -> tuple[np.ndarray, np.ndarray, np.ndarray]:
-    """Quadrature nodes (α, β) and log weights for the hyperprior, on logit μ × log s."""
+def hyperprior_grid(points_mu: int = 81, points_s: int = 56) -> tuple[np.ndarray, np.ndarray, np.ndarray]:
+    """Quadrature nodes (α, β) and normalised log weights of the hyperprior, on logit μ × log s.
+
+    >>> a, b, log_w = hyperprior_grid()
+    >>> a.shape, round(float(np.exp(log_w).sum()), 6)
+    ((4536,), 1.0)
+    """
     z = np.linspace(-10.0, 10.0, points_mu)            # logit μ: resolves μ to 5e-5 of 0 or 1
     u = np.linspace(np.log(1e-3), np.log(1e6), points_s)  # log s
     mu = 1.0 / (1.0 + np.exp(-z))
@@ -133,7 +139,7 @@ def _g3(x: float) -> str:
 
 def _pool(k: np.ndarray, n: np.ndarray, family: str):
     """Leave-one-out hyperposterior weights over the grid for each member, and a summary."""
-    a, b, log_prior = _grid()
+    a, b, log_prior = hyperprior_grid()
     lm = log_marginal(k[:, None], n[:, None], a[None, :], b[None, :])     # (members, grid)
     total = log_prior + lm.sum(axis=0)
     loo = total[None, :] - lm
