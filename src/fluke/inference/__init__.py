@@ -20,7 +20,7 @@ from ._clustered import (BootstrapInterval, ClusteredInterval, ClusterRobustFit,
 from ._family import HYPERPRIOR, FamilyFit, FamilyPosterior, FamilyPriors, family_priors, fit_family_prior, hyperprior_grid
 from ._unknown import (UNKNOWN_POLICIES, UnknownOutcomes, apply_unknown_policy, check_unknown_policy,
                        counts_with_unknowns, describe_unknowns)
-from ._passk import (PassAtK, PlugInWarning, expected_pass_at_k, pass_at_k,
+from ._passk import (PassAtK, PlugInWarning, default_ks, expected_pass_at_k, pass_at_k, pass_at_k_curve,
                      pass_at_k_from_average, pass_at_k_plugin, pass_hat_k)
 from ._statement import Statement, carried_text, scenario_statement, scenario_statements, suite_statement
 from ._suite import SuiteAnswers, poisson_binomial_pmf, runs_to_certify, suite_questions, suite_runs_to_certify
@@ -31,7 +31,7 @@ __all__ = [
     # posteriors, the running account, suite questions, weekly review, calibration (issue 4)
     "Belief", "EarlierVersion", "believe", "HYPERPRIOR", "FamilyPosterior", "hyperprior_grid",
     "UNKNOWN_POLICIES", "UnknownOutcomes", "apply_unknown_policy", "check_unknown_policy",
-    "counts_with_unknowns", "describe_unknowns",
+    "counts_with_unknowns", "describe_unknowns", "default_ks", "pass_at_k_curve",
     "UNIFORM", "BetaMixture", "BetaPosterior", "BrierDecomposition", "CalibrationReport",
     "CalibrationScore", "CalibrationTest", "CanaryChart", "ChangeDetection", "FamilyFit",
     "FamilyPriors", "Prior", "ReliabilityTable", "RunningAccount", "Statement", "SuiteAnswers",
