@@ -15,7 +15,7 @@ from ._carry import Belief, EarlierVersion, believe
 from ._calibration import (BrierDecomposition, CalibrationReport, CalibrationScore, CalibrationTest,
                            ReliabilityTable, brier_decomposition, brier_score, calibration_test,
                            reliability_table, score_predictions)
-from ._clustered import (BootstrapInterval, ClusteredInterval, ClusterRobustFit, NaiveInterval,
+from ._clustered import (FEW_CLUSTERS, BootstrapInterval, ClusteredInterval, ClusterRobustFit, FewClustersWarning, NaiveInterval,
                          cluster_bootstrap_interval, cluster_robust_ols, clustered_interval)
 from ._family import HYPERPRIOR, FamilyFit, FamilyPosterior, FamilyPriors, family_priors, fit_family_prior, hyperprior_grid
 from ._unknown import (UNKNOWN_POLICIES, UnknownOutcomes, apply_unknown_policy, check_unknown_policy,
@@ -31,7 +31,8 @@ __all__ = [
     # posteriors, the running account, suite questions, weekly review, calibration (issue 4)
     "Belief", "EarlierVersion", "believe", "HYPERPRIOR", "FamilyPosterior", "hyperprior_grid",
     "UNKNOWN_POLICIES", "UnknownOutcomes", "apply_unknown_policy", "check_unknown_policy",
-    "counts_with_unknowns", "describe_unknowns", "default_ks", "pass_at_k_curve",
+    "counts_with_unknowns", "describe_unknowns", "default_ks", "pass_at_k_curve", "FEW_CLUSTERS",
+    "FewClustersWarning",
     "UNIFORM", "BetaMixture", "BetaPosterior", "BrierDecomposition", "CalibrationReport",
     "CalibrationScore", "CalibrationTest", "CanaryChart", "ChangeDetection", "FamilyFit",
     "FamilyPriors", "Prior", "ReliabilityTable", "RunningAccount", "Statement", "SuiteAnswers",

@@ -23,6 +23,8 @@ always reported, with a warning when the two standard errors differ materially.
 
 from __future__ import annotations
 
+import warnings
+
 from dataclasses import dataclass
 
 import numpy as np
@@ -271,6 +273,17 @@ class BootstrapInterval:
     resamples: int
     clusters: int
     confidence_level: float
+    reason: str | None = None       # why there is no interval (one cluster)
+    warning: str | None = None      # why the interval may be too narrow (few clusters)
+
+
+class FewClustersWarning(UserWarning):
+    """A cluster bootstrap over fewer than :data:`FEW_CLUSTERS` clusters: its coverage falls short."""
+
+
+#: Below this many clusters the percentile cluster bootstrap under-covers (88% for a nominal
+#: 95% at 8 clusters in simulation); the clustered t interval is the better choice there.
+FEW_CLUSTERS = 10
 
 
 def cluster_bootstrap_interval(values, clusters, *, rng: np.random.Generator,
@@ -279,10 +292,15 @@ def cluster_bootstrap_interval(values, clusters, *, rng: np.random.Generator,
     """Percentile cluster bootstrap for the row mean: resample clusters, keep their rows together.
 
     >>> import numpy as np
-    >>> r = cluster_bootstrap_interval([1.0, 1.2, 0.0, 0.2, 0.5, 0.7], [0, 0, 1, 1, 2, 2],
-    ...                                rng=np.random.default_rng(1), resamples=500)
-    >>> r.low < r.statistic < r.high
-    True
+    >>> import warnings
+    >>> with warnings.catch_warnings():
+    ...     warnings.simplefilter("ignore")
+    ...     r = cluster_bootstrap_interval([1.0, 1.2, 0.0, 0.2, 0.5, 0.7], [0, 0, 1, 1, 2, 2],
+    ...                                    rng=np.random.default_rng(1), resamples=500)
+    >>> r.low < r.statistic < r.high, r.warning[:33]
+    (True, 'only 3 clusters: the percentile c')
+    >>> cluster_bootstrap_interval([1.0, 2.0], [0, 0], rng=np.random.default_rng(1)).reason[:11]
+    'one cluster'
     """
     y = check_values(values)
     level = check_level(confidence_level)
@@ -293,6 +311,17 @@ def cluster_bootstrap_interval(values, clusters, *, rng: np.random.Generator,
     codes, sizes = cluster_codes(clusters, y.size)
     g = sizes.size
     sums = np.bincount(codes, weights=y, minlength=g)
+    if g < 2:
+        # Every resample is the one cluster: a zero-width interval that claims certainty.
+        nan = float("nan")
+        return BootstrapInterval(float(sums.sum() / y.size), nan, nan, nan, 0, int(g), level,
+                                 reason="one cluster: resampling it gives the same mean every time, so there is "
+                                        "no interval; the sampling unit needs at least 2 clusters")
+    warning = None
+    if g < FEW_CLUSTERS:
+        warning = (f"only {g} clusters: the percentile cluster bootstrap under-covers below {FEW_CLUSTERS} "
+                   "(88% for a nominal 95% at 8 in simulation); prefer clustered_interval (Student t on G − 1)")
+        warnings.warn(warning, FewClustersWarning, stacklevel=2)
     draws = np.empty(resamples)
     chunk = max(1, 2_000_000 // g)              # bound memory: chunk × G indices at a time
     for start in range(0, resamples, chunk):
@@ -302,4 +331,4 @@ def cluster_bootstrap_interval(values, clusters, *, rng: np.random.Generator,
     alpha = 1 - level
     low, high = np.quantile(draws, [alpha / 2, 1 - alpha / 2])
     return BootstrapInterval(float(sums.sum() / y.size), float(draws.std(ddof=1)), float(low),
-                             float(high), int(resamples), int(g), level)
+                             float(high), int(resamples), int(g), level, warning=warning)
