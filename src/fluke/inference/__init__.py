@@ -12,6 +12,7 @@ from ._account import (ChangeDetection, RunningAccount, betabinom_cdf, detect_ch
                        footprint_discount, running_account, surprise)
 from ._beta import UNIFORM, BetaMixture, BetaPosterior, Prior, check_counts, log_marginal, parse_prior, posterior
 from ._carry import Belief, EarlierVersion, believe
+from ._matching import PredictionMatch, match_predictions
 from ._calibration import (BrierDecomposition, CalibrationReport, CalibrationScore, CalibrationTest,
                            ReliabilityTable, brier_decomposition, brier_score, calibration_test,
                            reliability_table, score_predictions)
@@ -32,7 +33,7 @@ __all__ = [
     "Belief", "EarlierVersion", "believe", "HYPERPRIOR", "FamilyPosterior", "hyperprior_grid",
     "UNKNOWN_POLICIES", "UnknownOutcomes", "apply_unknown_policy", "check_unknown_policy",
     "counts_with_unknowns", "describe_unknowns", "default_ks", "pass_at_k_curve", "FEW_CLUSTERS",
-    "FewClustersWarning",
+    "FewClustersWarning", "PredictionMatch", "match_predictions",
     "UNIFORM", "BetaMixture", "BetaPosterior", "BrierDecomposition", "CalibrationReport",
     "CalibrationScore", "CalibrationTest", "CanaryChart", "ChangeDetection", "FamilyFit",
     "FamilyPriors", "Prior", "ReliabilityTable", "RunningAccount", "Statement", "SuiteAnswers",
