@@ -41,16 +41,16 @@ def test_the_table_says_it_counts_runs():
 
 
 def test_predictions_are_matched_by_time_and_unknowns_follow_the_policy():
-    preds = [dict(version="v", scenario="s", condition="", probability=0.5, made_at="2026-01-01T10:00:00Z"),
+    preds = [dict(version="v", scenario="s", condition="", probability=0.5, made_at="2026-01-01T10:45:00Z"),
              dict(version="v", scenario="s", condition="", probability=0.9, made_at="2026-01-01T11:00:00+02:00"),
              dict(version="v", scenario="t", condition="", probability=0.2, made_at="2026-01-01T00:00:00Z")]
-    runs = [("v", "s", "", True, "2026-01-01T10:30:00+00:00"),     # after both (11:00+02:00 is 09:00Z)
+    runs = [("v", "s", "", True, "2026-01-01T10:30:00+00:00"),     # after 11:00+02:00 (09:00Z), before 10:45Z
             ("v", "s", "", False, "2026-01-01T09:00:00+00:00"),    # before any: not scored
             ("v", "t", "", None, "2026-01-02T00:00:00+00:00"),
             ("v", "u", "", True, "2026-01-02T00:00:00+00:00")]     # no prediction for u
     m = match_predictions(preds, runs)
     assert m.outcome.tolist() == [1.0, 0.0] and m.unknowns == 1 and m.before_any == 1
-    # As strings 11:00+02:00 sorts after 10:30+00:00; as times it is before, and the latest made.
+    # As strings 11:00+02:00 sorts after 10:30+00:00 (no prediction before); as times it is before.
     assert m.probability.tolist() == [0.9, 0.2]
     left = match_predictions(preds, runs, unknown="exclude")
     assert left.outcome.tolist() == [1.0] and left.unknowns == 1
