@@ -13,6 +13,7 @@ from ._account import (ChangeDetection, RunningAccount, betabinom_cdf, detect_ch
 from ._beta import UNIFORM, BetaMixture, BetaPosterior, Prior, check_counts, log_marginal, parse_prior, posterior
 from ._carry import Belief, EarlierVersion, believe
 from ._matching import PredictionMatch, match_predictions
+from ._reset_rate import ResetRate, reset_rate
 from ._calibration import (BrierDecomposition, CalibrationReport, CalibrationScore, CalibrationTest,
                            ReliabilityTable, brier_decomposition, brier_score, calibration_test,
                            reliability_table, score_predictions)
@@ -26,14 +27,14 @@ from ._passk import (PassAtK, PlugInWarning, default_ks, expected_pass_at_k, pas
 from ._statement import Statement, carried_text, scenario_statement, scenario_statements, suite_statement
 from ._suite import SuiteAnswers, poisson_binomial_pmf, runs_to_certify, suite_questions, suite_runs_to_certify
 from ._variance import Projection, VarianceComponents, grand_mean_sd, variance_components
-from ._weekly import CanaryChart, WeeklyReview, canary_chart, p_greater, review_week
+from ._weekly import CanaryChart, WeeklyReview, bh_reject, canary_chart, p_greater, review_week
 
 __all__ = [
     # posteriors, the running account, suite questions, weekly review, calibration (issue 4)
     "Belief", "EarlierVersion", "believe", "HYPERPRIOR", "FamilyPosterior", "hyperprior_grid",
     "UNKNOWN_POLICIES", "UnknownOutcomes", "apply_unknown_policy", "check_unknown_policy",
     "counts_with_unknowns", "describe_unknowns", "default_ks", "pass_at_k_curve", "FEW_CLUSTERS",
-    "FewClustersWarning", "PredictionMatch", "match_predictions",
+    "FewClustersWarning", "PredictionMatch", "match_predictions", "bh_reject", "ResetRate", "reset_rate",
     "UNIFORM", "BetaMixture", "BetaPosterior", "BrierDecomposition", "CalibrationReport",
     "CalibrationScore", "CalibrationTest", "CanaryChart", "ChangeDetection", "FamilyFit",
     "FamilyPriors", "Prior", "ReliabilityTable", "RunningAccount", "Statement", "SuiteAnswers",
