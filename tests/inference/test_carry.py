@@ -153,3 +153,14 @@ def test_a_family_prior_feeds_the_same_object():
     assert carried.prior.mean.tolist() == pytest.approx(fp.prior.mean.tolist())
     assert carried.prior.var.tolist() == pytest.approx(fp.prior.var.tolist())
     assert "carried as Beta(" in carried.prior_text[0]
+
+
+def test_unknown_outcomes_follow_the_declared_policy():
+    v1 = EarlierVersion("v1", [8], [9], unknowns=[1])
+    fail = believe([3], [4], earlier=[v1], unknowns=[1])
+    left = believe([3], [4], earlier=[v1], unknowns=[1], unknown="exclude")
+    assert fail.posterior.alpha.tolist() == [1 + 8 + 3] and fail.posterior.beta.tolist() == [1 + 2 + 2]
+    assert left.posterior.alpha.tolist() == [1 + 8 + 3] and left.posterior.beta.tolist() == [1 + 1 + 1]
+    assert (fail.unknowns, left.unknown_policy) == (1, "exclude")
+    with pytest.raises(UsageError, match="unknown=.skip."):
+        believe([3], [4], unknown="skip")

@@ -26,7 +26,7 @@ Two rules:
 
 from __future__ import annotations
 
-from dataclasses import dataclass
+from dataclasses import dataclass, replace
 from typing import Sequence
 
 import numpy as np
@@ -36,6 +36,7 @@ from ._account import betabinom_cdf
 from ._beta import UNIFORM, BetaMixture, BetaPosterior, Prior, check_counts, log_marginal
 from ._statement import _g
 from ._suite import runs_to_certify, suite_questions, suite_runs_to_certify
+from ._unknown import check_unknown_policy, counts_with_unknowns
 
 __all__ = ["EarlierVersion", "Belief", "believe"]
 
@@ -51,6 +52,7 @@ class EarlierVersion:
     successes: Sequence[float]
     trials: Sequence[float]
     present: Sequence[bool] | None = None
+    unknowns: Sequence[float] | None = None     # runs of unknown outcome, beside ``trials``
 
 
 @dataclass(frozen=True, eq=False)
@@ -80,6 +82,8 @@ class Belief:
     labels: tuple[str, ...]
     odds: float | None
     base: Prior
+    unknowns: int = 0                   # this version's runs of unknown outcome
+    unknown_policy: str = "fail"
 
     @property
     def mean(self) -> np.ndarray:
@@ -122,14 +126,18 @@ class Belief:
 
 def believe(successes, trials, *, prior: Prior | BetaPosterior = UNIFORM,
             earlier: Sequence[EarlierVersion] = (), delta=1.0, odds: float | None = None,
-            label: str = "this version", prior_text: Sequence[str] | None = None) -> Belief:
+            label: str = "this version", prior_text: Sequence[str] | None = None, unknowns=None,
+            unknown: str = "fail") -> Belief:
     """This version's belief per scenario, carrying ``earlier`` versions (oldest first).
 
     ``prior`` is the declared prior: one :class:`Prior`, or a :class:`BetaPosterior` of
     per-scenario priors (with ``prior_text`` naming each). ``delta`` is the share of
     carried evidence kept at each carry: a scalar, one per scenario (a footprint), or
     (len(earlier), scenarios). ``odds`` are the prior odds for "unchanged" at each carry;
-    None carries without a check.
+    None carries without a check. ``trials`` count the runs with a known outcome and
+    ``unknowns`` the rest (per scenario; also on each :class:`EarlierVersion`): under
+    ``unknown="fail"`` they join the trials as failures (the ledger's counts already do so),
+    under ``"exclude"`` they are left out.
 
     >>> v1 = EarlierVersion("v1", [50], [50])
     >>> b = believe([4], [5], earlier=[v1], odds=4)
@@ -138,6 +146,8 @@ def believe(successes, trials, *, prior: Prior | BetaPosterior = UNIFORM,
     >>> b.carried_text[0][:60]
     'evidence of v1 (50 of 50 runs) at δ = 1; P(changed) = 0.335 '
     """
+    check_unknown_policy(unknown)
+    successes, trials, missing = counts_with_unknowns(successes, trials, unknowns, unknown)
     k, n = check_counts(successes, trials)
     k, n = np.atleast_1d(k), np.atleast_1d(n)
     if k.ndim != 1:
@@ -146,11 +156,11 @@ def believe(successes, trials, *, prior: Prior | BetaPosterior = UNIFORM,
     if isinstance(prior, BetaMixture):
         prior, prior_text = _family_base(prior, size, prior_text, bool(earlier))
         if not earlier:
-            return _family_only(k, n, prior, prior_text, label)
+            return replace(_family_only(k, n, prior, prior_text, label), unknowns=missing, unknown_policy=unknown)
     base_a, base_b, base = _base(prior, size)
     if odds is not None and not (np.isfinite(odds) and odds > 0):
         raise UsageError(f"odds={odds} must be a positive number (prior odds that nothing changed)")
-    steps = [_step(v, size) for v in earlier] + [(label, k, n, n > 0)]
+    steps = [_step(v, size, unknown) for v in earlier] + [(label, k, n, n > 0)]
     T = len(steps)
     d = _deltas(delta, T, size)
     # Components r = 0..T−1: "the evidence starts at version r". ev_* are their carried counts.
@@ -202,7 +212,8 @@ def believe(successes, trials, *, prior: Prior | BetaPosterior = UNIFORM,
     texts = [words.prior(i, prior_w[i], base_a[i], base_b[i]) for i in range(size)]
     carried = [words.carried(i, p_changed[-1, i]) for i in range(size)]
     return Belief(k, n, post, prior_belief, tuple(texts), tuple(carried), had, p_changed, surprise, d,
-                  np.exp(log_w), tuple(s[0] for s in steps), None if odds is None else float(odds), base)
+                  np.exp(log_w), tuple(s[0] for s in steps), None if odds is None else float(odds), base,
+                  missing, unknown)
 
 
 def _family_base(prior: BetaMixture, size: int, prior_text, carrying: bool):
@@ -238,10 +249,11 @@ def _base(prior, size):
                         "(a family BetaMixture is used without carrying: posterior(k, n, prior=mixture))")
 
 
-def _step(v: EarlierVersion, size: int):
+def _step(v: EarlierVersion, size: int, unknown: str):
     if not isinstance(v, EarlierVersion):
         raise UsageError(f"earlier holds {v!r}; give EarlierVersion(label, successes, trials)")
-    k, n = check_counts(v.successes, v.trials)
+    ks, ns, _ = counts_with_unknowns(v.successes, v.trials, v.unknowns, unknown)
+    k, n = check_counts(ks, ns)
     k, n = np.atleast_1d(k), np.atleast_1d(n)
     if k.shape != (size,):
         raise UsageError(f"version {v.label} has counts for {k.size} scenarios; give one per scenario "

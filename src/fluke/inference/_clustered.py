@@ -29,13 +29,11 @@ from dataclasses import dataclass
 
 import numpy as np
 from scipy import special
-
 from ..errors import UsageError, UsageTypeError
 
 __all__ = [
     "BootstrapInterval", "ClusterRobustFit", "ClusteredInterval", "cluster_bootstrap_interval",
-    "NaiveInterval", "check_level", "check_values", "cluster_codes", "cluster_robust_ols",
-    "clustered_interval",
+    "NaiveInterval", "cluster_codes", "cluster_robust_ols", "clustered_interval",
 ]
 
 #: The naive and clustered standard errors "differ materially" beyond this ratio either way.
@@ -67,12 +65,7 @@ def cluster_codes(clusters, rows: int) -> tuple[np.ndarray, np.ndarray]:
     return codes, np.bincount(codes)
 
 
-def check_values(values) -> np.ndarray:
-    """``values`` as a one-dimensional, non-empty array of finite floats (or a :class:`fluke.errors.UsageError`).
-
-    >>> check_values([1, 0, 1]).tolist()
-    [1.0, 0.0, 1.0]
-    """
+def _values(values) -> np.ndarray:
     y = np.asarray(values, dtype=float)
     if y.ndim != 1:
         raise UsageError(f"values has shape {y.shape}; it must be one-dimensional")
@@ -84,21 +77,10 @@ def check_values(values) -> np.ndarray:
     return y
 
 
-def check_level(confidence_level: float, name: str = "confidence_level") -> float:
-    """A level strictly between 0 and 1 (a confidence or credible level, α, power), or a
-    :class:`fluke.errors.UsageError` naming ``name`` and the value. Every level fluke takes
-    is checked here.
-
-    >>> check_level(0.95)
-    0.95
-    >>> check_level(1.5, "--level")
-    Traceback (most recent call last):
-    ...
-    fluke.errors.UsageError: --level=1.5 must lie strictly between 0 and 1
-    """
+def _level(confidence_level: float) -> float:
     if not 0.0 < confidence_level < 1.0:
-        raise UsageError(f"{name}={confidence_level!r} must lie strictly between 0 and 1")
-    return float(confidence_level)
+        raise UsageError(f"confidence_level={confidence_level} must lie strictly between 0 and 1")
+    return confidence_level
 
 
 @dataclass(frozen=True)
@@ -132,6 +114,8 @@ class ClusteredInterval:
     naive: NaiveInterval
     warning: str | None = None
     reason: str | None = None
+    unknowns: int = 0
+    unknown_policy: str | None = None
 
     @property
     def design_effect(self) -> float:
@@ -154,7 +138,7 @@ def _naive(y: np.ndarray, level: float) -> NaiveInterval:
 
 
 def clustered_interval(values, clusters, *, confidence_level: float = 0.95,
-                       weighting: str = "rows", unit: str = "unit") -> ClusteredInterval:
+                       weighting: str = "rows", unit: str = "unit", unknown: str | None = None) -> ClusteredInterval:
     """A confidence interval for the mean of ``values`` with ``clusters`` as the sampling unit.
 
     ``weighting="rows"`` (default) targets the mean over rows: cluster means with t on G − 1
@@ -162,12 +146,31 @@ def clustered_interval(values, clusters, *, confidence_level: float = 0.95,
     equally weighted mean of unit means (t on the G unit means). ``unit`` names the sampling
     unit in what the result says it is conditional on.
 
+    ``unknown`` applies the unknown-outcome policy to pass/fail values given as 1/0 with NaN
+    (or None) for an unknown outcome: ``"fail"`` counts it as 0, ``"exclude"`` drops its row.
+    Without it, a missing value is refused.
+
     >>> r = clustered_interval([0.1, 0.3, 0.2, 0.9, 0.7], [1, 1, 2, 2, 2])
     >>> r.method, round(r.standard_error, 4)
     ('CR1 sandwich', 0.192)
+    >>> r = clustered_interval([1, None, 0, 1, 1, 0], [1, 1, 2, 2, 3, 3], unknown="exclude")
+    >>> r.rows, r.unknowns, r.unknown_policy
+    (5, 1, 'exclude')
     """
-    y = check_values(values)
-    level = check_level(confidence_level)
+    if unknown is not None:
+        from dataclasses import replace
+
+        from ._unknown import apply_unknown_policy
+
+        applied = apply_unknown_policy(values, unknown)
+        kept = np.asarray(clusters, dtype=object).reshape(-1)
+        if kept.size != applied.keep.size:
+            raise UsageError(f"clusters has {kept.size} entries; values has {applied.keep.size}")
+        inner = clustered_interval(applied.passed, kept[applied.keep], confidence_level=confidence_level,
+                                   weighting=weighting, unit=unit)
+        return replace(inner, unknowns=applied.unknowns, unknown_policy=unknown)
+    y = _values(values)
+    level = _level(confidence_level)
     if weighting not in ("rows", "units"):
         raise UsageError(f"weighting={weighting!r} must be 'rows' or 'units'")
     codes, sizes = cluster_codes(clusters, y.size)
@@ -223,7 +226,7 @@ class ClusterRobustFit:
 
     def confidence_interval(self, confidence_level: float = 0.95) -> np.ndarray:
         """(low, high) per coefficient, t on G − 1 degrees of freedom."""
-        t = float(special.stdtrit(self.df, 0.5 + check_level(confidence_level) / 2))
+        t = float(special.stdtrit(self.df, 0.5 + _level(confidence_level) / 2))
         se = self.standard_errors
         return np.column_stack([self.coefficients - t * se, self.coefficients + t * se])
 
@@ -240,7 +243,7 @@ def cluster_robust_ols(design, values, clusters) -> ClusterRobustFit:
     >>> fit.coefficients.round(3).tolist()
     [1.25, 1.0]
     """
-    y = check_values(values)
+    y = _values(values)
     x = np.asarray(design, dtype=float)
     if x.ndim == 1:
         x = x[:, None]
@@ -302,8 +305,8 @@ def cluster_bootstrap_interval(values, clusters, *, rng: np.random.Generator,
     >>> cluster_bootstrap_interval([1.0, 2.0], [0, 0], rng=np.random.default_rng(1)).reason[:11]
     'one cluster'
     """
-    y = check_values(values)
-    level = check_level(confidence_level)
+    y = _values(values)
+    level = _level(confidence_level)
     if not isinstance(rng, np.random.Generator):
         raise UsageTypeError("rng must be a numpy Generator, e.g. np.random.default_rng(2026)")
     if resamples < 10:
