@@ -17,7 +17,7 @@ from ._reset_rate import ResetRate, reset_rate
 from ._calibration import (BrierDecomposition, CalibrationReport, CalibrationScore, CalibrationTest,
                            ReliabilityTable, brier_decomposition, brier_score, calibration_test,
                            reliability_table, score_predictions)
-from ._clustered import (FEW_CLUSTERS, BootstrapInterval, ClusteredInterval, ClusterRobustFit, FewClustersWarning, NaiveInterval,
+from ._clustered import (FEW_CLUSTERS, BootstrapInterval, check_level, check_values, cluster_codes, ClusteredInterval, ClusterRobustFit, FewClustersWarning, NaiveInterval,
                          cluster_bootstrap_interval, cluster_robust_ols, clustered_interval)
 from ._family import HYPERPRIOR, FamilyFit, FamilyPosterior, FamilyPriors, family_priors, fit_family_prior, hyperprior_grid
 from ._unknown import (UNKNOWN_POLICIES, UnknownOutcomes, apply_unknown_policy, check_unknown_policy,
@@ -34,7 +34,7 @@ __all__ = [
     "Belief", "EarlierVersion", "believe", "HYPERPRIOR", "FamilyPosterior", "hyperprior_grid",
     "UNKNOWN_POLICIES", "UnknownOutcomes", "apply_unknown_policy", "check_unknown_policy",
     "counts_with_unknowns", "describe_unknowns", "default_ks", "pass_at_k_curve", "FEW_CLUSTERS",
-    "FewClustersWarning", "PredictionMatch", "match_predictions", "bh_reject", "ResetRate", "reset_rate",
+    "FewClustersWarning", "check_level", "check_values", "cluster_codes", "PredictionMatch", "match_predictions", "bh_reject", "ResetRate", "reset_rate",
     "UNIFORM", "BetaMixture", "BetaPosterior", "BrierDecomposition", "CalibrationReport",
     "CalibrationScore", "CalibrationTest", "CanaryChart", "ChangeDetection", "FamilyFit",
     "FamilyPriors", "Prior", "ReliabilityTable", "RunningAccount", "Statement", "SuiteAnswers",

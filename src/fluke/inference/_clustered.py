@@ -335,3 +335,8 @@ def cluster_bootstrap_interval(values, clusters, *, rng: np.random.Generator,
     low, high = np.quantile(draws, [alpha / 2, 1 - alpha / 2])
     return BootstrapInterval(float(sums.sum() / y.size), float(draws.std(ddof=1)), float(low),
                              float(high), int(resamples), int(g), level, warning=warning)
+
+
+#: The boundary checks, public for the design package (factorial contrasts, perturbation suites).
+check_values = _values
+check_level = _level
