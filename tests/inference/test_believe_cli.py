@@ -216,3 +216,12 @@ def test_believe_running_account_through_every_version(db):
     text = fluke(db, "believe", "--version", "model=agent-v3", "--account", "--odds", "4").output
     assert "since" in text and "P(changed)" in text
     fluke(db, "believe", "--account", "--carry-from", "model=agent-v1", code=2)
+
+
+def test_family_prior_with_a_carry_still_runs(db):
+    # The family prior is now a mixture; the old carry path matches it by mean and variance.
+    out = doc(db, "believe", "--version", "model=agent-v2", "--carry-from", "model=agent-v1", "--prior", "family",
+              "--family-prefix", "tool:", "--odds", "4")
+    assert all(0 < s["mean"] < 1 for s in out["scenarios"])
+    out = doc(db, "believe", "--version", "model=agent-v2", "--account", "--prior", "family", "--family-prefix", "tool:")
+    assert all(0 < s["mean"] < 1 for s in out["scenarios"])

@@ -29,6 +29,20 @@ __all__ = ["discount", "footprint_discount", "surprise", "betabinom_cdf", "detec
            "ChangeDetection", "running_account", "RunningAccount"]
 
 
+def as_beta(belief) -> BetaPosterior:
+    """A belief as one Beta per scenario: a mixture (a family prior) by its mean and variance.
+
+    >>> b = as_beta(BetaMixture(np.array([[0.5, 0.5]]), np.array([[9.0, 1.0]]), np.array([[1.0, 9.0]])))
+    >>> b.mean.round(3).tolist(), b.var.round(4).tolist()
+    ([0.5], [0.1682])
+    """
+    if isinstance(belief, BetaPosterior):
+        return belief
+    m, v = belief.mean, belief.var
+    strength = np.maximum(m * (1 - m) / np.maximum(v, 1e-300) - 1, 1e-6)
+    return BetaPosterior(m * strength, (1 - m) * strength, Prior(1.0, 1.0, "family (matched mean and variance)"))
+
+
 def discount(belief: BetaPosterior, delta) -> BetaPosterior:
     """Keep δ of the evidence in ``belief``: Beta(1 + δ(α − 1), 1 + δ(β − 1)).
 
@@ -44,6 +58,7 @@ def discount(belief: BetaPosterior, delta) -> BetaPosterior:
     if np.any(~np.isfinite(d) | (d < 0) | (d > 1)):
         bad = d[~np.isfinite(d) | (d < 0) | (d > 1)].flat[0]
         raise UsageError(f"discount delta={bad} must be between 0 (start over) and 1 (carry everything)")
+    belief = as_beta(belief)
     return BetaPosterior(1 + d * (belief.alpha - 1), 1 + d * (belief.beta - 1), belief.prior)
 
 
@@ -140,7 +155,7 @@ def detect_change(carried: BetaPosterior, successes, trials, *, odds: float = 4.
     if not (np.isfinite(odds) and odds > 0):
         raise UsageError(f"odds={odds} must be a positive number (prior odds that nothing changed)")
     k, n = check_counts(successes, trials)
-    reset_belief = reset if isinstance(reset, BetaPosterior) else posterior(0, 0, prior=reset)
+    reset_belief = as_beta(reset) if isinstance(reset, (BetaPosterior, BetaMixture)) else posterior(0, 0, prior=reset)
     reset_alpha = np.broadcast_to(reset_belief.alpha, np.shape(carried.alpha))
     reset_beta = np.broadcast_to(reset_belief.beta, np.shape(carried.alpha))
     reset_belief = BetaPosterior(reset_alpha, reset_beta, reset_belief.prior)
@@ -210,7 +225,7 @@ def running_account(successes, trials, *, prior: Prior | BetaPosterior = UNIFORM
         raise UsageError(f"reset_at={reset_at} must be in (0, 1]")
     steps, width = k.shape
     d = np.broadcast_to(np.asarray(delta, dtype=float), (steps, width))
-    start = posterior(np.zeros(width), np.zeros(width), prior=prior)
+    start = as_beta(posterior(np.zeros(width), np.zeros(width), prior=prior))
     out = {name: np.full((steps, width), np.nan) for name in ("mean", "p_above", "p_changed", "surprise")}
     reset = np.zeros((steps, width), dtype=bool)
     since = np.zeros((steps, width), dtype=int)

@@ -222,6 +222,11 @@ class BetaMixture(_Belief):
     beta: np.ndarray
 
     @property
+    def prior(self) -> Prior:
+        """A name for where a mixture comes from (its components carry the numbers)."""
+        return Prior(1.0, 1.0, "mixture")
+
+    @property
     def mean(self) -> np.ndarray:
         return np.sum(self.weight * self.alpha / (self.alpha + self.beta), axis=-1)
 
