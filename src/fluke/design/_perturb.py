@@ -36,7 +36,7 @@ from typing import Mapping
 import numpy as np
 
 from ..errors import UsageError
-from ..inference import check_level as _level, check_values as _values, cluster_codes
+from ..inference import check_level, check_values, cluster_codes
 from ._factorial import Contrast, paired_interval
 
 __all__ = ["PerturbationRow", "PerturbationSuite", "perturbation_suite"]
@@ -76,8 +76,8 @@ def perturbation_suite(values, environments, policies, variants, *, baseline: st
     weighted share of variants where the contrast's interval holds zero is reported
     (``share_not_significant``); it measures power under the variants, not failure.
     """
-    y = _values(values)
-    level = _level(confidence_level)
+    y = check_values(values)
+    level = check_level(confidence_level)
     pol = np.asarray(policies).astype(str)
     var = np.asarray(variants).astype(str)
     for name, col in (("policies", pol), ("variants", var)):

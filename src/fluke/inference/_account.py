@@ -25,7 +25,7 @@ from scipy import special
 from ..errors import UsageError
 from ._beta import UNIFORM, BetaMixture, BetaPosterior, Prior, check_counts, posterior
 
-__all__ = ["discount", "footprint_discount", "surprise", "betabinom_cdf", "detect_change",
+__all__ = ["as_beta", "discount", "footprint_discount", "surprise", "betabinom_cdf", "detect_change",
            "ChangeDetection", "running_account", "RunningAccount"]
 
 

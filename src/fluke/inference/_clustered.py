@@ -24,16 +24,17 @@ always reported, with a warning when the two standard errors differ materially.
 from __future__ import annotations
 
 import warnings
-
 from dataclasses import dataclass
 
 import numpy as np
 from scipy import special
+
 from ..errors import UsageError, UsageTypeError
 
 __all__ = [
     "BootstrapInterval", "ClusterRobustFit", "ClusteredInterval", "cluster_bootstrap_interval",
-    "NaiveInterval", "cluster_codes", "cluster_robust_ols", "clustered_interval",
+    "NaiveInterval", "check_level", "check_values", "cluster_codes", "cluster_robust_ols",
+    "clustered_interval", "FEW_CLUSTERS", "FewClustersWarning",
 ]
 
 #: The naive and clustered standard errors "differ materially" beyond this ratio either way.
@@ -65,7 +66,12 @@ def cluster_codes(clusters, rows: int) -> tuple[np.ndarray, np.ndarray]:
     return codes, np.bincount(codes)
 
 
-def _values(values) -> np.ndarray:
+def check_values(values) -> np.ndarray:
+    """``values`` as a one-dimensional, non-empty array of finite floats (or a :class:`fluke.errors.UsageError`).
+
+    >>> check_values([1, 0, 1]).tolist()
+    [1.0, 0.0, 1.0]
+    """
     y = np.asarray(values, dtype=float)
     if y.ndim != 1:
         raise UsageError(f"values has shape {y.shape}; it must be one-dimensional")
@@ -77,10 +83,21 @@ def _values(values) -> np.ndarray:
     return y
 
 
-def _level(confidence_level: float) -> float:
+def check_level(confidence_level: float, name: str = "confidence_level") -> float:
+    """A level strictly between 0 and 1 (a confidence or credible level, α, power), or a
+    :class:`fluke.errors.UsageError` naming ``name`` and the value. Every level fluke takes
+    is checked here.
+
+    >>> check_level(0.95)
+    0.95
+    >>> check_level(1.5, "--level")
+    Traceback (most recent call last):
+    ...
+    fluke.errors.UsageError: --level=1.5 must lie strictly between 0 and 1
+    """
     if not 0.0 < confidence_level < 1.0:
-        raise UsageError(f"confidence_level={confidence_level} must lie strictly between 0 and 1")
-    return confidence_level
+        raise UsageError(f"{name}={confidence_level!r} must lie strictly between 0 and 1")
+    return float(confidence_level)
 
 
 @dataclass(frozen=True)
@@ -169,8 +186,8 @@ def clustered_interval(values, clusters, *, confidence_level: float = 0.95,
         inner = clustered_interval(applied.passed, kept[applied.keep], confidence_level=confidence_level,
                                    weighting=weighting, unit=unit)
         return replace(inner, unknowns=applied.unknowns, unknown_policy=unknown)
-    y = _values(values)
-    level = _level(confidence_level)
+    y = check_values(values)
+    level = check_level(confidence_level)
     if weighting not in ("rows", "units"):
         raise UsageError(f"weighting={weighting!r} must be 'rows' or 'units'")
     codes, sizes = cluster_codes(clusters, y.size)
@@ -226,7 +243,7 @@ class ClusterRobustFit:
 
     def confidence_interval(self, confidence_level: float = 0.95) -> np.ndarray:
         """(low, high) per coefficient, t on G − 1 degrees of freedom."""
-        t = float(special.stdtrit(self.df, 0.5 + _level(confidence_level) / 2))
+        t = float(special.stdtrit(self.df, 0.5 + check_level(confidence_level) / 2))
         se = self.standard_errors
         return np.column_stack([self.coefficients - t * se, self.coefficients + t * se])
 
@@ -243,7 +260,7 @@ def cluster_robust_ols(design, values, clusters) -> ClusterRobustFit:
     >>> fit.coefficients.round(3).tolist()
     [1.25, 1.0]
     """
-    y = _values(values)
+    y = check_values(values)
     x = np.asarray(design, dtype=float)
     if x.ndim == 1:
         x = x[:, None]
@@ -305,8 +322,8 @@ def cluster_bootstrap_interval(values, clusters, *, rng: np.random.Generator,
     >>> cluster_bootstrap_interval([1.0, 2.0], [0, 0], rng=np.random.default_rng(1)).reason[:11]
     'one cluster'
     """
-    y = _values(values)
-    level = _level(confidence_level)
+    y = check_values(values)
+    level = check_level(confidence_level)
     if not isinstance(rng, np.random.Generator):
         raise UsageTypeError("rng must be a numpy Generator, e.g. np.random.default_rng(2026)")
     if resamples < 10:
@@ -335,8 +352,3 @@ def cluster_bootstrap_interval(values, clusters, *, rng: np.random.Generator,
     low, high = np.quantile(draws, [alpha / 2, 1 - alpha / 2])
     return BootstrapInterval(float(sums.sum() / y.size), float(draws.std(ddof=1)), float(low),
                              float(high), int(resamples), int(g), level, warning=warning)
-
-
-#: The boundary checks, public for the design package (factorial contrasts, perturbation suites).
-check_values = _values
-check_level = _level
