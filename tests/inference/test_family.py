@@ -4,7 +4,7 @@ import numpy as np
 import pytest
 from scipy import stats
 
-from fluke.inference import UNIFORM, family_priors, fit_family_prior, posterior
+from fluke.inference import family_priors, fit_family_prior, posterior
 
 
 def test_fit_maximises_the_beta_binomial_likelihood():

@@ -34,7 +34,8 @@ def test_interval_over_scenarios_is_a_t_interval_on_the_logit_scale():
     logit = math.log(m / (1 - m))
     expit = lambda x: 1 / (1 + math.exp(-x))  # noqa: E731
     assert r.standard_error == pytest.approx(se)
-    assert (r.low, r.high) == pytest.approx((expit(logit - t * se / (m * (1 - m))), expit(logit + t * se / (m * (1 - m)))))
+    half = t * se / (m * (1 - m))
+    assert (r.low, r.high) == pytest.approx((expit(logit - half), expit(logit + half)))
     assert pass_at_k([3], [10], k=2).interval_reason.startswith("one scenario")
     clean = pass_at_k([5] * 8, [5] * 8, k=2)
     assert clean.low == pytest.approx(0.025 ** (1 / 8)) and clean.high == 1.0
