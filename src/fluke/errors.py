@@ -69,3 +69,7 @@ def require(module: str, *, package: str, extra: str, purpose: str):
 
 class UsageError(FlukeError, ValueError):
     """An option or argument that cannot be used as given (a level outside (0, 1), too few replicates)."""
+
+
+class UsageTypeError(UsageError, TypeError):
+    """An argument of the wrong kind (a prior that is not a Prior, an rng that is not a Generator)."""

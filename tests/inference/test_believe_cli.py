@@ -8,7 +8,7 @@ from click.testing import CliRunner
 from scipy import stats
 
 from fluke.cli import group
-from fluke.inference import fit_family_prior
+from fluke.inference import family_priors, posterior
 from fluke.ledger import open_ledger
 from fluke.record import Identity, Outcome, Run
 
@@ -95,9 +95,10 @@ def test_believe_discount_and_footprint(db):
 def test_believe_family_prior_pools_by_tag(db):
     out = doc(db, "believe", "--version", "model=agent-v1", "--prior", "family", "--family-prefix", "tool:")
     rows = {x["scenario"]: x for x in out["scenarios"]}
-    fit = fit_family_prior([50, 9, 7], [50, 10, 10], family="tool:crm")
-    a, b = fit.prior.alpha, fit.prior.beta
-    assert rows["crm/merge"]["mean"] == pytest.approx((a + 7) / (a + b + 10), rel=1e-6)
+    # The family's (μ, α+β) integrated over the hyperprior (see test_family for its oracles).
+    fp = family_priors([50, 9, 7], [50, 10, 10], ["tool:crm"] * 3)
+    want = posterior([50, 9, 7], [50, 10, 10], prior=fp.prior).mean[2]
+    assert rows["crm/merge"]["mean"] == pytest.approx(float(want), rel=1e-6)
     assert "family tool:crm" in rows["crm/merge"]["prior"]
     assert "no mechanism tag" in rows["pay/refund"]["prior"]
     assert rows["pay/refund"]["mean"] == pytest.approx(11 / 12)
@@ -215,3 +216,12 @@ def test_believe_running_account_through_every_version(db):
     text = fluke(db, "believe", "--version", "model=agent-v3", "--account", "--odds", "4").output
     assert "since" in text and "P(changed)" in text
     fluke(db, "believe", "--account", "--carry-from", "model=agent-v1", code=2)
+
+
+def test_family_prior_with_a_carry_still_runs(db):
+    # The family prior is now a mixture; the old carry path matches it by mean and variance.
+    out = doc(db, "believe", "--version", "model=agent-v2", "--carry-from", "model=agent-v1", "--prior", "family",
+              "--family-prefix", "tool:", "--odds", "4")
+    assert all(0 < s["mean"] < 1 for s in out["scenarios"])
+    out = doc(db, "believe", "--version", "model=agent-v2", "--account", "--prior", "family", "--family-prefix", "tool:")
+    assert all(0 < s["mean"] < 1 for s in out["scenarios"])

@@ -27,7 +27,7 @@ from ..record import IDENTITY_FIELDS, Identity, Run, canonical_json, digest
 from ._migrations import MIGRATIONS
 from ._rows import body_hash, body_holds, hash_key, row_run, version_id
 from ._ingest import ingest_runs, utcnow
-from ._types import CountRow, Document, IngestResult, VersionInfo
+from ._types import CountRow, Document, IngestResult, StoredRun, VersionInfo
 from ._writer import RunWriter
 
 
@@ -279,6 +279,30 @@ class Ledger:
                           params)
         return {body_hash(body): at for body, at in rows
                 if not condition or body_holds(body, condition)}
+
+    def stored_runs(self, **filters: Any) -> Iterator[StoredRun]:
+        """Every stored run matching the filters with its ingest time, checked against its key.
+
+        A body that no longer hashes to the key it was stored under was edited after ingest;
+        it is returned with ``intact=False`` so a caller that must trust the runs (an unseal)
+        can refuse it instead of silently reading the edit.
+        """
+        condition = filters.pop("condition", None)
+        where, params = self._where(**filters)
+        rows = self.query(f"SELECT r.k, r.body, r.source, i.recorded_at FROM runs r "
+                          f"JOIN ingests i ON i.id = r.ingest{where} ORDER BY r.ingest, r.k", params)
+        for key, body, source, at in rows:
+            stored = int(key).to_bytes(8, "big", signed=True).hex()
+            try:
+                run = row_run(body, source)
+            except ValueError as exc:          # pydantic's ValidationError is a ValueError
+                yield StoredRun(stored, None, at, False, f"the stored body no longer reads as a run ({exc})")
+                continue
+            if condition and not body_holds(body, condition):
+                continue
+            intact = hash_key(run.hash) == int(key)
+            yield StoredRun(stored, run, at, intact, None if intact else
+                            f"the stored body hashes to {run.hash[:16]}, not to its key {stored}: edited after ingest")
 
     # -- versions ------------------------------------------------------------------
     def versions(self) -> list[VersionInfo]:
