@@ -81,3 +81,11 @@ def require(module: str, *, package: str, extra: str, purpose: str):
         return importlib.import_module(module)
     except ImportError as exc:  # pragma: no cover - depends on the environment
         raise MissingDependency(package, extra, purpose) from exc
+
+
+class EmptyLedgerError(LedgerError):
+    """The ledger holds no runs: every verb that needs runs says so in these words."""
+
+    def __init__(self, where: str | None = None) -> None:
+        prefix = f"{where}: " if where else ""
+        super().__init__(f"{prefix}the ledger has no runs; add some with: fluke ingest FILE")

@@ -30,15 +30,26 @@ def __getattr__(name: str) -> Any:
     raise AttributeError(f"module {__name__!r} has no attribute {name!r}")
 
 
-def open_ledger(url: str = "fluke.db") -> "Ledger":
-    """Open (creating and migrating as needed) the ledger at ``url``.
+def open_ledger(url: str = "fluke.db", *, create: bool = True) -> "Ledger":
+    """Open (migrating as needed) the ledger at ``url``; ``create=False`` refuses to make one.
 
-    A path or ``sqlite:///path`` opens SQLite; ``postgresql://…`` opens PostgreSQL.
+    A path or ``sqlite:///path`` opens SQLite; ``postgresql://…`` opens PostgreSQL. A verb
+    that only reads passes ``create=False``: a ledger that is not there (a missing file, a
+    database without fluke's tables) raises :class:`fluke.errors.LedgerError` and nothing
+    is created.
+
+    >>> import tempfile, os
+    >>> missing = os.path.join(tempfile.mkdtemp(), "none.db")
+    >>> open_ledger(missing, create=False)  # doctest: +ELLIPSIS
+    Traceback (most recent call last):
+    fluke.errors.LedgerError: no ledger at ... (create one with: fluke ingest FILE)
+    >>> os.path.exists(missing)
+    False
     """
     if url.startswith(("postgresql://", "postgres://")):
         from ._postgres import PostgresLedger
 
-        return PostgresLedger(url)
+        return PostgresLedger(url, create=create)
     from ._sqlite import SqliteLedger
 
-    return SqliteLedger(url)
+    return SqliteLedger(url, create=create)
