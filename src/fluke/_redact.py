@@ -43,7 +43,7 @@ _PATTERNS: list[tuple[str, tuple[str, ...], str]] = [
     ("api-key", ("sk-",), r"\bsk-(?:[A-Za-z0-9_]+-)*[A-Za-z0-9_]{16,}(?:-[A-Za-z0-9_]+)*"),
     ("aws-key-id", ("AKIA", "ASIA", "AGPA", "AIDA", "AROA", "ANPA"),
      r"\b(?:AKIA|ASIA|AGPA|AIDA|AROA|ANPA)[0-9A-Z]{16}\b"),
-    ("github-token", ("_",), r"\b(?:gh[pousr]_[A-Za-z0-9]{30,}|github_pat_[A-Za-z0-9_]{30,})"),
+    ("github-token", ("ghp_", "gho_", "ghu_", "ghs_", "ghr_", "github_pat_"), r"\b(?:gh[pousr]_[A-Za-z0-9]{30,}|github_pat_[A-Za-z0-9_]{30,})"),
     ("slack-token", ("xox",), r"\bxox[abprse]-[A-Za-z0-9-]{10,}"),
     ("pypi-token", ("pypi-",), r"\bpypi-AgEIcHlwaS5vcmc[A-Za-z0-9\-_]{16,}"),
     ("google-api-key", ("AIza",), r"\bAIza[0-9A-Za-z_-]{35}\b"),
@@ -54,7 +54,7 @@ _SHAPES = [(f"[REDACTED:{name}]", anchors, re.compile(pattern, re.DOTALL)) for n
 
 #: The password of a URL's user info, any scheme: ``scheme://user:PASSWORD@host``. The user
 #: and host stay; the password runs to the last ``@`` before the host (it may hold an ``@``).
-_URL_PASSWORD = re.compile(r"(?i)\b([a-z][a-z0-9+.-]*://[^\s:/?#@\[\]\"'<>]*:)([^\s/?#\"'<>]+)(@)")
+_URL_PASSWORD = re.compile(r"(?ai)\b([a-z][a-z0-9+.-]*://[^\s:/?#@\[\]\"'<>]*:)([^\s/?#\"'<>]+)(@)")
 
 #: A bare AWS secret access key: exactly 40 characters of base64, bounded by characters that
 #: cannot continue it. Hex digests (SHA-1 is 40 hex characters), UUIDs and ids are not eaten:
@@ -63,20 +63,20 @@ _URL_PASSWORD = re.compile(r"(?i)\b([a-z][a-z0-9+.-]*://[^\s:/?#@\[\]\"'<>]*:)([
 #: within 80 characters. More than two slashes reads as a path. Known limit: a key with no
 #: ``/`` or ``+`` and no such word nearby passes.
 _AWS_SECRET = re.compile(rf"(?<![{_B64}=])[{_B64}]{{40}}(?![{_B64}=]|\.\w)")
-_AWS_CONTEXT = re.compile(r"(?i)aws|secret|access[\s_-]?key")
+_AWS_CONTEXT = re.compile(r"(?ai)aws|secret|access[\s_-]?key")
 
 # Keep the word (Bearer, password=) so the reader sees what was hidden.
-_BEARER = re.compile(r"(?i)\b(bearer)(\s+)[A-Za-z0-9\-._~+/]{8,}=*")
-_AUTH_HEADER = re.compile(r"(?i)\b((?:proxy-)?authorization\"?\s*[=:]\s*\"?(?:[A-Za-z]+\s+)?)([^\s\"',;&]+)")
+_BEARER = re.compile(r"(?ai)\b(bearer)(\s+)[A-Za-z0-9\-._~+/]{8,}=*")
+_AUTH_HEADER = re.compile(r"(?ai)\b((?:proxy-)?authorization\"?\s*[=:]\s*\"?(?:[A-Za-z]+\s+)?)([^\s\"',;&]+)")
 _ASSIGNED = re.compile(
-    r"(?i)\b((?:aws_)?(?:password|passwd|pwd|secret(?:_access)?(?:_key)?|api[_-]?key|access[_-]?token|"
+    r"(?ai)\b((?:aws_)?(?:password|passwd|pwd|secret(?:_access)?(?:_key)?|api[_-]?key|access[_-]?token|"
     r"auth[_-]?token|refresh[_-]?token|session[_-]?token|client[_-]?secret|private[_-]?key(?:[_-]?id)?)"
     r"\"?\s*[=:]\s*)(\"?)([^\s\"',;&]+)")
 #: One of these (lower case) is in every match of :data:`_ASSIGNED`.
 _ASSIGNED_WORDS = ("pass", "pwd", "secret", "key", "token")
 #: A dict key naming a secret: every string under it is hidden.
 _SECRET_KEY = re.compile(
-    r"(?i)^(?:password|passwd|pwd|.*_password|secret|.*_secret|secret_.*|api[_-]?key|.*_api_key|x-api-key|"
+    r"(?ai)^(?:password|passwd|pwd|.*_password|secret|.*_secret|secret_.*|api[_-]?key|.*_api_key|x-api-key|"
     r"access[_-]?token|auth[_-]?token|refresh[_-]?token|session[_-]?token|authorization|proxy-authorization|"
     r"client[_-]?secret|private[_-]?key(?:[_-]?id)?|aws_secret_access_key|aws_session_token|credentials?)$")
 
@@ -189,8 +189,75 @@ def holds_secret(value: Any) -> bool:
     return False
 
 
+#: What :func:`may_hold_secret` looks for: a literal that every match of each pattern of
+#: :data:`_PATTERNS` contains (grouped: "sk-" is in every Anthropic key, "hook" in both
+#: webhooks), and, in the lower-cased text, a word that every match of the key-name and
+#: assignment rules contains (:data:`_ASSIGNED`, :data:`_AUTH_HEADER`, :data:`_BEARER`,
+#: :data:`_SECRET_KEY`). "token" is narrowed by :data:`_TOKEN_WORD`: token counts are common.
+_GATE_LITERALS = (b"-----BEGIN ", b"hook", b"whsec_", b"sk-", b"xox", b"pypi-", b"eyJ", b"github_pat_")
+#: Each opens with a literal, which re finds as fast as a substring test (an alternation of
+#: the two would not).
+_GATE_PATTERNS = (re.compile(rb"A(?:KIA|SIA|GPA|IDA|ROA|NPA|Iza)"), re.compile(rb"gh[pousr]_"),
+                  re.compile(rb"k_(?:live|test)_"))
+_KEY_WORDS = (b"passw", b"pwd", b"secret", b"private", b"authorization", b"credential", b"bearer")
+_KEY_PATTERN = re.compile(rb"api[_-]?key")
+_TOKEN_WORD = re.compile(rb"(?:access|auth|refresh|session)[_-]?token")
+_ESCAPE = re.compile(r"\\(?:u[0-9a-fA-F]{4}|.)")
+#: Bytes of base64 to 1, others to 0: a bare AWS key needs 40 ones in a row, which a
+#: substring test finds faster than the pattern can.
+_B64_BYTES = bytes(1 if chr(b).isascii() and (chr(b).isalnum() or chr(b) in "+/") else 0 for b in range(256))
+
+
+def _key_sized_run(ones: bytes) -> bool:
+    """Is there a run of 40 to 44 ones (a 40-character key, maybe after a JSON escape's
+    letter or ``\\uXXXX`` digits)? Substring searches only: longer runs (digests, blobs)
+    are skipped whole."""
+    forty = b"\x01" * 40
+    at = ones.find(forty)
+    while at != -1:   # the leftmost occurrence past the last run starts a run
+        end = ones.find(b"\x00", at)
+        end = len(ones) if end == -1 else end
+        if end - at <= 44:
+            return True
+        at = ones.find(forty, end)
+    return False
+
+
+def may_hold_secret(text: str | bytes) -> bool:
+    """A quick test of a JSON document's text: False means no string in the document (keys
+    included) is secret-shaped, so :func:`holds_secret` of the parsed document is False.
+
+    Only literal anchors and one pattern (for a bare AWS secret key), none of the context a
+    match needs: it errs towards True, and the caller then asks :func:`holds_secret`. The
+    anchors survive JSON escaping (none holds a quote, a backslash or a control character),
+    and the patterns fold case in ASCII only, as ``bytes.lower`` does. It works on the UTF-8
+    bytes, where a substring search runs several times faster than in a wide ``str``.
+
+    >>> may_hold_secret('{"args":{"id":"W1"},"passed":true}'), may_hold_secret('{"password":"x"}')
+    (False, True)
+    """
+    data = text.encode("utf-8", "surrogatepass") if isinstance(text, str) else text
+    if any(literal in data for literal in _GATE_LITERALS) or any(p.search(data) for p in _GATE_PATTERNS):
+        return True
+    if b"://" in data and b"@" in data:
+        return True
+    low = data.lower()
+    if (any(word in low for word in _KEY_WORDS) or _KEY_PATTERN.search(low)
+            or (b"token" in low and _TOKEN_WORD.search(low))):
+        return True
+    if not _key_sized_run(data.translate(_B64_BYTES)):
+        return False
+    text = data.decode("utf-8", "surrogatepass")
+    # An escape (\n, \u0009) would join its letter to a key after it: read it as a space.
+    for match in _AWS_SECRET.finditer(_ESCAPE.sub(" ", text) if "\\" in text else text):
+        key = match.group(0)
+        if any(c.isupper() for c in key) and any(c.islower() for c in key) and any(c.isdigit() for c in key):
+            return True
+    return False
+
+
 #: A query parameter of a connection URL that names a secret (``password``, ``sslpassword``…).
-_URL_PARAM = re.compile(r"(?i)([?&;][^=&#\s]*(?:pass|secret|token|key)[^=&#\s]*=)([^&#\s]*)")
+_URL_PARAM = re.compile(r"(?ai)([?&;][^=&#\s]*(?:pass|secret|token|key)[^=&#\s]*=)([^&#\s]*)")
 
 
 def redact_url(url: str) -> str:

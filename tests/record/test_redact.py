@@ -227,3 +227,24 @@ def test_every_fluke_error_redacts_its_message_and_errors_stay_free_of_pydantic(
     assert "sk_live_4eC39HqLyjWDarjtT1zdp7dc" not in str(SpecError("bad value 'sk_live_4eC39HqLyjWDarjtT1zdp7dc'"))
     code = "import sys, fluke.errors; print(sorted(m for m in ('pydantic', 'orjson', 'fluke.record') if m in sys.modules))"
     assert subprocess.run([sys.executable, "-c", code], capture_output=True, text=True, check=True).stdout == "[]\n"
+
+
+_json_value = st.recursive(
+    st.one_of(st.none(), st.booleans(), st.integers(-10, 10), _filler, _secret),
+    lambda inner: st.one_of(st.lists(inner, max_size=4),
+                            st.dictionaries(st.one_of(_filler, _secret, st.sampled_from(
+                                ["password", "db_password", "Authorization", "token", "input_tokens"])),
+                                inner, max_size=4)),
+    max_leaves=12)
+
+
+@settings(max_examples=400, deadline=None)
+@given(_json_value)
+def test_holds_secret_is_exactly_whether_redaction_changes_a_value(value):
+    import orjson
+
+    from fluke.record import may_hold_secret
+
+    assert holds_secret(value) == (redact(value) != value)
+    if holds_secret(value):   # the quick test on a document's text never misses what holds_secret finds
+        assert may_hold_secret(orjson.dumps(value).decode())

@@ -10,12 +10,12 @@ True
 from ._canonical import CANONICAL, canonical_json, digest
 from ._events import AgentMessage, Event, ToolCall, UserMessage
 from ._identity import IDENTITY_FIELDS, Identity
-from .._redact import holds_secret, redact, redact_text, redact_url
+from .._redact import holds_secret, may_hold_secret, redact, redact_text, redact_url
 from ._run import (FORMAT_VERSION, Label, Outcome, Run, Source, condition_key, content_fields, content_json,
                    json_default, run_schema)
 
 __all__ = [
     "CANONICAL", "FORMAT_VERSION", "IDENTITY_FIELDS", "AgentMessage", "Event", "Identity", "Label",
     "Outcome", "Run", "Source", "ToolCall", "UserMessage", "canonical_json", "digest", "holds_secret",
-    "redact", "redact_text", "redact_url", "condition_key", "content_fields", "content_json", "json_default", "run_schema",
+    "may_hold_secret", "redact", "redact_text", "redact_url", "condition_key", "content_fields", "content_json", "json_default", "run_schema",
 ]
