@@ -89,3 +89,7 @@ class EmptyLedgerError(LedgerError):
     def __init__(self, where: str | None = None) -> None:
         prefix = f"{where}: " if where else ""
         super().__init__(f"{prefix}the ledger has no runs; add some with: fluke ingest FILE")
+
+
+class InputTypeError(InputError, TypeError):
+    """Bad input of the wrong type: a value a run cannot hold, an agent's unusable return."""
