@@ -337,8 +337,8 @@ class Ledger:
         """``{run hash: when it was first ingested}`` for the runs matching the filters, in one query."""
         condition = filters.pop("condition", None)
         where, params = self._where(**filters)
-        rows = self.query(f"SELECT r.body, i.recorded_at FROM runs r JOIN ingests i ON i.id = r.ingest{where}",
-                          params)
+        rows = self.stream(f"SELECT r.body, i.recorded_at FROM runs r JOIN ingests i ON i.id = r.ingest{where}",
+                           params)
         return {body_hash(body): at for body, at in rows
                 if not condition or body_holds(body, condition)}
 
