@@ -83,6 +83,10 @@ def require(module: str, *, package: str, extra: str, purpose: str):
         raise MissingDependency(package, extra, purpose) from exc
 
 
+class UsageError(FlukeError, ValueError):
+    """An option or argument that cannot be used as given (a level outside (0, 1), too few replicates)."""
+
+
 class EmptyLedgerError(LedgerError):
     """The ledger holds no runs: every verb that needs runs says so in these words."""
 

@@ -5,10 +5,13 @@ Every string that may have come from a run passes through :func:`esc`.
 
 from __future__ import annotations
 
+import math
+
 from collections.abc import Callable
 
 from . import _charts as charts
 from ._model import ReportData
+from ..format import natural_key
 from ._svg import esc, fmt_count_share, fmt_p, fmt_pct, fmt_prob
 
 #: section -> (heading, one sentence on what it shows)
@@ -70,7 +73,7 @@ def suite_board(data: ReportData) -> str:
         out.append(_LEGEND + _chart(charts.suite_board_chart(board, key=str(i))) + _cond(board.conditional_on))
         rows = [[r.scenario + (f" [{r.condition}]" if r.condition else ""), fmt_count_share(r.successes, r.trials),
                  f"{r.mean:.3f}", f"{r.lo:.3f}–{r.hi:.3f}", fmt_prob(r.p_above_bar)]
-                for r in sorted(board.rows, key=lambda r: (r.p_above_bar, r.mean, charts.natural_key(r.scenario)))]
+                for r in sorted(board.rows, key=lambda r: (r.p_above_bar, r.mean, natural_key(r.scenario)))]
         out.append(_details("the numbers", _table(["scenario", "passed", "mean", f"{board.level:.0%} interval",
                                                    f"P(θ > {board.bar:g})"], rows, {1, 2, 3, 4})))
     return "".join(out)
@@ -118,10 +121,11 @@ def comparison(data: ReportData) -> str:
     cmp_ = data.comparison
     assert cmp_ is not None
     if cmp_.verdict is not None:
-        limit = ("—" if cmp_.detection_limit is None else f"{cmp_.detection_limit:.3g}")
+        limit = ("—" if cmp_.detection_limit is None or not math.isfinite(cmp_.detection_limit)
+                 else f"{cmp_.detection_limit:.1f} points")
         ceiling = "" if cmp_.ceiling is None else f" (declared ceiling {cmp_.ceiling:g})"
         verdict = (f'<div class="verdict" role="status"><strong>{esc(cmp_.verdict)}</strong> · {esc(_p_phrase(cmp_.pvalue))}'
-                   f' · could not have detected a hazard ratio below <strong>{esc(limit)}</strong>{esc(ceiling)}</div>')
+                   f' · could not have detected a difference in pass rate below <strong>{esc(limit)}</strong>{esc(ceiling)}</div>')
     else:
         verdict = ('<p class="missing">Verdict not computed: this report shows deaths by step only '
                    '(the stratified log-rank comparison was not run).</p>')
