@@ -62,7 +62,7 @@ _URL_PASSWORD = re.compile(r"(?ai)\b([a-z][a-z0-9+.-]*://[^\s:/?#@\[\]\"'<>]*:)(
 #: 72% of random keys do) or follow a word that names it (``aws``, ``secret``, ``access key``)
 #: within 80 characters. More than two slashes reads as a path. Known limit: a key with no
 #: ``/`` or ``+`` and no such word nearby passes.
-_AWS_SECRET = re.compile(rf"(?<![{_B64}=])[{_B64}]{{40}}(?![{_B64}=]|\.\w)")
+_AWS_SECRET = re.compile(rf"(?<![{_B64}])[{_B64}]{{40}}(?![{_B64}=]|\.\w)")
 _AWS_CONTEXT = re.compile(r"(?ai)aws|secret|access[\s_-]?key")
 
 # Keep the word (Bearer, password=) so the reader sees what was hidden.
@@ -117,8 +117,6 @@ def redact_text(text: str) -> str:
             text = pattern.sub(mark, text)
     if "://" in text and "@" in text:
         text = _URL_PASSWORD.sub(lambda m: m.group(1) + _MARK + m.group(3), text)
-    if len(text) >= 40:
-        text = _AWS_SECRET.sub(_aws_secret, text)
     low = text.lower()
     if "bearer" in low:
         text = _BEARER.sub(lambda m: m.group(1) + m.group(2) + _MARK, text)
@@ -126,6 +124,10 @@ def redact_text(text: str) -> str:
         text = _AUTH_HEADER.sub(lambda m: m.group(1) + _MARK, text)
     if any(word in low for word in _ASSIGNED_WORDS):
         text = _ASSIGNED.sub(lambda m: m.group(1) + m.group(2) + _MARK, text)
+    # Last: a replacement above can end right before a key (``Bearer 0000=KEY`` loses its
+    # token up to the ``=``), and the key must go in this pass, not the next.
+    if len(text) >= 40:
+        text = _AWS_SECRET.sub(_aws_secret, text)
     return text
 
 

@@ -248,3 +248,12 @@ def test_holds_secret_is_exactly_whether_redaction_changes_a_value(value):
     assert holds_secret(value) == (redact(value) != value)
     if holds_secret(value):   # the quick test on a document's text never misses what holds_secret finds
         assert may_hold_secret(orjson.dumps(value).decode())
+
+
+@pytest.mark.parametrize("text", [
+    "BEARER 00000000=wJalrXUtnFEMI/K7MDENG/bPxRfiCYEXAMPLEKEY",   # found by the idempotence property
+    "key=wJalrXUtnFEMI/K7MDENG/bPxRfiCYEXAMPLEKEY",
+])
+def test_a_key_right_after_another_replacement_goes_in_the_same_pass(text):
+    once = redact_text(text)
+    assert "bPxRfiCYEXAMPLEKEY" not in once and redact_text(once) == once
