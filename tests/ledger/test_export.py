@@ -114,6 +114,21 @@ def test_export_streams_filters_like_runs(ledger):
     assert [orjson.loads(x)["trial"] for x in out.getvalue().splitlines()] == [r.trial for r in first]
 
 
+def test_export_without_the_scan_is_the_same_copy_and_says_it_did_not_look(ledger):
+    from fluke.errors import UsageError
+
+    clean, planted = _ledger_runs()
+    ledger.ingest(clean + planted)
+    scanned, plain = io.BytesIO(), io.BytesIO()
+    export_runs(ledger, scanned)
+    result = export_runs(ledger, plain, scan=False)
+    assert plain.getvalue() == scanned.getvalue()
+    assert result == ExportResult(39, None, False)
+    assert result.describe() == "wrote 39 runs; not checked for secret-shaped values"
+    with pytest.raises(UsageError):
+        export_runs(ledger, io.BytesIO(), redact=True, scan=False)
+
+
 @pytest.mark.parametrize("n, flagged, redacted, text", [
     (1, 0, False, "wrote 1 run; none holds a secret-shaped value"),
     (5, 1, False, "wrote 5 runs; 1 holds secret-shaped values (keys, tokens, passwords): share with care, "

@@ -25,6 +25,7 @@ from typing import IO, TYPE_CHECKING, Any, Sequence
 
 import orjson
 
+from ..errors import UsageError
 from ..record import holds_secret, may_hold_secret
 from ..record import redact as redact_value
 
@@ -35,10 +36,11 @@ if TYPE_CHECKING:
 @dataclass(frozen=True)
 class ExportResult:
     """What an export wrote: ``runs`` lines, of which ``with_secrets`` held secret-shaped
-    values (counted before any redaction); ``redacted`` says whether those were hidden."""
+    values (counted before any redaction; None when the export was told not to look);
+    ``redacted`` says whether those were hidden."""
 
     runs: int
-    with_secrets: int
+    with_secrets: int | None
     redacted: bool
 
     def describe(self) -> str:
@@ -51,6 +53,8 @@ class ExportResult:
         """
         head = f"wrote {self.runs} run{'s' if self.runs != 1 else ''}"
         n = self.with_secrets
+        if n is None:
+            return f"{head}; not checked for secret-shaped values"
         if not n:
             return f"{head}; none holds a secret-shaped value"
         if self.redacted:
@@ -70,14 +74,19 @@ class ExportResult:
 
 def export_runs(ledger: "Ledger", out: IO[bytes], *, redact: bool = False, scenario: str | None = None,
                 version: str | Sequence[str] | None = None, condition: str | None = None,
-                since: str | None = None, until: str | None = None, limit: int | None = None) -> ExportResult:
+                since: str | None = None, until: str | None = None, limit: int | None = None,
+                scan: bool = True) -> ExportResult:
     """Write the runs matching the filters (those of :meth:`Ledger.runs`) to ``out`` as JSONL.
 
     Streams: one stored body at a time, never a parsed run unless it may hold a secret.
     ``redact=False`` writes every run exactly as stored (re-ingests to the same hashes);
     ``redact=True`` writes the runs holding secret-shaped values redacted. Either way the
-    result counts those runs.
+    result counts those runs. ``scan=False`` (only without ``redact``) skips the count, a
+    plain copy: the quick test on each body costs about twice a run's validation, because
+    it searches the text for some twenty anchors.
     """
+    if redact and not scan:
+        raise UsageError("export_runs: redact=True needs scan=True (a run is redacted when the scan flags it)")
     written = flagged = 0
     for body, source in ledger.run_bodies(scenario=scenario, version=version, condition=condition,
                                           since=since, until=until, limit=limit):
@@ -85,7 +94,7 @@ def export_runs(ledger: "Ledger", out: IO[bytes], *, redact: bool = False, scena
         if source is not None:   # the body is a non-empty object: splice the source in
             text = f'{text[:-1]},"source":{source.decode() if isinstance(source, bytes) else source}}}'
         line = text.encode()
-        if may_hold_secret(line):
+        if scan and may_hold_secret(line):
             doc = orjson.loads(line)
             if holds_secret(doc):
                 flagged += 1
@@ -93,4 +102,4 @@ def export_runs(ledger: "Ledger", out: IO[bytes], *, redact: bool = False, scena
                     line = orjson.dumps(redact_value(doc))
         out.write(line + b"\n")
         written += 1
-    return ExportResult(written, flagged, redact)
+    return ExportResult(written, flagged if scan else None, redact)
