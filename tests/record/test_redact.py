@@ -14,7 +14,8 @@ from ..conftest import DATA, need
 
 _SA_KEY = "MIIEvQIBADANBgkqhkiG9w0BAQEFAASCBKcwggSjAgEAAoIBAQC7flukeSAkey"
 _SERVICE_ACCOUNT = {
-    "type": "service_account", "project_id": "demo-project", "private_key_id": "1f2e3d4c5b6a79880fedcba987654321abcdef12",
+    "type": "service_account", "project_id": "demo-project",
+    "private_key_id": "1f2e3d4c5b6a79880fedcba987654321abcdef12",
     "private_key": f"-----BEGIN PRIVATE KEY-----\n{_SA_KEY}\nQ2Vyd\n-----END PRIVATE KEY-----\n",
     "client_email": "bot@demo-project.iam.gserviceaccount.com",
 }
@@ -27,7 +28,8 @@ SHAPES = [
     ("url password, no user", "redis://:R3disPassw0rd@cache:6379/0", "R3disPassw0rd"),
     ("aws secret key", "wJalrXUtnFEMI/K7MDENG/bPxRfiCYEXAMPLEKEY", "bPxRfiCYEXAMPLEKEY"),
     ("aws secret key with +", "9drTJvcXLB89EXAMPLEk1+ZpAXz0Ds2Bt4Rk7Hq3", "ZpAXz0Ds2Bt4Rk7Hq3"),
-    ("aws secret key named", "AWS key: 4b7XzQ9kLmN2pR8sT1vW3yZ5aB6cD0eF7gH9jK2m", "4b7XzQ9kLmN2pR8sT1vW3yZ5aB6cD0eF7gH9jK2m"),
+    ("aws secret key named", "AWS key: 4b7XzQ9kLmN2pR8sT1vW3yZ5aB6cD0eF7gH9jK2m",
+     "4b7XzQ9kLmN2pR8sT1vW3yZ5aB6cD0eF7gH9jK2m"),
     ("slack webhook", "https://hooks.slack.com/services/T000/B000/XXXXSECRETXXXX", "XXXXSECRETXXXX"),
     ("stripe live key", "sk_live_4eC39HqLyjWDarjtT1zdp7dc", "4eC39HqLyjWDarjtT1zdp7dc"),
     ("stripe restricted key", "rk_live_51H8sVqLyjWDarjtT1zdp7dcAB", "51H8sVqLyjWDarjtT1zdp7dcAB"),
@@ -225,7 +227,8 @@ def test_every_fluke_error_redacts_its_message_and_errors_stay_free_of_pydantic(
     assert str(LedgerError("postgresql://fluke:pw-Secret9@db/runs: cannot connect")) == \
         "postgresql://fluke:[REDACTED]@db/runs: cannot connect"
     assert "sk_live_4eC39HqLyjWDarjtT1zdp7dc" not in str(SpecError("bad value 'sk_live_4eC39HqLyjWDarjtT1zdp7dc'"))
-    code = "import sys, fluke.errors; print(sorted(m for m in ('pydantic', 'orjson', 'fluke.record') if m in sys.modules))"
+    code = ("import sys, fluke.errors; "
+            "print(sorted(m for m in ('pydantic', 'orjson', 'fluke.record') if m in sys.modules))")
     assert subprocess.run([sys.executable, "-c", code], capture_output=True, text=True, check=True).stdout == "[]\n"
 
 

@@ -10,7 +10,8 @@ redacted instead (:func:`fluke.record.redact`); their content, and so their hash
 >>> from fluke.ledger import open_ledger
 >>> from fluke.record import Run, UserMessage
 >>> ledger = open_ledger(os.path.join(tempfile.mkdtemp(), "x.db"))
->>> _ = ledger.ingest([Run(scenario="a"), Run(scenario="b", events=[UserMessage(text="key sk_live_4eC39HqLyjWDarjtT1zd")])])
+>>> leaky = Run(scenario="b", events=[UserMessage(text="key sk_live_4eC39HqLyjWDarjtT1zd")])
+>>> _ = ledger.ingest([Run(scenario="a"), leaky])
 >>> out = io.BytesIO()
 >>> export_runs(ledger, out)
 ExportResult(runs=2, with_secrets=1, redacted=False)
