@@ -28,6 +28,7 @@ _EXPORTS: dict[str, str] = {
     "report": "_report", "ReportResult": "_report", "demo": "_report", "DemoSummary": "_report",
     "ingest": "_record", "IngestReport": "_record", "parse_identity": "_record", "run_suite": "_record",
     "SuiteRunResult": "_record",
+    "export": "_summary", "ExportReport": "_summary",
     "summary": "_summary", "SummaryResult": "_summary", "list_runs": "_summary", "RunsResult": "_summary",
     "compare": "_compare", "ComparisonResult": "_compare", "hard_violations": "_compare",
     "fixcheck": "_fixcheck", "FixCheckResult": "_fixcheck", "consistency": "_fixcheck", "ConsistencyResult": "_fixcheck",

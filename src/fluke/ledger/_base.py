@@ -449,6 +449,11 @@ class Ledger:
 
 
 def _matches(component: Any, wanted: str) -> bool:
+    """Whether an identity component matches a selector value (``*`` matches any characters)."""
+    if "*" in wanted and isinstance(component, str):
+        import fnmatch
+
+        return fnmatch.fnmatchcase(component, wanted.replace("[", "[[]"))
     if isinstance(component, str):
         return component == wanted
     if isinstance(component, dict):
