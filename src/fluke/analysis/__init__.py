@@ -34,6 +34,10 @@ _EXPORTS: dict[str, str] = {
     "simulate": "_reveal", "SimulationResult": "_reveal", "reveal": "_reveal", "RevealResult": "_reveal",
     "SEAL_KIND": "_reveal",
     "calibrate": "_calibrate", "NullCalibrationResult": "_calibrate",
+    "gate": "_gate", "DecisionResult": "_gate", "parse_gate_rule": "_gate", "load_gate_rule": "_gate",
+    "seal_gate": "_gate", "GateSealResult": "_gate", "GATE_SEAL_KIND": "_gate",
+    "Claim": "_claims", "claim_reliable": "_claims", "claim_luck": "_claims", "claim_not_worse": "_claims",
+    "claim_gate": "_claims", "ComparisonReading": "_comparing", "read_comparison": "_comparing",
 }
 
 __all__ = sorted(_EXPORTS) + ["render"]
