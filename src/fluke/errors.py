@@ -69,3 +69,14 @@ def require(module: str, *, package: str, extra: str, purpose: str):
 
 class UsageError(FlukeError, ValueError):
     """An option or argument that cannot be used as given (a level outside (0, 1), too few replicates)."""
+
+
+class ClaimFailed(FlukeError, AssertionError):
+    """A claim about runs did not hold (``fluke.expect``): the message says what it rests on.
+
+    ``claim`` is the :class:`fluke.analysis.Claim`; ``status`` is "fails" or "too small to tell".
+    """
+
+    def __init__(self, claim) -> None:
+        super().__init__(claim.message())
+        self.claim = claim
