@@ -269,8 +269,12 @@ class DecisionResult(Result):
         return out
 
 
-def gate(ledger, rule: str | Path | Mapping[str, Any], *, raw: bytes | None = None) -> DecisionResult:
+def gate(ledger, rule: str | Path | Mapping[str, Any], *, raw: bytes | None = None, version: str | None = None,
+         baseline: str | None = None) -> DecisionResult:
     """Decide a gate rule (a file path or a parsed mapping) on ``ledger``; see the module docstring.
+
+    ``version`` and ``baseline`` override the rule's (CI knows the commits only when it runs);
+    they choose which runs are judged, not how, and the result records them.
 
     >>> import os, tempfile
     >>> from fluke.ledger import open_ledger
@@ -289,6 +293,12 @@ def gate(ledger, rule: str | Path | Mapping[str, Any], *, raw: bytes | None = No
         rule, raw = load_gate_rule(rule)
     else:
         rule = parse_gate_rule(rule)
+    if baseline is not None:
+        if "compare" not in rule:
+            raise SpecError("gate: --baseline given, but the rule has no compare check")
+        rule = {**rule, "compare": {**rule["compare"], "baseline": baseline}}
+    if version is not None:
+        rule = {**rule, "version": version}
     if callable(ledger) and not hasattr(ledger, "runs"):  # opened only once the rule is known to be good
         ledger = ledger()
     version = pick_version(ledger, rule.get("version"))
