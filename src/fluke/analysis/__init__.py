@@ -38,6 +38,13 @@ _EXPORTS: dict[str, str] = {
     "seal_gate": "_gate", "GateSealResult": "_gate", "GATE_SEAL_KIND": "_gate",
     "Claim": "_claims", "claim_reliable": "_claims", "claim_luck": "_claims", "claim_not_worse": "_claims",
     "claim_gate": "_claims", "ComparisonReading": "_comparing", "read_comparison": "_comparing",
+    "interval": "_interval", "IntervalResult": "_interval", "VersionInterval": "_interval",
+    "passk": "_interval", "PassKResult": "_interval", "VersionPassK": "_interval",
+    "check_resamples": "_interval", "parse_ks": "_interval", "read_weights": "_interval",
+    "contrast": "_contrast", "ContrastResult": "_contrast", "parse_factors": "_contrast",
+    "seal": "_seal", "SealResult": "_seal", "unseal": "_seal", "UnsealResult": "_seal",
+    "calibration": "_calibration", "CalibrationResult": "_calibration",
+    "match_predictions": "_calibration", "PredictionMatch": "_calibration",
 }
 
 __all__ = sorted(_EXPORTS) + ["render"]
