@@ -75,13 +75,14 @@ def test_a_rule_that_does_not_hold_exits_1_with_every_reason(demo_folder):
     with open_ledger(str(demo_folder / "fluke.db")) as led:
         direct = compare(led, "model=support-desk-v1", "model=support-desk-v2", record=False)
     assert direct.verdict == "different" and checks["not_worse_than"]["status"] == "fails"
-    assert direct.comparison.result.summary() in checks["not_worse_than"]["reasons"][0]
+    assert direct.pass_rates.summary() in checks["not_worse_than"]["reasons"][0]
+    assert direct.pass_rates.difference < 0 and direct.pass_rates.direction == "lower"
     # every reason of every check, in the document and in the text
     assert len(doc["reasons"]) == sum(len(c["reasons"]) for c in doc["checks"])
     text = _cli(demo_folder, "--all", "gate", str(demo_folder / "fail.yaml")).output
     assert text.startswith("fluke gate FAILS: desk v2 release")
     assert all(r in text for r in doc["reasons"])
-    assert "detection limit (not_worse_than): could not have detected a hazard ratio below" in text
+    assert "detection limit (not_worse_than): could not have detected a difference below" in text
 
 
 @pytest.mark.parametrize("rule, message", [
@@ -90,7 +91,8 @@ def test_a_rule_that_does_not_hold_exits_1_with_every_reason(demo_folder):
     ("reliable: {bar: 1.5}\n", "reliable.bar: 1.5 must lie strictly between 0 and 1"),
     ("reliable: {bar: high}\n", "reliable.bar: 'high' is not a number"),
     ("luck: {at_most: 0.05}\n", "spec: gate and luck grade the runs' paths: name the spec"),
-    ("compare: {margin: 1.3}\n", "compare: needs 'baseline'"),
+    ("compare: {margin: 0.05}\n", "compare: needs 'baseline'"),
+    ("compare: {baseline: model=a, margin: 5}\n", "compare.margin: 5.0 must lie strictly between 0 and 1"),
     ("name: nothing\n", "names no check"),
     ("reliable: [\n", "not valid YAML"),
 ])

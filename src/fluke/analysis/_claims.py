@@ -188,9 +188,10 @@ def claim_not_worse(ledger, baseline: str, *, version: str | None = None, margin
                     alpha: float = 0.05, power: float = 0.8) -> Claim:
     """Is ``version`` not worse than ``baseline``? Decided by :func:`fluke.analysis.compare`.
 
-    Holds on *no significant difference* (the runs could have seen a change of the ``margin``,
-    the comparison's ceiling) or a difference in the version's favour; fails on a difference
-    against it; too small to tell otherwise, with the runs per arm that would be needed.
+    Holds on *no significant difference* (the runs could have seen a change of ``margin``, a
+    share of the pass rate: 0.05 is 5 points, the comparison's ceiling; default the
+    comparison's own) or a difference in the version's favour; fails on a difference against
+    it; too small to tell otherwise, with the runs per arm that would be needed.
     """
     from ._compare import compare
     from ._comparing import compare_options, read_comparison
@@ -204,10 +205,9 @@ def claim_not_worse(ledger, baseline: str, *, version: str | None = None, margin
         status = FAILS if r.worse else HOLDS
     else:
         status = HOLDS if r.verdict == "no significant difference" else TOO_SMALL
-    found = result.comparison.result.summary()
+    found = r.summary
     reasons = () if status == HOLDS else (f"{status}: {found}",)
-    rests = (f"{r.runs_a} runs of A = {result.a.line()} and {r.runs_b} of B = {result.b.line()}; "
-             f"α = {r.alpha:g}, power = {r.power:g}")
+    rests = f"A = {result.a.line()}, B = {result.b.line()}; {r.conditional_on}"
     needed = r.runs_needed_per_arm if status == TOO_SMALL else None
     return Claim("not_worse_than", f"version {chosen[:12]} is not worse than {baseline}", status, found, rests,
                  reasons, needed, limit=r.limit_text(), version=chosen)

@@ -8,7 +8,7 @@ A rule names one version and the checks it must pass; every section is optional 
     gate: true                            # the grading gate (hard violations, soft by majority)
     reliable: {bar: 0.9, prob: 0.95, per: scenario}   # or per: suite; scenarios: "refund/*"
     luck: {at_most: 0.05}                 # the luck rate's credible interval under the ceiling
-    compare: {baseline: model=support-desk-v1, margin: 1.3}   # not worse than the baseline
+    compare: {baseline: model=support-desk-v1, margin: 0.05}  # not worse (able to see 5 points)
     sealed: true                          # the rule was sealed (fluke gate RULE --seal) before the runs
 
 The rule is validated whole before the ledger is read (unknown keys with "did you mean", wrong
@@ -112,7 +112,7 @@ def parse_gate_rule(text: str | Mapping[str, Any], *, fmt: str = "yaml") -> dict
         rule[section] = {k: (_typed(f"{section}.{k}", given[k], kind) if k in given and given[k] is not None
                              else default) for k, (kind, default) in fields.items()}
     for section, key in (("reliable", "bar"), ("reliable", "prob"), ("luck", "at_most"), ("luck", "level"),
-                         ("compare", "alpha"), ("compare", "power")):
+                         ("compare", "alpha"), ("compare", "power"), ("compare", "margin")):
         value = rule.get(section, {}).get(key)
         if value is not None and not 0 < value < 1:
             raise _fail(f"{section}.{key}", f"{value!r} must lie strictly between 0 and 1")

@@ -157,7 +157,8 @@ class Expectation:
     def not_worse_than(self, baseline: str, *, margin: float | None = None) -> "Expectation":
         """Not worse than the ``baseline`` version (a selector such as ``"model=gpt-4.1"``).
 
-        ``margin`` is the comparison's ceiling in its own unit (see :mod:`fluke.analysis._comparing`).
+        ``margin`` is a share of the pass rate (0.05 = 5 points): the change the runs must be able
+        to see before "not worse" may be said (the comparison's ceiling; default its own, 5 points).
         """
         from ..analysis import claim_not_worse
 
