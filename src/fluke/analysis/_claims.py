@@ -134,8 +134,8 @@ def claim_reliable(ledger, *, version: str | None = None, scenarios=None, bar: f
         return Claim("reliable", f"P(every scenario's θ > {bar:g}) ≥ {prob:g}", status, found, rests,
                      () if status == HOLDS else (found,), None if status == HOLDS else needed,
                      version=doc["version"])
-    reasons, statuses = [], []
-    for (_, e), need in zip(picked, certify):
+    reasons, statuses, small = [], [], []
+    for (_, e), need in sorted(zip(picked, certify), key=lambda pc: pc[0][1]["p_above"]):  # worst first
         p = e["p_above"]
         status = HOLDS if p >= prob else FAILS if p <= 1 - prob else TOO_SMALL
         statuses.append(status)
@@ -144,8 +144,8 @@ def claim_reliable(ledger, *, version: str | None = None, scenarios=None, bar: f
             reasons.append(f"fails: {said}; the runs put it below the bar")
         elif status == TOO_SMALL:
             reasons.append(f"too small to tell: {said}; {_needed(need)}")
+            small.append(need)
     status = _worst(statuses)
-    small = [n for n, s in zip(certify, statuses) if s == TOO_SMALL]
     needed = max(small) if small and status == TOO_SMALL else None
     held = statuses.count(HOLDS)
     found = f"{held} of {len(picked)} scenario cells have P(θ > {bar:g}) ≥ {prob:g}"
