@@ -71,14 +71,32 @@ class _JsonLines:
         self.path, self.first = path, first
 
     def __iter__(self) -> Iterator[tuple[int, Any]]:
-        with open(self.path, "rb") as fh:
-            for number, line in enumerate(fh, start=1):
+        try:
+            fh = open(self.path, "rb")
+        except OSError as exc:
+            raise _unreadable(self.path, exc) from None
+        with fh:
+            number = 0
+            while True:
+                try:
+                    line = fh.readline()
+                except OSError as exc:
+                    raise _unreadable(self.path, exc) from None
+                if not line:
+                    return
+                number += 1
                 if not line.strip():
                     continue
                 try:
-                    yield number, orjson.loads(line)
+                    parsed = orjson.loads(line)
                 except orjson.JSONDecodeError as exc:
                     raise _invalid(self.path, number, exc, "fix or remove that line") from None
+                yield number, parsed
+
+
+def _unreadable(path: Path, exc: OSError) -> InputError:
+    return InputError(str(path), None, None, f"cannot be read ({exc.strerror or exc})",
+                      hint="check the path and its permissions")
 
 
 def _open_document(path: Path) -> Any:
@@ -93,7 +111,7 @@ def _open_document(path: Path) -> Any:
             while rest and not rest.strip():
                 rest = fh.readline()
     except OSError as exc:
-        raise InputError(str(path), None, None, f"cannot be read ({exc.strerror})") from None
+        raise _unreadable(path, exc) from None
     if rest:
         try:
             first = orjson.loads(first_line)
@@ -101,7 +119,10 @@ def _open_document(path: Path) -> Any:
             first = None
         if isinstance(first, dict):
             return _JsonLines(path, first)
-    data = path.read_bytes()
+    try:
+        data = path.read_bytes()
+    except OSError as exc:
+        raise _unreadable(path, exc) from None
     try:
         return orjson.loads(data)
     except orjson.JSONDecodeError as exc:
@@ -122,7 +143,11 @@ def detect_format(path: str | Path, doc: Any = None) -> str:
         module = _available(fmt)
         if module is None or (is_lines and not getattr(module, "LINES", False)):
             continue
-        if module.sniff(probe):
+        try:
+            matched = module.sniff(probe)
+        except RecursionError:
+            raise _too_deep(path, None) from None
+        if matched:
             return fmt.name
     raise InputError(str(path), None, None, "is in no format fluke knows",
                      hint="known formats: " + ", ".join(FORMATS) + "; force one with --format")
@@ -151,4 +176,12 @@ def read_file(path: str | Path, *, format: str | None = None,
         raise InputError(str(path), None, None, f"the {name} reader is not available in this build")
     if getattr(module, "LINES", False) and not isinstance(doc, _JsonLines):
         doc = _JsonLines(path, doc)  # a one-line file
-    yield from module.read(doc, file=str(path), identity=identity or {})
+    try:
+        yield from module.read(doc, file=str(path), identity=identity or {})
+    except RecursionError:   # a reader walking a document nested deeper than Python's stack
+        raise _too_deep(path, None) from None
+
+
+def _too_deep(path: Path, record: str | None) -> InputError:
+    return InputError(str(path), record, None, "is nested too deep to read",
+                      hint="fluke reads documents nested up to a few hundred levels")

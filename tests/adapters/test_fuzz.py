@@ -1,0 +1,78 @@
+"""Every reader, on mutated real files, raises only fluke's own errors (issue 15, point 4).
+
+Per reader and per run of the suite: ``FUZZ_EXAMPLES`` hypothesis examples (default 1,500;
+set ``FLUKE_FUZZ_EXAMPLES`` to change it). Each example is one input file: a real file from
+../shared (cut small) with one to three drawn edits, sometimes damaged at byte level, read
+with the format forced or detected, then ingested into a real SQLite ledger and read back.
+Outside CI the examples are random each run and hypothesis keeps failures in its database
+(``.hypothesis/``) to replay first, so the inputs add up across runs (about seven runs make
+10,000 per reader); under CI (``CI`` set) they are derandomized, so a CI failure reproduces.
+
+What must hold: the input reads, or it raises a :class:`fluke.errors.FlukeError`; an
+:class:`InputError` from reading names this file; a run that reads comes back from the
+ledger equal to itself with the same hash. And the mutations are not all rejected: a fair
+share of the inputs must still read (else the test would only exercise the parser).
+"""
+
+from __future__ import annotations
+
+import os
+from collections import Counter
+
+import pytest
+from hypothesis import HealthCheck, given, settings
+from hypothesis import strategies as st
+
+from fluke.adapters import read_file
+from fluke.errors import FlukeError, InputError
+from fluke.ledger import open_ledger
+from fluke.ledger._rows import row_run
+
+from ..conftest import need
+from ._fuzz import SAMPLES, TAU2, TAU_AIRLINE, encode, mutate_tree, seeds
+
+FUZZ_EXAMPLES = int(os.environ.get("FLUKE_FUZZ_EXAMPLES", "1500"))
+READERS = ["tau-bench", "tau2-bench", "langgraph", "openai", "n8n", "fluke"]
+
+
+@pytest.mark.parametrize("reader", READERS)
+def test_a_reader_on_mutated_real_files_raises_only_fluke_errors(reader, tmp_path):
+    need(SAMPLES), need(TAU_AIRLINE), need(TAU2)
+    docs = seeds(reader)
+    path = tmp_path / ("input.jsonl" if reader == "fluke" else "input.json")
+    seen: Counter[str] = Counter()
+    ledger = open_ledger(str(tmp_path / "fuzz.db"))
+
+    @settings(max_examples=FUZZ_EXAMPLES, deadline=None, derandomize=bool(os.environ.get("CI")),
+              suppress_health_check=list(HealthCheck))
+    @given(st.data())
+    def one_input(data):
+        seed = docs[data.draw(st.integers(0, len(docs) - 1))]
+        path.write_bytes(encode(data.draw, mutate_tree(data.draw, seed), lines=reader == "fluke"))
+        forced = reader if data.draw(st.booleans()) else None
+        try:
+            runs = list(read_file(path, format=forced))
+        except FlukeError as exc:
+            seen["refused"] += 1
+            if isinstance(exc, InputError):
+                assert exc.file == str(path), f"the error names {exc.file!r}, not the file read"
+            return
+        try:
+            ledger.ingest(runs)
+        except FlukeError:
+            seen["refused at ingest"] += 1
+            return
+        stored = ledger.query("SELECT body, source FROM runs WHERE ingest = (SELECT MAX(id) FROM ingests)")
+        back = {run.hash: run for run in (row_run(body, source) for body, source in stored)}
+        for run in runs:
+            if run.hash in back:
+                assert back[run.hash] == run
+        seen["read"] += 1
+
+    try:
+        one_input()
+    finally:
+        ledger.close()
+    assert sum(seen.values()) >= FUZZ_EXAMPLES
+    assert seen["read"] >= FUZZ_EXAMPLES // 20, f"too few mutated inputs still read: {dict(seen)}"
+    assert seen["refused"] >= FUZZ_EXAMPLES // 20, f"too few mutated inputs were refused: {dict(seen)}"
