@@ -32,15 +32,22 @@ import orjson
 
 from fluke.adapters import read_file
 from fluke.ledger import open_ledger
-from fluke.record import Identity, Outcome, Run, condition_key
+from fluke.record import AgentMessage, Identity, Outcome, Run, ToolCall, UserMessage, condition_key
 
 VERSIONS = 8
 SCENARIOS = 500
 
 
-def build_runs(n: int, *, offset: int = 0) -> list[Run]:
+def build_runs(n: int, *, offset: int = 0, events: int = 0) -> list[Run]:
     identities = [Identity(model=f"model-{v}", harness="bench", world="synthetic") for v in range(VERSIONS)]
+
+    def trajectory(i: int) -> list:
+        calls = [ToolCall(tool="lookup", args={"order": f"W{i:07d}", "step": j}, call_id=f"c{j}", ok=True,
+                          result={"status": "ok", "items": [j, j + 1]}) for j in range(max(events - 2, 0))]
+        return ([UserMessage(text=f"please refund order W{i:07d}")] + calls + [AgentMessage(text="done")])[:events]
+
     return [Run(scenario=f"scenario-{i % SCENARIOS}", trial=i // SCENARIOS, identity=identities[i % VERSIONS],
+                events=trajectory(i) if events else [],
                 outcome=Outcome(passed=(i * 2654435761) % 100 < 70, reward=None))
             for i in range(offset, offset + n)]
 
@@ -142,6 +149,27 @@ def bench_backend(name: str, url: str, n: int, jsonl: Path, file_n: int, repeats
             "count_query_s": query_s, "groups": groups, "total": total, "count_query_total_s": query2_s}
 
 
+def compare_writer(jsonl: Path, work: Path, repeats: int) -> dict:
+    """``fluke ingest FILE`` end to end into a fresh SQLite file, with the writer process and
+    without it (``FLUKE_LEDGER_WRITER=0``), interleaved so both see the same load; best of N."""
+    import subprocess
+
+    fluke = [sys.executable, "-c", "import sys; from fluke.cli import main; sys.exit(main())"]
+    times: dict[str, list[float]] = {"writer": [], "no writer": []}
+    loads = []
+    for attempt in range(repeats):
+        for arm in (("writer", "no writer") if attempt % 2 == 0 else ("no writer", "writer")):
+            db = work / f"cmp-{attempt}-{arm.replace(' ', '-')}.db"
+            env = dict(os.environ, FLUKE_LEDGER_WRITER="0" if arm == "no writer" else "1")
+            loads.append(os.getloadavg()[0])
+            began = time.perf_counter()
+            subprocess.run([*fluke, "--ledger", str(db), "ingest", str(jsonl)], env=env, check=True,
+                           stdout=subprocess.DEVNULL)
+            times[arm].append(time.perf_counter() - began)
+            discard("sqlite", str(db))
+    return {"times": times, "load": (min(loads), max(loads))}
+
+
 def main() -> None:
     parser = argparse.ArgumentParser(description=__doc__, formatter_class=argparse.RawDescriptionHelpFormatter)
     parser.add_argument("--n", type=int, default=1_000_000, help="runs to ingest per backend")
@@ -150,14 +178,28 @@ def main() -> None:
     parser.add_argument("--no-postgres", action="store_true")
     parser.add_argument("--repeats", type=int, default=3,
                         help="fresh ingests of the N runs per backend (best is shown)")
+    parser.add_argument("--compare-writer", type=int, default=0, metavar="N",
+                        help="only time `fluke ingest` of the JSONL file with and without the writer "
+                             "process, interleaved, N times each (best of N)")
+    parser.add_argument("--events", type=int, default=0, help="events per run in the JSONL file")
     args = parser.parse_args()
 
     scratch = tempfile.TemporaryDirectory(prefix="fluke-bench-")   # removed at exit
     work = Path(scratch.name)
     jsonl = work / "runs.jsonl"
     with open(jsonl, "wb") as fh:
-        for run in build_runs(args.file_n, offset=args.n):
+        for run in build_runs(args.file_n, offset=args.n, events=args.events):
             fh.write(orjson.dumps(run.model_dump(mode="json")) + b"\n")
+    if args.compare_writer:
+        got = compare_writer(jsonl, work, args.compare_writer)
+        best = {arm: min(t) for arm, t in got["times"].items()}
+        for arm, t in got["times"].items():
+            print(f"{arm:10} best {best[arm]:6.2f}s  ({args.file_n / best[arm]:,.0f} runs/s)  all: "
+                  + " ".join(f"{x:.2f}" for x in t))
+        print(f"writer speed-up end to end (best of {args.compare_writer}): "
+              f"{best['no writer'] / best['writer']:.2f}x; 1-min load average {got['load'][0]:.1f}-{got['load'][1]:.1f} "
+              f"on {os.cpu_count()} cores")
+        return
 
     results = [bench_backend("sqlite", str(work / "bench.db"), args.n, jsonl, args.file_n, args.repeats)]
     if not args.no_postgres:
