@@ -6,6 +6,7 @@ from typing import Any, Iterable
 
 from ..errors import LedgerError, require
 from ._base import Ledger
+from ._faults import postgres_fault
 from ._writer import RunWriter
 
 
@@ -23,6 +24,9 @@ class PostgresLedger(Ledger):
             first = str(exc).strip().splitlines()[0] if str(exc).strip() else type(exc).__name__
             raise LedgerError(f"cannot connect to the PostgreSQL ledger: {first}") from None
 
+    def _fault(self, exc: Exception) -> LedgerError | None:
+        return postgres_fault(self.name, exc)
+
     def _begin(self) -> None:
         # psycopg opens a transaction implicitly; end any read-only one left open.
         self._conn.commit()
@@ -35,8 +39,12 @@ class PostgresLedger(Ledger):
         return PostgresRunWriter(self._conn)
 
     def _json_field(self, *path: str, integer: bool = False) -> str:
-        field = f"(body::jsonb #>> '{{{','.join(path)}}}')"
-        return f"{field}::bigint" if integer else field
+        # PostgreSQL's JSON functions refuse a document holding the escape \u0000 (a NUL in a
+        # tool result, say), which its text type cannot carry; the field read here never holds
+        # one (a run refuses NUL in names), so the escape is swapped for a harmless one first
+        # and one such run cannot make every query fail. Trials sort as numbers of any size.
+        field = f"(replace(body, '\\u0000', '\\u0001')::json #>> '{{{','.join(path)}}}')"
+        return f"{field}::numeric" if integer else field
 
 
 class PostgresRunWriter(RunWriter):
