@@ -212,9 +212,9 @@ class Ledger:
                 params.append(scenario)
         if isinstance(version, str):
             clauses.append("vid = ?")
-            params.append(version_id(version))
+            params.append(_vid(version))
         elif version is not None:
-            vids = [version_id(v) for v in version]
+            vids = [_vid(v) for v in version]
             clauses.append(f"vid IN ({', '.join('?' * len(vids)) or 'NULL'})")
             params.extend(vids)
         if since is not None:
@@ -404,6 +404,14 @@ class Ledger:
         """The stored grades for a spec digest, by run hash."""
         rows = self.query("SELECT run_hash, body FROM grades WHERE spec_digest = ?", (spec_digest,))
         return {h: self._json(b, f"the grade of run {h[:12]}") for h, b in rows}
+
+
+def _vid(version: str) -> int:
+    """The key of a full version hash given as a filter; a selector error for anything else."""
+    if not isinstance(version, str) or len(version) < 15 or any(c not in "0123456789abcdef" for c in version):
+        raise SelectorError(f"{version!r} is not a version hash; resolve a prefix or field=value selector "
+                            "with Ledger.resolve_version first")
+    return version_id(version)
 
 
 def _matches(component: Any, wanted: str) -> bool:
