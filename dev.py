@@ -45,7 +45,7 @@ def main(argv: list[str]) -> int:
         return subprocess.call([str(BIN / "fluke"), "demo", *rest])
     if verb == "test":
         _ensure(os.environ.get("FLUKE_TEST_EXTRAS", "test"))
-        args = rest or ["--doctest-modules", "src/fluke", "tests"]
+        args = rest or ["--doctest-modules", "--doctest-glob=*.md", "src/fluke", "tests", "docs"]
         return subprocess.call([str(BIN / "python"), "-m", "pytest", *args], cwd=ROOT)
     print(__doc__)
     return 0 if verb in ("help", "-h", "--help") else 2

@@ -65,3 +65,7 @@ def require(module: str, *, package: str, extra: str, purpose: str):
         return importlib.import_module(module)
     except ImportError as exc:  # pragma: no cover - depends on the environment
         raise MissingDependency(package, extra, purpose) from exc
+
+
+class UsageError(FlukeError, ValueError):
+    """An option or argument that cannot be used as given (a level outside (0, 1), too few replicates)."""

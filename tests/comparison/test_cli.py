@@ -12,15 +12,7 @@ from fluke.comparison import detection_limit
 from fluke.ledger import open_ledger
 from fluke.simulate import STAGES
 
-from ._realdata import (
-    FINE_TUNED,
-    TAU1_AIRLINE,
-    TAU2_FILES,
-    TAU2_RESULTS,
-    need,
-    tau1_airline_runs,
-    tau2_runs,
-)
+from ._realdata import FINE_TUNED, TAU1_AIRLINE, need, tau2_runs
 
 VERBS_HERE = ("compare", "fixcheck", "consistency", "simulate", "calibrate")
 
@@ -34,23 +26,6 @@ def fluke(url, *args, code=0):
 
 def as_json(url, *args, code=0):
     return json.loads(fluke(url, *args, "--json", code=code).stdout)
-
-
-@pytest.fixture(scope="module")
-def tau_ledger(tmp_path_factory):
-    """One SQLite ledger file with the τ²-bench model-training runs and τ-bench gpt-4o airline.
-
-    Shared by the read-only tests of this module (compare only appends a comparison record).
-    """
-    for path in TAU2_FILES.values():
-        need(TAU2_RESULTS / path)
-    need(TAU1_AIRLINE)
-    ledger_url = str(tmp_path_factory.mktemp("tau") / "fluke.db")
-    with open_ledger(ledger_url) as ledger:
-        for model, domain in TAU2_FILES:
-            ledger.ingest(tau2_runs(model, domain))
-        ledger.ingest(tau1_airline_runs())
-    return ledger_url
 
 
 @pytest.mark.parametrize("verb", VERBS_HERE)

@@ -175,8 +175,13 @@ def test_real_tau_bench_gpt4o_airline(tmp_path):
     k0 = per_task[0][0]
     assert first["passes"] == k0 and first["mean"] == pytest.approx((k0 + 1) / 6)
     assert out["suite"]["average_mean"] == pytest.approx(np.mean([(k + 1) / 6 for k, _ in per_task.values()]))
-    text = fluke(db, "believe").output
+    text = fluke(db, "believe", "--all").output
     assert "airline/49" in text and "suite questions" in text
+    # Without --all the table keeps its 25 least certain rows and says how many it left out.
+    short = fluke(db, "believe").output
+    assert "… and 25 more scenarios (--all)" in short
+    worst = min(out["scenarios"], key=lambda r: (r["p_above"], r["mean"]))["scenario"]
+    assert short.index(worst) < short.index("… and 25 more")
 
 
 def test_real_tau2_gpt41_pair_says_how_little_one_run_supports(tmp_path):

@@ -13,6 +13,7 @@ from click.testing import CliRunner
 from scipy.stats import beta
 
 from fluke.cli import group
+from fluke.ledger import open_ledger
 from fluke.ledger import CountRow, open_ledger
 from fluke.record import Outcome, Run, ToolCall, UserMessage, redact
 from fluke.report import (
@@ -203,9 +204,14 @@ def test_report_terminal_output_names_the_file_and_the_counts(tmp_path):
 
 
 def test_report_bad_input_exits_2_with_one_clear_line(tmp_path):
-    url = str(tmp_path / "empty.db")
+    url = str(tmp_path / "missing.db")
     result = CliRunner().invoke(group, ["--ledger", url, "report", "--out", str(tmp_path / "x.html")])
-    assert result.exit_code == 2 and "no runs to report on" in result.output
+    assert result.exit_code == 2 and f"no ledger at {url}" in result.output
+    assert not (tmp_path / "missing.db").exists()  # a read verb never creates a ledger
+    url = str(tmp_path / "empty.db")
+    open_ledger(url).close()
+    result = CliRunner().invoke(group, ["--ledger", url, "report", "--out", str(tmp_path / "x.html")])
+    assert result.exit_code == 2 and "no runs" in result.output
     url = _ledger_with(tmp_path, [Run(scenario="s", identity={"model": "m"})])
     result = CliRunner().invoke(group, ["--ledger", url, "report", "--version", "model=nope"])
     assert result.exit_code == 2 and "fluke: error" in result.output

@@ -15,7 +15,7 @@ import importlib
 
 import click
 
-from ._common import Context, cli_errors
+from ._common import CREATING_VERBS, Context, cli_errors
 
 #: verb -> "module:attribute" of its click command. Add a verb by adding a line here.
 VERBS: dict[str, str] = {
@@ -65,6 +65,31 @@ class _LazyGroup(click.Group):
     def get_command(self, ctx: click.Context, cmd_name: str) -> click.Command | None:
         return _load(cmd_name)
 
+    def main(self, args=None, prog_name=None, complete_var=None, standalone_mode=True, **extra):
+        """Click's main, with its usage errors as one line like every other fault."""
+        import sys
+
+        if not standalone_mode:
+            return super().main(args, prog_name, complete_var, standalone_mode, **extra)
+        try:
+            code = super().main(args, prog_name, complete_var, standalone_mode=False, **extra)
+        except click.exceptions.UsageError as exc:
+            from ..format import safe
+
+            where = exc.ctx.command_path if exc.ctx is not None else "fluke"
+            click.echo(f"fluke: error: {safe(exc.format_message(), newlines=False)} (see: {where} --help)",
+                       err=True)
+            sys.exit(exc.exit_code)
+        except click.exceptions.ClickException as exc:
+            from ..format import safe
+
+            click.echo(f"fluke: error: {safe(exc.format_message(), newlines=False)}", err=True)
+            sys.exit(exc.exit_code)
+        except click.exceptions.Abort:
+            click.echo("fluke: interrupted; nothing half-written was kept", err=True)
+            sys.exit(130)
+        sys.exit(code if isinstance(code, int) else 0)
+
     def invoke(self, ctx: click.Context):
         with cli_errors():
             return super().invoke(ctx)
@@ -74,9 +99,12 @@ class _LazyGroup(click.Group):
 @click.option("--ledger", envvar="FLUKE_LEDGER", default="fluke.db", show_default=True,
               help="The ledger: a SQLite file path, or a postgresql:// URL. Also FLUKE_LEDGER.")
 @click.option("--json", "as_json", is_flag=True, help="Print one JSON document (with format_version).")
+@click.option("--format", "fmt", type=click.Choice(["text", "markdown", "json"]), default=None,
+              help="Output: text (default), markdown (a pull-request comment) or json.")
+@click.option("--all", "all_rows", is_flag=True, help="Print every row of long tables.")
 @click.version_option(package_name="fluke")
 @click.pass_context
-def group(ctx: click.Context, ledger: str, as_json: bool) -> None:
+def group(ctx: click.Context, ledger: str, as_json: bool, fmt: str | None, all_rows: bool) -> None:
     """fluke: what do your agent eval runs actually let you believe?
 
     \b
@@ -84,7 +112,8 @@ def group(ctx: click.Context, ledger: str, as_json: bool) -> None:
       fluke ingest ../shared/data/tau-bench/historical_trajectories/gpt-4o-airline.json
       fluke summary
     """
-    ctx.obj = Context(ledger_url=ledger, as_json=as_json)
+    ctx.obj = Context(ledger_url=ledger, fmt="json" if as_json else (fmt or "text"), all_rows=all_rows,
+                      creates=ctx.invoked_subcommand in CREATING_VERBS)
 
 
 def main(argv: list[str] | None = None) -> None:

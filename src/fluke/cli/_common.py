@@ -1,6 +1,6 @@
-"""What every verb shares: the context object, JSON output, tables and error mapping.
+"""What every verb shares: the context object, output of a result, and the mapping of faults to one line.
 
->>> ctx = Context(ledger_url="fluke.db", as_json=True)
+>>> ctx = Context(ledger_url="fluke.db", fmt="json")
 >>> ctx.as_json
 True
 """
@@ -8,18 +8,18 @@ True
 from __future__ import annotations
 
 import contextlib
-import math
+import os
 import sys
 from dataclasses import dataclass, field
 from typing import Any, Iterator
 
 import click
-import orjson
 
-from ..errors import FlukeError
+from ..errors import FlukeError, LedgerError
 
-#: The version of every JSON document fluke prints. Bump on an incompatible change.
-JSON_FORMAT_VERSION = 1
+#: Verbs that may create a ledger that does not exist yet; every other verb refuses a missing one.
+#: ``seal`` is among them: a pre-registration is written before the runs it governs.
+CREATING_VERBS = frozenset({"ingest", "run", "demo", "simulate", "seal"})  # a seal comes before any run
 
 
 @dataclass
@@ -27,95 +27,182 @@ class Context:
     """Global options, shared by every verb through ``click.pass_obj``."""
 
     ledger_url: str
-    as_json: bool = False
+    fmt: str = "text"
+    all_rows: bool = False
+    creates: bool = False
     _ledger: Any = field(default=None, repr=False)
 
+    @property
+    def as_json(self) -> bool:
+        return self.fmt == "json"
+
     def ledger(self):
-        """Open (once) and return the ledger named by ``--ledger``."""
+        """Open (once) and return the ledger named by ``--ledger``.
+
+        A read verb pointed at a SQLite file that does not exist says so instead of creating it.
+        """
         if self._ledger is None:
             from ..ledger import open_ledger
 
-            self._ledger = open_ledger(self.ledger_url)
+            url = self.ledger_url
+            if not self.creates and "://" not in url and url != ":memory:" and not os.path.exists(url):
+                raise LedgerError(f"no ledger at {url} (add runs to a new one with: fluke --ledger {url} "
+                                  "ingest FILE)")
+            self._ledger = open_ledger(url)
         return self._ledger
+
+    def emit(self, result) -> None:
+        """Print one result in the chosen format (text with colour on a terminal, Markdown or JSON)."""
+        if self.fmt == "json":
+            sys.stdout.write(result.to_json() + "\n")
+        elif self.fmt == "markdown":
+            sys.stdout.write(result.render("markdown"))
+        else:
+            result.print(all_rows=self.all_rows)
 
 
 pass_context = click.make_pass_decorator(Context)
 
 
-def _set_json(ctx: click.Context, _param: click.Parameter, value: bool) -> bool:
-    if value and isinstance(ctx.find_object(Context), Context):
-        ctx.find_object(Context).as_json = True
+def _set_format(ctx: click.Context, param: click.Parameter, value):
+    obj = ctx.find_object(Context)
+    if isinstance(obj, Context) and value:
+        if param.name == "as_json":
+            obj.fmt = "json"
+        elif param.name == "fmt":
+            obj.fmt = value
+        elif param.name == "all_rows":
+            obj.all_rows = True
     return value
 
 
 #: ``--json`` on a verb, equivalent to the global ``fluke --json VERB``.
-json_option = click.option("--json", "as_json", is_flag=True, expose_value=False,
-                           callback=_set_json, help="Print one JSON document (with format_version).")
+json_option = click.option("--json", "as_json", is_flag=True, expose_value=False, callback=_set_format,
+                           help="Print one JSON document (with format_version).")
+#: ``--format`` on a verb: text (default), markdown (a pull-request comment) or json.
+format_option = click.option("--format", "fmt", type=click.Choice(["text", "markdown", "json"]),
+                             expose_value=False, callback=_set_format,
+                             help="Output: text (default), markdown (for a pull-request comment) or json.")
+#: ``--all``: print every row of long tables (by default the worst rows and a count of the rest).
+all_option = click.option("--all", "all_rows", is_flag=True, expose_value=False, callback=_set_format,
+                          help="Print every row of long tables (default: the worst rows and how many more).")
 
 
-def _default(value: Any) -> Any:
-    if hasattr(value, "model_dump"):
-        return value.model_dump(mode="json")
-    if hasattr(value, "tolist"):
-        return value.tolist()
-    if isinstance(value, (set, frozenset, tuple)):
-        return list(value)
-    raise TypeError(f"cannot serialise {type(value).__name__}")
+def output_options(func):
+    """``--json``, ``--format`` and ``--all`` on a verb that prints a result."""
+    return json_option(format_option(all_option(func)))
 
 
-def _finite(value: Any) -> Any:
-    """NaN and infinities are not JSON: print them as null."""
-    if isinstance(value, float) and not math.isfinite(value):
-        return None
-    if isinstance(value, dict):
-        return {k: _finite(v) for k, v in value.items()}
-    if isinstance(value, (list, tuple)):
-        return [_finite(v) for v in value]
-    return value
+def _fault_line(exc: BaseException) -> str:
+    """One line for an environment fault or an unexpected error, saying what to do."""
+    import errno
+
+    if isinstance(exc, OSError):
+        where = exc.filename or ""
+        if exc.errno == errno.ENOSPC:
+            return f"{where or 'the disk'}: no space left on device; nothing of this command was kept " \
+                   "(free some space and run it again)"
+        if exc.errno in (errno.EROFS, errno.EACCES, errno.EPERM):
+            return f"{where}: cannot write here ({exc.strerror}); choose a writable path"
+        if exc.errno == errno.ENOENT:
+            return f"{where}: does not exist (create the folder first, or check the path)"
+        return f"{where + ': ' if where else ''}{exc.strerror or exc}"
+    if type(exc).__module__.startswith("sqlite3"):
+        return f"the SQLite ledger cannot be used: {exc} (is it a fluke ledger, and is it intact?)"
+    if type(exc).__module__.startswith("psycopg"):
+        return f"PostgreSQL: {str(exc).strip().splitlines()[0] if str(exc).strip() else type(exc).__name__} " \
+               "(check the server and run the command again; nothing of an interrupted ingest was kept)"
+    if isinstance(exc, MemoryError):
+        return "out of memory; narrow the query (--version, --scenario) and run it again"
+    return f"internal error: {type(exc).__name__}: {exc} (please report it; FLUKE_DEBUG=1 shows the traceback)"
 
 
-def emit_json(kind: str, payload: dict[str, Any]) -> None:
-    """Print one JSON document: ``{"format_version": 1, "kind": ..., **payload}``."""
-    doc = {"format_version": JSON_FORMAT_VERSION, "kind": kind, **payload}
-    data = orjson.dumps(doc, default=_default, option=orjson.OPT_INDENT_2 | orjson.OPT_SERIALIZE_NUMPY)
-    data = orjson.dumps(_finite(orjson.loads(data)), option=orjson.OPT_INDENT_2)
-    sys.stdout.write(data.decode() + "\n")
+def error_line(exc: BaseException) -> str:
+    """The text of the one stderr line for ``exc``: redacted, controls visible, passwords in URLs hidden.
 
-
-def console():
-    """A rich console on stdout (imported lazily: rich is slow to import)."""
-    from rich.console import Console
-
-    return Console(highlight=False)
-
-
-def fmt_p(p: float) -> str:
-    """A p-value with an honest floor: never prints 0.000.
-
-    >>> fmt_p(0.0004), fmt_p(0.0312), fmt_p(float("nan"))
-    ('<0.001', '0.031', '—')
+    >>> error_line(FlukeError("bad \\x1b[2J value sk_live_4eC39HqLyjWDarjtT1zdp7dc"))[:20]
+    'fluke: error: bad \\\\x'
     """
-    if p is None or (isinstance(p, float) and math.isnan(p)):
-        return "—"
-    return "<0.001" if p < 0.001 else f"{p:.3f}"
+    from ..format import safe
 
-
-def fmt_share(k: int, n: int, digits: int = 1) -> str:
-    """A percentage with its counts beside it; '—' when there is no denominator.
-
-    >>> fmt_share(1, 3), fmt_share(0, 0)
-    ('33.3% (1/3)', '— (0/0)')
-    """
-    if n == 0:
-        return f"— ({k}/{n})"
-    return f"{100 * k / n:.{digits}f}% ({k}/{n})"
+    text = str(exc) if isinstance(exc, FlukeError) else _fault_line(exc)
+    return "fluke: error: " + safe(text, newlines=False)
 
 
 @contextlib.contextmanager
 def cli_errors() -> Iterator[None]:
-    """Turn a :class:`FlukeError` into one line on stderr and exit code 2."""
+    """Turn any fault into one line on stderr and exit code 2 (1 stays for a failed gate)."""
     try:
         yield
-    except FlukeError as exc:
-        click.echo(f"fluke: error: {exc}", err=True)
+    except (click.exceptions.ClickException, click.exceptions.Exit, click.exceptions.Abort):
+        raise
+    except BrokenPipeError:  # `fluke runs | head`: the reader left; say nothing
+        with contextlib.suppress(Exception):
+            sys.stdout = open(os.devnull, "w")
+        sys.exit(0)
+    except KeyboardInterrupt:
+        click.echo("fluke: interrupted; nothing half-written was kept", err=True)
+        sys.exit(130)
+    except Exception as exc:  # noqa: BLE001 - the one place every fault becomes one line
+        if os.environ.get("FLUKE_DEBUG") and not isinstance(exc, FlukeError):
+            raise
+        click.echo(error_line(exc), err=True)
         sys.exit(2)
+
+
+# -- transitional: verbs not yet moved onto fluke.analysis still print through these -----------
+def console():
+    """A rich console on stdout that never parses markup (see :func:`fluke.analysis.make_console`)."""
+    from ..analysis import make_console
+
+    return make_console()
+
+
+def emit_json(kind: str, payload: dict[str, Any]) -> None:
+    """Print one JSON document: ``{"format_version": 1, "kind": ..., **payload}``, redacted."""
+    from ..analysis import dumps
+    from ..record import redact
+
+    sys.stdout.write(dumps({"format_version": 1, "kind": kind, **redact(payload)}).decode() + "\n")
+
+
+from ..format import fmt_p, fmt_share  # noqa: E402  (transitional re-export)
+
+
+class _Bar:
+    """A transient rich progress bar on stderr: one task per file, or one for a run of N."""
+
+    def __init__(self) -> None:
+        from rich.console import Console
+        from rich.progress import BarColumn, MofNCompleteColumn, Progress, TextColumn, TimeElapsedColumn
+
+        self.progress = Progress(TextColumn("{task.description}"), BarColumn(), MofNCompleteColumn(),
+                                 TextColumn("{task.fields[note]}"), TimeElapsedColumn(),
+                                 console=Console(stderr=True, markup=False, highlight=False), transient=True)
+
+    def for_file(self, path: str):
+        from ..format import safe
+
+        task = self.progress.add_task(safe(f"ingesting {path}", newlines=False), total=None, note="")
+        return lambda n: self.progress.update(task, completed=n)
+
+    def for_runs(self, label: str = "running"):
+        task = self.progress.add_task(label, total=None, note="")
+        raised = [0]
+
+        def tick(done: int, total: int, result: Any) -> None:
+            raised[0] += getattr(getattr(result, "run", None), "error", None) is not None
+            self.progress.update(task, completed=done, total=total,
+                                 note=f"{raised[0]} raised" if raised[0] else "")
+        return tick
+
+
+@contextlib.contextmanager
+def progress_bar(*, enabled: bool) -> Iterator[_Bar | None]:
+    """A progress bar on stderr when it is a terminal (``None`` otherwise)."""
+    if not enabled:
+        yield None
+        return
+    bar = _Bar()
+    with bar.progress:
+        yield bar

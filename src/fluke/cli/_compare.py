@@ -1,7 +1,6 @@
-"""``fluke compare``, ``fixcheck``, ``consistency``, ``simulate`` and ``calibrate``.
+"""``fluke compare``, ``fixcheck``, ``consistency``, ``simulate`` and ``calibrate``: parse, call, print.
 
-A thin shell: it picks runs out of the ledger and hands arrays to :mod:`fluke.comparison`;
-the printing lives in :mod:`fluke.cli._compare_show`.
+Each verb calls one function of :mod:`fluke.analysis` and prints the result it returns.
 
 >>> from click.testing import CliRunner
 >>> CliRunner().invoke(compare, ["--help"]).exit_code
@@ -10,100 +9,16 @@ the printing lives in :mod:`fluke.cli._compare_show`.
 
 from __future__ import annotations
 
-import dataclasses
-from typing import Any
+import sys
 
 import click
 
-from ..errors import FlukeError, InputError, SelectorError
-from ..comparison import compare_runs
-from . import _compare_show as show
-from ._common import Context, emit_json, json_option, pass_context
+from ._common import Context, output_options, pass_context
 
 _ARM_HELP = ("a version selector (hash prefix or field=value[,field=value]), optionally with "
              "@TRIALS (e.g. model=gpt-4o@0-1 or @0,2,4)")
-
-
-def _parse_trials(text: str, where: str) -> set[int]:
-    out: set[int] = set()
-    for part in text.split(","):
-        part = part.strip()
-        try:
-            if "-" in part:
-                lo, hi = (int(x) for x in part.split("-", 1))
-                out.update(range(lo, hi + 1))
-            else:
-                out.add(int(part))
-        except ValueError:
-            raise InputError(None, where, "trials", f"cannot read trials {text!r}",
-                             hint="write @0-1 or @0,2,4 after the selector") from None
-    return out
-
-
-@dataclasses.dataclass(frozen=True)
-class Arm:
-    """Runs picked out of the ledger by one selector (maybe several versions, maybe some trials)."""
-
-    selector: str
-    versions: tuple[str, ...]
-    labels: tuple[str, ...]
-    trials: tuple[int, ...] | None
-    runs: tuple[Any, ...]
-
-    def describe(self) -> dict[str, Any]:
-        return {"selector": self.selector, "versions": list(self.versions), "labels": list(self.labels),
-                "trials": None if self.trials is None else list(self.trials), "runs": len(self.runs)}
-
-
-def _arm(ctx: Context, text: str, *, scenario: str | None = None, condition: str | None = None) -> Arm:
-    selector, _, trials_text = text.partition("@")
-    ledger = ctx.ledger()
-    versions = ledger.select_versions(selector) if selector else []
-    if not versions:
-        ledger.resolve_version(selector)  # raises, listing what the ledger holds
-    trials = _parse_trials(trials_text, text) if trials_text else None
-    runs = [r for r in ledger.runs(version=versions, scenario=scenario, condition=condition)
-            if trials is None or r.trial in trials]
-    if not runs:
-        raise SelectorError(f"{text!r} names {len(versions)} version(s) but no runs"
-                            + (f" in scenario {scenario!r}" if scenario else "")
-                            + (f" with trials {sorted(trials)}" if trials else ""))
-    labels = {r.version: r.identity.label() for r in runs}
-    return Arm(text, tuple(v for v in versions if v in labels), tuple(labels[v] for v in versions if v in labels),
-               tuple(sorted(trials)) if trials is not None else None, tuple(runs))
-
-
-def _disjoint(a: Arm, b: Arm) -> None:
-    shared = set(a.versions) & set(b.versions)
-    if shared and (a.trials is None or b.trials is None or set(a.trials) & set(b.trials)):
-        raise InputError(None, None, None, f"{a.selector!r} and {b.selector!r} select the same runs "
-                         f"(version {min(shared)[:12]})",
-                         hint="pick two different versions, or split one version's trials with @0-1 / @2-3")
-
-
-def _hard_index(runs, spec_path: str | None) -> dict[str, int] | None:
-    if not spec_path:
-        return None
-    try:
-        from ..grading import first_hard_index, grade_run, load_spec
-    except ImportError as exc:  # grading ships in its own sub-package
-        raise FlukeError(f"--spec needs fluke.grading, which this build lacks ({exc})") from None
-    spec = load_spec(spec_path)
-    return {r.hash: first_hard_index(grade_run(r, spec)) for r in runs
-            if r.outcome.passed is False and r.outcome.died_at is None}
-
-
-def _common_options(func):
-    for option in reversed([
-        click.option("--alpha", type=click.FloatRange(0, 1, min_open=True, max_open=True), default=0.05,
-                     show_default=True, help="Significance level."),
-        click.option("--power", type=click.FloatRange(0, 1, min_open=True, max_open=True), default=0.8,
-                     show_default=True, help="Power used for the detection limit."),
-        click.option("--ceiling", type=click.FloatRange(1, None, min_open=True), default=1.3,
-                     show_default=True, help="Largest detection limit (hazard ratio) you accept."),
-    ]):
-        func = option(func)
-    return func
+_LEVEL = click.FloatRange(0, 1, min_open=True, max_open=True)
+_RATIO = click.FloatRange(1, None, min_open=True)
 
 
 @click.command()
@@ -113,11 +28,14 @@ def _common_options(func):
 @click.option("--condition", help="Only runs under these conditions key=value[,key=value].")
 @click.option("--spec", type=click.Path(exists=True, dir_okay=False),
               help="Grading spec: failed runs with no recorded died_at die at their first hard violation.")
-@_common_options
+@click.option("--alpha", type=_LEVEL, default=0.05, show_default=True, help="Significance level.")
+@click.option("--power", type=_LEVEL, default=0.8, show_default=True, help="Power used for the detection limit.")
+@click.option("--ceiling", type=_RATIO, default=1.3, show_default=True,
+              help="Largest detection limit (hazard ratio) you accept.")
 @click.option("--steps", "show_steps", type=click.IntRange(min=0), default=8, show_default=True,
               help="Print at most this many per-step and per-cell rows (lowest q first).")
 @click.option("--no-record", is_flag=True, help="Do not record this comparison in the ledger.")
-@json_option
+@output_options
 @pass_context
 def compare(ctx: Context, version_a: str, version_b: str, scenario: str | None, condition: str | None,
             spec: str | None, alpha: float, power: float, ceiling: float, show_steps: int,
@@ -132,23 +50,12 @@ def compare(ctx: Context, version_a: str, version_b: str, scenario: str | None, 
     \b
     Example:
       fluke compare model=gpt-4.1 model=ft:gpt-4.1-2025-04-14:sierra:tau2-full-sft:BzrYdMNm
-      fluke compare model=gpt-4.1 model=ft:gpt-4.1* --scenario 'telecom/*' --json
+      fluke compare model=gpt-4.1 model=ft:gpt-4.1-2025-04-14:sierra:tau2-full-sft:BzrYdMNm --scenario 'telecom/*' --json
     """
-    arm_a = _arm(ctx, version_a, scenario=scenario, condition=condition)
-    arm_b = _arm(ctx, version_b, scenario=scenario, condition=condition)
-    _disjoint(arm_a, arm_b)
-    hard = _hard_index(arm_a.runs + arm_b.runs, spec)
-    result, steps, cells, excluded, died_from, strata = compare_runs(
-        arm_a.runs, arm_b.runs, hard_index=hard, alpha=alpha, power=power, ceiling=ceiling)
-    payload = show.comparison_payload(arm_a, arm_b, result, steps, cells, excluded, died_from, strata,
-                                      scenario=scenario, spec=spec)
-    if not no_record:
-        ctx.ledger().put_document("comparison", {k: payload[k] for k in ("a", "b", "verdict", "pvalue",
-                                                                       "detection_limit", "scenario")})
-    if ctx.as_json:
-        emit_json("comparison", payload)
-        return
-    show.print_comparison(payload, result, steps, cells, show_steps)
+    from ..analysis import compare as compare_arms
+
+    ctx.emit(compare_arms(ctx.ledger(), version_a, version_b, scenario=scenario, condition=condition, spec=spec,
+                          alpha=alpha, power=power, ceiling=ceiling, rows=show_steps, record=not no_record))
 
 
 @click.command()
@@ -160,7 +67,7 @@ def compare(ctx: Context, version_a: str, version_b: str, scenario: str | None, 
               help="'Fixed within N': any of up to N re-runs did not fail.")
 @click.option("--q", "q_level", type=click.FloatRange(0, 1), default=0.05, show_default=True,
               help="Flag inputs whose BH q-value is below this.")
-@json_option
+@output_options
 @pass_context
 def fixcheck(ctx: Context, first: str, candidate: str, control: str | None, scenario: str | None,
              within: int, q_level: float) -> None:
@@ -175,33 +82,16 @@ def fixcheck(ctx: Context, first: str, candidate: str, control: str | None, scen
       fluke fixcheck model=gpt-4o@0-1 model=gpt-4o@2-3
       fluke fixcheck model=agent-v1@0 model=agent-v2 --control model=agent-v1@1-3
     """
-    from ..comparison import consistency, failure_counts, fix_check, outcome_arrays
+    from ..analysis import fixcheck as check_fix
 
-    arm_first = _arm(ctx, first, scenario=scenario)
-    arm_cand = _arm(ctx, candidate, scenario=scenario)
-    _disjoint(arm_first, arm_cand)
-    arm_ctrl = _arm(ctx, control, scenario=scenario) if control else None
-    if arm_ctrl is not None:
-        _disjoint(arm_first, arm_ctrl)
-        _disjoint(arm_cand, arm_ctrl)
-    first_a = outcome_arrays(arm_first.runs)
-    if not first_a[1].any():
-        raise InputError(None, first, "outcome.passed", "the first run has no failing inputs to re-run")
-    check = fix_check(first_a, outcome_arrays(arm_cand.runs),
-                      outcome_arrays(arm_ctrl.runs) if arm_ctrl else None, within=within, q=q_level)
-    _, f, n = failure_counts(*first_a[:2])
-    chance = consistency(f, n)
-    payload = show.fixcheck_payload(arm_first, arm_cand, arm_ctrl, check, chance, within)
-    if ctx.as_json:
-        emit_json("fixcheck", payload)
-        return
-    show.print_fixcheck(payload, check, chance, within)
+    ctx.emit(check_fix(ctx.ledger(), first, candidate, control=control, scenario=scenario, within=within,
+                       q=q_level))
 
 
 @click.command()
 @click.argument("agents", nargs=-1, required=True, metavar="AGENT...")
 @click.option("--scenario", help="Only scenarios matching this (* wildcards).")
-@json_option
+@output_options
 @pass_context
 def consistency(ctx: Context, agents: tuple[str, ...], scenario: str | None) -> None:
     """Failure consistency per agent: C = P(fail again | failed once), p, and κ.
@@ -214,23 +104,82 @@ def consistency(ctx: Context, agents: tuple[str, ...], scenario: str | None) -> 
       fluke consistency model=gpt-4o
       fluke consistency model=gpt-4o@0-1 model=gpt-4o@2-3 --json
     """
-    from ..comparison import consistency as consistency_of
-    from ..comparison import failure_counts, outcome_arrays
+    from ..analysis import consistency as consistency_of
 
-    rows = []
-    for text in agents:
-        arm = _arm(ctx, text, scenario=scenario)
-        inputs, failed, _ = outcome_arrays(arm.runs)
-        _, f, n = failure_counts(inputs, failed)
-        rows.append((arm, consistency_of(f, n)))
-    payload = show.consistency_payload(rows)
-    if ctx.as_json:
-        emit_json("consistency", payload)
+    ctx.emit(consistency_of(ctx.ledger(), agents, scenario=scenario))
+
+
+@click.command()
+@click.option("--tasks", type=click.IntRange(min=1), default=50, show_default=True, help="Tasks (scenarios).")
+@click.option("--runs-per-task", type=click.IntRange(min=1), multiple=True, default=(2, 40), show_default=True,
+              help="Episodes per task in each arm; repeat for several sizes under one seal.")
+@click.option("--factor", type=click.FloatRange(0, None, min_open=True), default=2.0, show_default=True,
+              help="Arm B multiplies one stage's failure rate by this.")
+@click.option("--seal-file", type=click.Path(dir_okay=False), default=None,
+              help="Where the sealed body goes (default ./planted-<digest>.json). Do not read it until "
+                   "you have compared the arms.")
+@click.option("--reveal", "reveal_file", type=click.Path(exists=True, dir_okay=False), default=None,
+              help="Open a seal file: check its digest against the ledger and that B was compared first.")
+@click.option("--force", is_flag=True, help="With --reveal: open it even though B has not been compared.")
+@output_options
+@pass_context
+def simulate(ctx: Context, tasks: int, runs_per_task: tuple[int, ...], factor: float, seal_file: str | None,
+             reveal_file: str | None, force: bool) -> None:
+    """Run the staged synthetic agent: arms A, A′ (fresh salt) and B (one stage made worse).
+
+    Each episode calls review, sample and measure (each fails at 10%), then replies. Which
+    stage B changes is drawn from the OS random source and sealed by digest in the ledger
+    before any run; the stage itself goes to a private seal file. Each size (2 and 40 runs per
+    task by default) gets its own three arms under the one seal. Compare the arms, then
+    ``--reveal`` the file (it refuses to open before every B arm has been compared, unless
+    ``--force``). Exit 1 when a reveal check fails.
+
+    \b
+    Example:
+      fluke simulate --runs-per-task 2 --runs-per-task 40
+      fluke compare <A prefix> <B prefix>
+      fluke simulate --reveal planted-<digest>.json
+    """
+    from .. import analysis
+
+    if reveal_file:
+        opened = analysis.reveal(ctx.ledger(), reveal_file, force=force)
+        ctx.emit(opened)
+        if not opened.holds:
+            sys.exit(1)
         return
-    show.print_consistency(rows)
+    ctx.emit(analysis.simulate(ctx.ledger(), tasks=tasks, runs_per_task=runs_per_task, factor=factor,
+                               seal_file=seal_file))
 
 
-from ._simulate import calibrate, simulate
+@click.command()
+@click.option("--pairs", type=click.IntRange(min=1), default=200, show_default=True, help="Unchanged pairs.")
+@click.option("--tasks", type=click.IntRange(min=1), default=50, show_default=True)
+@click.option("--runs-per-task", type=click.IntRange(min=1), default=40, show_default=True)
+@click.option("--alpha", type=_LEVEL, default=0.05, show_default=True)
+@click.option("--ceiling", type=_RATIO, default=1.3, show_default=True)
+@click.option("--seed", type=int, default=None, help="Random seed (default: fresh from the OS, printed).")
+@output_options
+@pass_context
+def calibrate(ctx: Context, pairs: int, tasks: int, runs_per_task: int, alpha: float, ceiling: float,
+              seed: int | None) -> None:
+    """False-alarm calibration: compare many unchanged pairs of the staged agent.
 
-__all__ = ["Arm", "calibrate", "compare", "consistency", "fixcheck", "simulate"]
+    Prints how many pairs the log-rank called different (with a Wilson interval that should
+    contain alpha), the p-value histogram in 20 bins and two uniformity tests. Exit 1 when the
+    interval misses alpha. Nothing is written to the ledger.
 
+    \b
+    Example:
+      fluke calibrate --pairs 200 --seed 1
+    """
+    from ..analysis import calibrate as calibrate_null
+
+    result = calibrate_null(pairs=pairs, tasks=tasks, runs_per_task=runs_per_task, alpha=alpha, ceiling=ceiling,
+                            seed=seed)
+    ctx.emit(result)
+    if not result.holds:
+        sys.exit(1)
+
+
+__all__ = ["calibrate", "compare", "consistency", "fixcheck", "simulate"]

@@ -9,7 +9,8 @@ import click
 import orjson
 
 from ..record import Run, run_schema
-from ._common import Context, console, emit_json, json_option, pass_context
+from ..errors import UsageError
+from ._common import Context, output_options, pass_context
 
 
 def _filters(func: Callable) -> Callable:
@@ -36,7 +37,7 @@ def _query(ctx: Context, **filters: Any) -> dict[str, Any]:
 @click.command()
 @_filters
 @click.option("--limit", type=click.IntRange(min=1), default=None, help="Show at most this many runs.")
-@json_option
+@output_options
 @pass_context
 def runs(ctx: Context, limit: int | None, **filters: Any) -> None:
     """List runs, filtered by scenario, version, condition and date.
@@ -45,22 +46,9 @@ def runs(ctx: Context, limit: int | None, **filters: Any) -> None:
     Example:
       fluke runs --scenario 'airline/1*' --version model=gpt-4o --limit 20
     """
-    ledger = ctx.ledger()
-    selected = list(ledger.runs(limit=limit, **_query(ctx, **filters)))
-    if ctx.as_json:
-        emit_json("runs", {"runs": [{"hash": r.hash, "version": r.version, "run": r} for r in selected]})
-        return
-    from rich.table import Table
+    from ..analysis import list_runs
 
-    table = Table(title=f"{len(selected)} runs")
-    for column in ("run", "version", "scenario", "trial", "condition", "passed", "reward", "events"):
-        table.add_column(column, justify="right" if column in ("trial", "reward", "events") else "left")
-    for r in selected:
-        passed = {True: "[green]yes[/]", False: "[red]no[/]", None: "—"}[r.outcome.passed]
-        reward = "—" if r.outcome.reward is None else f"{r.outcome.reward:g}"
-        table.add_row(r.hash[:12], f"{r.version[:8]} {r.identity.label()}", r.scenario, str(r.trial),
-                      r.condition_key() or "—", passed, reward, str(len(r.events)))
-    console().print(table)
+    ctx.emit(list_runs(ctx.ledger(), limit=limit, **filters))
 
 
 @click.command()
@@ -87,44 +75,20 @@ def export(ctx: Context, output: str, **filters: Any) -> None:
 
 @click.command()
 @_filters
-@json_option
+@output_options
 @pass_context
-def summary(ctx: Context, **filters: Any) -> None:
+def summary(ctx: Context, since: str | None, until: str | None, **filters: Any) -> None:
     """Runs and passes per version and scenario.
 
     \b
     Example:
       fluke summary --scenario 'airline/*'
     """
-    ledger = ctx.ledger()
-    query = _query(ctx, **filters)
-    rows = ledger.counts(version=query.get("version"), scenario=query.get("scenario"),
-                         condition=query.get("condition"))
-    labels = {v.version: v.identity.label() for v in ledger.versions()}
-    if ctx.as_json:
-        emit_json("summary", {"rows": [
-            {"version": r.version, "label": labels.get(r.version), "scenario": r.scenario,
-             "condition": r.condition, "trials": r.trials, "passes": r.passes} for r in rows]})
-        return
-    from rich.table import Table
+    from ..analysis import summary as summarise
 
-    out = console()
-    by_version: dict[str, list] = {}
-    for r in rows:
-        by_version.setdefault(r.version, []).append(r)
-    for version, vrows in by_version.items():
-        trials = sum(r.trials for r in vrows)
-        passes = sum(r.passes for r in vrows)
-        table = Table(title=f"version {version[:12]} ({labels.get(version, '?')}): "
-                            f"{len(vrows)} scenario cells, {passes} of {trials} runs passed")
-        for column in ("scenario", "condition", "runs", "passes", "pass share"):
-            table.add_column(column, justify="right" if column in ("runs", "passes") else "left")
-        for r in vrows:
-            table.add_row(r.scenario, r.condition or "—", str(r.trials), str(r.passes),
-                          f"{r.passes}/{r.trials}")
-        out.print(table)
-    if not rows:
-        out.print("the ledger has no runs matching that; add some with: fluke ingest FILE")
+    if since or until:
+        raise UsageError("summary counts every run of a version; --since/--until apply to fluke runs and export")
+    ctx.emit(summarise(ctx.ledger(), **filters))
 
 
 def runs_document_schema() -> dict[str, Any]:

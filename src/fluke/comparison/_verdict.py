@@ -18,6 +18,7 @@ from dataclasses import dataclass
 import numpy as np
 from scipy import stats
 
+from ..format import fmt_p
 from ._logrank import LogRankResult, logrank_test
 
 __all__ = [
@@ -115,7 +116,7 @@ class SurvivalComparison:
 
     def summary(self) -> str:
         """One line: the verdict, the p-value and the detection limit (always)."""
-        p = _fmt_p(self.pvalue)
+        p = fmt_p(self.pvalue)  # the one p-value formatter, as every other output prints it
         limit = f"{self.detection_limit:.3f}" if math.isfinite(self.detection_limit) else "∞ (no deaths)"
         line = f"{self.verdict} (p = {p}"
         line += f"; runs die earlier in {self.direction})" if self.direction else ")"
@@ -127,12 +128,6 @@ class SurvivalComparison:
         else:
             line += f" (ceiling {self.ceiling:g})"
         return line + f"; {self.deaths_a + self.deaths_b:,} deaths in {self.runs_a + self.runs_b:,} runs"
-
-
-def _fmt_p(p: float) -> str:
-    if p is None or not math.isfinite(p):
-        return "undefined"
-    return f"{p:.3g}" if p >= 1e-3 else f"{p:.2e}"
 
 
 def compare_survival(time, died, group, *, strata=None, alpha: float = 0.05, power: float = 0.8,

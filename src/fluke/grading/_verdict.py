@@ -29,6 +29,7 @@ from typing import Iterable, Sequence
 import numpy as np
 from scipy import stats
 
+from ..format import natural_key
 from ._grade import RunGrade
 
 JEFFREYS = (0.5, 0.5)
@@ -136,14 +137,6 @@ def luck_rate(grades: Iterable[RunGrade], *, prior: Sequence[float] = JEFFREYS,
     cases = sorted(zip(names.tolist(), rows[:-1]), key=lambda kv: natural_key(kv[0]))
     return LuckReport(pooled=rows[-1], cases=dict(cases), conditional_on=cond)
 
-
-def natural_key(name: str) -> list:
-    """Sort key that puts "airline/2" before "airline/10".
-
-    >>> sorted(["a/10", "a/2", "b"], key=natural_key)
-    ['a/2', 'a/10', 'b']
-    """
-    return [(0, int(part), "") if part.isdigit() else (1, 0, part) for part in re.split(r"(\d+)", name)]
 
 
 @dataclass(frozen=True)

@@ -8,10 +8,10 @@ True
 
 from __future__ import annotations
 
-import re
 
 import numpy as np
 
+from ..format import natural_key
 from ._model import Boundary, Calibration, Comparison, Forest, LuckRate, NullCalibration, SuiteBoard
 from ._svg import Scale, Svg, fmt_count_share, fmt_p, fmt_pct, fmt_prob, shorten
 
@@ -33,14 +33,6 @@ def prob_class(p: float) -> str:
             return f"p{4 - i}"
     return "p0"
 
-
-def natural_key(text: str) -> list:
-    """Sort key that orders 'airline/2' before 'airline/10'.
-
-    >>> sorted(["a/10", "a/2", "b"], key=natural_key)
-    ['a/2', 'a/10', 'b']
-    """
-    return [(0, int(part), "") if part.isdigit() else (1, 0, part) for part in re.split(r"(\d+)", text)]
 
 
 def _pct_axis(v: float) -> str:

@@ -54,7 +54,7 @@ def luck_from(report: Any) -> LuckRate:
 
     A rate has ``lucky``, ``green``, ``statistic`` (None when nothing was green) and ``interval``.
     """
-    from ._charts import natural_key
+    from ..format import natural_key
 
     cases = [_luck_case(case, report.cases[case]) for case in sorted(report.cases, key=natural_key)]
     return LuckRate(cases=cases, pooled=_luck_case("pooled", report.pooled),

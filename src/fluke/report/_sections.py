@@ -9,6 +9,7 @@ from collections.abc import Callable
 
 from . import _charts as charts
 from ._model import ReportData
+from ..format import natural_key
 from ._svg import esc, fmt_count_share, fmt_p, fmt_pct, fmt_prob
 
 #: section -> (heading, one sentence on what it shows)
@@ -70,7 +71,7 @@ def suite_board(data: ReportData) -> str:
         out.append(_LEGEND + _chart(charts.suite_board_chart(board, key=str(i))) + _cond(board.conditional_on))
         rows = [[r.scenario + (f" [{r.condition}]" if r.condition else ""), fmt_count_share(r.successes, r.trials),
                  f"{r.mean:.3f}", f"{r.lo:.3f}–{r.hi:.3f}", fmt_prob(r.p_above_bar)]
-                for r in sorted(board.rows, key=lambda r: (r.p_above_bar, r.mean, charts.natural_key(r.scenario)))]
+                for r in sorted(board.rows, key=lambda r: (r.p_above_bar, r.mean, natural_key(r.scenario)))]
         out.append(_details("the numbers", _table(["scenario", "passed", "mean", f"{board.level:.0%} interval",
                                                    f"P(θ > {board.bar:g})"], rows, {1, 2, 3, 4})))
     return "".join(out)

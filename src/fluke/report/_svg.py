@@ -18,6 +18,8 @@ import math
 from dataclasses import dataclass
 from typing import Any
 
+from ..format import fmt_count_share, fmt_p, fmt_pct, fmt_prob  # noqa: F401  (the report's formatters)
+
 
 def esc(value: Any) -> str:
     """Escape for HTML/SVG text and double-quoted attributes.
@@ -32,49 +34,8 @@ def _num(value: float) -> str:
     return f"{value:.2f}".rstrip("0").rstrip(".") if math.isfinite(value) else "0"
 
 
-def fmt_p(p: float | None) -> str:
-    """A p- or q-value with an honest floor.
-
-    >>> fmt_p(0.0002), fmt_p(0.04567), fmt_p(None)
-    ('<0.001', '0.046', '—')
-    """
-    if p is None or (isinstance(p, float) and math.isnan(p)):
-        return "—"
-    return "<0.001" if p < 0.001 else f"{p:.3f}"
 
 
-def fmt_prob(p: float, digits: int = 3) -> str:
-    """A probability that never prints as a certainty it is not: floors and ceilings at the last digit.
-
-    >>> fmt_prob(0.00001), fmt_prob(0.4686), fmt_prob(0.99996), fmt_prob(0.004, 2)
-    ('<0.001', '0.469', '>0.999', '<0.01')
-    """
-    step = 10.0 ** -digits
-    if p < step:
-        return f"<{step:.{digits}f}"
-    if p > 1 - step:
-        return f">{1 - step:.{digits}f}"
-    return f"{p:.{digits}f}"
-
-
-def fmt_pct(share: float | None, digits: int = 0) -> str:
-    """A share as a percentage ('—' when undefined).
-
-    >>> fmt_pct(0.4712), fmt_pct(None)
-    ('47%', '—')
-    """
-    if share is None or (isinstance(share, float) and math.isnan(share)):
-        return "—"
-    return f"{100 * share:.{digits}f}%"
-
-
-def fmt_count_share(k: int, n: int) -> str:
-    """A share with its counts beside it.
-
-    >>> fmt_count_share(1, 3), fmt_count_share(0, 0)
-    ('33% (1/3)', '— (0/0)')
-    """
-    return f"{fmt_pct(k / n if n else None)} ({k}/{n})"
 
 
 def shorten(text: str, limit: int) -> str:

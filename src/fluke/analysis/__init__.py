@@ -1,0 +1,53 @@
+"""One function per question asked of a ledger, each returning a result that renders itself.
+
+The command line, the HTML report and the pytest plugin call these and print what they return;
+none of them computes an answer of its own, so every surface gives the same one.
+
+>>> from fluke.analysis import Result, render
+>>> callable(render)
+True
+"""
+
+from __future__ import annotations
+
+import importlib
+from typing import Any
+
+#: public name -> module that defines it (imported on first use, so ``import fluke.analysis`` is cheap).
+_EXPORTS: dict[str, str] = {
+    "Result": "_result", "dumps": "_result", "JSON_FORMAT_VERSION": "_result",
+    "make_console": "_render", "to_text": "_render", "to_markdown": "_render", "md_escape": "_render",
+    "Column": "_document", "Heading": "_document", "Line": "_document", "Span": "_document",
+    "Table": "_document", "line": "_document", "note": "_document", "blank": "_document",
+    "Arm": "_select", "EmptyLedger": "_select", "select_arm": "_select", "pick_version": "_select",
+    "version_label": "_select", "check_level": "_select", "disjoint": "_select",
+    "grade": "_grade", "GradeResult": "_grade", "parse_prior": "_grade",
+    "believe": "_believe", "predict": "_believe", "review": "_believe", "BeliefResult": "_believe",
+    "PredictionResult": "_believe", "ReviewResult": "_believe", "Beliefs": "_beliefs", "beliefs": "_beliefs",
+    "cell_name": "_beliefs",
+    "report": "_report", "ReportResult": "_report", "demo": "_report", "DemoSummary": "_report",
+    "ingest": "_record", "IngestReport": "_record", "parse_identity": "_record", "run_suite": "_record",
+    "SuiteRunResult": "_record",
+    "summary": "_summary", "SummaryResult": "_summary", "list_runs": "_summary", "RunsResult": "_summary",
+    "compare": "_compare", "ComparisonResult": "_compare", "hard_violations": "_compare",
+    "fixcheck": "_fixcheck", "FixCheckResult": "_fixcheck", "consistency": "_fixcheck", "ConsistencyResult": "_fixcheck",
+    "simulate": "_reveal", "SimulationResult": "_reveal", "reveal": "_reveal", "RevealResult": "_reveal",
+    "SEAL_KIND": "_reveal",
+    "calibrate": "_calibrate", "NullCalibrationResult": "_calibrate",
+}
+
+__all__ = sorted(_EXPORTS) + ["render"]
+
+
+def render(result, fmt: str = "text", **options: Any) -> str:
+    """A result as ``"text"``, ``"markdown"`` or ``"json"`` (the same as ``result.render(fmt)``)."""
+    return result.render(fmt, **options)
+
+
+def __getattr__(name: str) -> Any:
+    module = _EXPORTS.get(name)
+    if module is None:
+        raise AttributeError(f"module 'fluke.analysis' has no attribute {name!r}")
+    value = getattr(importlib.import_module(f"{__name__}.{module}"), name)
+    globals()[name] = value
+    return value

@@ -1,0 +1,113 @@
+"""The neutral document a result renders into: lines of styled spans, and tables.
+
+A result builds a list of blocks once; :mod:`fluke.analysis._render` turns the same blocks into
+terminal text or Markdown. Every string in a block is treated as untrusted when rendered (never
+parsed as markup, control characters made visible, secrets redacted), so a result never has to
+remember which of its strings came from a run.
+
+>>> t = Table("runs", [Column("scenario", key=True), Column("passed", align="right")], [["a", "1/2"]])
+>>> t.columns[0].key, len(t.rows)
+(True, 1)
+"""
+
+from __future__ import annotations
+
+from dataclasses import dataclass, field
+from typing import Sequence, Union
+
+#: Styles a span may carry; the renderers map them to colours or to Markdown emphasis.
+STYLES = ("bold", "dim", "good", "bad", "warn", "code")
+
+
+@dataclass(frozen=True)
+class Span:
+    """A run of text in one style (``None`` for plain)."""
+
+    text: str
+    style: str | None = None
+
+
+Cell = Union[str, Span]
+
+
+@dataclass(frozen=True)
+class Line:
+    """One paragraph: spans joined without separators; ``style`` applies to the whole line."""
+
+    spans: tuple[Span, ...]
+    style: str | None = None
+
+    @classmethod
+    def of(cls, *parts: Cell, style: str | None = None) -> "Line":
+        """A line from strings and spans.
+
+        >>> Line.of("p = ", Span("0.031", "bold")).plain()
+        'p = 0.031'
+        """
+        return cls(tuple(p if isinstance(p, Span) else Span(str(p)) for p in parts), style)
+
+    def plain(self) -> str:
+        return "".join(s.text for s in self.spans)
+
+
+@dataclass(frozen=True)
+class Column:
+    """A table column. The ``key`` column (the scenario, usually) takes the width the others leave."""
+
+    name: str
+    align: str = "left"
+    key: bool = False
+
+
+@dataclass(frozen=True)
+class Table:
+    """Rows already in the order a reader wants (worst first); renderers show ``limit`` of them.
+
+    ``more`` names what the cut rows are (``"scenarios"``); the renderer says how many were left
+    out and how to see them all (``--all``, or the JSON output).
+    """
+
+    title: str
+    columns: Sequence[Column]
+    rows: Sequence[Sequence[Cell]]
+    limit: int | None = 25
+    more: str = "rows"
+    notes: Sequence[str] = field(default_factory=tuple)
+
+
+@dataclass(frozen=True)
+class Heading:
+    """A section title: bold in the terminal, a ``##`` heading in Markdown."""
+
+    text: str
+    level: int = 2
+
+
+Block = Union[Heading, Line, Table]
+
+
+def line(*parts: Cell, style: str | None = None) -> Line:
+    """Shorthand for :meth:`Line.of`.
+
+    >>> line("a", "b", style="dim").style
+    'dim'
+    """
+    return Line.of(*parts, style=style)
+
+
+def note(text: str) -> Line:
+    """A dim line: what a claim rests on, a definition, a hint.
+
+    >>> note("conditional on 5 runs").style
+    'dim'
+    """
+    return Line.of(text, style="dim")
+
+
+def blank() -> Line:
+    """An empty line between sections.
+
+    >>> blank().plain()
+    ''
+    """
+    return Line(())

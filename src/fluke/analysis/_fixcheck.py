@@ -1,0 +1,224 @@
+"""``fixcheck`` (did a fix fix the first run's failures, beyond chance?) and ``consistency`` (C, p, κ).
+
+Both pick arms out of the ledger with :func:`~fluke.analysis.select_arm` and hand arrays to
+:func:`fluke.comparison.fix_check` and :func:`fluke.comparison.consistency`.
+
+>>> import os, tempfile
+>>> from fluke.ledger import open_ledger
+>>> from fluke.record import Identity, Outcome, Run
+>>> ledger = open_ledger(os.path.join(tempfile.mkdtemp(), "fix.db"))
+>>> _ = ledger.ingest([Run(scenario=f"s{i}", trial=t, identity=Identity(model="m"),
+...                        outcome=Outcome(passed=(i + t) % 3 == 0)) for i in range(6) for t in range(4)])
+>>> check = fixcheck(ledger, "model=m@0", "model=m@1-3")
+>>> check.check.candidate.rows, check.check.reference
+(4, 'first run')
+>>> c = consistency(ledger, ["model=m"])
+>>> round(c.agents[0][1].p, 3)
+0.667
+"""
+
+from __future__ import annotations
+
+import dataclasses
+import math
+from dataclasses import dataclass
+from typing import Any, Sequence
+
+from ..errors import InputError, UsageError
+from ..format import fmt_num, fmt_p, fmt_pct, fmt_share, natural_key
+from ._document import Column, Span, Table, blank, line, note
+from ._result import Result
+from ._select import Arm, disjoint, select_arm
+
+
+def _interval(lo: float, hi: float) -> str:
+    return "—" if not (math.isfinite(lo) and math.isfinite(hi)) else f"[{lo:.3f}, {hi:.3f}]"
+
+
+def _mean(m, *, test: bool = True) -> dict[str, Any] | None:
+    """A clustered mean; ``test`` adds the p-value of "it is 0" (meaningful for differences only)."""
+    if m is None:
+        return None
+    out = {"estimate": m.estimate, "low": m.low, "high": m.high, "se": m.se, "rows": m.rows,
+           "clusters": m.clusters, "reason": m.reason}
+    if test:
+        out["pvalue"] = m.pvalue
+    return out
+
+
+def _rule(r) -> dict[str, Any] | None:
+    if r is None:
+        return None
+    return {"fixed_once": _mean(r.fixed_once, test=False), "fixed_within": _mean(r.fixed_within, test=False),
+            "tries": r.tries, "rows": r.rows, "inputs": r.inputs, "unmatched": r.unmatched}
+
+
+def _share_cell(m) -> str:
+    if m is None or not math.isfinite(m.estimate):
+        return "—"
+    return f"{fmt_share(round(m.estimate * m.rows), m.rows)} {_interval(max(0.0, m.low), min(1.0, m.high))}"
+
+
+@dataclass(frozen=True)
+class FixCheckResult(Result):
+    """The re-run rule on the candidate (and the control), per-input flags and the by-input sign test.
+
+    ``check`` is a :class:`fluke.comparison.FixCheck`; ``chance`` the first run's
+    :class:`fluke.comparison.Consistency` (what re-running would call "fixed" by pure chance).
+    """
+
+    kind = "fixcheck"
+    first: Arm
+    candidate: Arm
+    control: Arm | None
+    check: Any
+    chance: Any
+    within: int
+
+    @property
+    def tries(self) -> int:
+        return self.check.candidate.tries or self.within
+
+    def payload(self) -> dict[str, Any]:
+        check, chance = self.check, self.chance
+        return {
+            "first": self.first.describe(), "candidate": self.candidate.describe(),
+            "control": self.control.describe() if self.control else None, "within": self.within,
+            "candidate_rule": _rule(check.candidate), "control_rule": _rule(check.control),
+            "difference_once": _mean(check.difference_once), "difference_within": _mean(check.difference_within),
+            "chance": {"p": chance.p, "c": chance.c, "kappa": chance.kappa,
+                       "fixed_once_if_pure_chance": chance.chance_fixed_once,
+                       "fixed_within3_if_pure_chance": chance.chance_fixed_within3,
+                       "tries": check.candidate.tries,
+                       "fixed_within_tries_if_pure_chance": 1 - chance.p ** self.tries},
+            "flags": [dataclasses.asdict(f) for f in check.flags], "flags_against": check.reference,
+            "by_input": dataclasses.asdict(check.by_input),
+            "conditional_on": "first-run failing episodes as rows; intervals clustered by input (CR1, t on G−1)",
+            "statement": check.statement,
+        }
+
+    def blocks(self) -> list:
+        check, chance, within = self.check, self.chance, self.within
+        out: list = []
+        if check.difference_once is not None:
+            for label, m in (("once", check.difference_once), (f"within {within}", check.difference_within)):
+                out.append(line(Span(f"candidate − control, fixed {label}: ", "bold"),
+                                f"{100 * m.estimate:+.1f} points [{100 * m.low:+.1f}, {100 * m.high:+.1f}], "
+                                f"p = {fmt_p(m.pvalue)} ({m.clusters} inputs)"))
+        else:
+            out.append(line("No control: the 'fixed' share below cannot be told from failures that pass on a "
+                            "re-run by chance. Re-run the unchanged agent the same way and pass it as --control.",
+                            style="warn"))
+        arms = [("candidate", check.candidate, self.candidate)]
+        if check.control is not None:
+            arms.append(("control", check.control, self.control))
+        rows = [[name, arm.selector, _share_cell(rule.fixed_once),
+                 _share_cell(rule.fixed_within) + (f" (≤{rule.tries} tries)" if rule.tries < within else "")]
+                for name, rule, arm in arms]
+        k = self.tries
+        rows.append(["pure chance", f"1 − p, 1 − p^{k}", fmt_pct(chance.chance_fixed_once, 1),
+                     fmt_pct(1 - chance.p ** k, 1)])
+        out.append(Table(f"re-run rule on the first run's {check.candidate.rows} failing episodes "
+                         f"({check.candidate.inputs} inputs), 95% intervals clustered by input",
+                         [Column("arm"), Column("selector", key=True), Column("fixed once", "right"),
+                          Column(f"fixed within {within}", "right")], rows, limit=None))
+        flagged = sorted((f for f in check.flags if f.flagged), key=lambda f: (f.qvalue, natural_key(f.input)))
+        out.append(line(f"per input (against the {check.reference}): {len(flagged)} of {len(check.flags)} "
+                        "flagged at q < 0.05"))
+        if flagged:
+            out.append(Table("", [Column("input", key=True), Column("candidate failed", "right"),
+                                  Column(check.reference + " failed", "right"), Column("p", "right"),
+                                  Column("q", "right")],
+                             [[f.input, fmt_share(f.failures_candidate, f.trials_candidate),
+                               fmt_share(f.failures_reference, f.trials_reference), fmt_p(f.pvalue),
+                               Span(fmt_p(f.qvalue), "bad")] for f in flagged], more="inputs"))
+        bi = check.by_input
+        out.append(line(f"by input (sign test): {bi.improved} improved, {bi.worsened} worsened, {bi.unchanged} "
+                        f"unchanged; p = {fmt_p(bi.pvalue)}"))
+        out += [blank(), note(f"Conditional on: {self.payload()['conditional_on']}."), note(check.statement)]
+        return out
+
+
+def fixcheck(ledger, first: str, candidate: str, *, control: str | None = None, scenario: str | None = None,
+             within: int = 3, q: float = 0.05) -> FixCheckResult:
+    """Check a fix: the first run's failing inputs, re-run on the candidate and on a control.
+
+    ``first``, ``candidate`` and ``control`` are arm selectors (``@TRIALS`` picks trials); the
+    three must select different runs. Without a control the "fixed" share cannot be told from
+    failures that pass on a re-run by chance; the chance share is reported beside it.
+    """
+    from ..comparison import consistency as consistency_of
+    from ..comparison import failure_counts, fix_check, outcome_arrays
+
+    if within < 1:
+        raise UsageError(f"within={within!r} must be at least 1")
+    if not 0 <= q <= 1:
+        raise UsageError(f"q={q!r} must lie between 0 and 1")
+    arm_first = select_arm(ledger, first, scenario=scenario)
+    arm_cand = select_arm(ledger, candidate, scenario=scenario)
+    disjoint(arm_first, arm_cand)
+    arm_ctrl = select_arm(ledger, control, scenario=scenario) if control else None
+    if arm_ctrl is not None:
+        disjoint(arm_first, arm_cand, arm_ctrl)
+    first_a = outcome_arrays(arm_first.runs)
+    if not first_a[1].any():
+        raise InputError(None, first, "outcome.passed", "the first run has no failing inputs to re-run",
+                         hint="pick a first run with failures, or a wider --scenario")
+    check = fix_check(first_a, outcome_arrays(arm_cand.runs),
+                      outcome_arrays(arm_ctrl.runs) if arm_ctrl else None, within=within, q=q)
+    _, f, n = failure_counts(*first_a[:2])
+    return FixCheckResult(arm_first, arm_cand, arm_ctrl, check, consistency_of(f, n), within)
+
+
+@dataclass(frozen=True)
+class ConsistencyResult(Result):
+    """Failure consistency per agent: ``agents`` holds ``(arm, Consistency)`` in the order asked."""
+
+    kind = "consistency"
+    agents: tuple[tuple[Arm, Any], ...]
+
+    def payload(self) -> dict[str, Any]:
+        return {"agents": [
+            {**arm.describe(), "c": c.c, "c_interval": list(c.c_interval), "p": c.p,
+             "p_interval": list(c.p_interval), "kappa": c.kappa, "kappa_interval": list(c.kappa_interval),
+             "failures": c.failures, "trials": c.trials, "scenarios": c.scenarios,
+             "scenarios_failed": c.scenarios_failed, "fixed_once_if_pure_chance": c.chance_fixed_once,
+             "fixed_within3_if_pure_chance": c.chance_fixed_within3, "reason": c.reason}
+            for arm, c in self.agents], "conditional_on": "intervals clustered by scenario (CR1, t on G−1)"}
+
+    def blocks(self) -> list:
+        right = "right"
+        cols = [Column("agent", key=True), Column("runs", right), Column("scenarios", right),
+                Column("p (fail)", right), Column("p 95%", right), Column("C (fail again)", right),
+                Column("C 95%", right), Column("κ", right), Column("κ 95%", right),
+                Column("chance 'fixed' once / in 3", right)]
+        rows = [[arm.selector, str(c.trials), str(c.scenarios), fmt_share(c.failures, c.trials),
+                 _interval(*c.p_interval), fmt_num(c.c), _interval(*c.c_interval), fmt_num(c.kappa),
+                 _interval(*c.kappa_interval),
+                 f"{fmt_pct(c.chance_fixed_once, 1)} / {fmt_pct(c.chance_fixed_within3, 1)}"]
+                for arm, c in self.agents]
+        out: list = [Table("failure consistency (95% intervals clustered by scenario)", cols, rows, more="agents")]
+        out += [line(f"{arm.selector}: {c.reason}", style="warn") for arm, c in self.agents if c.reason]
+        out += [note(arm.line()) for arm, _ in self.agents]
+        out.append(note("κ = 0: failures are pure chance (a re-run 'fixes' 1 − p); κ = 1: an input that failed "
+                        "always fails. Conditional on the scenarios and trials listed; intervals clustered by "
+                        "scenario (CR1, t on G−1)."))
+        return out
+
+
+def consistency(ledger, agents: Sequence[str], *, scenario: str | None = None) -> ConsistencyResult:
+    """C = P(fail again | failed once), p and κ for each arm selector in ``agents``."""
+    from ..comparison import consistency as consistency_of
+    from ..comparison import failure_counts, outcome_arrays
+
+    if isinstance(agents, str):
+        agents = [agents]
+    if not agents:
+        raise UsageError("agents is empty: name at least one arm selector")
+    rows = []
+    for text in agents:
+        arm = select_arm(ledger, text, scenario=scenario)
+        inputs, failed, _ = outcome_arrays(arm.runs)
+        _, f, n = failure_counts(inputs, failed)
+        rows.append((arm, consistency_of(f, n)))
+    return ConsistencyResult(tuple(rows))

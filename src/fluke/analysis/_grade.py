@@ -1,0 +1,182 @@
+"""``grade``: the path of every run against a spec; per-run verdicts, the luck rate, the gate.
+
+>>> import os, tempfile
+>>> from fluke.ledger import open_ledger
+>>> from fluke.record import Identity, Outcome, Run, ToolCall
+>>> ledger = open_ledger(os.path.join(tempfile.mkdtemp(), "g.db"))
+>>> _ = ledger.ingest([Run(scenario="s", trial=t, identity=Identity(model="m"), outcome=Outcome(passed=True),
+...                        events=[ToolCall(tool="refund" if t else "lookup", ok=True)]) for t in range(3)])
+>>> result = grade(ledger, {"tools": ["lookup", "refund"], "forbidden": ["refund"]})
+>>> result.passed, result.luck[result.versions[0]].pooled.lucky
+(False, 2)
+"""
+
+from __future__ import annotations
+
+from dataclasses import dataclass
+from typing import Any, Sequence
+
+from ..errors import UsageError
+from ..format import fmt_share
+from ._document import Column, Span, Table, blank, line, note
+from ._result import Result
+from ._select import require_runs, select_versions
+
+
+def parse_prior(text: str | Sequence[float]) -> tuple[float, float]:
+    """``"a,b"`` (or a pair) as two positive numbers: the Beta prior of the luck rate's interval.
+
+    >>> parse_prior("0.5,0.5")
+    (0.5, 0.5)
+    """
+    try:
+        a, b = (float(x) for x in (text.split(",") if isinstance(text, str) else text))
+    except ValueError:
+        raise UsageError(f"prior={text!r} is not two numbers a,b (e.g. 0.5,0.5)") from None
+    if not (a > 0 and b > 0):
+        raise UsageError(f"prior={text!r}: both numbers must be positive")
+    return a, b
+
+
+def _verdict(g: Any) -> Cell:
+    if g.output_ok is True:
+        return Span("LUCKY", "bad") if not g.path_ok else Span("pass", "good")
+    return Span("fail", "bad") if g.output_ok is False else "unknown"
+
+
+Cell = Any
+
+
+def _violations(g: Any, limit: int = 6) -> str:
+    counts: dict[tuple[str, Any], int] = {}
+    for v in g.violations:
+        counts[(v.check, v.index)] = counts.get((v.check, v.index), 0) + 1
+    parts = [f"{c}@{'—' if i is None else i}" + (f"×{n}" if n > 1 else "") for (c, i), n in counts.items()]
+    more = len(parts) - limit
+    return ", ".join(parts[:limit]) + (f", +{more} more" if more > 0 else "") if parts else "—"
+
+
+@dataclass(frozen=True)
+class GradeResult(Result):
+    """Grades of every run, the luck rate per version (per case and pooled) and the gate."""
+
+    kind = "grade"
+    spec: Any
+    spec_path: str | None
+    source: str
+    grades: tuple
+    labels: dict
+    luck: dict              # version -> LuckReport
+    gate: Any               # GateResult
+    stored: int | None
+    show_violations: bool = False
+
+    @property
+    def passed(self) -> bool:
+        """Whether the gate holds (the CLI exits 1 when it does not)."""
+        return bool(self.gate.passed)
+
+    @property
+    def versions(self) -> list[str]:
+        return sorted(self.luck, key=lambda v: self.labels[v])
+
+    def payload(self) -> dict[str, Any]:
+        return {"spec": {"digest": self.spec.digest, "name": self.spec.name, "path": self.spec_path},
+                "source": self.source, "stored": self.stored, "runs": [g.to_dict() for g in self.grades],
+                "luck": {v: {"label": self.labels[v], **rep.to_dict()} for v, rep in self.luck.items()},
+                "gate": self.gate.to_dict()}
+
+    def blocks(self) -> list:
+        out: list = []
+        if self.gate.passed:
+            out.append(line(Span("gate: PASS", "good"), " (no hard violation; no soft check failed by a majority "
+                            "of a case's runs)"))
+        else:
+            failing = [c for c in self.gate.cases if c.failed]
+            out.append(line(Span("gate: FAIL", "bad"), f" in {len(failing)} of {len(self.gate.cases)} cases"))
+            out.extend(line(f"  {reason}") for reason in self.gate.reasons[:20])
+            if len(self.gate.reasons) > 20:
+                out.append(note(f"  … {len(self.gate.reasons) - 20} more reasons (all in --json)"))
+        out.append(note(f"spec {self.spec_path or self.spec.name or 'given'} (sha256 {self.spec.digest[:12]}) over "
+                        f"{len(self.grades)} runs from {self.source}"))
+        if not self.grades:
+            return out + [line("no runs to grade")]
+        failed_cases = {(c.version, c.scenario) for c in self.gate.cases if c.failed}
+        for version in self.versions:
+            report, label = self.luck[version], self.labels[version]
+            out += [blank(), line(f"version {version[:12]} ({label}): pooled luck rate: {report.pooled}", style="bold")]
+            cases = sorted(report.cases.items(), key=lambda kv: (-(kv[1].lucky / kv[1].green if kv[1].green else 0),
+                                                                  (version, kv[0]) not in failed_cases))
+            rows = []
+            for name, lr in cases:
+                interval = "—" if lr.interval is None else f"{100 * lr.interval[0]:.1f}–{100 * lr.interval[1]:.1f}%"
+                rows.append([name, str(lr.runs), fmt_share(lr.green, lr.runs), str(lr.lucky),
+                             fmt_share(lr.lucky, lr.green), interval,
+                             Span("FAIL", "bad") if (version, name) in failed_cases else "pass"])
+            out.append(Table(f"luck rate per case, version {version[:12]}",
+                             [Column("scenario", key=True), Column("runs", "right"), Column("output ok", "right"),
+                              Column("lucky", "right"), Column("luck rate", "right"),
+                              Column("credible interval", "right"), Column("gate")], rows, more="cases"))
+            mine = [g for g in self.grades if g.version == version]
+            mine.sort(key=lambda g: (g.output_ok is not True or g.path_ok, g.path_ok, not g.hard))
+            out.append(Table(f"runs of version {version[:12]} (lucky and broken paths first)",
+                             [Column("scenario", key=True), Column("trial", "right"), Column("output"),
+                              Column("path"), Column("verdict"), Column("violations (check@event)")],
+                             [[g.scenario, str(g.trial), {True: "ok", False: "fail", None: "—"}[g.output_ok],
+                               "ok" if g.path_ok else ("hard" if g.hard else "soft" if g.soft_checks else "warn"),
+                               _verdict(g), _violations(g)] for g in mine], more="runs"))
+            if self.show_violations:
+                for g in mine:
+                    for v in g.violations:
+                        where = "—" if v.index is None else v.index
+                        out.append(line(f"  {g.scenario} #{g.trial} [{v.severity}] {v.check} at event {where}: "
+                                        f"{v.message}"))
+            out.append(note(f"conditional on: version {version[:12]} ({label}); spec {self.spec.digest[:12]}; "
+                            f"{report.conditional_on}"))
+        if self.stored is not None:
+            out.append(note(f"grades stored under spec {self.spec.digest[:12]} ({self.stored} new)"))
+        return out
+
+
+def grade(ledger, spec, *, files: Sequence[str] = (), input_format: str | None = None,
+          identity: dict | None = None, version: str | None = None, scenario: str | None = None,
+          prior: str | Sequence[float] = (0.5, 0.5), level: float = 0.95, store: bool = True,
+          show_violations: bool = False) -> GradeResult:
+    """Grade runs from ``files`` (or from the ledger) against ``spec`` (a path, a dict or a Spec).
+
+    ``ledger`` may be a callable that opens it, so a bad spec is refused before any ledger is touched.
+    Grading the ledger stores each grade under the spec's digest unless ``store=False``.
+    """
+    from ..grading import gate, grade_run, load_spec, luck_rate
+    from ._select import check_level
+
+    spec_path = spec if isinstance(spec, str) else None
+    spec = spec if hasattr(spec, "digest") else load_spec(spec)  # refused before any run is read
+    if callable(ledger):  # a ledger opened only once the spec is known to be good
+        ledger = ledger()
+    prior_ab = parse_prior(prior)
+    check_level(level, "level")
+    if files:
+        from ..adapters import read_file
+
+        if version or scenario:
+            raise UsageError("--version/--scenario filter the ledger only; with FILES, grade the files you want")
+        runs = [r for path in files for r in read_file(path, format=input_format, identity=identity or {})]
+        source = ", ".join(files)
+    else:
+        chosen = select_versions(ledger, version)
+        if chosen is None:
+            require_runs(ledger)
+        runs = list(ledger.runs(scenario=scenario, version=chosen))
+        source = f"ledger {ledger.url}"
+    grades = [grade_run(r, spec) for r in runs]
+    labels = {r.version: r.identity.label() for r in runs}
+    stored = None
+    if not files and store:
+        ledger.put_document("spec", spec.body)
+        stored = ledger.put_grades(spec.digest, [(g.run_hash, g.to_dict()) for g in grades])
+    by_version: dict[str, list] = {}
+    for g in grades:
+        by_version.setdefault(g.version, []).append(g)
+    luck = {v: luck_rate(gs, prior=prior_ab, level=level) for v, gs in by_version.items()}
+    return GradeResult(spec, spec_path, source, tuple(grades), labels, luck, gate(grades), stored, show_violations)

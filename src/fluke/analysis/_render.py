@@ -1,0 +1,202 @@
+"""Render a result's blocks to terminal text or to Markdown, treating every string as untrusted.
+
+One mechanism for every verb: strings are never parsed as rich markup, control characters are
+shown as visible escapes, secrets are redacted. Tables keep their data: no cell is squeezed to
+``0…``; the key column (the scenario) takes the width the others leave, and a table that cannot
+fit is printed wider than the terminal rather than cut. Long tables show their first ``limit``
+rows (the producer puts the worst first) and say how many more there are.
+
+>>> from fluke.analysis._document import Column, Table, line
+>>> blocks = [line("verdict: ", "[red]x[/red] \\x1b[2J"), Table("t", [Column("s", key=True)], [["a|b"]])]
+>>> print(to_text(blocks))
+verdict: [red]x[/red] \\x1b[2J
+t
+s
+───
+a|b
+>>> print(to_markdown(blocks))
+verdict: \\[red\\]x\\[/red\\] \\\\x1b\\[2J
+<BLANKLINE>
+**t**
+<BLANKLINE>
+| s |
+| --- |
+| a\\|b |
+<BLANKLINE>
+"""
+
+from __future__ import annotations
+
+import io
+import re
+import shutil
+import sys
+from typing import Iterable, Sequence
+
+from ..format import safe
+from ._document import Block, Cell, Heading, Line, Span, Table
+
+#: rich styles for the document's style names.
+_RICH = {"bold": "bold", "dim": "dim", "good": "green", "bad": "bold red", "warn": "yellow", "code": "cyan"}
+#: Width used when the output is not a terminal: wide enough never to wrap a line or a table.
+PIPE_WIDTH = 100_000
+#: GitHub refuses a comment longer than this many characters.
+GITHUB_LIMIT = 65_536
+
+
+def _cell_text(cell: Cell) -> tuple[str, str | None]:
+    if isinstance(cell, Span):
+        return safe(cell.text, newlines=False), cell.style
+    return safe(cell, newlines=False), None
+
+
+def _shown(table: Table, all_rows: bool) -> tuple[Sequence, int]:
+    rows = table.rows
+    if all_rows or table.limit is None or len(rows) <= table.limit:
+        return rows, 0
+    return rows[:table.limit], len(rows) - table.limit
+
+
+def _more_text(table: Table, hidden: int, how: str) -> str:
+    return f"… and {hidden} more {table.more} ({how})"
+
+
+# -- terminal text ---------------------------------------------------------------------------
+def _rich_text(spans: Iterable[Span], style: str | None):
+    from rich.text import Text
+
+    text = Text(style=_RICH.get(style, "") if style else "")
+    for span in spans:
+        text.append(safe(span.text), style=_RICH.get(span.style) if span.style else None)
+    return text
+
+
+def _rich_table(table: Table, rows: Sequence, width: int):
+    from rich import box
+    from rich.cells import cell_len
+    from rich.table import Table as RichTable
+    from rich.text import Text
+
+    cells = [[_cell_text(c) for c in row] for row in rows]
+    out = RichTable(box=box.SIMPLE_HEAD, show_edge=False, pad_edge=False, collapse_padding=True)
+    widths = []
+    for j, col in enumerate(table.columns):
+        longest = max([cell_len(col.name)] + [cell_len(r[j][0]) for r in cells if j < len(r)])
+        widths.append(longest)
+        out.add_column(safe(col.name, newlines=False), justify="right" if col.align == "right" else "left",
+                       no_wrap=not col.key, overflow="fold" if col.key else "ellipsis",
+                       min_width=min(longest, 12) if col.key else longest)
+    for r in cells:
+        out.add_row(*(Text(t, style=_RICH.get(s) if s else "") for t, s in r))
+    # The narrowest the table can be with every non-key cell whole and key cells folded at 12.
+    need = sum(w if not c.key else min(w, 12) for w, c in zip(widths, table.columns)) + 2 * len(widths)
+    return out, max(width, need)
+
+
+def render_text(blocks: Sequence[Block], console, *, all_rows: bool = False, how_all: str = "--all") -> None:
+    """Print ``blocks`` on a rich ``console`` (colours where it is a terminal)."""
+    width = console.width
+    for block in blocks:
+        if isinstance(block, Heading):
+            console.print(_rich_text([Span(block.text)], "bold"), soft_wrap=True)
+        elif isinstance(block, Line):
+            console.print(_rich_text(block.spans, block.style), soft_wrap=True)
+        else:
+            rows, hidden = _shown(block, all_rows)
+            table, need = _rich_table(block, rows, width)
+            if block.title:
+                console.print(_rich_text([Span(block.title)], "bold"), soft_wrap=True)
+            console.print(table, width=need, crop=False)
+            for text in block.notes:
+                console.print(_rich_text([Span(text)], "dim"), soft_wrap=True)
+            if hidden:
+                console.print(_rich_text([Span(_more_text(block, hidden, how_all))], "dim"), soft_wrap=True)
+
+
+def make_console(file=None, *, width: int | None = None, colour: bool | None = None):
+    """A rich console: terminal width on a terminal, :data:`PIPE_WIDTH` (no wrapping) when piped.
+
+    >>> make_console(io.StringIO()).width == PIPE_WIDTH
+    True
+    """
+    from rich.console import Console
+
+    file = file if file is not None else sys.stdout
+    tty = hasattr(file, "isatty") and file.isatty()
+    if width is None:
+        width = shutil.get_terminal_size((100, 24)).columns if tty else PIPE_WIDTH
+    return Console(file=file, width=width, highlight=False, markup=False, emoji=False,
+                   force_terminal=tty if colour is None else colour,
+                   color_system="auto" if (tty if colour is None else colour) else None,
+                   soft_wrap=False, legacy_windows=False)
+
+
+def to_text(blocks: Sequence[Block], *, width: int | None = None, all_rows: bool = False) -> str:
+    """Blocks as plain text (no colour), at ``width`` columns (default: never wrapped)."""
+    buffer = io.StringIO()
+    render_text(blocks, make_console(buffer, width=width or PIPE_WIDTH, colour=False), all_rows=all_rows)
+    return "\n".join(line.rstrip() for line in buffer.getvalue().split("\n")).rstrip("\n")
+
+
+# -- Markdown ----------------------------------------------------------------------------------
+_MD_SPECIAL = re.compile(r"([\\`*_\[\]<>#|~])")
+
+
+def md_escape(text: str) -> str:
+    """A string made inert in GitHub Markdown: no emphasis, links, HTML or table breaks.
+
+    >>> md_escape("a_b <img src=x> [x](y)")
+    'a\\\\_b \\\\<img src=x\\\\> \\\\[x\\\\](y)'
+    """
+    return _MD_SPECIAL.sub(r"\\\1", safe(text, newlines=False))
+
+
+def _md_span(span: Span) -> str:
+    text = md_escape(span.text)
+    if not text.strip() or span.style in (None, "dim"):
+        return text
+    if span.style == "code":
+        return f"`{safe(span.text, newlines=False).replace('`', chr(39))}`"
+    return f"**{text.strip()}**" + (" " if text.endswith(" ") else "")
+
+
+def _md_line(line: Line) -> str:
+    text = "".join(_md_span(s) for s in line.spans)
+    if line.style == "dim" and text.strip():
+        return f"_{text.strip()}_"
+    if line.style in ("bold", "bad", "good", "warn") and text.strip():
+        return f"**{text.strip()}**"
+    return text
+
+
+def to_markdown(blocks: Sequence[Block], *, all_rows: bool = False, limit: int = GITHUB_LIMIT) -> str:
+    """Blocks as GitHub Markdown, cut (with a count) to stay under ``limit`` characters."""
+    parts: list[str] = []
+    for block in blocks:
+        if isinstance(block, Heading):
+            parts.append(f"{'#' * max(1, min(block.level, 6))} {md_escape(block.text)}\n\n")
+        elif isinstance(block, Line):
+            parts.append(_md_line(block) + "\n\n")  # each line its own paragraph
+        else:
+            rows, hidden = _shown(block, all_rows)
+            head = [md_escape(c.name) for c in block.columns]
+            rule = ["---:" if c.align == "right" else "---" for c in block.columns]
+            body = [f"**{md_escape(block.title)}**\n\n" if block.title else "",
+                    "| " + " | ".join(head) + " |\n", "| " + " | ".join(rule) + " |\n"]
+            body += ["| " + " | ".join(_md_span(c if isinstance(c, Span) else Span(c)) for c in row) + " |\n"
+                     for row in rows]
+            for text in block.notes:
+                body.append(f"\n_{md_escape(text)}_\n")
+            if hidden:
+                body.append(f"\n_{md_escape(_more_text(block, hidden, 'in the JSON output'))}_\n")
+            parts.append("".join(body) + "\n")
+    return _cut("".join(parts).rstrip() + "\n", limit)
+
+
+def _cut(text: str, limit: int) -> str:
+    if len(text) <= limit:
+        return text
+    tail = "\n\n_… cut here to stay under GitHub's comment limit; the whole answer is in the JSON output._\n"
+    keep = text[: limit - len(tail)]
+    keep = keep[: keep.rfind("\n") + 1] if "\n" in keep else keep
+    return keep + tail

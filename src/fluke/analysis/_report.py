@@ -1,0 +1,173 @@
+"""``report`` and ``demo``: write the self-contained HTML report, and say in the terminal what it shows.
+
+>>> import os, tempfile
+>>> from fluke.ledger import open_ledger
+>>> from fluke.record import Identity, Outcome, Run
+>>> folder = tempfile.mkdtemp()
+>>> ledger = open_ledger(os.path.join(folder, "r.db"))
+>>> _ = ledger.ingest([Run(scenario="s", trial=t, identity=Identity(model="m"), outcome=Outcome(passed=True))
+...                    for t in range(5)])
+>>> result = report(ledger, out=os.path.join(folder, "r.html"))
+>>> "100.0% (5/5) runs passed" in result.render(), os.path.exists(result.path)
+(True, True)
+"""
+
+from __future__ import annotations
+
+from dataclasses import dataclass
+from pathlib import Path
+from typing import Any, Sequence
+
+from ..format import fmt_p, fmt_prob, fmt_share, natural_key
+from ._document import Column, Span, Table, line, note
+from ._result import Result
+from ._select import EmptyLedger, check_level, require_runs
+
+
+def _summary_blocks(data) -> list:
+    """The terminal summary of a report's data: the boards' worst rows, the suite questions, luck, comparison."""
+    from ..report import SECTIONS
+
+    out: list = []
+    for board in data.suite_board or []:
+        k = sum(r.successes for r in board.rows)
+        n = sum(r.trials for r in board.rows)
+        clear = sum(r.p_above_bar >= 0.95 for r in board.rows)
+        rows = sorted(board.rows, key=lambda r: (r.p_above_bar, r.mean, natural_key(r.scenario)))
+        out.append(Table(
+            f"{board.label} ({board.version[:12]}): {fmt_share(k, n)} runs passed; {clear} of {len(board.rows)} "
+            f"scenario cells clear {board.bar:g} with P ≥ 0.95",
+            [Column("scenario", key=True), Column("passed", "right"), Column("mean", "right"),
+             Column("interval", "right"), Column(f"P(θ > {board.bar:g})", "right")],
+            [[r.scenario + (f" [{r.condition}]" if r.condition else ""), fmt_share(r.successes, r.trials),
+              f"{r.mean:.3f}", f"{r.lo:.3f}–{r.hi:.3f}", fmt_prob(r.p_above_bar)] for r in rows],
+            limit=5, more="scenario cells", notes=(f"lowest by P(θ > {board.bar:g}); prior Beta(1, 1), "
+                                                   f"{board.level:.0%} credible interval",)))
+    for block in data.suite_questions or []:
+        for q in block.questions:
+            out.append(line(f"{block.label}: {q.name}: ", Span(q.display, "bold")))
+    if data.luck is not None and data.luck.pooled is not None:
+        p = data.luck.pooled
+        interval = "" if p.lo is None else f" [{100 * p.lo:.1f}–{100 * p.hi:.1f}%]"
+        out.append(line(f"luck rate, pooled: {fmt_share(p.lucky, p.green)} of green runs had a broken path{interval}"))
+    if data.comparison is not None:
+        c = data.comparison
+        if c.verdict is not None:
+            out.append(line("comparison: ", Span(c.verdict, "bold"), f" (p {fmt_p(c.pvalue)}); could not have "
+                            f"detected a hazard ratio below {c.detection_limit:.3g} (ceiling {c.ceiling:g})"))
+            labels = c.step_labels or [None] * len(c.steps)
+            for j, (step, q) in enumerate(zip(c.steps, c.qvalues or [])):
+                if q is not None and q < c.alpha:
+                    where = f" ({labels[j]})" if labels[j] else ""
+                    out.append(line(f"  step {step}{where}: deaths differ between the arms, q {fmt_p(q)}"))
+            out.append(note("a difference between two stored runs is a difference between those runs"))
+        for arm in c.arms:
+            top = sorted(((d, s) for s, d in zip(c.steps, arm.deaths) if d), reverse=True)[:3]
+            where = ", ".join(f"step {s}: {d}" for d, s in top) or "none"
+            out.append(line(f"deaths by step, {arm.label}: {sum(arm.deaths)} of {arm.runs} runs died; most at {where}"))
+    out.append(Table("report sections", [Column("section"), Column("status", key=True)],
+                     [[name.replace("_", " "), Span("shown", "good") if getattr(data, name) is not None
+                       else Span(f"not computed: {data.missing.get(name, 'no data')}", "dim")] for name in SECTIONS],
+                     limit=None))
+    return out
+
+
+@dataclass(frozen=True)
+class ReportResult(Result):
+    """The report written to ``path``; its data (redacted) is what ``--json`` prints."""
+
+    kind = "report"
+    data: Any
+    path: Path
+
+    def payload(self) -> dict[str, Any]:
+        return {**self.data.model_dump(mode="json"), "html": str(self.path)}
+
+    def blocks(self) -> list:
+        size = self.path.stat().st_size / 1024 if self.path.exists() else 0
+        return _summary_blocks(self.data) + [line("report written to ", Span(str(self.path), "bold"),
+                                                  f" ({size:.0f} KB); open it in a browser, no network needed")]
+
+
+def _versions(ledger, selectors: Sequence[str]) -> list[str] | None:
+    if not selectors:
+        return None
+    chosen: list[str] = []
+    for selector in selectors:
+        found = ledger.select_versions(selector)
+        if not found:
+            ledger.resolve_version(selector)  # raises, listing what the ledger holds
+        chosen.extend(v for v in found if v not in chosen)
+    return chosen
+
+
+def report(ledger, *, out: str | Path = "fluke-report.html", versions: Sequence[str] = (), bar: float = 0.9,
+           level: float = 0.95, max_runs: int = 1000, title: str | None = None, spec: str | None = None,
+           alpha: float = 0.05, power: float = 0.8, ceiling: float = 1.3) -> ReportResult:
+    """Write the HTML report of ``versions`` (selectors; default all) to ``out`` and return its summary."""
+    from ..report import collect_report, enrich, grade_for_report, redacted, render_html, violations_from
+
+    for value, name in ((bar, "bar"), (level, "level"), (alpha, "alpha"), (power, "power")):
+        check_level(value, name)
+    require_runs(ledger)
+    chosen = _versions(ledger, versions)
+    if ledger.count(version=chosen) == 0:
+        raise EmptyLedger("no runs to report on")
+    path = Path(out)
+    if not path.parent.exists():
+        from ..errors import UsageError
+
+        raise UsageError(f"--out {out}: the folder {path.parent} does not exist (create it first)")
+    runs = list(ledger.runs(version=chosen))
+    grades, _ = grade_for_report(runs, spec)
+    data = collect_report(ledger, versions=chosen, bar=bar, level=level, max_runs=max_runs, title=title,
+                          runs=runs, violations=violations_from(grades) if grades is not None else None)
+    data = enrich(data, runs, grades, spec_path=spec, alpha=alpha, power=power, ceiling=ceiling)
+    html = render_html(data)
+    tmp = path.with_name(path.name + ".part")
+    try:
+        tmp.write_text(html, encoding="utf-8")
+        tmp.replace(path)  # nothing half-written: the report appears whole or not at all
+    finally:
+        tmp.unlink(missing_ok=True)
+    return ReportResult(redacted(data), path)
+
+
+@dataclass(frozen=True)
+class DemoSummary(Result):
+    """What ``fluke demo`` made and what its report shows."""
+
+    kind = "demo"
+    demo: Any
+    seconds: float
+
+    def payload(self) -> dict[str, Any]:
+        from ..report import redacted
+
+        d = self.demo
+        return {"ledger": str(d.ledger), "spec": str(d.spec), "html": str(d.html), "runs": d.runs,
+                "planted_step": d.planted_step, "seconds": self.seconds,
+                "report": redacted(d.data).model_dump(mode="json")}
+
+    def blocks(self) -> list:
+        from ..report import redacted
+
+        d = self.demo
+        inner = ReportResult(redacted(d.data), Path(d.html))
+        return [line(f"simulated a support desk at two versions: {d.runs} runs recorded into {d.ledger}, graded "
+                     f"against {d.spec}"), *inner.blocks(),
+                line("the planted change was in ", Span(d.planted_step, "bold"), ": compare it with the per-step "
+                     f"q-values in the report ({self.seconds:.1f} s in all)"),
+                line(f"next: fluke --ledger {d.ledger} believe   ·   fluke --ledger {d.ledger} compare "
+                     "model=support-desk-v1 model=support-desk-v2")]
+
+
+def demo(out: str | Path = "fluke-demo", *, seed: int = 7) -> DemoSummary:
+    """The main job on the embedded default: simulate, record, grade, compare, report (into ``out``)."""
+    import time
+
+    from ..report import run_demo
+
+    start = time.perf_counter()
+    made = run_demo(out, seed=seed)
+    return DemoSummary(made, time.perf_counter() - start)

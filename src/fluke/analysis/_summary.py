@@ -1,0 +1,129 @@
+"""What the ledger holds: counts per version and scenario (``summary``) and the runs themselves (``runs``).
+
+>>> import os, tempfile
+>>> from fluke.ledger import open_ledger
+>>> from fluke.record import Identity, Outcome, Run
+>>> ledger = open_ledger(os.path.join(tempfile.mkdtemp(), "sum.db"))
+>>> _ = ledger.ingest([Run(scenario="s", trial=t, identity=Identity(model="m"), outcome=Outcome(passed=t > 0))
+...                    for t in range(4)])
+>>> result = summary(ledger)
+>>> result.versions[0].passes, result.versions[0].trials
+(3, 4)
+>>> print(result.render())  # doctest: +ELLIPSIS
+version ... (m): 1 scenario cells, 3 of 4 runs passed (75.0%)
+...
+"""
+
+from __future__ import annotations
+
+from dataclasses import dataclass
+from typing import Any
+
+from ..format import fmt_share, natural_key
+from ._document import Column, Span, Table, line, note
+from ._result import Result
+from ._select import EmptyLedger, require_runs, select_versions, versions as ledger_versions
+
+
+@dataclass(frozen=True)
+class VersionCounts:
+    """One version's cells: ``(scenario, condition, trials, passes)`` each."""
+
+    version: str
+    label: str
+    cells: tuple[tuple[str, str, int, int], ...]
+
+    @property
+    def trials(self) -> int:
+        return sum(c[2] for c in self.cells)
+
+    @property
+    def passes(self) -> int:
+        return sum(c[3] for c in self.cells)
+
+
+@dataclass(frozen=True)
+class SummaryResult(Result):
+    """Runs and passes per version × scenario × condition, from the ledger's count table."""
+
+    kind = "summary"
+    versions: tuple[VersionCounts, ...]
+    filters: dict
+
+    def payload(self) -> dict[str, Any]:
+        return {"filters": self.filters, "rows": [
+            {"version": v.version, "label": v.label, "scenario": s, "condition": c, "trials": n, "passes": k}
+            for v in self.versions for s, c, n, k in v.cells]}
+
+    def blocks(self) -> list:
+        out: list = []
+        if not self.versions:
+            return [line("no runs match these filters; the ledger holds other runs (fluke summary lists them)")]
+        for v in self.versions:
+            out.append(line(f"version {v.version[:12]} ({v.label}): {len(v.cells)} scenario cells, "
+                            f"{v.passes} of {v.trials} runs passed ({fmt_share(v.passes, v.trials).split(' ')[0]})",
+                            style="bold"))
+            rows = sorted(v.cells, key=lambda c: (c[3] / c[2] if c[2] else 1.0, natural_key(c[0]), c[1]))
+            out.append(Table("", [Column("scenario", key=True), Column("condition"), Column("runs", "right"),
+                                  Column("passed", "right")],
+                             [[s, c or "—", str(n), fmt_share(k, n)] for s, c, n, k in rows],
+                             more="scenario cells"))
+        out.append(note("rows ordered by pass share, lowest first; a run whose outcome is unknown counts as a "
+                        "trial that did not pass"))
+        return out
+
+
+def summary(ledger, *, version: str | None = None, scenario: str | None = None,
+            condition: str | None = None) -> SummaryResult:
+    """Runs and passes per version and scenario (from counts kept at ingest: no run is read)."""
+    chosen = select_versions(ledger, version)
+    if chosen is None:
+        require_runs(ledger)
+    rows = ledger.counts(version=chosen, scenario=scenario, condition=condition)
+    labels = {v.version: v.identity.label() for v in ledger_versions(ledger)}
+    by_version: dict[str, list] = {}
+    for r in rows:
+        by_version.setdefault(r.version, []).append((r.scenario, r.condition, r.trials, r.passes))
+    order = [v.version for v in ledger_versions(ledger) if v.version in by_version]
+    return SummaryResult(tuple(VersionCounts(v, labels.get(v, "?"), tuple(by_version[v])) for v in order),
+                         {"version": version, "scenario": scenario, "condition": condition})
+
+
+@dataclass(frozen=True)
+class RunsResult(Result):
+    """A listing of stored runs (the whole run in JSON; a line per run in text)."""
+
+    kind = "runs"
+    runs: tuple
+    labels: dict
+    total: int
+
+    def payload(self) -> dict[str, Any]:
+        return {"total": self.total, "runs": [{"hash": r.hash, "version": r.version, "run": r.model_dump(mode="json")}
+                                           for r in self.runs]}
+
+    def blocks(self) -> list:
+        mark = {True: Span("yes", "good"), False: Span("no", "bad"), None: "—"}
+        rows = [[r.hash[:12], f"{r.version[:8]} {self.labels.get(r.version, '')}", r.scenario, str(r.trial),
+                 r.condition_key() or "—", mark[r.outcome.passed],
+                 "—" if r.outcome.reward is None else f"{r.outcome.reward:g}", str(len(r.events))]
+                for r in self.runs]
+        cols = [Column("run"), Column("version"), Column("scenario", key=True), Column("trial", "right"),
+                Column("condition"), Column("passed"), Column("reward", "right"), Column("events", "right")]
+        shown = f"{len(self.runs)} of {self.total}" if self.total > len(self.runs) else f"{len(self.runs)}"
+        return [Table(f"{shown} runs", cols, rows, more="runs")]
+
+
+def list_runs(ledger, *, version: str | None = None, scenario: str | None = None, condition: str | None = None,
+              since: str | None = None, until: str | None = None, limit: int | None = None) -> RunsResult:
+    """The stored runs matching the filters, in ingest order (at most ``limit``)."""
+    chosen = select_versions(ledger, version)
+    if chosen is None:
+        require_runs(ledger)
+    filters = dict(version=chosen, scenario=scenario, condition=condition, since=since, until=until)
+    runs = tuple(ledger.runs(limit=limit, **filters))
+    total = ledger.count(**filters) if limit is not None and len(runs) >= limit else len(runs)
+    if not runs and chosen is None and not any((scenario, condition, since, until)):
+        raise EmptyLedger()
+    labels = {v.version: v.identity.label() for v in ledger_versions(ledger)}
+    return RunsResult(runs, labels, total)
