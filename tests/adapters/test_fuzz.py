@@ -17,6 +17,7 @@ share of the inputs must still read (else the test would only exercise the parse
 
 from __future__ import annotations
 
+import json
 import os
 from collections import Counter
 
@@ -77,3 +78,41 @@ def test_a_reader_on_mutated_real_files_raises_only_fluke_errors(reader, tmp_pat
     assert sum(seen.values()) >= FUZZ_EXAMPLES
     assert seen["read"] >= FUZZ_EXAMPLES // 20, f"too few mutated inputs still read: {dict(seen)}"
     assert seen["refused"] >= FUZZ_EXAMPLES // 20, f"too few mutated inputs were refused: {dict(seen)}"
+
+
+def test_the_ledger_reading_mutated_stored_bodies_raises_only_fluke_errors():
+    """A stored body edited outside fluke (mutated real runs, as JSON or as damaged text), read
+    through every path that parses bodies: ``runs()`` (SQLite's ORDER BY reads the trial of
+    every body), its condition filter, and a dated count. ``FUZZ_EXAMPLES`` inputs per run."""
+    need(TAU2)
+    from fluke.record import content_json
+
+    runs = [r.model_copy(update={"events": r.events[:6]}) for r in
+            read_file(TAU2 / "gpt-4.1_telecom_default_gpt-4.1_1trials.json")][:3]
+    docs = [json.loads(content_json(r)) for r in runs]
+    ledger = open_ledger(":memory:")
+    ledger.ingest(runs[:1])
+    seen: Counter[str] = Counter()
+
+    @settings(max_examples=FUZZ_EXAMPLES, deadline=None, derandomize=bool(os.environ.get("CI")),
+              suppress_health_check=list(HealthCheck))
+    @given(st.data())
+    def one_body(data):
+        tree = mutate_tree(data.draw, docs[data.draw(st.integers(0, len(docs) - 1))])
+        body = encode(data.draw, tree, lines=False).decode("utf-8", "replace")
+        ledger.execute("UPDATE runs SET body = ?", (body,))
+        try:
+            read = list(ledger.runs())
+            list(ledger.runs(condition="a=1"))
+            ledger.count(since="2000-01-01")
+        except FlukeError:
+            seen["refused"] += 1
+            return
+        assert len(read) == 1
+        seen["read"] += 1
+
+    try:
+        one_body()
+    finally:
+        ledger.close()
+    assert seen["refused"] >= FUZZ_EXAMPLES // 20 and seen["read"] >= FUZZ_EXAMPLES // 20, dict(seen)

@@ -5,6 +5,7 @@ from __future__ import annotations
 
 import subprocess
 import sys
+import threading
 from collections import Counter
 
 import pytest
@@ -50,6 +51,46 @@ def test_eight_concurrent_ingests_into_stored_versions_never_deadlock(postgres_u
         counts = {(c.version, c.scenario): (c.trials, c.passes) for c in ledger.counts()}
         assert counts == {k: (n, passes[k]) for k, n in expected.items()}
         assert ledger.count() == 200 + 2 * 8 * 1500
+
+
+@pytest.mark.postgres
+def test_two_ingests_writing_the_same_counts_at_once_wait_instead_of_deadlocking(postgres_url):
+    """The deterministic core of the drill: two ingests reach their writing at the same moment
+    (a barrier at the end of each input) with the same 200 counts rows met in opposite
+    orders. Upserted in that order, each held half the rows the other wanted (PostgreSQL's
+    DeadlockDetected); in key order, the second waits for the first."""
+    from fluke.record import Identity, Outcome, Run
+
+    models = [Identity(model=f"m{v}") for v in range(4)]
+    grid = [(m, f"s{s}") for m in models for s in range(50)]
+    with open_ledger(postgres_url) as ledger:
+        ledger.ingest([Run(scenario=s, identity=m) for m, s in grid])   # every version stored
+    for attempt in range(4):
+        barrier = threading.Barrier(2, timeout=60)
+        errors: list[BaseException] = []
+
+        def ingest(order, offset):
+            def runs():
+                for i, (m, s) in enumerate(order):
+                    yield Run(scenario=s, identity=m, trial=offset + i, outcome=Outcome(passed=i % 2 == 0))
+                barrier.wait()
+            try:
+                with open_ledger(postgres_url) as ledger:
+                    ledger.ingest(runs())
+            except BaseException as exc:   # noqa: BLE001 - reported below
+                errors.append(exc)
+
+        threads = [threading.Thread(target=ingest, args=(grid, 1000 * (attempt + 1))),
+                   threading.Thread(target=ingest, args=(grid[::-1], 1000 * (attempt + 1) + 500))]
+        for t in threads:
+            t.start()
+        for t in threads:
+            t.join()
+        assert errors == [], errors
+    with open_ledger(postgres_url) as ledger:
+        # per cell: the stored run, then per attempt one run from each ingest, exactly one passing
+        assert len(ledger.counts()) == 200
+        assert {(c.trials, c.passes) for c in ledger.counts()} == {(1 + 2 * 4, 4)}
 
 
 _PEAK = """
