@@ -127,8 +127,13 @@ class Ledger:
                 self._conn.rollback()
             raise
         else:
-            with self.faults():
-                self._conn.commit()
+            try:
+                with self.faults():
+                    self._conn.commit()
+            except LedgerError:   # a COMMIT that failed (a full disk) may leave the transaction open
+                with contextlib.suppress(Exception):
+                    self._conn.rollback()
+                raise
         finally:
             self._depth = 0
 
