@@ -216,7 +216,7 @@ def _call_ids(run_data: dict[str, Any], tools: list[tuple[str, int, dict[str, An
         if not runs:
             continue
         wanted = action.get("toolInput")
-        pick = next((i for i, (_, a) in enumerate(runs) if _without_id(a, None) == wanted), 0)  # noqa
+        pick = next((i for i, (_, a) in enumerate(runs) if _without_id(a, None) == wanted), 0)
         ri, _ = runs.pop(pick)
         ids[(node, ri)] = str(call_id)  # type: ignore[index]
     return ids
