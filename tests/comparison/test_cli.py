@@ -4,6 +4,7 @@ import json
 
 import numpy as np
 import pytest
+from scipy.stats import binomtest
 from click.testing import CliRunner
 from statsmodels.duration.survfunc import survdiff
 
@@ -12,7 +13,16 @@ from fluke.comparison import detection_limit
 from fluke.ledger import open_ledger
 from fluke.simulate import STAGES
 
-from ._realdata import FINE_TUNED, TAU1_AIRLINE, need, tau2_runs
+from ._oracles import hr_limit, logrank_by_loop
+from ._realdata import (
+    FINE_TUNED,
+    TAU1_AIRLINE,
+    TAU2_FILES,
+    TAU2_RESULTS,
+    need,
+    tau1_airline_runs,
+    tau2_runs,
+)
 
 VERBS_HERE = ("compare", "fixcheck", "consistency", "simulate", "calibrate")
 
@@ -39,31 +49,30 @@ def _survdiff_of(runs_a, runs_b):
     rows = [(r.scenario, len(r.events) - 1, not r.outcome.passed, g)
             for g, runs in enumerate((runs_a, runs_b)) for r in runs]
     scen, time, died, group_ = (np.array(x) for x in zip(*rows))
-    return survdiff(time, died.astype(int), group_, strata=scen), int(died.sum())
+    _, variance = logrank_by_loop(time, died, group_, scen)
+    return survdiff(time, died.astype(int), group_, strata=scen), variance
 
 
-def test_compare_gpt41_against_fine_tuned_matches_survdiff(tau_ledger):
+def test_compare_gpt41_against_fine_tuned_is_the_exact_mcnemar_test(tau_ledger):
     doc = as_json(tau_ledger, "compare", "model=gpt-4.1", f"model={FINE_TUNED}")
-    runs_a = [r for d in ("airline", "retail", "telecom") for r in tau2_runs("gpt-4.1", d)]
-    runs_b = [r for d in ("airline", "retail", "telecom") for r in tau2_runs(FINE_TUNED, d)]
-    (chisq, p), deaths = _survdiff_of(runs_a, runs_b)
-    assert doc["statistic"] == pytest.approx(chisq, abs=1e-9)
-    assert doc["pvalue"] == pytest.approx(p, abs=1e-9)
-    assert (doc["a"]["deaths"], doc["b"]["deaths"]) == (38, 23)       # 10+6+22 and 7+6+10 failures
-    assert doc["detection_limit"] == pytest.approx(detection_limit(deaths))
-    assert doc["verdict"] == ("different" if p < 0.05 else doc["verdict"])
-    assert len(doc["a"]["versions"]) == 3 and doc["strata"] == 100
-    assert "difference between those runs" in doc["statement"]
+    a = {r.scenario: r.outcome.passed is True for d in ("airline", "retail", "telecom") for r in tau2_runs("gpt-4.1", d)}
+    b = {r.scenario: r.outcome.passed is True for d in ("airline", "retail", "telecom") for r in tau2_runs(FINE_TUNED, d)}
+    fixed = sum(b[t] and not a[t] for t in a)
+    broken = sum(a[t] and not b[t] for t in a)
+    assert doc["test"].startswith("exact McNemar") and doc["strata"] == 100
+    assert doc["pvalue"] == pytest.approx(binomtest(fixed, fixed + broken, 0.5).pvalue, rel=1e-12)
+    assert doc["difference_points"] == pytest.approx(100 * (sum(b.values()) - sum(a.values())) / 100)
+    assert doc["verdict"] == "different" and doc["detection_limit_unit"] == "points"
+    assert len(doc["a"]["versions"]) == 3 and "difference between those runs" in doc["statement"]
 
 
 def test_compare_one_domain_is_too_small_to_tell_with_runs_needed(tau_ledger):
     doc = as_json(tau_ledger, "compare", "model=gpt-4.1", f"model={FINE_TUNED}", "--scenario", "airline/*")
     assert doc["strata"] == 20 and doc["a"]["compared"] == 20
-    assert doc["verdict"] == "too small to tell"
-    assert doc["detection_limit"] == pytest.approx(detection_limit(17))   # 10 + 7 failures
-    assert doc["runs_needed_per_arm"] > 20
+    assert doc["verdict"] == "too small to tell" and doc["runs_needed_per_arm"] > 20
     text = fluke(tau_ledger, "compare", "model=gpt-4.1", f"model={FINE_TUNED}", "--scenario", "airline/*").output
-    assert "runs per arm would be needed" in text and "3.892" in text
+    assert "runs per arm would be needed" in text and f"below {doc['detection_limit']:.1f} points" in text
+    assert f"{doc['uninformative']} of 20 scenario cells carry no information" in text
 
 
 def test_fixcheck_and_consistency_on_tau_bench_trials(tau_ledger):
@@ -74,7 +83,9 @@ def test_fixcheck_and_consistency_on_tau_bench_trials(tau_ledger):
     rule = doc["candidate_rule"]
     assert rule["rows"] == len(once) == 57
     assert rule["fixed_once"]["estimate"] == pytest.approx(np.mean(once))
+    # no control: no test against the failures that picked the inputs, so nothing "improved"
     assert doc["control_rule"] is None and doc["flags_against"] == "first run"
+    assert doc["by_input"] is None and doc["bar"]["clears"] is False
     cons = as_json(tau_ledger, "consistency", "model=gpt-4o")["agents"][0]
     f = np.array([sum(fail[(t, k)] for k in range(4)) for t in range(50)])
     assert cons["p"] == pytest.approx(116 / 200)
@@ -139,19 +150,3 @@ def test_bad_input_is_one_clear_error(tau_ledger, capsys):
     assert "cannot read trials 'zero'" in capsys.readouterr().err
 
 
-def test_spec_puts_deaths_at_the_first_hard_violation(tau_ledger, tmp_path, monkeypatch):
-    # a stand-in for fluke.grading (its own branch): every failed run's first hard violation is event 1
-    import sys
-    import types
-
-    fake = types.ModuleType("fluke.grading")
-    fake.load_spec = lambda path: {"path": str(path)}
-    fake.grade_run = lambda run, spec: run.hash
-    fake.first_hard_index = lambda grade: 1
-    monkeypatch.setitem(sys.modules, "fluke.grading", fake)
-    spec = tmp_path / "spec.yaml"
-    spec.write_text("tools: []\n")
-    doc = as_json(tau_ledger, "compare", "model=gpt-4.1", f"model={FINE_TUNED}", "--scenario", "telecom/*",
-                  "--spec", spec, "--no-record")
-    assert doc["died_at_from"] == {"died_at": 0, "hard violation": 32, "last event": 0, "censored": 48}
-    assert {s["step"] for s in doc["steps"]} == {1}

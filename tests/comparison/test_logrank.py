@@ -4,7 +4,7 @@ import numpy as np
 import pytest
 from statsmodels.duration.survfunc import survdiff
 
-from fluke.comparison import logrank_batch, logrank_test, survival_data
+from fluke.comparison import logrank_batch, logrank_test, pass_counts, survival_data
 
 from ._realdata import FINE_TUNED, tau2_runs
 
@@ -69,7 +69,8 @@ def test_bad_input_names_the_argument():
 def test_logrank_on_tau2_bench_runs_equals_survdiff(domains):
     runs_a = [r for d in domains for r in tau2_runs("gpt-4.1", d)]
     runs_b = [r for d in domains for r in tau2_runs(FINE_TUNED, d)]
-    a, b = survival_data(runs_a), survival_data(runs_b)
+    # τ²-bench records no failure step: the old last-event times, to check the arithmetic only
+    a, b = survival_data(runs_a, unknown_step="last event"), survival_data(runs_b, unknown_step="last event")
     time = np.r_[a.time, b.time]
     died = np.r_[a.died, b.died]
     group = np.r_[np.zeros(a.time.size, bool), np.ones(b.time.size, bool)]
@@ -86,5 +87,12 @@ def test_tau2_bench_outcome_counts_are_the_files():
                 ("gpt-4.1", "telecom"): (18, 40), (FINE_TUNED, "airline"): (13, 20),
                 (FINE_TUNED, "retail"): (34, 40), (FINE_TUNED, "telecom"): (30, 40)}
     for (model, domain), (passes, n) in expected.items():
+        counts, unknown = pass_counts(tau2_runs(model, domain))
+        assert (sum(p for p, _ in counts.values()), sum(t for _, t in counts.values())) == (passes, n)
+        assert unknown == 0 and len(counts) == n
+        # failure steps: only a run whose last message is a tool error has one (one fine-tuned
+        # telecom run, counted off the file); every other failed run is left out of "where"
         data = survival_data(tau2_runs(model, domain))
-        assert (int((~data.died).sum()), data.died.size) == (passes, n)
+        ends_on_error = 1 if (model, domain) == (FINE_TUNED, "telecom") else 0
+        assert data.died_from["failed call"] == int(data.died.sum()) == ends_on_error
+        assert data.unknown_step == n - passes - ends_on_error

@@ -22,6 +22,8 @@ from fluke.comparison import (
     wilson_interval,
 )
 
+from ._oracles import hr_limit, logrank_by_loop, z_sum
+
 
 def test_fisher_equals_scipy_on_many_tables():
     rng = np.random.default_rng(2)
@@ -83,7 +85,11 @@ def test_three_verdicts_and_the_limit_with_each():
     for result in (big_diff, same, small):
         assert f"{result.detection_limit:.3f}" in result.summary()
     assert "runs per arm would be needed" in small.summary()
-    assert small.runs_needed_per_arm == runs_needed_per_arm(deaths=55, runs=200)
+    # runs needed: V grows with the runs, so scale 100 runs by (z / ln 1.3)² / V
+    _, variance = logrank_by_loop(*_arms(100, 27, 100, 28), np.zeros(200))
+    assert small.logrank.variance == pytest.approx(variance)
+    assert small.runs_needed_per_arm == math.ceil(100 * (z_sum() / math.log(1.3)) ** 2 / variance)
+    assert small.detection_limit == pytest.approx(hr_limit(variance))
 
 
 def test_per_step_counts_the_risk_set_and_matches_scipy():

@@ -46,7 +46,7 @@ def test_interval_prints_clustered_beside_naive_with_the_warning(ledger_url):
         ledger.ingest(runs)
     text = fluke(ledger_url, "interval", "--unit", "unit", "--outcome", "reward").output
     assert "clustered" in text and "naive" in text and "warning:" in text
-    assert "what more evidence would buy" in text and "conditional on" in text
+    assert "what more evidence would buy" in text and "Conditional on:" in text
     doc = fluke_json(ledger_url, "interval", "--unit", "unit", "--outcome", "reward",
                      "--bootstrap", "500")
     v = doc["versions"][0]
@@ -98,7 +98,7 @@ def test_contrast_recovers_the_planted_memory_effect(ledger_url):
     assert c["memory x retry"]["low"] <= 0 <= c["memory x retry"]["high"]
     assert doc["environments"] == 150 and c["memory"]["df"] == 149
     text = fluke(ledger_url, "contrast", "--factors", "memory,retry").output
-    assert "memory at retry=3" in text and "conditional on" in text
+    assert "memory at retry=3" in text and "Conditional on:" in text
     fluke(ledger_url, "contrast", "--factors", "memory", code=2)
 
 

@@ -58,23 +58,32 @@ def test_luck_and_violations_from_real_grades(runs):
     assert [(v.check, v.index) for v in shown.violations] == [(v["check"], v["index"]) for v in marks[flagged[0].hash]]
 
 
-def test_comparison_from_the_stratified_logrank(runs):
+def test_comparison_from_the_pass_rate_comparison(runs):
+    from scipy.stats import norm
+
     comparison = pytest.importorskip("fluke.comparison")
     arm_a = [r for r in runs if r.trial < 2]
     arm_b = [r for r in runs if r.trial >= 2]
-    a, b = comparison.survival_data(arm_a), comparison.survival_data(arm_b)
-    time, died = np.r_[a.time, b.time], np.r_[a.died, b.died]
-    group = np.r_[np.zeros(a.time.size, bool), np.ones(b.time.size, bool)]
-    strata = np.r_[a.scenario, b.scenario].astype(str)
-    result = comparison.compare_survival(time, died, group, strata=strata)
-    steps = comparison.per_step(time, died, group)
-    section = comparison_from((("trials 0–1", "a" * 64), ("trials 2–3", "b" * 64)), result, steps)
-    assert sum(section.arms[0].deaths) == sum(r.outcome.passed is False for r in arm_a)
-    assert sum(section.arms[1].deaths) == sum(r.outcome.passed is False for r in arm_b)
-    assert section.verdict == result.verdict and section.detection_limit == pytest.approx(result.detection_limit)
-    assert section.qvalues == pytest.approx([s.qvalue for s in sorted(steps.steps, key=lambda s: s.step)])
+    found = comparison.compare_versions(arm_a, arm_b)
+    section = comparison_from((("trials 0–1", "a" * 64), ("trials 2–3", "b" * 64)), found)
+    # the section carries what fluke compare prints: the pass-rate verdict, p and limit in points
+    assert section.verdict == found.verdict and section.pvalue == pytest.approx(found.pass_rates.pvalue)
+    assert section.detection_limit == pytest.approx(found.pass_rates.detection_limit) and section.ceiling == 5.0
+    # an independent check of the limit: 100 (z + z_power) sqrt(V) / sum of n_a n_b / (n_a + n_b)
+    per: dict = {}
+    for arm, rs in ((0, arm_a), (1, arm_b)):
+        for r in rs:
+            cell = per.setdefault(r.scenario, [[0, 0], [0, 0]])
+            cell[arm][0] += r.outcome.passed is not True
+            cell[arm][1] += 1
+    v = w = 0.0
+    for (fa, na), (fb, nb) in per.values():
+        n, f = na + nb, fa + fb
+        v += na * nb * f * (n - f) / (n * n * (n - 1))
+        w += na * nb / n
+    assert section.detection_limit == pytest.approx(100 * (norm.ppf(0.975) + norm.ppf(0.8)) * v ** 0.5 / w)
     page = render_html(ReportData(comparison=section))
-    assert result.verdict in page and "could not have detected a hazard ratio below" in page
+    assert found.verdict in page and "could not have detected a difference in pass rate below" in page
 
 
 def test_null_calibration_from_real_pvalues():

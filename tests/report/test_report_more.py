@@ -9,6 +9,7 @@ from __future__ import annotations
 import json
 import math
 
+import numpy as np
 import pytest
 from click.testing import CliRunner
 from scipy.stats import norm
@@ -40,12 +41,28 @@ def test_two_versions_and_a_spec_fill_comparison_luck_and_questions(tmp_path):
     assert result.exit_code == 0, result.output
     doc = json.loads(result.output)
     cmp_ = doc["comparison"]
-    deaths = sum(r.outcome.passed is False for r in runs)
-    assert sum(sum(a["deaths"]) for a in cmp_["arms"]) == deaths == 116
-    # Detection limit exp(2(z_{1−α/2} + z_power)/√D), computed here from the definition.
-    assert cmp_["detection_limit"] == pytest.approx(math.exp(2 * (norm.ppf(0.975) + norm.ppf(0.8)) / math.sqrt(deaths)))
+    loaded_spec = grading.load_spec(str(spec))
+    # Deaths are drawn only where the failure step is known: a failed run's first hard violation, else
+    # the failed tool call it ends on (an engine that rejected the call and ended the episode)
+    def step_known(r):
+        if grading.first_hard_index(grading.grade_run(r, loaded_spec)) is not None:
+            return True
+        last = r.events[-1] if r.events else None
+        return getattr(last, "kind", None) == "tool" and last.ok is False
+    known = sum(r.outcome.passed is False and step_known(r) for r in runs)
+    assert sum(sum(a["deaths"]) for a in cmp_["arms"]) == known
+    # The verdict and its limit are the pass-rate comparison's, in points, from the information V of the
+    # stratified test, computed here by a loop over scenarios (the same number fluke compare prints)
+    v = w = 0.0
+    for scenario in {r.scenario for r in runs}:
+        fa = sum(r.outcome.passed is not True for r in runs if r.scenario == scenario and r.trial < 2)
+        fb = sum(r.outcome.passed is not True for r in runs if r.scenario == scenario and r.trial >= 2)
+        n, f = 4, fa + fb
+        v += 2 * 2 * f * (n - f) / (n * n * (n - 1))
+        w += 2 * 2 / n
+    assert cmp_["detection_limit"] == pytest.approx(100 * (norm.ppf(0.975) + norm.ppf(0.8)) * math.sqrt(v) / w)
     assert cmp_["verdict"] in ("different", "no significant difference", "too small to tell")
-    assert len(cmp_["qvalues"]) == len(cmp_["steps"])
+    assert len(cmp_["qvalues"] or []) == len(cmp_["steps"])
     loaded = grading.load_spec(str(spec))
     grades = [grading.grade_run(r, loaded) for r in runs]
     assert doc["luck"]["pooled"]["green"] == sum(bool(g.output_ok) for g in grades) == 84

@@ -86,8 +86,10 @@ def test_large_unchanged_pair_is_no_significant_difference_near_1_19():
     a2 = draw_arm(BASELINE_RATES, runs_per_task=40, salt="large-A-prime", name="A'")
     result, _ = _compare(a, a2)
     assert result.verdict == NO_DIFFERENCE
-    # about 1,084 deaths (sd 28) put the limit at 1.186 within ±0.01
-    assert abs(result.detection_limit - 1.186) < 0.01
+    # the limit is exp(z/√V): about 1,084 deaths give V ≈ 263 (a little under D/4 within
+    # tasks), so 1.19 to 1.21 where D alone said 1.186
+    assert result.detection_limit == pytest.approx(np.exp(2.8016 / np.sqrt(result.logrank.variance)), rel=1e-4)
+    assert 1.185 < result.detection_limit < 1.21
 
 
 def test_small_unchanged_pair_is_too_small_to_tell_near_2_2():
@@ -106,8 +108,9 @@ def test_200_null_pairs_false_alarms_and_uniform_pvalues():
     assert cal.pairs == 200 and sum(cal.histogram) == 200
     assert cal.contains_nominal
     assert cal.ks_pvalue > 0.01 and cal.chi2_pvalue > 0.01
-    assert run.verdicts[TOO_SMALL] == 0
-    assert 1.17 < run.limit_min <= run.limit_max < 1.20
+    assert run.verdicts[TOO_SMALL] == 0 and run.test == "pass rate" and run.ceiling == 5.0
+    # the pass-rate limit: 2.8·√V / W with W = 50·20 and V ≈ 50·20·0.271·0.729·80/79 ≈ 200
+    assert 3.7 < run.limit_min <= run.limit_max < 4.3
 
 
 def test_null_calibration_flags_a_biased_comparison():
@@ -158,3 +161,72 @@ def test_os_drawn_sealed_stage_is_the_one_step_found_and_unseals_after():
     assert not any(verify_seal(sealed, dict(kept, stage=s, nonce="")) for s in STAGES)
     # opened only now: the kept body matches the digest, and names the step the comparison found
     assert verify_seal(sealed, kept) and kept["stage"] == found[0]
+
+
+# -- pass rates first (issue 12): the same arms through the new primary comparison --------------
+def _pass_rates(a, b):
+    from fluke.comparison import compare_pass_rates
+
+    fa = np.bincount(a.task, weights=a.died, minlength=a.tasks)
+    fb = np.bincount(b.task, weights=b.died, minlength=b.tasks)
+    na, nb = np.bincount(a.task), np.bincount(b.task)
+    return compare_pass_rates(na - fa, na, nb - fb, nb, rng=np.random.default_rng(0))
+
+
+def _where(a, b):
+    from fluke.comparison import compare_where
+
+    return compare_where(np.r_[a.time, b.time], np.r_[a.died, b.died],
+                         np.r_[np.zeros(a.died.size, bool), np.ones(b.died.size, bool)],
+                         strata=np.r_[a.task, b.task], labels=LABELS[np.r_[a.time, b.time]])
+
+
+@pytest.mark.parametrize("stage", STAGES)
+def test_large_planted_change_is_found_on_pass_rates_and_put_on_its_step(stage):
+    change = PlantedChange(stage=stage, factor=2.0, nonce="test")
+    a = draw_arm(BASELINE_RATES, runs_per_task=40, salt=f"large-A-{stage}")
+    b = draw_arm(change.rates(), runs_per_task=40, salt=f"large-B-{stage}", name="B")
+    rates = _pass_rates(a, b)
+    # failure 27.1% → 35.2%: about 8 points against a limit near 4
+    assert rates.verdict == DIFFERENT and rates.direction == "lower"
+    assert rates.detection_limit < 5 and -12 < rates.difference < -4
+    where = _where(a, b)
+    assert not where.skipped and where.survival.verdict == DIFFERENT
+    assert [s.label for s in where.steps.significant(0.05)] == [stage]
+    assert where.hazard_ratio.low > 1 and where.steps.stratified
+
+
+def test_large_unchanged_pair_is_cleared_on_pass_rates():
+    a = draw_arm(BASELINE_RATES, runs_per_task=40, salt="large-A")
+    a2 = draw_arm(BASELINE_RATES, runs_per_task=40, salt="large-A-prime", name="A'")
+    rates = _pass_rates(a, a2)
+    assert rates.verdict == NO_DIFFERENCE and 3.5 < rates.detection_limit < 4.5
+    assert rates.uninformative == 0 and rates.strata == 50
+    assert _where(a, a2).steps.significant(0.05) == ()
+
+
+def test_small_unchanged_pair_is_too_small_to_tell_on_pass_rates():
+    a = draw_arm(BASELINE_RATES, runs_per_task=2, salt="small-A")
+    a2 = draw_arm(BASELINE_RATES, runs_per_task=2, salt="small-A-prime", name="A'")
+    rates = _pass_rates(a, a2)
+    assert rates.verdict == TOO_SMALL and rates.detection_limit > 5
+    assert rates.runs_needed_per_arm > 100
+
+
+def test_planted_change_through_stored_runs_and_compare_versions():
+    from fluke.comparison import compare_versions
+
+    change = PlantedChange(stage="sample", factor=2.0, nonce="test")
+    a = draw_arm(BASELINE_RATES, runs_per_task=40, salt="large-A-sample")
+    b = draw_arm(change.rates(), runs_per_task=40, salt="large-B-sample", name="B")
+    found = compare_versions(a.runs(), b.runs(), rng=np.random.default_rng(1))
+    assert found.verdict == DIFFERENT and found.where.unknown_step == (0, 0)
+    assert found.died_from["died_at"] == int(a.died.sum() + b.died.sum())
+    assert [s.label for s in found.where.steps.significant(0.05)] == ["sample"]
+
+
+def test_log_rank_null_calibration_keeps_its_limit_from_the_information():
+    run = calibrate_null(60, tasks=50, runs_per_task=40, test="log-rank", step_tests=False,
+                         rng=np.random.default_rng(7))
+    assert run.test == "log-rank" and run.ceiling == 1.3
+    assert 1.18 < run.limit_min <= run.limit_max < 1.22

@@ -34,6 +34,13 @@ _EXPORTS: dict[str, str] = {
     "simulate": "_reveal", "SimulationResult": "_reveal", "reveal": "_reveal", "RevealResult": "_reveal",
     "SEAL_KIND": "_reveal",
     "calibrate": "_calibrate", "NullCalibrationResult": "_calibrate",
+    "interval": "_interval", "IntervalResult": "_interval", "VersionInterval": "_interval",
+    "passk": "_interval", "PassKResult": "_interval", "VersionPassK": "_interval",
+    "check_resamples": "_interval", "parse_ks": "_interval", "read_weights": "_interval",
+    "contrast": "_contrast", "ContrastResult": "_contrast", "parse_factors": "_contrast",
+    "seal": "_seal", "SealResult": "_seal", "unseal": "_seal", "UnsealResult": "_seal",
+    "calibration": "_calibration", "CalibrationResult": "_calibration",
+    "match_predictions": "_calibration", "PredictionMatch": "_calibration",
 }
 
 __all__ = sorted(_EXPORTS) + ["render"]

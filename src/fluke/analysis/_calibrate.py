@@ -34,6 +34,8 @@ class NullCalibrationResult(Result):
     run: Any
     alpha: float
     seed: int
+    test: str = "pass rate"
+    ceiling: float = 5.0
 
     @property
     def calibration(self):
@@ -52,7 +54,8 @@ class NullCalibrationResult(Result):
             "verdicts": run.verdicts, "detection_limit_range": [run.limit_min, run.limit_max],
             "histogram": list(cal.histogram), "ks": {"statistic": cal.ks_statistic, "pvalue": cal.ks_pvalue},
             "chi2": {"statistic": cal.chi2_statistic, "pvalue": cal.chi2_pvalue}, "seed": self.seed,
-            "tasks": run.tasks, "runs_per_task": run.runs_per_task, "conditional_on": CONDITIONAL_ON}
+            "tasks": run.tasks, "runs_per_task": run.runs_per_task, "test": self.test, "ceiling": self.ceiling,
+            "conditional_on": CONDITIONAL_ON}
 
     def blocks(self) -> list:
         run, cal = self.run, self.calibration
@@ -65,9 +68,12 @@ class NullCalibrationResult(Result):
             line(f"called different: {fmt_share(cal.false_alarms, cal.pairs)}, Wilson 95% "
                  f"[{fmt_pct(lo, 1)}, {fmt_pct(hi, 1)}] — {'contains' if self.holds else 'MISSES'} "
                  f"the nominal {100 * self.alpha:g}%", style="good" if self.holds else "bad"),
-            line(f"{cal.pairs} unchanged pairs ({run.tasks} tasks × {run.runs_per_task} runs per arm), seed {self.seed}"),
+            line(f"{cal.pairs} unchanged pairs ({run.tasks} tasks × {run.runs_per_task} runs per arm), seed "
+                 f"{self.seed}; the {self.test} test at α = {self.alpha:g}"),
             line("verdicts: " + ", ".join(f"{k} {v}" for k, v in run.verdicts.items())
-                 + f"; detection limit {run.limit_min:.3f} to {run.limit_max:.3f}"),
+                 + f"; detection limit {run.limit_min:.3f} to {run.limit_max:.3f} "
+                 + ("points" if self.test == "pass rate" else "(hazard ratio)")
+                 + f", ceiling {self.ceiling:g}"),
             Table(f"p-values of the {cal.pairs} pairs in {bins} bins",
                   [Column("p"), Column("", key=True), Column("pairs", "right")], rows, limit=None),
             line(f"uniform p-values? KS p = {fmt_p(cal.ks_pvalue)}, chi-square over {bins} bins "
@@ -78,8 +84,12 @@ class NullCalibrationResult(Result):
 
 
 def calibrate(*, pairs: int = 200, tasks: int = 50, runs_per_task: int = 40, alpha: float = 0.05,
-              ceiling: float = 1.3, seed: int | None = None) -> NullCalibrationResult:
-    """Compare ``pairs`` unchanged pairs of the staged agent; ``seed=None`` draws one from the OS (kept)."""
+              ceiling: float | None = None, test: str = "pass rate", seed: int | None = None) -> NullCalibrationResult:
+    """Compare ``pairs`` unchanged pairs of the staged agent; ``seed=None`` draws one from the OS (kept).
+
+    ``test`` is the comparison calibrated: ``"pass rate"`` (what ``fluke compare`` decides by; its
+    ceiling in points, default 5) or ``"log-rank"`` (where runs die; ceiling a hazard ratio, 1.3).
+    """
     import numpy as np
 
     from ..simulate import calibrate_null
@@ -88,9 +98,14 @@ def calibrate(*, pairs: int = 200, tasks: int = 50, runs_per_task: int = 40, alp
         if value < 1:
             raise UsageError(f"{name}={value!r} must be at least 1")
     check_level(alpha, "alpha")
-    if not ceiling > 1:
+    if test not in ("pass rate", "log-rank"):
+        raise UsageError(f"test={test!r} must be 'pass rate' or 'log-rank'")
+    ceiling = (5.0 if test == "pass rate" else 1.3) if ceiling is None else float(ceiling)
+    if test == "log-rank" and not ceiling > 1:
         raise UsageError(f"ceiling={ceiling!r} must exceed 1 (a hazard ratio)")
+    if not ceiling > 0:
+        raise UsageError(f"ceiling={ceiling!r} must be a positive number of points")
     seed = seed if seed is not None else secrets.randbits(63)
-    run = calibrate_null(pairs, tasks=tasks, runs_per_task=runs_per_task, alpha=alpha, ceiling=ceiling,
+    run = calibrate_null(pairs, tasks=tasks, runs_per_task=runs_per_task, alpha=alpha, ceiling=ceiling, test=test,
                          rng=np.random.default_rng(seed))
-    return NullCalibrationResult(run, alpha, seed)
+    return NullCalibrationResult(run, alpha, seed, test, ceiling)

@@ -1,8 +1,9 @@
-"""``compare``: B against A on when their runs die, with the detection limit printed beside the verdict.
+"""``compare``: B against A on pass rates first, with the detection limit in points beside the verdict.
 
-Picks both arms out of the ledger (:func:`~fluke.analysis.select_arm`), optionally moves each
-failed run's death to its first hard violation under a grading spec, runs
-:func:`fluke.comparison.compare_runs` and records the verdict in the ledger (a ``comparison``
+Picks both arms out of the ledger (:func:`~fluke.analysis.select_arm`), runs
+:func:`fluke.comparison.compare_versions` (the stratified pass-rate test; where runs die, only
+over runs whose failure step is known, optionally moved to the first hard violation under a
+grading spec; per-cell tests) and records the verdict in the ledger (a ``comparison``
 document, which ``fluke simulate --reveal`` later asks for).
 
 >>> import os, tempfile
@@ -13,23 +14,25 @@ document, which ``fluke simulate --reveal`` later asks for).
 >>> _ = ledger.ingest(list(desk.version(1)) + list(desk.version(2)))
 >>> a, b = (v.version[:12] for v in ledger.versions())
 >>> result = compare(ledger, a, b, record=False)
->>> result.to_dict()["kind"], result.verdict, result.comparison.strata
+>>> result.to_dict()["kind"], result.verdict, result.pass_rates.strata
 ('comparison', 'too small to tell', 12)
 >>> print(result.render()) # doctest: +ELLIPSIS
-too small to tell (p = 0.637); could not have detected a hazard ratio below 2.425, and 1.3 was asked for; ...
-p = 0.637; B's deaths 21 against 19.6 expected; hazard ratio B/A ≈ 1.177
+too small to tell: B − A = -2.1 points [-15.6, +11.5]
+Cochran–Mantel–Haenszel p = 0.723; ...
+detection limit: could not have detected a difference below 16.5 points ...
 ...
 """
 
 from __future__ import annotations
 
 import dataclasses
+import math
 from dataclasses import dataclass
 from typing import Any
 
 from ..errors import FlukeError, UsageError
-from ..format import fmt_num, fmt_p, fmt_share, natural_key
-from ._document import Column, Span, Table, blank, line, note
+from ..format import fmt_p, fmt_prob, fmt_share, natural_key
+from ._document import Column, Heading, Span, Table, blank, line, note
 from ._result import Result
 from ._select import Arm, check_level, disjoint, select_arm
 
@@ -39,52 +42,60 @@ RECORDED_KEYS = ("a", "b", "verdict", "pvalue", "detection_limit", "scenario")
 
 @dataclass(frozen=True)
 class ComparisonResult(Result):
-    """Arm B against arm A: the stratified log-rank verdict, per-step and per-cell tests.
+    """Arm B against arm A: pass rates first (the verdict), where runs die where that is known, per cell.
 
-    ``comparison`` is what :func:`fluke.comparison.compare_runs` returned; ``rows`` is how many
+    ``found`` is what :func:`fluke.comparison.compare_versions` returned; ``sequential`` the
+    anytime-valid test over the ledger's batches when it was asked for; ``rows`` is how many
     per-step and per-cell rows the text shows (0: none; ``--all`` shows every one).
     """
 
     kind = "comparison"
     a: Arm
     b: Arm
-    comparison: Any
+    found: Any
     scenario: str | None = None
     spec: str | None = None
     rows: int = 8
     recorded: bool = False
+    sequential: Any = None
 
     @property
     def verdict(self) -> str:
-        return self.comparison.result.verdict
+        return self.found.verdict
+
+    @property
+    def pass_rates(self):
+        """The primary comparison (:class:`fluke.comparison.PassRateComparison`)."""
+        return self.found.pass_rates
+
+    @property
+    def detection_limit(self) -> float:
+        """The smallest difference in pass rate, in points, these runs could have detected."""
+        return self.found.pass_rates.detection_limit
 
     def conditional_on(self) -> str:
-        found = self.comparison
-        r = found.result
-        return (f"runs of A ({', '.join(v[:12] for v in self.a.versions)}) and B "
-                f"({', '.join(v[:12] for v in self.b.versions)}) in the {found.strata} scenario × condition "
-                f"strata both ran; log-rank stratified by stratum; α = {r.alpha:g}, power = {r.power:g}, "
-                f"ceiling {r.ceiling:g}; died_at from "
-                + ", ".join(f"{k} {v}" for k, v in found.died_from.items() if v))
+        r = self.found.pass_rates
+        versions = (f"runs of A ({', '.join(v[:12] for v in self.a.versions)}) and B "
+                    f"({', '.join(v[:12] for v in self.b.versions)})")
+        return f"{versions}; {r.conditional_on()}; the unit is the scenario"
 
     def payload(self) -> dict[str, Any]:
-        from ..comparison import CLOSING_STATEMENT
-
-        found = self.comparison
-        r, lr = found.result, found.result.logrank
+        found, r = self.found, self.found.pass_rates
+        doc = found.to_dict()
         return {
-            "a": {**self.a.describe(), "compared": r.runs_a, "deaths": r.deaths_a},
-            "b": {**self.b.describe(), "compared": r.runs_b, "deaths": r.deaths_b},
-            "scenario": self.scenario, "spec": self.spec, "strata": found.strata, "excluded": found.excluded,
-            "died_at_from": found.died_from, "verdict": r.verdict, "pvalue": r.pvalue, "statistic": r.statistic,
-            "detection_limit": r.detection_limit, "ceiling": r.ceiling, "alpha": r.alpha, "power": r.power,
-            "runs_needed_per_arm": r.runs_needed_per_arm, "direction": r.direction,
-            "hazard_ratio": lr.hazard_ratio, "observed_b": lr.observed, "expected_b": lr.expected,
-            "summary": r.summary(),
-            "steps": [dataclasses.asdict(s) for s in found.steps.steps],
-            "cells": [dataclasses.asdict(c) for c in found.cells.cells],
-            "cells_only_a": list(found.cells.only_a), "cells_only_b": list(found.cells.only_b),
-            "conditional_on": self.conditional_on(), "statement": CLOSING_STATEMENT,
+            "a": {**self.a.describe(), "compared": r.runs_a, "passes": r.passes_a, "unknown": r.unknown[0]},
+            "b": {**self.b.describe(), "compared": r.runs_b, "passes": r.passes_b, "unknown": r.unknown[1]},
+            "scenario": self.scenario, "spec": self.spec, "verdict": r.verdict, "pvalue": r.pvalue,
+            "difference_points": r.difference, "interval_points": list(r.interval),
+            "detection_limit": r.detection_limit, "detection_limit_unit": "points", "ceiling": r.ceiling,
+            "alpha": r.alpha, "power": r.power, "test": r.test.method, "p_b_below_a": r.p_b_below_a,
+            "prior": r.prior, "strata": r.strata, "uninformative": r.uninformative,
+            "runs_needed_per_arm": r.runs_needed_per_arm, "unknown_policy": r.unknown_policy,
+            "summary": r.summary(), **{k: doc[k] for k in ("pass_rates", "where", "cells", "cells_only_a",
+                                                             "cells_only_b", "excluded", "died_from")},
+            "sequential": None if self.sequential is None else {
+                **dataclasses.asdict(self.sequential), "summary": self.sequential.summary()},
+            "conditional_on": self.conditional_on(), "statement": found.statement,
         }
 
     def recorded_body(self) -> dict[str, Any]:
@@ -93,28 +104,44 @@ class ComparisonResult(Result):
         return {k: doc[k] for k in RECORDED_KEYS}
 
     def blocks(self) -> list:
-        from ..comparison import CLOSING_STATEMENT, DIFFERENT, TOO_SMALL
+        from ..comparison import DIFFERENT, TOO_SMALL
 
-        found = self.comparison
-        r = found.result
+        found, r = self.found, self.found.pass_rates
         style = {DIFFERENT: "bad", TOO_SMALL: "warn"}.get(r.verdict, "good")
-        summary = r.summary()
+        lo, hi = r.interval
+        ci = f"[{lo:+.1f}, {hi:+.1f}]" if math.isfinite(lo) else f"(no interval: {r.interval_reason})"
+        limit = (f"{r.detection_limit:.1f} points" if math.isfinite(r.detection_limit)
+                 else "— (no scenario carries information)")
         out: list = [
-            line(Span(r.verdict, style), summary[len(r.verdict):]),
-            line(f"p = {fmt_p(r.pvalue)}; B's deaths {r.logrank.observed:.0f} against {r.logrank.expected:.1f} "
-                 f"expected; hazard ratio B/A ≈ {fmt_num(r.logrank.hazard_ratio)}"),
-            line(Span("A ", "bold"), self.a.line(), f"   {fmt_share(r.deaths_a, r.runs_a)} died"),
-            line(Span("B ", "bold"), self.b.line(), f"   {fmt_share(r.deaths_b, r.runs_b)} died"),
+            Heading(f"{r.verdict}: B − A = {r.difference:+.1f} points {ci}"),
+            line(Span(f"{r.test.method} p = {fmt_p(r.pvalue)}", style),
+                 f"; P(B < A) = {fmt_prob(r.p_b_below_a)} (prior {r.prior})"),
+            line(f"detection limit: could not have detected a difference below {limit} at α = {r.alpha:g} and "
+                 f"power {r.power:g} (ceiling {r.ceiling:g} points); {r.uninformative} of {r.strata} scenario "
+                 "cells carry no information (every run passed, or every run failed, in both arms)"
+                 + (f"; about {r.runs_needed_per_arm:,} runs per arm would be needed"
+                    if r.verdict == TOO_SMALL and r.runs_needed_per_arm else "")),
+            line(Span("A ", "bold"), self.a.line(), f"   {fmt_share(r.passes_a, r.runs_a)} passed"),
+            line(Span("B ", "bold"), self.b.line(), f"   {fmt_share(r.passes_b, r.runs_b)} passed"),
         ]
-        if found.steps.steps and self.rows:
-            steps = sorted(found.steps.steps, key=lambda s: (s.qvalue, s.step))
-            out.append(Table(
-                "deaths per step (runs at risk there), Fisher exact, BH across steps",
-                [Column("step", "right"), Column("event", key=True), Column("A", "right"), Column("B", "right"),
-                 Column("p", "right"), Column("q", "right")],
-                [[str(s.step), s.label or "—", fmt_share(s.deaths_a, s.at_risk_a), fmt_share(s.deaths_b, s.at_risk_b),
-                  fmt_p(s.pvalue), Span(fmt_p(s.qvalue), "bad" if s.qvalue < 0.05 else None)] for s in steps],
-                limit=self.rows, more="steps"))
+        if r.unknown[0] or r.unknown[1]:
+            out.append(line(f"unknown outcomes: {r.unknown[0]} in A, {r.unknown[1]} in B, counted as "
+                            f"'{r.unknown_policy}'"))
+        if self.sequential is not None:
+            out.append(line(f"batch by batch: {self.sequential.summary()}"))
+        where = found.where
+        out += [blank(), line(where.summary())]
+        if not where.skipped:
+            steps = sorted(where.steps.steps, key=lambda s: (s.qvalue, s.step))
+            if steps and self.rows:
+                out.append(Table(
+                    "deaths per step, stratified by scenario, BH across steps",
+                    [Column("step", "right"), Column("event", key=True), Column("A", "right"), Column("B", "right"),
+                     Column("p", "right"), Column("q", "right")],
+                    [[str(s.step), s.label or "—", fmt_share(s.deaths_a, s.at_risk_a),
+                      fmt_share(s.deaths_b, s.at_risk_b), fmt_p(s.pvalue),
+                      Span(fmt_p(s.qvalue), "bad" if s.qvalue < 0.05 else None)] for s in steps],
+                    limit=self.rows, more="steps"))
         if found.cells.cells and self.rows:
             cells = sorted(found.cells.cells, key=lambda c: (c.qvalue, natural_key(c.scenario), c.condition))
             out.append(Table(
@@ -129,9 +156,7 @@ class ComparisonResult(Result):
         ex = found.excluded
         if ex["a"] or ex["b"]:
             out.append(line(f"left out: {ex['a']} runs of A and {ex['b']} of B in scenarios the other arm never ran"))
-        if ex["unknown_a"] or ex["unknown_b"]:
-            out.append(line(f"left out: {ex['unknown_a'] + ex['unknown_b']} runs with no pass/fail outcome"))
-        out += [blank(), note(f"Conditional on: {self.conditional_on()}."), note(CLOSING_STATEMENT)]
+        out += [blank(), note(f"Conditional on: {self.conditional_on()}."), note(found.statement)]
         return out
 
 
@@ -148,30 +173,66 @@ def hard_violations(runs, spec_path: str | None) -> dict[str, int] | None:
             if r.outcome.passed is False and r.outcome.died_at is None}
 
 
-def compare(ledger, a: str, b: str, *, scenario: str | None = None, condition: str | None = None,
-            spec: str | None = None, alpha: float = 0.05, power: float = 0.8, ceiling: float = 1.3,
-            rows: int = 8, record: bool = True) -> ComparisonResult:
-    """Compare arm ``b`` against arm ``a`` (version selectors, ``@TRIALS`` picks trials).
+def _batches(ledger, arm_a: Arm, arm_b: Arm):
+    """Per-ingest counts of both arms, shaped (looks, strata): each ingest is one look."""
+    import numpy as np
 
-    Runs are stratified by scenario × condition; only strata both arms ran are compared. With
-    ``spec``, a failed run with no recorded ``died_at`` dies at its first hard violation. With
+    times = {}
+    for arm in (arm_a, arm_b):
+        times.update(ledger.recorded_times(version=list(arm.versions)))
+    looks = sorted({times[r.hash] for r in arm_a.runs + arm_b.runs if r.hash in times})
+    keys = sorted({(r.scenario, r.condition_key()) for r in arm_a.runs} & {(r.scenario, r.condition_key())
+                                                                            for r in arm_b.runs})
+    at, col = {t: i for i, t in enumerate(looks)}, {k: j for j, k in enumerate(keys)}
+    counts = np.zeros((4, len(looks), len(keys)))
+    for side, arm in ((0, arm_a), (2, arm_b)):
+        for r in arm.runs:
+            j = col.get((r.scenario, r.condition_key()))
+            if j is None or r.hash not in times or r.outcome.passed is None:
+                continue
+            counts[side, at[times[r.hash]], j] += r.outcome.passed is False
+            counts[side + 1, at[times[r.hash]], j] += 1
+    return counts
+
+
+def compare(ledger, a: str, b: str, *, scenario: str | None = None, condition: str | None = None,
+            spec: str | None = None, alpha: float = 0.05, power: float = 0.8, ceiling: float = 5.0,
+            hazard_ceiling: float = 1.3, unknown: str = "failure", sequential: bool = False, rows: int = 8,
+            record: bool = True, seed: int = 0) -> ComparisonResult:
+    """Compare arm ``b`` against arm ``a`` (version selectors, ``@TRIALS`` picks trials) on pass rates.
+
+    Strata are scenario × condition cells both arms ran. ``ceiling`` is the detection limit, in
+    points, below which "no significant difference" may be said. With ``spec``, a failed run with
+    no recorded ``died_at`` dies at its first hard violation (for the analysis of where runs die).
+    ``unknown`` says what a run with an unknown outcome counts as (``failure`` or ``exclude``).
+    ``sequential`` adds the anytime-valid test over the ledger's ingests (each one a look). With
     ``record`` the verdict is kept in the ledger as a ``comparison`` document.
     """
-    from ..comparison import compare_runs
+    import numpy as np
+
+    from ..comparison import compare_versions, sequential_test
 
     check_level(alpha, "alpha")
     check_level(power, "power")
-    if not ceiling > 1:
-        raise UsageError(f"ceiling={ceiling!r} must exceed 1 (a hazard ratio)")
+    if not ceiling > 0:
+        raise UsageError(f"ceiling={ceiling!r} must be a positive number of points")
+    if not hazard_ceiling > 1:
+        raise UsageError(f"hazard_ceiling={hazard_ceiling!r} must exceed 1 (a hazard ratio)")
     if rows < 0:
         raise UsageError(f"rows={rows!r} must be at least 0")
+    if unknown not in ("failure", "exclude"):
+        raise UsageError(f"unknown={unknown!r} must be 'failure' or 'exclude'")
     arm_a = select_arm(ledger, a, scenario=scenario, condition=condition)
     arm_b = select_arm(ledger, b, scenario=scenario, condition=condition)
     disjoint(arm_a, arm_b)
     spec = None if spec is None else str(spec)
     hard = hard_violations(arm_a.runs + arm_b.runs, spec)
-    found = compare_runs(arm_a.runs, arm_b.runs, hard_index=hard, alpha=alpha, power=power, ceiling=ceiling)
-    result = ComparisonResult(arm_a, arm_b, found, scenario=scenario, spec=spec, rows=rows, recorded=record)
+    found = compare_versions(arm_a.runs, arm_b.runs, hard_index=hard, unknown_policy=unknown, alpha=alpha,
+                             power=power, ceiling=ceiling, hazard_ceiling=hazard_ceiling,
+                             rng=np.random.default_rng(seed))
+    seq = sequential_test(*_batches(ledger, arm_a, arm_b), alpha=alpha) if sequential else None
+    result = ComparisonResult(arm_a, arm_b, found, scenario=scenario, spec=spec, rows=rows, recorded=record,
+                              sequential=seq)
     if record:
         ledger.put_document("comparison", result.recorded_body())
     return result

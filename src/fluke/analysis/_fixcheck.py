@@ -92,7 +92,8 @@ class FixCheckResult(Result):
                        "tries": check.candidate.tries,
                        "fixed_within_tries_if_pure_chance": 1 - chance.p ** self.tries},
             "flags": [dataclasses.asdict(f) for f in check.flags], "flags_against": check.reference,
-            "by_input": dataclasses.asdict(check.by_input),
+            "by_input": dataclasses.asdict(check.by_input) if check.control is not None else None,
+            "bar": None if check.bar is None else {**dataclasses.asdict(check.bar), "clears": check.clears_bar},
             "conditional_on": "first-run failing episodes as rows; intervals clustered by input (CR1, t on G−1)",
             "statement": check.statement,
         }
@@ -106,9 +107,15 @@ class FixCheckResult(Result):
                                 f"{100 * m.estimate:+.1f} points [{100 * m.low:+.1f}, {100 * m.high:+.1f}], "
                                 f"p = {fmt_p(m.pvalue)} ({m.clusters} inputs)"))
         else:
-            out.append(line("No control: the 'fixed' share below cannot be told from failures that pass on a "
-                            "re-run by chance. Re-run the unchanged agent the same way and pass it as --control.",
-                            style="warn"))
+            bar, cand = check.bar, check.candidate
+            out.append(line(Span("No control: nothing is called improved. ", "warn"),
+                            f"A pure re-run of this agent would call {fmt_pct(bar.once, 1)} of its failures "
+                            f"'fixed' once and {fmt_pct(bar.within, 1)} within {bar.tries} tries ({bar.method}); "
+                            f"that is the bar the candidate must clear."))
+            verdict = {True: "clears the bar (a reason to run a control, not a finding)",
+                       False: "does not clear the bar", None: "cannot be set against the bar"}[check.clears_bar]
+            out.append(line(f"candidate: {_share_cell(cand.fixed_once)} fixed once, which {verdict}. Re-run the "
+                            "unchanged agent the same way and pass it as --control to test the fix."))
         arms = [("candidate", check.candidate, self.candidate)]
         if check.control is not None:
             arms.append(("control", check.control, self.control))
@@ -132,9 +139,10 @@ class FixCheckResult(Result):
                              [[f.input, fmt_share(f.failures_candidate, f.trials_candidate),
                                fmt_share(f.failures_reference, f.trials_reference), fmt_p(f.pvalue),
                                Span(fmt_p(f.qvalue), "bad")] for f in flagged], more="inputs"))
-        bi = check.by_input
-        out.append(line(f"by input (sign test): {bi.improved} improved, {bi.worsened} worsened, {bi.unchanged} "
-                        f"unchanged; p = {fmt_p(bi.pvalue)}"))
+        if check.control is not None:
+            bi = check.by_input
+            out.append(line(f"by input (sign test against the control): {bi.improved} improved, {bi.worsened} "
+                            f"worsened, {bi.unchanged} unchanged; p = {fmt_p(bi.pvalue)}"))
         out += [blank(), note(f"Conditional on: {self.payload()['conditional_on']}."), note(check.statement)]
         return out
 

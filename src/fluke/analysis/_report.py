@@ -14,6 +14,7 @@
 
 from __future__ import annotations
 
+import math
 from dataclasses import dataclass
 from pathlib import Path
 from typing import Any, Sequence
@@ -53,8 +54,9 @@ def _summary_blocks(data) -> list:
     if data.comparison is not None:
         c = data.comparison
         if c.verdict is not None:
+            limit = f"{c.detection_limit:.1f} points" if math.isfinite(c.detection_limit) else "— (no information)"
             out.append(line("comparison: ", Span(c.verdict, "bold"), f" (p {fmt_p(c.pvalue)}); could not have "
-                            f"detected a hazard ratio below {c.detection_limit:.3g} (ceiling {c.ceiling:g})"))
+                            f"detected a difference in pass rate below {limit} (ceiling {c.ceiling:g} points)"))
             labels = c.step_labels or [None] * len(c.steps)
             for j, (step, q) in enumerate(zip(c.steps, c.qvalues or [])):
                 if q is not None and q < c.alpha:
@@ -103,7 +105,8 @@ def _versions(ledger, selectors: Sequence[str]) -> list[str] | None:
 
 def report(ledger, *, out: str | Path = "fluke-report.html", versions: Sequence[str] = (), bar: float = 0.9,
            level: float = 0.95, max_runs: int = 1000, title: str | None = None, spec: str | None = None,
-           alpha: float = 0.05, power: float = 0.8, ceiling: float = 1.3) -> ReportResult:
+           alpha: float = 0.05, power: float = 0.8, ceiling: float = 5.0,
+           hazard_ceiling: float = 1.3) -> ReportResult:
     """Write the HTML report of ``versions`` (selectors; default all) to ``out`` and return its summary."""
     from ..report import collect_report, enrich, grade_for_report, redacted, render_html, violations_from
 
@@ -122,7 +125,8 @@ def report(ledger, *, out: str | Path = "fluke-report.html", versions: Sequence[
     grades, _ = grade_for_report(runs, spec)
     data = collect_report(ledger, versions=chosen, bar=bar, level=level, max_runs=max_runs, title=title,
                           runs=runs, violations=violations_from(grades) if grades is not None else None)
-    data = enrich(data, runs, grades, spec_path=spec, alpha=alpha, power=power, ceiling=ceiling)
+    data = enrich(data, runs, grades, spec_path=spec, alpha=alpha, power=power, ceiling=ceiling,
+                  hazard_ceiling=hazard_ceiling)
     html = render_html(data)
     tmp = path.with_name(path.name + ".part")
     try:

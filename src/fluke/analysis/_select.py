@@ -148,12 +148,14 @@ def disjoint(*arms: Arm) -> None:
 def check_level(value: float, name: str = "level") -> float:
     """A probability strictly between 0 and 1 (a credible or confidence level, α, power).
 
+    The one level check (:func:`fluke.inference.check_level`), naming the option as given.
+
     >>> check_level(0.9)
     0.9
     """
-    if not 0 < value < 1:
-        raise UsageError(f"{name}={value!r} must be strictly between 0 and 1")
-    return float(value)
+    from ..inference import check_level as check
+
+    return check(value, name)
 
 
 def sorted_cells(rows: Sequence, key=None) -> list:

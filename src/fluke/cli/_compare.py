@@ -30,22 +30,31 @@ _RATIO = click.FloatRange(1, None, min_open=True)
               help="Grading spec: failed runs with no recorded died_at die at their first hard violation.")
 @click.option("--alpha", type=_LEVEL, default=0.05, show_default=True, help="Significance level.")
 @click.option("--power", type=_LEVEL, default=0.8, show_default=True, help="Power used for the detection limit.")
-@click.option("--ceiling", type=_RATIO, default=1.3, show_default=True,
-              help="Largest detection limit (hazard ratio) you accept.")
+@click.option("--ceiling", type=click.FloatRange(0, 100, min_open=True), default=5.0, show_default=True,
+              help="Largest detection limit, in pass-rate points, below which 'no significant difference' "
+                   "may be said (the size of change teams act on).")
+@click.option("--hazard-ceiling", type=_RATIO, default=1.3, show_default=True,
+              help="Largest detection limit (hazard ratio) for where runs die, when failure steps are known.")
+@click.option("--unknown", type=click.Choice(["failure", "exclude"]), default="failure", show_default=True,
+              help="A run whose outcome is unknown counts as a failure (as harnesses count it), or is left out.")
+@click.option("--sequential", is_flag=True,
+              help="Add the anytime-valid test over the ledger's ingests (look after every batch, α still holds).")
 @click.option("--steps", "show_steps", type=click.IntRange(min=0), default=8, show_default=True,
               help="Print at most this many per-step and per-cell rows (lowest q first).")
 @click.option("--no-record", is_flag=True, help="Do not record this comparison in the ledger.")
 @output_options
 @pass_context
 def compare(ctx: Context, version_a: str, version_b: str, scenario: str | None, condition: str | None,
-            spec: str | None, alpha: float, power: float, ceiling: float, show_steps: int,
-            no_record: bool) -> None:
-    """Compare B against A: stratified log-rank on when runs die, with the detection limit.
+            spec: str | None, alpha: float, power: float, ceiling: float, hazard_ceiling: float, unknown: str,
+            sequential: bool, show_steps: int, no_record: bool) -> None:
+    """Compare B against A: the difference in pass rate, its test, and what the runs could have seen.
 
     A and B are version selectors (``@TRIALS`` picks trials). Runs are stratified by
-    scenario × condition; only strata both arms ran are compared. The verdict is *different*,
-    *no significant difference* or *too small to tell*, and the minimum detectable hazard ratio
-    prints with every one. Per-step deaths and per-cell Fisher tests (BH q-values) show where.
+    scenario × condition; only strata both arms ran are compared. The verdict (*different*,
+    *no significant difference* or *too small to tell*) comes from a stratified test of failure
+    proportions (Cochran–Mantel–Haenszel; exact for small counts; exact McNemar with one run per
+    arm per scenario), and the smallest difference in points these runs could have detected prints
+    with every one. Where runs die is analysed only when failure steps are known.
 
     \b
     Example:
@@ -55,7 +64,8 @@ def compare(ctx: Context, version_a: str, version_b: str, scenario: str | None, 
     from ..analysis import compare as compare_arms
 
     ctx.emit(compare_arms(ctx.ledger(), version_a, version_b, scenario=scenario, condition=condition, spec=spec,
-                          alpha=alpha, power=power, ceiling=ceiling, rows=show_steps, record=not no_record))
+                          alpha=alpha, power=power, ceiling=ceiling, hazard_ceiling=hazard_ceiling, unknown=unknown,
+                          sequential=sequential, rows=show_steps, record=not no_record))
 
 
 @click.command()
@@ -157,15 +167,19 @@ def simulate(ctx: Context, tasks: int, runs_per_task: tuple[int, ...], factor: f
 @click.option("--tasks", type=click.IntRange(min=1), default=50, show_default=True)
 @click.option("--runs-per-task", type=click.IntRange(min=1), default=40, show_default=True)
 @click.option("--alpha", type=_LEVEL, default=0.05, show_default=True)
-@click.option("--ceiling", type=_RATIO, default=1.3, show_default=True)
+@click.option("--test", type=click.Choice(["pass rate", "log-rank"]), default="pass rate", show_default=True,
+              help="The comparison to calibrate: the pass-rate test compare decides by, or the log-rank on steps.")
+@click.option("--ceiling", type=float, default=None,
+              help="Detection-limit ceiling: points for the pass-rate test (default 5), a hazard ratio for the "
+                   "log-rank (default 1.3).")
 @click.option("--seed", type=int, default=None, help="Random seed (default: fresh from the OS, printed).")
 @output_options
 @pass_context
-def calibrate(ctx: Context, pairs: int, tasks: int, runs_per_task: int, alpha: float, ceiling: float,
-              seed: int | None) -> None:
+def calibrate(ctx: Context, pairs: int, tasks: int, runs_per_task: int, alpha: float, test: str,
+              ceiling: float | None, seed: int | None) -> None:
     """False-alarm calibration: compare many unchanged pairs of the staged agent.
 
-    Prints how many pairs the log-rank called different (with a Wilson interval that should
+    Prints how many pairs the test called different (with a Wilson interval that should
     contain alpha), the p-value histogram in 20 bins and two uniformity tests. Exit 1 when the
     interval misses alpha. Nothing is written to the ledger.
 
@@ -176,7 +190,7 @@ def calibrate(ctx: Context, pairs: int, tasks: int, runs_per_task: int, alpha: f
     from ..analysis import calibrate as calibrate_null
 
     result = calibrate_null(pairs=pairs, tasks=tasks, runs_per_task=runs_per_task, alpha=alpha, ceiling=ceiling,
-                            seed=seed)
+                            test=test, seed=seed)
     ctx.emit(result)
     if not result.holds:
         sys.exit(1)

@@ -26,8 +26,8 @@ from ._common import Context, output_options, pass_context
               help="Significance level of the two-version comparison.")
 @click.option("--power", type=float, default=0.8, show_default=True,
               help="Power used for the comparison's detection limit.")
-@click.option("--ceiling", type=click.FloatRange(1, None, min_open=True), default=1.3, show_default=True,
-              help="Largest detection limit (hazard ratio) you accept.")
+@click.option("--ceiling", type=click.FloatRange(0, 100, min_open=True), default=5.0, show_default=True,
+              help="Largest detection limit, in pass-rate points, you accept.")
 @output_options
 @pass_context
 def report(ctx: Context, out: str, selectors: tuple[str, ...], bar: float, level: float, max_runs: int,

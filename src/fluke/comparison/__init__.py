@@ -1,31 +1,49 @@
 """Honest comparisons of two versions: what the runs could and could not have shown.
 
-Pure functions over numpy arrays (and, in :func:`survival_data`, over :class:`~fluke.record.Run`
-objects): the stratified log-rank with its detection limit and verdict, per-step and per-cell
-tests with Benjamini–Hochberg q-values, the fix check against a control, failure consistency,
-Wilson intervals and null calibration.
+Pure functions over counts and numpy arrays (and, in :func:`compare_versions`,
+:func:`pass_counts` and :func:`survival_data`, over :class:`~fluke.record.Run` objects).
 
->>> from fluke.comparison import detection_limit, wilson_interval
+* Did the pass rate move? :func:`compare_pass_rates` (counts per stratum) and
+  :func:`compare_pass_counts` (maps of counts): the difference in points with an interval
+  clustered by scenario, the stratified test (:func:`stratified_test`: CMH, exact
+  conditional, exact McNemar), P(B < A) and the detection limit in points.
+* Where do runs die? :func:`compare_where`: the stratified log-rank over runs whose failure
+  step is known, its limit from the information, the hazard ratio from a stratified Cox fit
+  (:func:`stratified_cox`), per-step tests stratified by scenario; skipped when no step is known.
+* Looking again: :func:`sequential_test`, anytime-valid over any number of looks.
+* The fix check against a control (:func:`fix_check`; without one, the bar a re-run clears
+  by itself), failure consistency, per-cell Fisher tests, Wilson intervals, null calibration.
+* One verdict rule for all of them: :func:`verdict_of`.
+
+>>> from fluke.comparison import compare_pass_rates, detection_limit, wilson_interval
 >>> round(detection_limit(48), 3), [round(x, 4) for x in wilson_interval(11, 200)]
 (2.245, [0.031, 0.0958])
+>>> compare_pass_rates([18], [40], [30], [40]).verdict
+'different'
 """
 
 from ._calibration import NullCalibration, null_calibration
 from ._consistency import Consistency, consistency
+from ._cox import HazardRatio, stratified_cox
 from ._data import SurvivalData, failure_counts, outcome_arrays, survival_data
 from ._fisher import bh_qvalues, fisher_exact_many
 from ._fixcheck import (
                        ByInputTest,
                        FixCheck,
                        InputFlag,
+                       RerunBar,
                        RerunRule,
                        fix_check,
+                       rerun_bar,
                        rerun_rule,
 )
 from ._intervals import ClusteredMean, clustered_mean, wilson_interval
 from ._logrank import LogRankResult, logrank_batch, logrank_test
+from ._passrate import UNKNOWN_POLICIES, PassRateComparison, compare_pass_rates, pass_rate_limit
 from ._runs import RunComparison, compare_runs
+from ._sequential import SequentialTest, sequential_evalues, sequential_test
 from ._steps import CellTable, CellTest, StepTable, StepTest, per_cell, per_step
+from ._stratified import StratifiedTest, stratified_information, stratified_pvalues, stratified_test
 from ._verdict import (
                        CLOSING_STATEMENT,
                        DIFFERENT,
@@ -34,15 +52,27 @@ from ._verdict import (
                        SurvivalComparison,
                        compare_survival,
                        detection_limit,
+                       detection_z,
+                       hazard_ratio_limit,
                        runs_needed_per_arm,
+                       verdict_of,
+                       verdicts_of,
 )
+from ._versions import VersionComparison, compare_pass_counts, compare_versions, pass_counts
+from ._where import ASSUMPTIONS, WhereComparison, compare_where
 
 __all__ = [
-    "CLOSING_STATEMENT", "DIFFERENT", "NO_DIFFERENCE", "TOO_SMALL",
-    "ByInputTest", "CellTable", "CellTest", "ClusteredMean", "Consistency", "FixCheck", "InputFlag",
-    "LogRankResult", "NullCalibration", "RerunRule", "RunComparison", "StepTable", "StepTest", "SurvivalComparison",
-    "SurvivalData", "bh_qvalues", "clustered_mean", "compare_runs", "compare_survival", "consistency",
-    "detection_limit", "failure_counts", "fisher_exact_many", "fix_check", "logrank_batch",
-    "logrank_test", "null_calibration", "outcome_arrays", "per_cell", "per_step", "rerun_rule",
-    "runs_needed_per_arm", "survival_data", "wilson_interval",
+    "ASSUMPTIONS", "CLOSING_STATEMENT", "DIFFERENT", "NO_DIFFERENCE", "TOO_SMALL", "UNKNOWN_POLICIES",
+    "ByInputTest", "CellTable", "CellTest", "ClusteredMean", "Consistency", "FixCheck", "HazardRatio",
+    "InputFlag", "LogRankResult", "NullCalibration", "PassRateComparison", "RerunBar", "RerunRule",
+    "RunComparison", "SequentialTest", "StepTable", "StepTest", "StratifiedTest", "SurvivalComparison",
+    "SurvivalData", "VersionComparison", "WhereComparison",
+    "bh_qvalues", "clustered_mean", "compare_pass_counts", "compare_pass_rates", "compare_runs",
+    "compare_survival", "compare_versions", "compare_where", "consistency", "detection_limit",
+    "detection_z", "failure_counts", "fisher_exact_many", "fix_check",
+    "hazard_ratio_limit", "logrank_batch", "logrank_test", "null_calibration", "outcome_arrays",
+    "pass_counts", "pass_rate_limit", "per_cell", "per_step", "rerun_bar", "rerun_rule",
+    "runs_needed_per_arm", "sequential_evalues", "sequential_test", "stratified_cox",
+    "stratified_information", "stratified_pvalues", "stratified_test", "survival_data",
+    "verdict_of", "verdicts_of", "wilson_interval",
 ]

@@ -2,8 +2,12 @@
 
 A run's time is its event index. A failed run dies at ``outcome.died_at`` when the harness
 recorded it, else at its first hard violation (``hard_index``: run hash → event index, from
-grading), else at its last event. A passing run is censored at its last event. Runs whose
-outcome is unknown (``passed`` is None) are left out and counted.
+grading), else at the failed tool call it ends on (an engine that rejects a call and ends the
+episode). A failed run that ends any other way has no known failure step: it is left out and
+counted (``unknown_step="exclude"``, the default), or, under the old rule
+``unknown_step="last event"``, dies at its last event, which makes a survival test measure
+trajectory length. A passing run is censored at its last event. Runs whose outcome is unknown
+(``passed`` is None) are left out and counted.
 
 >>> from fluke.record import Run, Outcome, ToolCall, UserMessage
 >>> runs = [Run(scenario="s", events=[UserMessage(text="hi"), ToolCall(tool="review", ok=False)],
@@ -21,6 +25,7 @@ from dataclasses import dataclass
 
 import numpy as np
 
+from ..errors import InputError
 from ..record import Run, ToolCall
 
 __all__ = ["SurvivalData", "failure_counts", "outcome_arrays", "survival_data"]
@@ -31,7 +36,8 @@ class SurvivalData:
     """One entry per run with a known outcome: time, died, scenario, condition and death label.
 
     ``died_from`` counts where each time came from: ``died_at``, ``hard violation``,
-    ``last event`` (failed runs) and ``censored`` (passing runs).
+    ``failed call`` and ``unknown step`` (failed runs; the last left out of the arrays) and
+    ``censored`` (passing runs); under the old rule ``last event`` replaces the middle two.
     """
 
     time: np.ndarray
@@ -42,23 +48,32 @@ class SurvivalData:
     trial: np.ndarray
     unknown: int
     died_from: dict[str, int]
+    unknown_step: int = 0
 
 
 def _label(event) -> str:
     return event.tool if isinstance(event, ToolCall) else event.kind
 
 
-def survival_data(runs: Iterable[Run], *, hard_index: Mapping[str, int] | None = None) -> SurvivalData:
+def survival_data(runs: Iterable[Run], *, hard_index: Mapping[str, int] | None = None,
+                  unknown_step: str = "exclude") -> SurvivalData:
     """Times and death flags for ``runs`` by the died_at rule (see the module docstring).
 
     >>> from fluke.record import Run, Outcome, UserMessage
     >>> run = Run(scenario="s", events=[UserMessage(text="a"), UserMessage(text="b")], outcome=Outcome(passed=False))
     >>> survival_data([run], hard_index={run.hash: 0}).died_from["hard violation"]
     1
+    >>> data = survival_data([run])
+    >>> data.unknown_step, data.time.size
+    (1, 0)
     """
+    if unknown_step not in ("exclude", "last event"):
+        raise InputError(None, None, "unknown_step", f"unknown_step={unknown_step!r} must be 'exclude' or 'last event'")
+    legacy = unknown_step == "last event"
     time, died, scen, cond, label, trial = [], [], [], [], [], []
     unknown = 0
-    sources = {"died_at": 0, "hard violation": 0, "last event": 0, "censored": 0}
+    sources = ({"died_at": 0, "hard violation": 0, "last event": 0, "censored": 0} if legacy else
+               {"died_at": 0, "hard violation": 0, "failed call": 0, "unknown step": 0, "censored": 0})
     for run in runs:
         passed = run.outcome.passed
         if passed is None:
@@ -71,8 +86,13 @@ def survival_data(runs: Iterable[Run], *, hard_index: Mapping[str, int] | None =
             t, how = run.outcome.died_at, "died_at"
         elif hard_index is not None and run.hash in hard_index and hard_index[run.hash] is not None:
             t, how = int(hard_index[run.hash]), "hard violation"
-        else:
+        elif legacy:
             t, how = last, "last event"
+        elif run.events and isinstance(run.events[-1], ToolCall) and run.events[-1].ok is False:
+            t, how = last, "failed call"
+        else:
+            sources["unknown step"] += 1
+            continue
         sources[how] += 1
         time.append(t)
         died.append(not passed)
@@ -83,7 +103,7 @@ def survival_data(runs: Iterable[Run], *, hard_index: Mapping[str, int] | None =
     return SurvivalData(np.asarray(time, dtype=np.int64), np.asarray(died, dtype=bool),
                         np.asarray(scen, dtype=object), np.asarray(cond, dtype=object),
                         np.asarray(label, dtype=object), np.asarray(trial, dtype=np.int64),
-                        unknown, sources)
+                        unknown, sources, 0 if legacy else sources["unknown step"])
 
 
 def outcome_arrays(runs: Iterable[Run]):

@@ -15,6 +15,8 @@ from __future__ import annotations
 import numpy as np
 from scipy.special import gammaln
 
+from ..errors import InputError
+
 __all__ = ["bh_qvalues", "fisher_exact_many"]
 
 #: scipy's relative tolerance for "no more likely than the observed table".
@@ -33,9 +35,9 @@ def fisher_exact_many(a, b, c, d) -> np.ndarray:
     """
     a, b, c, d = (np.asarray(x, dtype=np.int64).reshape(-1) for x in (a, b, c, d))
     if not (a.shape == b.shape == c.shape == d.shape):
-        raise ValueError("a, b, c and d must have one entry per table")
+        raise InputError(None, None, "a", "a, b, c and d must have one entry per table")
     if a.size and min(a.min(), b.min(), c.min(), d.min()) < 0:
-        raise ValueError("table counts must be at least 0")
+        raise InputError(None, None, "a", "table counts must be at least 0")
     if a.size == 0:
         return np.empty(0)
     row1, col1 = a + b, a + c
@@ -55,24 +57,28 @@ def fisher_exact_many(a, b, c, d) -> np.ndarray:
 
 
 def bh_qvalues(pvalues) -> np.ndarray:
-    """Benjamini–Hochberg adjusted p-values (q-values); NaN entries stay NaN and are not counted.
+    """Benjamini–Hochberg adjusted p-values (q-values) along the last axis; NaN stays NaN, uncounted.
+
+    A 2-D array is many families at once, one per row (e.g. the steps of many simulated pairs).
 
     >>> bh_qvalues([0.5, float("nan"), 0.01]).tolist()
     [0.5, nan, 0.02]
+    >>> bh_qvalues([[0.01, 0.04], [0.5, 0.2]]).tolist()
+    [[0.02, 0.04], [0.5, 0.4]]
     """
-    p = np.asarray(pvalues, dtype=float).reshape(-1)
-    q = np.full(p.shape, np.nan)
+    p = np.asarray(pvalues, dtype=float)
+    shape = p.shape
+    p = np.atleast_2d(p.reshape(-1) if p.ndim <= 1 else p.reshape(-1, shape[-1]))
     ok = ~np.isnan(p)
-    m = int(ok.sum())
-    if m == 0:
-        return q
     if np.any((p[ok] < 0) | (p[ok] > 1)):
-        raise ValueError("pvalues must lie in [0, 1]")
-    pv = p[ok]
-    order = np.argsort(pv)
-    scaled = pv[order] * m / np.arange(1, m + 1)
-    monotone = np.minimum.accumulate(scaled[::-1])[::-1]
-    out = np.empty(m)
-    out[order] = np.minimum(monotone, 1.0)
-    q[ok] = out
-    return q
+        raise InputError(None, None, "pvalues", "pvalues must lie in [0, 1]")
+    m = ok.sum(axis=1, keepdims=True)
+    filled = np.where(ok, p, np.inf)
+    order = np.argsort(filled, axis=1, kind="stable")
+    with np.errstate(invalid="ignore"):
+        ranked = np.take_along_axis(filled, order, axis=1) * m / np.arange(1, p.shape[1] + 1)
+    monotone = np.minimum.accumulate(ranked[:, ::-1], axis=1)[:, ::-1]
+    q = np.empty_like(p)
+    np.put_along_axis(q, order, np.minimum(monotone, 1.0), axis=1)
+    q[~ok] = np.nan
+    return q.reshape(shape)

@@ -9,6 +9,14 @@ why every interval is clustered by input. On an agent whose failures are pure ch
 "fixes" 1 − p once and 1 − p³ within three with nothing changed: only the control can tell a
 fix from that background.
 
+Without a control there is no test of improvement: the by-input comparison against the very
+failures that selected the inputs calls an unchanged agent "improved" (regression to the mean),
+so it is not run, and a per-input flag is raised only where the candidate fails *more* than the
+first run (the selection can only hide that, never fake it). Instead the check reports the *bar*: what a pure re-run of this agent would "fix" by
+itself, from the first run's own consistency (1 − C once; within k, one minus the chance that
+an input which failed once fails k more times), which the candidate's share must clear before
+a control is worth running.
+
 >>> import numpy as np
 >>> first = ["a", "a", "b", "b", "c", "c"], [1, 0, 1, 1, 1, 0], [0, 1, 0, 1, 0, 1]
 >>> cand = ["a", "a", "b", "b", "c", "c"], [0, 0, 0, 1, 0, 0], [2, 3, 2, 3, 2, 3]
@@ -24,11 +32,14 @@ from dataclasses import dataclass
 import numpy as np
 from scipy import stats
 
+from ..errors import InputError
+from ._consistency import consistency
+from ._data import failure_counts
 from ._fisher import bh_qvalues, fisher_exact_many
 from ._intervals import ClusteredMean, clustered_mean
 from ._verdict import CLOSING_STATEMENT
 
-__all__ = ["ByInputTest", "FixCheck", "InputFlag", "RerunRule", "fix_check", "rerun_rule"]
+__all__ = ["ByInputTest", "FixCheck", "InputFlag", "RerunBar", "RerunRule", "fix_check", "rerun_bar", "rerun_rule"]
 
 
 @dataclass(frozen=True)
@@ -68,12 +79,63 @@ class ByInputTest:
 
 
 @dataclass(frozen=True)
+class RerunBar:
+    """What re-running the unchanged agent would call "fixed" by itself: the bar to clear.
+
+    ``once`` and ``within`` are shares (``within`` over ``tries`` re-runs); ``method`` says how
+    they were estimated: from the first run's consistency, or, where no input ran often
+    enough, the pure-chance ceiling 1 − p (which consistency can only lower).
+    """
+
+    once: float
+    within: float
+    tries: int
+    method: str
+
+
+def _falling(x: np.ndarray, k: int) -> np.ndarray:
+    out = np.ones_like(x, dtype=float)
+    for j in range(k):
+        out = out * np.maximum(x - j, 0)
+    return out
+
+
+def rerun_bar(failures, trials, *, tries: int = 3) -> RerunBar:
+    """The bar from per-input ``failures`` out of ``trials`` in the first run.
+
+    P(fail again | failed once) is consistency's C; P(fail k more | failed once) is
+    Σ f(f−1)…(f−k) / Σ f(n−1)…(n−k), the same without-replacement estimator over k + 1 trials.
+
+    >>> bar = rerun_bar([2, 0, 1, 2], [2, 2, 2, 2], tries=1)
+    >>> round(bar.once, 3), bar.method
+    (0.2, 'consistency of the first run')
+    """
+    if tries < 1:
+        raise InputError(None, None, "tries", f"tries={tries} must be at least 1")
+    f = np.asarray(failures, dtype=float).reshape(-1)
+    n = np.asarray(trials, dtype=float).reshape(-1)
+    c = consistency(f, n)
+    if not np.isfinite(c.c):
+        p = c.p if np.isfinite(c.p) else float("nan")
+        return RerunBar(1 - p, 1 - p**tries, tries, "pure chance 1 − p (no input ran twice): an upper bound")
+    denom = float((f * _falling(n - 1, tries)).sum())
+    if denom > 0:
+        within = 1 - float(_falling(f, tries + 1).sum()) / denom
+        how = "consistency of the first run"
+    else:
+        within, how = 1 - c.p**tries, f"consistency of the first run (within {tries}: pure chance, an upper bound)"
+    return RerunBar(1 - c.c, within, tries, how)
+
+
+@dataclass(frozen=True)
 class FixCheck:
     """Candidate against control on the first run's failing inputs.
 
     ``reference`` names what the per-input flags and the by-input test compare the candidate
-    with: ``"control"``, or ``"first run"`` when no control was given (then there is no
-    difference and the "fixed" shares cannot be told from chance).
+    with: ``"control"``, or ``"first run"`` when no control was given. Then there is no test
+    (``by_input`` counts nothing, p undefined), no difference, and flags only where the
+    candidate fails more; ``bar`` is what a pure re-run of the unchanged agent would "fix",
+    beside the candidate's share. Nothing here calls a candidate without a control improved.
     """
 
     candidate: RerunRule
@@ -84,6 +146,17 @@ class FixCheck:
     by_input: ByInputTest
     reference: str
     statement: str = CLOSING_STATEMENT
+    bar: RerunBar | None = None
+
+    @property
+    def clears_bar(self) -> bool | None:
+        """Without a control: whether the candidate's fixed-once interval lies above the bar.
+
+        Clearing it is a reason to run a control, not a finding of improvement; None with a control.
+        """
+        if self.bar is None or not np.isfinite(self.candidate.fixed_once.low):
+            return None
+        return bool(self.candidate.fixed_once.low > self.bar.once)
 
 
 def _arrays(inputs, failed, order, name):
@@ -91,7 +164,7 @@ def _arrays(inputs, failed, order, name):
     failed = np.asarray(failed, dtype=bool).reshape(-1)
     order = np.asarray(order, dtype=float).reshape(-1)
     if not (inputs.size == failed.size == order.size):
-        raise ValueError(f"{name}: inputs, failed and order must have one entry per run")
+        raise InputError(None, name, "inputs", f"{name}: inputs, failed and order must have one entry per run")
     return inputs, failed, order
 
 
@@ -150,7 +223,7 @@ def rerun_rule(first_inputs, first_failed, first_order, rerun_inputs, rerun_fail
     (0.0, 0.5, 3)
     """
     if within < 1:
-        raise ValueError(f"within={within} must be at least 1")
+        raise InputError(None, None, "within", f"within={within} must be at least 1")
     first = _arrays(first_inputs, first_failed, first_order, "first run")
     rerun = _arrays(rerun_inputs, rerun_failed, rerun_order, "re-run")
     return _rule(_rows(first, rerun, within), confidence_level)
@@ -167,6 +240,8 @@ def fix_check(first, candidate, control=None, *, within: int = 3, q: float = 0.0
               confidence_level: float = 0.95) -> FixCheck:
     """Run the re-run rule on the candidate and on the control and set them side by side.
 
+    Without a control: the candidate's rule and the bar (see :class:`FixCheck`), nothing more.
+
     ``first``, ``candidate`` and ``control`` are each ``(inputs, failed, order)``: one entry per
     run. Rows are the first run's failing episodes, each held to the same number of tries on both
     arms (the fewer either has); the differences (candidate − control) are clustered by input; flags are per-input Fisher tests (BH across inputs, flagged when q < ``q``);
@@ -180,7 +255,7 @@ def fix_check(first, candidate, control=None, *, within: int = 3, q: float = 0.0
     (1.0, 4, 0.125)
     """
     if within < 1:
-        raise ValueError(f"within={within} must be at least 1")
+        raise InputError(None, None, "within", f"within={within} must be at least 1")
     first_a = _arrays(*first, "first run")
     cand_a = _arrays(*candidate, "candidate")
     cand_rows = _rows(first_a, cand_a, within)
@@ -212,13 +287,20 @@ def fix_check(first, candidate, control=None, *, within: int = 3, q: float = 0.0
     if keep.any():
         p[keep] = fisher_exact_many(fc[keep], (nc - fc)[keep], fr[keep], (nr - fr)[keep])
     qv = bh_qvalues(p)
+    with np.errstate(invalid="ignore", divide="ignore"):
+        worse = fc * nr > fr * nc
     flags = tuple(InputFlag(str(failing[i]), int(fc[i]), int(nc[i]), int(fr[i]), int(nr[i]),
-                            float(p[i]), float(qv[i]), bool(qv[i] < q))
+                            float(p[i]), float(qv[i]), bool(qv[i] < q and (control is not None or worse[i])))
                   for i in np.flatnonzero(keep))
+    if control is None:
+        # the first run selected these inputs by failing, so a test against it would call an
+        # unchanged agent improved; give instead the bar an unchanged re-run reaches by itself
+        _, f_first, n_first = failure_counts(first_a[0], first_a[1])
+        bar = rerun_bar(f_first, n_first, tries=cand.tries or within)
+        return FixCheck(cand, None, None, None, flags, ByInputTest(0, 0, 0, float("nan")), reference, bar=bar)
     with np.errstate(invalid="ignore", divide="ignore"):
         change = fc[keep] / nc[keep] - fr[keep] / nr[keep]
     improved, worsened = int((change < 0).sum()), int((change > 0).sum())
     sign_p = float(stats.binomtest(improved, improved + worsened, 0.5).pvalue) if improved + worsened else float("nan")
     by_input = ByInputTest(improved, worsened, int((change == 0).sum()), sign_p)
     return FixCheck(cand, ctrl_rule, diff_once, diff_within, flags, by_input, reference)
-

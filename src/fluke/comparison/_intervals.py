@@ -1,5 +1,8 @@
 """Intervals: Wilson's for a share, and a mean clustered by sampling unit (CR1, Student t).
 
+The clustered mean is :func:`fluke.inference.clustered_interval` (one mechanism); this module
+only keeps the shape the comparisons report, with undefined cases as NaN and a reason.
+
 >>> [round(x, 4) for x in wilson_interval(11, 200)]
 [0.031, 0.0958]
 >>> m = clustered_mean([1, 0, 1, 1, 0, 0], ["a", "a", "b", "b", "c", "c"])
@@ -15,12 +18,16 @@ from dataclasses import dataclass
 import numpy as np
 from scipy import stats
 
+from ..errors import InputError
+from ..inference import clustered_interval
+
 __all__ = ["ClusteredMean", "clustered_mean", "wilson_interval"]
 
 
 def _check_level(confidence_level: float) -> float:
     if not 0 < confidence_level < 1:
-        raise ValueError(f"confidence_level={confidence_level!r} must lie strictly between 0 and 1")
+        raise InputError(None, None, "confidence_level",
+                         f"confidence_level={confidence_level!r} must lie strictly between 0 and 1")
     return confidence_level
 
 
@@ -32,9 +39,9 @@ def wilson_interval(successes: int, trials: int, *, confidence_level: float = 0.
     """
     _check_level(confidence_level)
     if trials < 0:
-        raise ValueError(f"trials={trials} must be at least 0")
+        raise InputError(None, None, "trials", f"trials={trials} must be at least 0")
     if not 0 <= successes <= max(trials, 0):
-        raise ValueError(f"successes={successes} must lie between 0 and trials={trials}")
+        raise InputError(None, None, "successes", f"successes={successes} must lie between 0 and trials={trials}")
     if trials == 0:
         return (float("nan"), float("nan"))
     z = stats.norm.ppf(0.5 + confidence_level / 2)
@@ -83,16 +90,14 @@ def clustered_mean(values, clusters, *, confidence_level: float = 0.95) -> Clust
     y = np.asarray(values, dtype=float).reshape(-1)
     labels = np.asarray(clusters).reshape(-1)
     if labels.shape != y.shape:
-        raise ValueError(f"clusters has {labels.size} entries but values has {y.size}; give one per row")
+        raise InputError(None, None, "clusters", f"clusters has {labels.size} entries but values has {y.size}; "
+                         "give one per row")
     nan = float("nan")
     if y.size == 0:
         return ClusteredMean(nan, nan, nan, nan, 0, 0, confidence_level, "no rows")
-    codes = np.unique(labels, return_inverse=True)[1].reshape(-1)
-    g = int(codes.max()) + 1
-    mean = float(y.mean())
-    if g < 2:
-        return ClusteredMean(mean, nan, nan, nan, int(y.size), g, confidence_level, "one cluster: no interval")
-    sums = np.bincount(codes, weights=y - mean, minlength=g)
-    se = math.sqrt(g / (g - 1) * float(np.sum(sums**2))) / y.size
-    t = stats.t.ppf(0.5 + confidence_level / 2, g - 1)
-    return ClusteredMean(mean, se, mean - t * se, mean + t * se, int(y.size), g, confidence_level)
+    fit = clustered_interval(y, labels, confidence_level=confidence_level)
+    if fit.clusters < 2:
+        return ClusteredMean(fit.statistic, nan, nan, nan, fit.rows, fit.clusters, confidence_level,
+                             "one cluster: no interval")
+    return ClusteredMean(fit.statistic, fit.standard_error, fit.low, fit.high, fit.rows, fit.clusters,
+                         confidence_level)

@@ -21,6 +21,8 @@ from dataclasses import dataclass
 import numpy as np
 from scipy import stats
 
+from ..errors import InputError
+
 __all__ = ["LogRankResult", "logrank_batch", "logrank_test"]
 
 
@@ -90,22 +92,22 @@ def _check(time, died, group, strata):
     n = time.shape[0]
     for name, arr in (("died", died), ("group", group)):
         if arr.shape[0] != n:
-            raise ValueError(f"{name} has {arr.shape[0]} entries but time has {n}; give one per run")
+            raise InputError(None, None, name, f"{name} has {arr.shape[0]} entries but time has {n}; give one per run")
     if n and not np.all(np.isfinite(time)):
-        raise ValueError("time must be finite: every run needs an event index")
+        raise InputError(None, None, "time", "time must be finite: every run needs an event index")
     if n and time.min() < 0:
-        raise ValueError(f"time={time.min()!r} must be at least 0 (an event index)")
+        raise InputError(None, None, "time", f"time={time.min()!r} must be at least 0 (an event index)")
     if strata is None:
         codes = np.zeros(n, dtype=np.int64)
     else:
         strata = np.asarray(strata).reshape(-1)
         if strata.shape[0] != n:
-            raise ValueError(f"strata has {strata.shape[0]} entries but time has {n}; give one per run")
+            raise InputError(None, None, "strata", f"strata has {strata.shape[0]} entries but time has {n}; give one per run")
         codes = _codes(strata)
     if group.dtype != bool:
         labels = np.unique(group)
         if labels.size > 2:
-            raise ValueError(f"group has {labels.size} distinct values; the test compares two arms")
+            raise InputError(None, None, "group", f"group has {labels.size} distinct values; the test compares two arms")
         group = group == labels[-1] if labels.size == 2 else np.zeros(n, dtype=bool)
     return time, died.astype(bool), group, codes
 
@@ -174,10 +176,11 @@ def logrank_test(time, died, group, *, strata=None) -> LogRankResult:
                          deaths=int(died.sum()), strata=n_strata)
 
 
-def logrank_batch(time, died, group, strata):
+def logrank_batch(time, died, group, strata, *, with_variance: bool = False):
     """Many independent stratified log-rank tests at once; rows of the 2-D inputs are pairs.
 
-    Returns ``(statistic, pvalue, deaths)`` arrays, one entry per row. Equivalent to calling
+    Returns ``(statistic, pvalue, deaths)`` arrays, one entry per row, and the information V
+    as a fourth array when ``with_variance``. Equivalent to calling
     :func:`logrank_test` on each row, but one vectorised pass (used by null calibration).
 
     >>> import numpy as np
@@ -193,7 +196,7 @@ def logrank_batch(time, died, group, strata):
     group = np.asarray(group, dtype=bool)
     strata = np.asarray(strata)
     if time.ndim != 2 or not (time.shape == died.shape == group.shape == strata.shape):
-        raise ValueError(f"time, died, group and strata must be 2-D arrays of one shape; got "
+        raise InputError(None, None, "time", f"time, died, group and strata must be 2-D arrays of one shape; got "
                          f"{time.shape}, {died.shape}, {group.shape}, {strata.shape}")
     pairs = time.shape[0]
     codes = _codes(strata).reshape(strata.shape)
@@ -206,4 +209,6 @@ def logrank_batch(time, died, group, strata):
     with np.errstate(invalid="ignore", divide="ignore"):
         statistic = np.where(v > 0, ome**2 / np.where(v > 0, v, 1.0), np.nan)
     pvalue = stats.chi2.sf(statistic, 1)
+    if with_variance:
+        return statistic, pvalue, died.sum(axis=1), v
     return statistic, pvalue, died.sum(axis=1)

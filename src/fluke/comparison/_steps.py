@@ -1,10 +1,12 @@
 """Where a change happened: per-step deaths and per-cell failures, each with BH q-values.
 
 A *step* is an event index. At each step where some run died, the runs still at risk there
-(time ≥ step) are split into those that died at that step and those that went on; Fisher's
-exact test compares the two arms on that split, which is the step's own hazard, so a change at
-one step does not show up as a change at the later steps it thins out. A *cell* is a scenario
-× condition; Fisher's exact test compares failures out of trials per cell.
+(time ≥ step) are split into those that died at that step and those that went on; a test
+compares the two arms on that split, which is the step's own hazard, so a change at one step
+does not show up as a change at the later steps it thins out. Stratified by scenario, the
+test compares the arms within each scenario (so different scenario mixes cannot make a step
+look changed); unstratified with small counts, it is Fisher's exact test. A *cell* is a
+scenario × condition; Fisher's exact test compares failures out of trials per cell.
 
 >>> import numpy as np
 >>> time = np.array([1, 1, 2, 3, 3, 1, 1, 1, 1, 3])
@@ -21,7 +23,9 @@ from dataclasses import dataclass
 
 import numpy as np
 
+from ..errors import InputError
 from ._fisher import bh_qvalues, fisher_exact_many
+from ._stratified import stratified_pvalues
 
 __all__ = ["CellTable", "CellTest", "StepTable", "StepTest", "per_cell", "per_step"]
 
@@ -45,6 +49,7 @@ class StepTable:
     """Per-step tests; BH across the steps where some run died."""
 
     steps: tuple[StepTest, ...]
+    stratified: bool = False
 
     def significant(self, q: float = 0.05) -> tuple[StepTest, ...]:
         """The steps whose q-value is below ``q``."""
@@ -56,7 +61,8 @@ def _step_labels(steps: np.ndarray, time: np.ndarray, died: np.ndarray, labels) 
         return [None] * steps.size
     labels = np.asarray(labels, dtype=object).reshape(-1)
     if labels.size != time.size:
-        raise ValueError(f"labels has {labels.size} entries but time has {time.size}; give one per run")
+        raise InputError(None, None, "labels", f"labels has {labels.size} entries but time has {time.size}; "
+                         "give one per run")
     idx = np.searchsorted(steps, time[died])
     lab = labels[died].astype(str)
     names, codes = np.unique(lab, return_inverse=True)
@@ -65,11 +71,15 @@ def _step_labels(steps: np.ndarray, time: np.ndarray, died: np.ndarray, labels) 
     return [str(names[i]) for i in counts.argmax(axis=1)]
 
 
-def per_step(time, died, group, *, labels=None) -> StepTable:
-    """Deaths per step in arm A and arm B (``group`` True), Fisher exact per step, BH q-values.
+def per_step(time, died, group, *, labels=None, strata=None, method: str = "auto") -> StepTable:
+    """Deaths per step in arm A and arm B (``group`` True), a test per step, BH q-values across steps.
 
-    ``labels`` names each run's death event (e.g. the tool that failed); a step is named by
-    the label most of its deaths carry.
+    At each step the runs at risk are those that reached it. With ``strata`` (e.g. the scenario)
+    each step's test is stratified (:func:`~fluke.comparison.stratified_test`: CMH, or exact for
+    small counts), so arms that ran different scenario mixes are compared within scenarios;
+    without, one stratum (which for small counts is Fisher's exact test). ``labels`` names each
+    run's death event (e.g. the tool that failed); a step is named by the label most of its
+    deaths carry.
 
     >>> t = per_step([1, 2, 4, 1, 1, 4], [1, 1, 0, 1, 1, 0], [0, 0, 0, 1, 1, 1],
     ...              labels=["review", "sample", "reply", "review", "review", "reply"])
@@ -80,25 +90,40 @@ def per_step(time, died, group, *, labels=None) -> StepTable:
     died = np.asarray(died, dtype=bool).reshape(-1)
     group = np.asarray(group, dtype=bool).reshape(-1)
     if not (time.size == died.size == group.size):
-        raise ValueError("time, died and group must have one entry per run")
+        raise InputError(None, None, "died", "time, died and group must have one entry per run")
+    if strata is None:
+        codes, n_strata = np.zeros(time.size, dtype=np.int64), 1
+    else:
+        strata = np.asarray(strata).reshape(-1)
+        if strata.size != time.size:
+            raise InputError(None, None, "strata", f"strata has {strata.size} entries but time has {time.size}")
+        codes = np.unique(strata, return_inverse=True)[1].reshape(-1)
+        n_strata = int(codes.max()) + 1 if codes.size else 1
     steps = np.unique(time[died])
     if steps.size == 0:
         return StepTable(())
-    out = []
-    cols = []
+    # a run is at risk at every step up to its own time: reached[j] counts runs past step j − 1
+    reach = np.searchsorted(steps, time, side="right")
+    at_j = np.searchsorted(steps, time)
+    grids = []
     for arm in (False, True):
-        t_arm = np.sort(time[group == arm])
-        at_risk = t_arm.size - np.searchsorted(t_arm, steps, side="left")
-        deaths = np.bincount(np.searchsorted(steps, time[died & (group == arm)]), minlength=steps.size)
-        cols.append((deaths, at_risk))
-    (da, na), (db, nb) = cols
-    p = fisher_exact_many(da, na - da, db, nb - db)
+        m = group == arm
+        ended = np.zeros((steps.size + 1, n_strata))
+        np.add.at(ended, (reach[m], codes[m]), 1)
+        at_risk = np.cumsum(ended[::-1], axis=0)[::-1][1:]
+        dead = np.zeros((steps.size, n_strata))
+        md = m & died
+        np.add.at(dead, (at_j[md], codes[md]), 1)
+        grids.append((dead, at_risk))
+    (da, na), (db, nb) = grids
+    # a step with no information (every run at risk died, or one arm had none at risk) gets p = 1,
+    # as Fisher's test gives such a table
+    p = np.nan_to_num(stratified_pvalues(da, na, db, nb, method=method), nan=1.0)
     q = bh_qvalues(p)
     names = _step_labels(steps, time, died, labels)
-    for i, step in enumerate(steps):
-        out.append(StepTest(int(step), names[i], int(da[i]), int(na[i]), int(db[i]), int(nb[i]),
-                            float(p[i]), float(q[i])))
-    return StepTable(tuple(out))
+    out = [StepTest(int(step), names[i], int(da[i].sum()), int(na[i].sum()), int(db[i].sum()),
+                    int(nb[i].sum()), float(p[i]), float(q[i])) for i, step in enumerate(steps)]
+    return StepTable(tuple(out), stratified=strata is not None)
 
 
 @dataclass(frozen=True)
@@ -141,7 +166,8 @@ def per_cell(counts_a, counts_b) -> CellTable:
     for name, counts in (("counts_a", counts_a), ("counts_b", counts_b)):
         for key, (failures, trials) in counts.items():
             if not 0 <= failures <= trials:
-                raise ValueError(f"{name}[{key!r}]: failures={failures} must lie between 0 and trials={trials}")
+                raise InputError(None, None, name, f"{name}[{key!r}]: failures={failures} must lie between 0 "
+                                 f"and trials={trials}")
     if not keys:
         p = q = np.empty(0)
     else:

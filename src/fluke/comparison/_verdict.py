@@ -1,13 +1,20 @@
-"""The survival comparison of two arms: log-rank, detection limit and one of three verdicts.
+"""The verdict rule shared by every comparison, and the survival comparison of two arms.
 
-The detection limit is the smallest hazard ratio the design could have detected:
-exp(2(z₁₋α/₂ + z_power)/√D) with D the number of deaths in both arms. It prints with every
-verdict, so "no difference" is never confused with "could not tell".
+One rule decides every comparison (pass rates, the log-rank, null calibration): *different*
+when p < α; else *too small to tell* when the detection limit is undefined or above the
+declared ceiling; else *no significant difference*. An undefined p-value (no information) is
+*too small to tell*, never *no significant difference*.
 
->>> round(detection_limit(48), 3)
-2.245
->>> runs_needed_per_arm(deaths=54, runs=200, ceiling=1.3)
-845
+The log-rank's detection limit is the smallest hazard ratio the test could have detected at
+α and power: exp((z₁₋α/₂ + z_power)/√V) with V the test's information (the summed
+hypergeometric variance). For 1:1 allocation V ≈ D/4 with D deaths, which gives the familiar
+exp(2(z₁₋α/₂ + z_power)/√D) (:func:`detection_limit`); V is the one to use, since it counts
+only deaths that could have fallen in either arm.
+
+>>> round(detection_limit(48), 3), round(hazard_ratio_limit(12.0), 3)
+(2.245, 2.245)
+>>> verdict_of(0.01, 9.0, alpha=0.05, ceiling=5.0), verdict_of(float("nan"), 0.0, alpha=0.05, ceiling=5.0)
+('different', 'too small to tell')
 """
 
 from __future__ import annotations
@@ -18,6 +25,7 @@ from dataclasses import dataclass
 import numpy as np
 from scipy import stats
 
+from ..errors import InputError
 from ..format import fmt_p
 from ._logrank import LogRankResult, logrank_test
 
@@ -29,7 +37,11 @@ __all__ = [
     "SurvivalComparison",
     "compare_survival",
     "detection_limit",
+    "detection_z",
+    "hazard_ratio_limit",
     "runs_needed_per_arm",
+    "verdict_of",
+    "verdicts_of",
 ]
 
 DIFFERENT = "different"
@@ -43,23 +55,67 @@ CLOSING_STATEMENT = (
     "for them (same inputs, same conditions, independent draws).")
 
 
-def _z(alpha: float, power: float) -> float:
+def detection_z(alpha: float, power: float) -> float:
+    """z₁₋α/₂ + z_power: how many standard errors a detectable effect must span.
+
+    >>> round(detection_z(0.05, 0.8), 4)
+    2.8016
+    """
     if not 0 < alpha < 1:
-        raise ValueError(f"alpha={alpha!r} must lie strictly between 0 and 1")
+        raise InputError(None, None, "alpha", f"alpha={alpha!r} must lie strictly between 0 and 1")
     if not 0 < power < 1:
-        raise ValueError(f"power={power!r} must lie strictly between 0 and 1")
+        raise InputError(None, None, "power", f"power={power!r} must lie strictly between 0 and 1")
     return float(stats.norm.ppf(1 - alpha / 2) + stats.norm.ppf(power))
 
 
+def verdicts_of(pvalue, limit, *, alpha: float, ceiling: float) -> np.ndarray:
+    """The verdict rule on arrays of p-values and detection limits (one verdict per entry).
+
+    >>> verdicts_of([0.01, 0.3, 0.3], [9.0, 9.0, 2.0], alpha=0.05, ceiling=5.0).tolist()
+    ['different', 'too small to tell', 'no significant difference']
+    """
+    p = np.asarray(pvalue, dtype=float)
+    lim = np.asarray(limit, dtype=float)
+    different = np.isfinite(p) & (p < alpha)
+    too_small = ~different & (~np.isfinite(p) | ~np.isfinite(lim) | (lim > ceiling))
+    out = np.full(np.broadcast(p, lim).shape, NO_DIFFERENCE, dtype=object)
+    out[np.broadcast_to(too_small, out.shape)] = TOO_SMALL
+    out[np.broadcast_to(different, out.shape)] = DIFFERENT
+    return out
+
+
+def verdict_of(pvalue: float, limit: float, *, alpha: float, ceiling: float) -> str:
+    """The verdict of one comparison from its p-value and detection limit (see the module docstring).
+
+    >>> verdict_of(0.2, 3.0, alpha=0.05, ceiling=5.0)
+    'no significant difference'
+    """
+    return str(verdicts_of(pvalue, limit, alpha=alpha, ceiling=ceiling).reshape(-1)[0])
+
+
+def hazard_ratio_limit(variance: float, *, alpha: float = 0.05, power: float = 0.8) -> float:
+    """Minimum detectable hazard ratio from the log-rank information V (inf when V = 0).
+
+    >>> hazard_ratio_limit(0.0)
+    inf
+    """
+    z = detection_z(alpha, power)
+    if not variance > 0:
+        return math.inf
+    return math.exp(z / math.sqrt(variance))
+
+
 def detection_limit(deaths: int, *, alpha: float = 0.05, power: float = 0.8) -> float:
-    """Minimum detectable hazard ratio with ``deaths`` deaths in both arms (inf with none).
+    """Minimum detectable hazard ratio with ``deaths`` deaths in both arms, 1:1 allocation.
+
+    The approximation V ≈ D/4 of :func:`hazard_ratio_limit`, for planning before any run.
 
     >>> detection_limit(0)
     inf
     """
     if deaths < 0:
-        raise ValueError(f"deaths={deaths} must be at least 0")
-    z = _z(alpha, power)
+        raise InputError(None, None, "deaths", f"deaths={deaths} must be at least 0")
+    z = detection_z(alpha, power)
     if deaths == 0:
         return math.inf
     return math.exp(2 * z / math.sqrt(deaths))
@@ -76,10 +132,10 @@ def runs_needed_per_arm(*, deaths: int, runs: int, ceiling: float = 1.3, alpha: 
     537
     """
     if ceiling <= 1:
-        raise ValueError(f"ceiling={ceiling!r} must exceed 1 (a hazard ratio)")
+        raise InputError(None, None, "ceiling", f"ceiling={ceiling!r} must exceed 1 (a hazard ratio)")
     if runs <= 0 or deaths <= 0:
         return None
-    needed_deaths = (2 * _z(alpha, power) / math.log(ceiling)) ** 2
+    needed_deaths = (2 * detection_z(alpha, power) / math.log(ceiling)) ** 2
     return math.ceil(needed_deaths / (2 * deaths / runs))
 
 
@@ -117,7 +173,7 @@ class SurvivalComparison:
     def summary(self) -> str:
         """One line: the verdict, the p-value and the detection limit (always)."""
         p = fmt_p(self.pvalue)  # the one p-value formatter, as every other output prints it
-        limit = f"{self.detection_limit:.3f}" if math.isfinite(self.detection_limit) else "∞ (no deaths)"
+        limit = f"{self.detection_limit:.3f}" if math.isfinite(self.detection_limit) else "∞ (no information)"
         line = f"{self.verdict} (p = {p}"
         line += f"; runs die earlier in {self.direction})" if self.direction else ")"
         line += f"; could not have detected a hazard ratio below {limit}"
@@ -134,8 +190,9 @@ def compare_survival(time, died, group, *, strata=None, alpha: float = 0.05, pow
                      ceiling: float = 1.3) -> SurvivalComparison:
     """Compare arm B (``group`` True) with arm A on when their runs die, stratified by ``strata``.
 
-    Verdicts: *different* when p < alpha; otherwise *too small to tell* when the detection
-    limit exceeds ``ceiling``, else *no significant difference*.
+    The detection limit is :func:`hazard_ratio_limit` of the test's information V; the verdict
+    is :func:`verdict_of`. ``runs_needed_per_arm`` scales V with the runs (same design, more
+    runs per stratum) until the limit reaches ``ceiling``.
 
     >>> import numpy as np
     >>> time = np.r_[np.full(20, 4), np.full(5, 1), np.full(22, 4), np.full(3, 2)]
@@ -143,10 +200,10 @@ def compare_survival(time, died, group, *, strata=None, alpha: float = 0.05, pow
     >>> group = np.r_[np.zeros(25), np.ones(25)].astype(bool)
     >>> result = compare_survival(time, died, group)
     >>> result.verdict, round(result.detection_limit, 2)
-    ('too small to tell', 7.25)
+    ('too small to tell', 7.82)
     """
     if ceiling <= 1:
-        raise ValueError(f"ceiling={ceiling!r} must exceed 1 (a hazard ratio)")
+        raise InputError(None, None, "ceiling", f"ceiling={ceiling!r} must exceed 1 (a hazard ratio)")
     result = logrank_test(time, died, group, strata=strata)
     died_arr = np.asarray(died, dtype=bool).reshape(-1)
     group_arr = np.asarray(group).reshape(-1)
@@ -157,15 +214,12 @@ def compare_survival(time, died, group, *, strata=None, alpha: float = 0.05, pow
     runs_a = int(group_arr.size - runs_b)
     deaths_b = int((died_arr & group_arr).sum())
     deaths_a = int(died_arr.sum()) - deaths_b
-    limit = detection_limit(deaths_a + deaths_b, alpha=alpha, power=power)
+    limit = hazard_ratio_limit(result.variance, alpha=alpha, power=power)
+    verdict = verdict_of(result.pvalue, limit, alpha=alpha, ceiling=ceiling)
     needed = None
-    if math.isfinite(result.pvalue) and result.pvalue < alpha:
-        verdict = DIFFERENT
-    elif limit > ceiling:
-        verdict = TOO_SMALL
-        needed = runs_needed_per_arm(deaths=deaths_a + deaths_b, runs=runs_a + runs_b,
-                                     ceiling=ceiling, alpha=alpha, power=power)
-    else:
-        verdict = NO_DIFFERENCE
+    if verdict == TOO_SMALL and result.variance > 0:
+        # V grows in proportion to the runs when the design is repeated
+        scale = (detection_z(alpha, power) / math.log(ceiling)) ** 2 / result.variance
+        needed = math.ceil(scale * max(runs_a, runs_b))
     return SurvivalComparison(result, runs_a, runs_b, deaths_a, deaths_b, limit, verdict, needed,
                               alpha, power, ceiling)

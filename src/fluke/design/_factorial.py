@@ -25,7 +25,7 @@ from typing import Any, Mapping, Sequence
 import numpy as np
 from scipy import special
 
-from ..inference._clustered import _level, _values, cluster_codes
+from ..inference import check_level, check_values, cluster_codes
 
 __all__ = ["Contrast", "FactorialContrasts", "FactorialPlan", "factorial_contrasts",
            "factorial_plan", "paired_interval"]
@@ -55,8 +55,8 @@ def paired_interval(name: str, differences, *, confidence_level: float = 0.95) -
     >>> round(c.statistic, 2), c.df
     (0.2, 2)
     """
-    d = _values(differences)
-    level = _level(confidence_level)
+    d = check_values(differences)
+    level = check_level(confidence_level)
     g = d.size
     stat = float(d.mean())
     if g < 2:
@@ -112,8 +112,8 @@ def factorial_contrasts(values, environments, factors: Mapping[str, Sequence], *
     one environment are averaged first. Environments missing a policy are dropped (counted
     in ``dropped``): a paired contrast needs all four cells.
     """
-    y = _values(values)
-    level = _level(confidence_level)
+    y = check_values(values)
+    level = check_level(confidence_level)
     if len(factors) != 2:
         raise ValueError(f"factors has {len(factors)} entries {list(factors)}; give exactly two")
     (a_name, a_col), (b_name, b_col) = factors.items()

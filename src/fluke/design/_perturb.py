@@ -30,7 +30,7 @@ from typing import Mapping
 
 import numpy as np
 
-from ..inference._clustered import _level, _values, cluster_codes
+from ..inference import check_level, check_values, cluster_codes
 from ._factorial import Contrast, paired_interval
 
 __all__ = ["PerturbationRow", "PerturbationSuite", "perturbation_suite"]
@@ -69,8 +69,8 @@ def perturbation_suite(values, environments, policies, variants, *, baseline: st
     sampling law over variants; only then is a failure probability (the weighted share of
     variants where the contrast does not survive) reported.
     """
-    y = _values(values)
-    level = _level(confidence_level)
+    y = check_values(values)
+    level = check_level(confidence_level)
     pol = np.asarray(policies).astype(str)
     var = np.asarray(variants).astype(str)
     for name, col in (("policies", pol), ("variants", var)):

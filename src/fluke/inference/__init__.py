@@ -16,6 +16,8 @@ from ._calibration import (BrierDecomposition, CalibrationReport, CalibrationSco
                            reliability_table, score_predictions)
 from ._clustered import (BootstrapInterval, ClusteredInterval, ClusterRobustFit, NaiveInterval,
                          cluster_bootstrap_interval, cluster_robust_ols, clustered_interval)
+from ._clustered import check_level, check_values, cluster_codes
+from ._pvalue import t_test_pvalue
 from ._family import FamilyFit, FamilyPriors, family_priors, fit_family_prior
 from ._passk import (PassAtK, PlugInWarning, expected_pass_at_k, pass_at_k,
                      pass_at_k_from_average, pass_at_k_plugin, pass_hat_k)
@@ -41,4 +43,6 @@ __all__ = [
     "cluster_robust_ols", "clustered_interval", "expected_pass_at_k", "grand_mean_sd",
     "pass_at_k", "pass_at_k_from_average", "pass_at_k_plugin", "pass_hat_k",
     "variance_components",
+    # argument checks and the t test, shared with fluke.design and fluke.analysis (issue 11)
+    "check_level", "check_values", "cluster_codes", "t_test_pvalue",
 ]

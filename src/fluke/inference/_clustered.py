@@ -30,7 +30,8 @@ from scipy import special
 
 __all__ = [
     "BootstrapInterval", "ClusterRobustFit", "ClusteredInterval", "cluster_bootstrap_interval",
-    "NaiveInterval", "cluster_codes", "cluster_robust_ols", "clustered_interval",
+    "NaiveInterval", "check_level", "check_values", "cluster_codes", "cluster_robust_ols",
+    "clustered_interval",
 ]
 
 #: The naive and clustered standard errors "differ materially" beyond this ratio either way.
@@ -62,7 +63,12 @@ def cluster_codes(clusters, rows: int) -> tuple[np.ndarray, np.ndarray]:
     return codes, np.bincount(codes)
 
 
-def _values(values) -> np.ndarray:
+def check_values(values) -> np.ndarray:
+    """``values`` as a one-dimensional, non-empty array of finite floats (or a ``ValueError``).
+
+    >>> check_values([1, 0, 1]).tolist()
+    [1.0, 0.0, 1.0]
+    """
     y = np.asarray(values, dtype=float)
     if y.ndim != 1:
         raise ValueError(f"values has shape {y.shape}; it must be one-dimensional")
@@ -74,10 +80,23 @@ def _values(values) -> np.ndarray:
     return y
 
 
-def _level(confidence_level: float) -> float:
+def check_level(confidence_level: float, name: str = "confidence_level") -> float:
+    """A level strictly between 0 and 1 (a confidence or credible level, α, power), or a
+    :class:`fluke.errors.UsageError` naming ``name`` and the value. Every level fluke takes
+    is checked here.
+
+    >>> check_level(0.95)
+    0.95
+    >>> check_level(1.5, "--level")
+    Traceback (most recent call last):
+    ...
+    fluke.errors.UsageError: --level=1.5 must lie strictly between 0 and 1
+    """
+    from ..errors import UsageError
+
     if not 0.0 < confidence_level < 1.0:
-        raise ValueError(f"confidence_level={confidence_level} must lie strictly between 0 and 1")
-    return confidence_level
+        raise UsageError(f"{name}={confidence_level!r} must lie strictly between 0 and 1")
+    return float(confidence_level)
 
 
 @dataclass(frozen=True)
@@ -145,8 +164,8 @@ def clustered_interval(values, clusters, *, confidence_level: float = 0.95,
     >>> r.method, round(r.standard_error, 4)
     ('CR1 sandwich', 0.192)
     """
-    y = _values(values)
-    level = _level(confidence_level)
+    y = check_values(values)
+    level = check_level(confidence_level)
     if weighting not in ("rows", "units"):
         raise ValueError(f"weighting={weighting!r} must be 'rows' or 'units'")
     codes, sizes = cluster_codes(clusters, y.size)
@@ -202,7 +221,7 @@ class ClusterRobustFit:
 
     def confidence_interval(self, confidence_level: float = 0.95) -> np.ndarray:
         """(low, high) per coefficient, t on G − 1 degrees of freedom."""
-        t = float(special.stdtrit(self.df, 0.5 + _level(confidence_level) / 2))
+        t = float(special.stdtrit(self.df, 0.5 + check_level(confidence_level) / 2))
         se = self.standard_errors
         return np.column_stack([self.coefficients - t * se, self.coefficients + t * se])
 
@@ -219,7 +238,7 @@ def cluster_robust_ols(design, values, clusters) -> ClusterRobustFit:
     >>> fit.coefficients.round(3).tolist()
     [1.25, 1.0]
     """
-    y = _values(values)
+    y = check_values(values)
     x = np.asarray(design, dtype=float)
     if x.ndim == 1:
         x = x[:, None]
@@ -265,8 +284,8 @@ def cluster_bootstrap_interval(values, clusters, *, rng: np.random.Generator,
     >>> r.low < r.statistic < r.high
     True
     """
-    y = _values(values)
-    level = _level(confidence_level)
+    y = check_values(values)
+    level = check_level(confidence_level)
     if not isinstance(rng, np.random.Generator):
         raise TypeError("rng must be a numpy Generator, e.g. np.random.default_rng(2026)")
     if resamples < 10:

@@ -20,7 +20,7 @@ from dataclasses import dataclass
 
 import numpy as np
 
-from ._clustered import _values, cluster_codes
+from ._clustered import check_values, cluster_codes
 
 __all__ = ["Projection", "VarianceComponents", "grand_mean_sd", "variance_components"]
 
@@ -128,7 +128,7 @@ def variance_components(values, units, scenarios) -> VarianceComponents:
     >>> [round(float(x), 2) for x in (vc.unit, vc.scenario, vc.generation)]  # truth 1, 0.25, 0.0625
     [1.02, 0.26, 0.06]
     """
-    y = _values(values)
+    y = check_values(values)
     n_rows = y.size
     ucode, usize = cluster_codes(units, n_rows)
     scode, _ = cluster_codes(scenarios, n_rows)

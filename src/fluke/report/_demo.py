@@ -85,7 +85,7 @@ def run_demo(folder: str | Path = "fluke-demo", *, seed: int = 7, null_pairs: in
         data = collect_report(ledger, versions=[v1[0].version, v2[0].version], runs=runs,
                               violations=violations_from(grades),
                               title="fluke demo: a support desk, version 1 against version 2")
-        data = enrich(data, runs, grades, spec_path=str(spec_path), alpha=0.05, power=0.8, ceiling=1.3)
+        data = enrich(data, runs, grades, spec_path=str(spec_path), alpha=0.05, power=0.8, ceiling=5.0)
 
     score = score_predictions([predicted[(r.scenario, r.condition_key())] for r in second],
                               [int(r.outcome.passed) for r in second]).overall

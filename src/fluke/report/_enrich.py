@@ -5,7 +5,9 @@ from __future__ import annotations
 
 from typing import Any
 
-from ..comparison import compare_runs
+import numpy as np
+
+from ..comparison import compare_versions
 from ..errors import FlukeError
 from ..grading import first_hard_index, grade_run, load_spec, luck_rate
 from ..inference import posterior, suite_questions
@@ -27,7 +29,7 @@ def grade_for_report(runs: list, spec_path: str | None) -> tuple[list | None, st
 
 
 def enrich(data: Any, runs: list, grades: list | None, *, spec_path: str | None, alpha: float, power: float,
-           ceiling: float) -> Any:
+           ceiling: float = 5.0, hazard_ceiling: float = 1.3) -> Any:
     """``data`` with the luck rate, the two-version comparison and the suite questions added;
     reasons for what is left out go to ``missing``. ``grades`` are the runs' grades (or None)."""
     updates: dict[str, Any] = {}
@@ -48,14 +50,14 @@ def enrich(data: Any, runs: list, grades: list | None, *, spec_path: str | None,
         arm_a = [r for r in runs if r.version == versions[0]]
         arm_b = [r for r in runs if r.version == versions[1]]
         try:
-            result, steps, *_ = compare_runs(arm_a, arm_b, hard_index=hard, alpha=alpha, power=power,
-                                                    ceiling=ceiling)
+            found = compare_versions(arm_a, arm_b, hard_index=hard, alpha=alpha, power=power, ceiling=ceiling,
+                                     hazard_ceiling=hazard_ceiling, rng=np.random.default_rng(0))
         except FlukeError as exc:
             updates["comparison"] = data.comparison.model_copy(update={"note": f"Not compared: {exc}"})
         else:
             labels = {v.version: v.label for v in data.versions}
             updates["comparison"] = comparison_from(((labels[versions[0]], versions[0]),
-                                                     (labels[versions[1]], versions[1])), result, steps)
+                                                     (labels[versions[1]], versions[1])), found)
 
     if data.suite_board:
         blocks = []

@@ -71,29 +71,30 @@ def violations_from(grades: Iterable[Any]) -> dict[str, list[dict[str, Any]]]:
     return out
 
 
-def comparison_from(arms: Sequence[tuple[str, str]], survival: Any, steps: Any | None = None) -> Comparison:
-    """A two-arm comparison: ``arms`` = ((label A, version A), (label B, version B)); ``survival``
-    the stratified log-rank result (``verdict``, ``pvalue``, ``detection_limit``, ``ceiling``,
-    ``alpha``, ``power``, ``runs_a``, ``runs_b``, ``deaths_a``, ``deaths_b``); ``steps`` the per-step
-    table (``steps``: rows with ``step``, ``deaths_a``, ``deaths_b``, ``qvalue``)."""
+def comparison_from(arms: Sequence[tuple[str, str]], found: Any, steps: Any | None = None) -> Comparison:
+    """A two-arm comparison: ``arms`` = ((label A, version A), (label B, version B)); ``found`` the
+    :class:`fluke.comparison.VersionComparison` (the pass-rate verdict, its p-value and detection limit in
+    points; the per-step deaths of where runs die) that ``fluke compare`` prints too."""
     (label_a, version_a), (label_b, version_b) = arms
+    rates = found.pass_rates
+    steps = found.where.steps if steps is None else steps
     rows = sorted(steps.steps, key=lambda r: r.step) if steps is not None else []
     deaths_a = [int(r.deaths_a) for r in rows]
     deaths_b = [int(r.deaths_b) for r in rows]
-    qvalues = [None if not np.isfinite(r.qvalue) else float(r.qvalue) for r in rows] if steps is not None else None
-    pvalue = float(_value(survival, "pvalue"))
-    alpha, power, ceiling = float(survival.alpha), float(survival.power), float(survival.ceiling)
-    limit = float(survival.detection_limit)
+    qvalues = [None if not np.isfinite(r.qvalue) else float(r.qvalue) for r in rows] if rows else None
+    limit = float(rates.detection_limit)
+    where = "skipped: " + found.where.reason if found.where.skipped else "over runs whose failure step is known"
     return Comparison(
-        arms=[Arm(label=label_a, version=version_a, runs=int(survival.runs_a), deaths=deaths_a),
-              Arm(label=label_b, version=version_b, runs=int(survival.runs_b), deaths=deaths_b)],
+        arms=[Arm(label=label_a, version=version_a, runs=int(rates.runs_a), deaths=deaths_a),
+              Arm(label=label_b, version=version_b, runs=int(rates.runs_b), deaths=deaths_b)],
         steps=[int(r.step) for r in rows], qvalues=qvalues,
-        step_labels=[getattr(r, "label", None) for r in rows] if steps is not None else None, verdict=str(survival.verdict), pvalue=pvalue,
-        detection_limit=limit, ceiling=ceiling, alpha=alpha,
-        note=_runs_needed(survival),
-        conditional_on=(f"{label_a} ({version_a[:12]}) against {label_b} ({version_b[:12]}); log-rank stratified by "
-                        f"scenario; α = {alpha:g}, power {power:g}; detection limit {limit:.3g} against the declared "
-                        f"ceiling {ceiling:g}; per-step q-values by Benjamini–Hochberg across steps"))
+        step_labels=[getattr(r, "label", None) for r in rows] if rows else None, verdict=str(rates.verdict),
+        pvalue=float(rates.pvalue), detection_limit=limit, ceiling=float(rates.ceiling), alpha=float(rates.alpha),
+        note=_runs_needed(rates),
+        conditional_on=(f"{label_a} ({version_a[:12]}) against {label_b} ({version_b[:12]}); "
+                        f"{rates.conditional_on()}; B − A = {rates.difference:+.1f} points; detection limit in "
+                        f"points against the declared ceiling {rates.ceiling:g}; deaths per step {where}, "
+                        "q-values by Benjamini–Hochberg across steps"))
 
 
 def _runs_needed(survival: Any) -> str:

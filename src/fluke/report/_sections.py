@@ -5,6 +5,8 @@ Every string that may have come from a run passes through :func:`esc`.
 
 from __future__ import annotations
 
+import math
+
 from collections.abc import Callable
 
 from . import _charts as charts
@@ -119,10 +121,11 @@ def comparison(data: ReportData) -> str:
     cmp_ = data.comparison
     assert cmp_ is not None
     if cmp_.verdict is not None:
-        limit = ("—" if cmp_.detection_limit is None else f"{cmp_.detection_limit:.3g}")
+        limit = ("—" if cmp_.detection_limit is None or not math.isfinite(cmp_.detection_limit)
+                 else f"{cmp_.detection_limit:.1f} points")
         ceiling = "" if cmp_.ceiling is None else f" (declared ceiling {cmp_.ceiling:g})"
         verdict = (f'<div class="verdict" role="status"><strong>{esc(cmp_.verdict)}</strong> · {esc(_p_phrase(cmp_.pvalue))}'
-                   f' · could not have detected a hazard ratio below <strong>{esc(limit)}</strong>{esc(ceiling)}</div>')
+                   f' · could not have detected a difference in pass rate below <strong>{esc(limit)}</strong>{esc(ceiling)}</div>')
     else:
         verdict = ('<p class="missing">Verdict not computed: this report shows deaths by step only '
                    '(the stratified log-rank comparison was not run).</p>')

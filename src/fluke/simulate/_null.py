@@ -1,5 +1,10 @@
 """Null calibration on the staged workload: many unchanged pairs, compared in one batch.
 
+Each pair is compared by the primary test, the stratified test of pass rates (CMH by task,
+exact where counts are small), with its detection limit in points; ``test="log-rank"`` gives
+the survival comparison instead (limit as a hazard ratio). Verdicts come from the same rule as
+every comparison (:func:`fluke.comparison.verdicts_of`).
+
 >>> result = calibrate_null(20, tasks=10, runs_per_task=10, rng=np.random.default_rng(0))
 >>> result.calibration.pairs, result.verdicts["different"] + result.verdicts["no significant difference"] + result.verdicts["too small to tell"]
 (20, 20)
@@ -16,11 +21,16 @@ from ..comparison import (
     NO_DIFFERENCE,
     TOO_SMALL,
     NullCalibration,
-    fisher_exact_many,
+    bh_qvalues,
+    detection_z,
     logrank_batch,
     null_calibration,
+    pass_rate_limit,
+    stratified_information,
+    stratified_pvalues,
+    verdicts_of,
 )
-from ..comparison._verdict import _z
+from ..errors import InputError
 from ._staged import BASELINE_RATES, STAGES, draw_failures
 
 __all__ = ["NullPairs", "NullRun", "calibrate_null", "null_pairs"]
@@ -45,9 +55,9 @@ def null_pairs(pairs: int, *, tasks: int = 50, runs_per_task: int = 40,
     ((2, 24), 12, [0, 0, 0, 0])
     """
     if pairs < 1:
-        raise ValueError(f"pairs={pairs} must be at least 1")
+        raise InputError(None, None, "pairs", f"pairs={pairs} must be at least 1")
     if tasks < 1 or runs_per_task < 1:
-        raise ValueError(f"tasks={tasks} and runs_per_task={runs_per_task} must be at least 1")
+        raise InputError(None, None, "tasks", f"tasks={tasks} and runs_per_task={runs_per_task} must be at least 1")
     per_arm = tasks * runs_per_task
     stage = draw_failures(rates, (pairs, 2 * per_arm), rng=rng)
     died = stage >= 0
@@ -61,7 +71,9 @@ def null_pairs(pairs: int, *, tasks: int = 50, runs_per_task: int = 40,
 class NullRun:
     """The calibration, the verdict counts and the range of detection limits over the pairs.
 
-    ``step_alarms`` counts the pairs where some stage's per-step BH q-value fell below alpha.
+    ``test`` names the comparison (``"pass rate"`` or ``"log-rank"``); the limits are in points
+    for the first and a hazard ratio for the second, as is ``ceiling``. ``step_alarms`` counts
+    the pairs where some stage's per-step BH q-value (stratified by task) fell below alpha.
     """
 
     calibration: NullCalibration
@@ -73,56 +85,75 @@ class NullRun:
     runs_per_task: int
     ceiling: float
     step_alarms: int = 0
+    test: str = "pass rate"
+
+
+TESTS = ("pass rate", "log-rank")
 
 
 def calibrate_null(pairs: int = 200, *, tasks: int = 50, runs_per_task: int = 40,
                    rates: dict[str, float] = BASELINE_RATES, alpha: float = 0.05, power: float = 0.8,
-                   ceiling: float = 1.3, bins: int = 20, step_tests: bool = True,
-                   rng: np.random.Generator) -> NullRun:
-    """Simulate ``pairs`` unchanged pairs, compare each by the stratified log-rank, calibrate.
+                   ceiling: float | None = None, bins: int = 20, step_tests: bool = True,
+                   test: str = "pass rate", rng: np.random.Generator) -> NullRun:
+    """Simulate ``pairs`` unchanged pairs, compare each, and calibrate the false alarms.
 
-    With ``step_tests`` it also runs the per-step Fisher tests (BH within each pair) and counts
-    the pairs where some step came out below alpha.
+    ``ceiling`` defaults to 5 points for the pass-rate test and a hazard ratio of 1.3 for the
+    log-rank. With ``step_tests`` it also runs the per-step tests (stratified by task, BH
+    within each pair) and counts the pairs where some step came out below alpha.
     """
+    if test not in TESTS:
+        raise InputError(None, None, "test", f"test={test!r} must be one of {', '.join(TESTS)}")
+    ceiling = (5.0 if test == "pass rate" else 1.3) if ceiling is None else float(ceiling)
     # in chunks of about two million episodes, so 10,000 pairs fit in memory
     chunk = max(1, 2_000_000 // (2 * tasks * runs_per_task))
-    pvalue, deaths = np.empty(pairs), np.empty(pairs, dtype=np.int64)
+    pvalue, limit = np.empty(pairs), np.empty(pairs)
     step_alarms = 0
+    z = detection_z(alpha, power)
     for start in range(0, pairs, chunk):
         stop = min(pairs, start + chunk)
         data = null_pairs(stop - start, tasks=tasks, runs_per_task=runs_per_task, rates=rates, rng=rng)
-        _, pvalue[start:stop], deaths[start:stop] = logrank_batch(data.time, data.died, data.group, data.strata)
+        if test == "pass rate":
+            pvalue[start:stop], limit[start:stop] = _pass_rate_batch(data, tasks, runs_per_task, alpha, power)
+        else:
+            _, pvalue[start:stop], _, v = logrank_batch(data.time, data.died, data.group, data.strata,
+                                                        with_variance=True)
+            with np.errstate(divide="ignore"):
+                limit[start:stop] = np.exp(z / np.sqrt(v))
         if step_tests:
-            step_alarms += int((_step_qvalues(data) < alpha).any(axis=1).sum())
-    with np.errstate(divide="ignore"):
-        limit = np.exp(2 * _z(alpha, power) / np.sqrt(deaths))
-    different = pvalue < alpha
-    too_small = ~different & (limit > ceiling)
-    verdicts = {DIFFERENT: int(different.sum()), NO_DIFFERENCE: int((~different & ~too_small).sum()),
-                TOO_SMALL: int(too_small.sum())}
+            step_alarms += int((_step_qvalues(data, tasks) < alpha).any(axis=1).sum())
+    verdict = verdicts_of(pvalue, limit, alpha=alpha, ceiling=ceiling)
+    verdicts = {name: int((verdict == name).sum()) for name in (DIFFERENT, NO_DIFFERENCE, TOO_SMALL)}
     usable = np.isfinite(pvalue)
     cal = null_calibration(pvalue[usable], alpha=alpha, bins=bins)
     return NullRun(cal, verdicts, float(limit.min()), float(limit.max()), pvalue, tasks, runs_per_task,
-                   ceiling, step_alarms)
+                   ceiling, step_alarms, test)
 
 
-def _step_qvalues(data: NullPairs) -> np.ndarray:
-    """Per pair and stage: Fisher p on deaths among runs at risk, BH within the pair."""
+def _pass_rate_batch(data: NullPairs, tasks: int, runs_per_task: int, alpha: float, power: float):
+    """Per pair: the stratified test's p-value and the detection limit in points."""
+    pairs = data.died.shape[0]
+    fails = data.died.reshape(pairs, 2, tasks, runs_per_task).sum(axis=3)
+    fa, fb = fails[:, 0], fails[:, 1]
+    n = np.full(fa.shape, runs_per_task)
+    p = stratified_pvalues(fa, n, fb, n)
+    v = stratified_information(fa, n, fb, n)
+    return p, pass_rate_limit(v, n, n, alpha=alpha, power=power)
+
+
+def _step_qvalues(data: NullPairs, tasks: int) -> np.ndarray:
+    """Per pair and stage: deaths among runs at risk, stratified by task, BH within the pair."""
     pairs = data.time.shape[0]
     width = len(STAGES) + 2                       # event indices 0 .. reply
-    cell = (np.arange(pairs)[:, None] * 2 + data.group) * width
-    ended = np.bincount((cell + data.time).ravel(), minlength=pairs * 2 * width).reshape(pairs, 2, width)
-    dead = np.bincount((cell + data.time)[data.died], minlength=pairs * 2 * width).reshape(pairs, 2, width)
-    at_risk = np.cumsum(ended[:, :, ::-1], axis=2)[:, :, ::-1]
+    # cell = (pair, arm, task, time)
+    cell = ((np.arange(pairs)[:, None] * 2 + data.group) * tasks + data.strata) * width + data.time
+    size = pairs * 2 * tasks * width
+    ended = np.bincount(cell.ravel(), minlength=size).reshape(pairs, 2, tasks, width)
+    dead = np.bincount(cell[data.died], minlength=size).reshape(pairs, 2, tasks, width)
+    at_risk = np.cumsum(ended[..., ::-1], axis=3)[..., ::-1]
     stages = np.arange(1, len(STAGES) + 1)
-    da, db = dead[:, 0, stages], dead[:, 1, stages]
-    na, nb = at_risk[:, 0, stages], at_risk[:, 1, stages]
-    p = fisher_exact_many(da.ravel(), (na - da).ravel(), db.ravel(), (nb - db).ravel()).reshape(da.shape)
-    # Benjamini–Hochberg within each pair, row by row in one pass
-    m = p.shape[1]
-    order = np.argsort(p, axis=1)
-    ranked = np.take_along_axis(p, order, axis=1) * m / np.arange(1, m + 1)
-    ranked = np.minimum.accumulate(ranked[:, ::-1], axis=1)[:, ::-1]
-    q = np.empty_like(p)
-    np.put_along_axis(q, order, np.minimum(ranked, 1.0), axis=1)
-    return q
+    # to (pair, stage, task)
+    da, db = (dead[:, arm][..., stages].transpose(0, 2, 1) for arm in (0, 1))
+    na, nb = (at_risk[:, arm][..., stages].transpose(0, 2, 1) for arm in (0, 1))
+    shape = da.shape
+    p = stratified_pvalues(*(x.reshape(-1, tasks) for x in (da, na, db, nb))).reshape(shape[:2])
+    return bh_qvalues(p)

@@ -1,0 +1,146 @@
+"""Were the recorded predictions any good? (``calibration``): each run scored against the latest
+prediction for its cell made before the run was recorded.
+
+>>> import os, tempfile
+>>> from fluke.ledger import open_ledger
+>>> from fluke.record import Identity, Outcome, Run
+>>> ledger = open_ledger(os.path.join(tempfile.mkdtemp(), "cal.db"))
+>>> _ = ledger.ingest([Run(scenario="s", trial=0, identity=Identity(model="m"), outcome=Outcome(passed=True))])
+>>> version = ledger.versions()[0].version
+>>> _ = ledger.put_document("prediction", {"version": version, "scenario": "s", "condition": "",
+...                                        "probability": 0.8, "made_at": "2000-01-01T00:00:00Z"})
+>>> _ = ledger.ingest([Run(scenario="s", trial=t, identity=Identity(model="m"), outcome=Outcome(passed=t != 2))
+...                    for t in (1, 2)])
+>>> result = calibration(ledger)
+>>> result.scored_runs, round(result.report.overall.brier, 3)
+(3, 0.24)
+>>> print(result.render())  # doctest: +ELLIPSIS
+3 runs scored against predictions made before they were recorded. Brier 0.2400 ...
+"""
+
+from __future__ import annotations
+
+from dataclasses import dataclass
+from typing import Any
+
+from ..errors import UsageError
+from ..format import fmt_num, fmt_p, fmt_share
+from ._document import Column, Table, line, note
+from ._result import Result
+from ._select import require_runs
+
+
+@dataclass(frozen=True)
+class PredictionMatch:
+    """Runs paired with the prediction that preceded them: the forecasts, the outcomes (0/1) and
+    each forecast's family; how many predictions were considered and how many runs were left out
+    for an unknown outcome."""
+
+    probabilities: tuple[float, ...]
+    outcomes: tuple[int, ...]
+    families: tuple[str | None, ...]
+    predictions: int
+    unknown_outcomes: int
+
+
+def match_predictions(ledger, version: str | None = None) -> PredictionMatch:
+    """Pair each run with the latest prediction for its (version, scenario, condition) made before
+    the run was recorded; runs with no earlier prediction are not scored.
+
+    >>> import os, tempfile
+    >>> from fluke.ledger import open_ledger
+    >>> match_predictions(open_ledger(os.path.join(tempfile.mkdtemp(), "m.db"))).predictions
+    0
+    """
+    docs = [d.body for d in ledger.documents("prediction")]
+    if version:
+        wanted = ledger.resolve_version(version)
+        docs = [d for d in docs if d["version"] == wanted]
+    by_cell: dict[tuple[str, str, str], list[dict]] = {}
+    for d in docs:
+        by_cell.setdefault((d["version"], d["scenario"], d.get("condition", "")), []).append(d)
+    for preds in by_cell.values():
+        preds.sort(key=lambda d: d["made_at"])
+    probs, outcomes, families, unknown = [], [], [], 0
+    for v in sorted({key[0] for key in by_cell}):
+        times = ledger.recorded_times(version=v)
+        for run in ledger.runs(version=v):
+            before = [p for p in by_cell.get((v, run.scenario, run.condition_key()), ())
+                      if p["made_at"] < times[run.hash]]
+            if not before:
+                continue
+            if run.outcome.passed is None:
+                unknown += 1
+                continue
+            probs.append(float(before[-1]["probability"]))
+            outcomes.append(int(run.outcome.passed))
+            families.append(before[-1].get("family"))
+    return PredictionMatch(tuple(probs), tuple(outcomes), tuple(families), len(docs), unknown)
+
+
+def _score(s) -> dict[str, Any]:
+    d = s.decomposition
+    return dict(predictions=s.predictions, brier=s.brier, baseline_brier=s.baseline_brier, skill=s.skill,
+                reliability=d.reliability, resolution=d.resolution, uncertainty=d.uncertainty,
+                within_bin=d.within_bin, z=s.test.statistic, pvalue=s.test.pvalue,
+                expected_brier=s.test.expected_brier, verdict=s.verdict, table=s.table.rows())
+
+
+@dataclass(frozen=True)
+class CalibrationResult(Result):
+    """The Brier score of the matched predictions, the always-the-average baseline beside it, a
+    reliability table overall and by family, and Spiegelhalter's test (``report`` is ``None`` when
+    no run has been recorded after a prediction yet)."""
+
+    kind = "calibration"
+    predictions: int
+    scored_runs: int
+    unknown_outcomes: int
+    report: Any = None   # fluke.inference.CalibrationReport
+
+    def payload(self) -> dict[str, Any]:
+        r = self.report
+        return {"predictions": self.predictions, "scored_runs": self.scored_runs,
+                "unknown_outcomes": self.unknown_outcomes, "overall": _score(r.overall) if r else None,
+                "by_family": {f: _score(s) for f, s in r.by_family.items()} if r else {}}
+
+    def blocks(self) -> list:
+        r = self.report
+        if r is None:
+            return [line(f"nothing to score yet: {self.predictions} predictions, and no run with a known outcome "
+                         "was recorded after one (ingest the next batch, then run fluke calibration)")]
+        o = r.overall
+        out: list = [line(f"{o.predictions} runs scored against predictions made before they were recorded. "
+                          f"Brier {o.brier:.4f} (if the predictions were right: {o.test.expected_brier:.4f} ± "
+                          f"{o.test.brier_sd:.4f}); always predicting the average pass rate {r.base_rate:.3f}: "
+                          f"{o.baseline_brier:.4f}; skill {fmt_num(o.skill, 3)}. Verdict: {o.verdict} "
+                          f"(Spiegelhalter z = {fmt_num(o.test.statistic, 2)}, p = {fmt_p(o.test.pvalue)}).",
+                          style="bold")]
+        for name, s in [("all", o)] + sorted(r.by_family.items()):
+            title = f"reliability: {name}" + ("" if name == "all" else
+                                               f" (Brier {s.brier:.4f}, baseline {s.baseline_brier:.4f}, {s.verdict})")
+            rows = [[f"{b['lower']:.1f}–{b['upper']:.1f}", str(b["count"]), f"{b['mean_forecast']:.3f}",
+                     fmt_share(b["passes"], b["count"])] for b in s.table.rows()]
+            out.append(Table(title, [Column("predicted", "right", key=True), Column("runs", "right"),
+                                     Column("mean prediction", "right"), Column("passed", "right")],
+                             rows, limit=None, more="bins"))
+        if self.unknown_outcomes:
+            out.append(note(f"{self.unknown_outcomes} runs after a prediction had no known outcome and were not scored"))
+        out.append(note("A predictor that always says the average is calibrated and useless: compare the Brier "
+                        "score with the baseline, not only with the reliability table."))
+        return out
+
+
+def calibration(ledger, *, version: str | None = None, bins: int = 10) -> CalibrationResult:
+    """Score the predictions recorded in ``ledger`` (only those for ``version`` when given) against
+    the runs recorded after them, in ``bins`` forecast bins."""
+    if isinstance(bins, bool) or not isinstance(bins, int) or not 1 <= bins <= 50:
+        raise UsageError(f"bins={bins!r} must be a whole number from 1 to 50")
+    require_runs(ledger)
+    m = match_predictions(ledger, version)
+    report = None
+    if m.probabilities:
+        from ..inference import score_predictions
+
+        report = score_predictions(list(m.probabilities), list(m.outcomes), families=list(m.families), bins=bins)
+    return CalibrationResult(m.predictions, len(m.probabilities), m.unknown_outcomes, report)

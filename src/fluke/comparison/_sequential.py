@@ -1,0 +1,125 @@
+"""Looking again, batch by batch: an anytime-valid comparison of two pass rates.
+
+Teams add runs and look again; a fixed-sample test read after every batch calls an
+unchanged pair *different* far more often than α. This test does not. Each batch is a set of
+2×2 tables (one per scenario); conditional on its margins, A's failures in a table follow
+Fisher's noncentral hypergeometric law with the common odds ratio ψ, and ψ = 1 under no
+difference. The e-value after T batches is the likelihood ratio of all batches so far,
+averaged over a prior on log ψ (normal, mean 0, sd ``prior_sd``, on a grid), against ψ = 1:
+
+    E_T = ∫ Π_{t ≤ T} Π_s P_ψ(a_ts | margins) / P_1(a_ts | margins) dπ(ψ).
+
+Under no difference E_T is a nonnegative martingale with mean 1 whatever the scenarios' own
+rates, so by Ville's inequality P(E_T ≥ 1/α at any look) ≤ α: stop and call the pair
+*different* the first time E_T reaches 1/α, or go on. ``min(1, 1/max E)`` is an anytime-valid
+p-value. This is a mixture sequential probability ratio test on the odds ratio.
+
+>>> seq = sequential_test([[2, 1], [4, 2]], [[10, 10], [10, 10]], [[8, 6], [9, 7]], [[10, 10], [10, 10]])
+>>> seq.looks, seq.stopped_at, seq.verdict
+(2, 1, 'different')
+"""
+
+from __future__ import annotations
+
+from dataclasses import dataclass
+
+import numpy as np
+from scipy.special import gammaln, logsumexp
+
+from ..errors import InputError
+from ._verdict import DIFFERENT
+
+__all__ = ["SequentialTest", "sequential_evalues", "sequential_test"]
+
+#: what the test says before it has crossed its bar
+NOT_YET = "no decision yet"
+
+
+@dataclass(frozen=True)
+class SequentialTest:
+    """E-values after each look, where (if anywhere) the bar 1/α was crossed, and the verdict."""
+
+    evalues: tuple[float, ...]
+    alpha: float
+    prior_sd: float
+    stopped_at: int | None
+    verdict: str
+    pvalue: float
+
+    @property
+    def looks(self) -> int:
+        return len(self.evalues)
+
+    def summary(self) -> str:
+        where = f"crossed 1/α = {1 / self.alpha:g} at look {self.stopped_at}" if self.stopped_at else \
+            f"below 1/α = {1 / self.alpha:g} after {self.looks} looks"
+        return (f"{self.verdict} (anytime-valid: e-value {self.evalues[-1]:.3g}, {where}; p ≤ {self.pvalue:.3g}; "
+                f"mixture over log odds ratio ~ N(0, {self.prior_sd:g}²))")
+
+
+def _log_choose(n, k):
+    return gammaln(n + 1) - gammaln(k + 1) - gammaln(n - k + 1)
+
+
+def _grid(prior_sd: float, points: int = 81):
+    theta = np.linspace(-4 * prior_sd, 4 * prior_sd, points)
+    logw = -0.5 * (theta / prior_sd) ** 2
+    return theta, logw - logsumexp(logw)
+
+
+def sequential_evalues(failures_a, trials_a, failures_b, trials_b, *, prior_sd: float = 1.0) -> np.ndarray:
+    """E-values after each look, for arrays shaped ``(..., looks, strata)`` of per-batch counts.
+
+    Entry ``[..., t, s]`` is batch t's count in stratum s (zeros where a stratum was not run).
+    Returns shape ``(..., looks)``: the e-value after each look, vectorised over leading axes
+    (so many simulated sequences run at once).
+
+    >>> sequential_evalues([[0, 0]], [[5, 5]], [[0, 0]], [[5, 5]]).tolist()
+    [1.0]
+    """
+    if not prior_sd > 0:
+        raise InputError(None, None, "prior_sd", f"prior_sd={prior_sd!r} must be positive")
+    fa, na, fb, nb = (np.asarray(x, dtype=float) for x in (failures_a, trials_a, failures_b, trials_b))
+    if not (fa.shape == na.shape == fb.shape == nb.shape) or fa.ndim < 2:
+        raise InputError(None, None, "failures_a", "the four count arrays need one shape (..., looks, strata)")
+    if np.any((fa < 0) | (fa > na) | (fb < 0) | (fb > nb)):
+        raise InputError(None, None, "failures_a", "failures must lie between 0 and trials in every cell")
+    theta, logw = _grid(prior_sd)
+    m = fa + fb
+    lo = np.maximum(0, m - nb)
+    hi = np.minimum(na, m)
+    width = int((hi - lo).max()) + 1 if hi.size else 1
+    k = np.arange(width)                                       # x − lo
+    x = lo[..., None] + k                                      # (..., looks, strata, width)
+    valid = x <= hi[..., None]
+    xs = np.where(valid, x, lo[..., None])
+    logc = np.where(valid, _log_choose(na[..., None], xs) + _log_choose(nb[..., None], m[..., None] - xs), -np.inf)
+    c = np.exp(logc - logc.max(axis=-1, keepdims=True))       # relative weights, the largest 1
+    if width * float(np.abs(theta).max()) < 600:
+        # Σ_x C(n1,x) C(n2,m−x) ψ^(x−lo): one matrix product with the fixed (width × grid) powers
+        log_ratio = np.log(c @ np.exp(np.outer(k, theta))) - np.log(c.sum(axis=-1))[..., None]
+    else:
+        log_ratio = logsumexp(np.log(c)[..., None] + np.multiply.outer(k, theta), axis=-2) \
+            - np.log(c.sum(axis=-1))[..., None]
+    log_lr = (fa - lo)[..., None] * theta - log_ratio
+    cum = np.cumsum(log_lr.sum(axis=-2), axis=-2)                                 # (..., looks, grid)
+    return np.exp(logsumexp(cum + logw, axis=-1))
+
+
+def sequential_test(failures_a, trials_a, failures_b, trials_b, *, alpha: float = 0.05,
+                    prior_sd: float = 1.0) -> SequentialTest:
+    """The anytime-valid comparison over looks so far: arrays ``(looks, strata)`` of per-batch counts.
+
+    >>> sequential_test([[1, 1], [1, 0]], [[5, 5], [5, 5]], [[1, 2], [1, 1]], [[5, 5], [5, 5]]).verdict
+    'no decision yet'
+    """
+    if not 0 < alpha < 1:
+        raise InputError(None, None, "alpha", f"alpha={alpha!r} must lie strictly between 0 and 1")
+    arrays = [np.asarray(x, dtype=float) for x in (failures_a, trials_a, failures_b, trials_b)]
+    if arrays[0].ndim != 2:
+        raise InputError(None, None, "failures_a", "give one row per look and one column per stratum")
+    e = sequential_evalues(*arrays, prior_sd=prior_sd)
+    crossed = np.flatnonzero(e >= 1 / alpha)
+    stopped = int(crossed[0]) + 1 if crossed.size else None
+    return SequentialTest(tuple(float(v) for v in e), alpha, prior_sd, stopped,
+                          DIFFERENT if stopped else NOT_YET, float(min(1.0, 1 / e.max())))

@@ -1,0 +1,150 @@
+"""Two versions compared end to end: pass rates first, then where runs die, then per cell.
+
+:func:`pass_counts` reduces runs to counts per scenario × condition (what a ledger query
+returns); :func:`compare_pass_counts` compares two such maps on the strata both ran;
+:func:`compare_versions` does all of it from runs, adding the survival analysis over runs whose
+failure step is known and the per-cell Fisher tests.
+
+>>> from fluke.simulate import support_desk
+>>> desk = support_desk(scenarios=6, trials=8, planted_factor=4, seed=3)
+>>> found = compare_versions(desk.version(1), desk.version(2))
+>>> found.pass_rates.strata, found.where.skipped, sorted(found.to_dict())[:3]
+(12, False, ['cells', 'cells_only_a', 'cells_only_b'])
+"""
+
+from __future__ import annotations
+
+from collections.abc import Iterable, Mapping
+from dataclasses import asdict, dataclass
+
+import numpy as np
+
+from ..errors import InputError
+from ..record import Run
+from ._data import survival_data
+from ._passrate import UNKNOWN_POLICIES, PassRateComparison, compare_pass_rates
+from ._steps import CellTable, per_cell
+from ._verdict import CLOSING_STATEMENT
+from ._where import WhereComparison, compare_where
+
+__all__ = ["VersionComparison", "compare_pass_counts", "compare_versions", "pass_counts"]
+
+#: joins scenario and condition into one stratum key (a character no id uses)
+_SEP = "\x1f"
+
+
+def pass_counts(runs: Iterable[Run], *, unknown_policy: str = "failure") -> tuple[dict, int]:
+    """``({(scenario, condition): (passes, trials)}, unknown)`` with the policy applied to unknowns.
+
+    ``unknown_policy`` says what a run whose outcome is unknown counts as: ``"failure"`` (the
+    default, as harnesses count it), ``"exclude"`` (left out) or ``"success"``.
+
+    >>> from fluke.record import Run, Outcome
+    >>> runs = [Run(scenario="s", outcome=Outcome(passed=True)), Run(scenario="s", trial=1, outcome=Outcome())]
+    >>> pass_counts(runs), pass_counts(runs, unknown_policy="exclude")
+    (({('s', ''): (1, 2)}, 1), ({('s', ''): (1, 1)}, 1))
+    """
+    if unknown_policy not in UNKNOWN_POLICIES:
+        raise InputError(None, None, "unknown_policy", f"unknown_policy={unknown_policy!r} must be one of "
+                         + ", ".join(UNKNOWN_POLICIES))
+    counts: dict[tuple[str, str], list[int]] = {}
+    unknown = 0
+    for run in runs:
+        passed = run.outcome.passed
+        if passed is None:
+            unknown += 1
+            if unknown_policy == "exclude":
+                continue
+            passed = unknown_policy == "success"
+        cell = counts.setdefault((run.scenario, run.condition_key()), [0, 0])
+        cell[0] += bool(passed)
+        cell[1] += 1
+    return {k: (v[0], v[1]) for k, v in counts.items()}, unknown
+
+
+def compare_pass_counts(counts_a: Mapping, counts_b: Mapping, *, unknown: tuple[int, int] = (0, 0),
+                        unknown_policy: str = "failure", **options) -> PassRateComparison:
+    """Compare two maps ``(scenario, condition) → (passes, trials)`` on the strata both ran.
+
+    Strata are clustered by scenario. ``options`` go to :func:`compare_pass_rates` (alpha,
+    power, ceiling, method, prior, draws, rng, confidence_level).
+
+    >>> r = compare_pass_counts({("s1", ""): (2, 4), ("s2", ""): (4, 4)}, {("s1", ""): (4, 4), ("s3", ""): (1, 4)})
+    >>> r.strata, r.test.method
+    (1, 'exact conditional')
+    """
+    keys = sorted(set(counts_a) & set(counts_b))
+    if not keys:
+        raise InputError(None, None, "scenario", "the two arms share no scenario × condition, so there is "
+                         "nothing to compare", hint="check the selectors and the scenario filter")
+    pa, na = np.array([counts_a[k] for k in keys], dtype=np.int64).T
+    pb, nb = np.array([counts_b[k] for k in keys], dtype=np.int64).T
+    return compare_pass_rates(pa, na, pb, nb, scenarios=np.array([k[0] for k in keys], dtype=object).astype(str),
+                              unknown=unknown, unknown_policy=unknown_policy, **options)
+
+
+@dataclass(frozen=True)
+class VersionComparison:
+    """Pass rates (the verdict), where runs die (or why not), per-cell tests, and what was left out.
+
+    ``excluded`` counts runs of each arm in strata the other arm never ran.
+    """
+
+    pass_rates: PassRateComparison
+    where: WhereComparison
+    cells: CellTable
+    excluded: dict[str, int]
+    died_from: dict[str, int]
+    statement: str = CLOSING_STATEMENT
+
+    @property
+    def verdict(self) -> str:
+        return self.pass_rates.verdict
+
+    def to_dict(self) -> dict:
+        """Plain data for JSON: the pass rates and where as their own dicts, the cells, the rest."""
+        return {"verdict": self.verdict, "pass_rates": self.pass_rates.to_dict(), "where": self.where.to_dict(),
+                "cells": [asdict(c) for c in self.cells.cells], "cells_only_a": list(self.cells.only_a),
+                "cells_only_b": list(self.cells.only_b), "excluded": dict(self.excluded),
+                "died_from": dict(self.died_from), "statement": self.statement}
+
+    def summary(self) -> str:
+        """The pass-rate line, then the where line."""
+        return self.pass_rates.summary() + "\n" + self.where.summary()
+
+
+def compare_versions(runs_a: Iterable[Run], runs_b: Iterable[Run], *, hard_index: Mapping[str, int] | None = None,
+                     unknown_policy: str = "failure", alpha: float = 0.05, power: float = 0.8,
+                     ceiling: float = 5.0, hazard_ceiling: float = 1.3,
+                     rng: np.random.Generator | None = None, **options) -> VersionComparison:
+    """Compare B's runs with A's: pass rates first, where they die when that is known, per cell.
+
+    ``ceiling`` is in points (the pass-rate verdict); ``hazard_ceiling`` is the hazard ratio
+    the survival analysis's limit is held to. ``hard_index`` (run hash → event index of the
+    first hard violation, from grading) gives failure steps where the harness recorded none.
+    ``options`` go to :func:`compare_pass_rates`.
+    """
+    runs_a, runs_b = list(runs_a), list(runs_b)
+    counts_a, unknown_a = pass_counts(runs_a, unknown_policy=unknown_policy)
+    counts_b, unknown_b = pass_counts(runs_b, unknown_policy=unknown_policy)
+    rates = compare_pass_counts(counts_a, counts_b, unknown=(unknown_a, unknown_b), unknown_policy=unknown_policy,
+                                alpha=alpha, power=power, ceiling=ceiling, rng=rng, **options)
+    shared = set(counts_a) & set(counts_b)
+    excluded = {"a": sum(n for k, (_, n) in counts_a.items() if k not in shared),
+                "b": sum(n for k, (_, n) in counts_b.items() if k not in shared),
+                "unknown_a": unknown_a, "unknown_b": unknown_b}
+    a = survival_data(runs_a, hard_index=hard_index)
+    b = survival_data(runs_b, hard_index=hard_index)
+    keep_a = np.array([(s, c) in shared for s, c in zip(a.scenario, a.condition)], dtype=bool)
+    keep_b = np.array([(s, c) in shared for s, c in zip(b.scenario, b.condition)], dtype=bool)
+    strata = np.r_[[f"{s}{_SEP}{c}" for s, c in zip(a.scenario[keep_a], a.condition[keep_a])],
+                   [f"{s}{_SEP}{c}" for s, c in zip(b.scenario[keep_b], b.condition[keep_b])]].astype(str)
+    where = compare_where(np.r_[a.time[keep_a], b.time[keep_b]], np.r_[a.died[keep_a], b.died[keep_b]],
+                          np.r_[np.zeros(int(keep_a.sum()), bool), np.ones(int(keep_b.sum()), bool)],
+                          strata=strata, labels=np.r_[a.label[keep_a], b.label[keep_b]],
+                          unknown_step=(a.unknown_step, b.unknown_step), alpha=alpha, power=power,
+                          ceiling=hazard_ceiling)
+    fails = lambda counts: {k: (n - p, n) for k, (p, n) in counts.items()}
+    cells = per_cell(fails(counts_a), fails(counts_b))
+    died_from = {k: a.died_from[k] + b.died_from[k] for k in a.died_from}
+    return VersionComparison(rates, where, cells, excluded, died_from)
