@@ -2,8 +2,8 @@
 
 Per reader and per run of the suite: ``FUZZ_EXAMPLES`` hypothesis examples (default 600, so
 4,200 inputs in all with the stored-body test; 91 s at a load average of 8 on the shared
-2-core machine, about a third of that when it is quiet; set ``FLUKE_FUZZ_EXAMPLES`` to
-change it). Each example is one input file: a real file from ../shared (cut small) with
+2-core machine, where 300 per reader took 21 s at a load of 3; set ``FLUKE_FUZZ_EXAMPLES``
+to change it). Each example is one input file: a real file from ../shared (cut small) with
 one to three drawn edits, sometimes damaged at byte level, read with the format forced or
 detected, then ingested into a real SQLite ledger and read back. Outside CI the examples
 are random each run and hypothesis keeps failures in its database (``.hypothesis/``) to
@@ -13,8 +13,9 @@ under CI (``CI`` set) they are derandomized, so a CI failure reproduces. On 2026
 
 What must hold: the input reads, or it raises a :class:`fluke.errors.FlukeError`; an
 :class:`InputError` from reading names this file; a run that reads comes back from the
-ledger equal to itself (its source aside) with the same hash. And the mutations are not all rejected: a fair
-share of the inputs must still read (else the test would only exercise the parser).
+ledger equal to itself (its source aside) with the same hash. And the mutations are not all
+rejected: a fair share of the inputs must still read (else the test would only exercise the
+parser).
 """
 
 from __future__ import annotations
