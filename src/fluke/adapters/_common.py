@@ -61,7 +61,11 @@ def field_list(obj: Any, key: str, *, file: str, record: str, prefix: str = "") 
 
 
 def field_value(obj: Any, key: str, *, file: str, record: str, prefix: str = "") -> Any:
-    """``obj[key]`` of any type, or an InputError naming the field when it is absent."""
+    """``obj[key]`` of any type, or an InputError naming the field when it is absent.
+
+    >>> field_value({"task_id": 7}, "task_id", file="t.json", record="record 0")
+    7
+    """
     return _require(obj, key, file, record, prefix)
 
 

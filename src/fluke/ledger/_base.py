@@ -68,7 +68,16 @@ class Ledger:
     @contextlib.contextmanager
     def faults(self) -> Iterator[None]:
         """Turn the driver's errors (disk full, connection lost, a corrupted file, ...) into
-        one :class:`LedgerError` that names the ledger and says what to do."""
+        one :class:`LedgerError` that names the ledger and says what to do.
+
+        >>> from fluke.ledger import open_ledger
+        >>> ledger = open_ledger(":memory:")
+        >>> with ledger.faults():
+        ...     ledger._conn.execute("SELECT * FROM no_such_table")
+        Traceback (most recent call last):
+        ...
+        fluke.errors.LedgerError: :memory:: the ledger failed (no such table: no_such_table)
+        """
         try:
             yield
         except LedgerError:

@@ -52,7 +52,14 @@ def sqlite_fault(name: str, exc: Exception) -> LedgerError | None:
 
 
 def postgres_fault(name: str, exc: Exception) -> LedgerError | None:
-    """The :class:`LedgerError` for a psycopg error, or None for any other exception."""
+    """The :class:`LedgerError` for a psycopg error, or None for any other exception.
+
+    >>> import psycopg
+    >>> str(postgres_fault("postgresql://me:***@db/evals", psycopg.OperationalError("server closed the connection")))[:80]
+    'postgresql://me:***@db/evals: the connection to PostgreSQL was lost (server clos'
+    >>> postgres_fault("db", ValueError("x")) is None
+    True
+    """
     try:
         import psycopg
     except ImportError:   # pragma: no cover - only PostgreSQL ledgers call this

@@ -126,7 +126,13 @@ class Rows:
 
 
 def unstorable(run: Run, exc: Exception) -> InputError:
-    """The error for a run built in code (not read from a file) that JSON cannot hold."""
+    """The error for a run built in code (not read from a file) that JSON cannot hold.
+
+    >>> run = Run.model_construct(scenario="s", events=[], identity=Identity(), condition={}, tags=[],
+    ...                           outcome=None, cost={}, seed=2 ** 70, source=None)
+    >>> unstorable(run, TypeError("Integer exceeds 64-bit range")).field
+    'seed'
+    """
     source = run.source
     field = None
     for name in ("identity", "condition", "events", "cost", "seed"):
