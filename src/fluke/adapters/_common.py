@@ -77,10 +77,28 @@ def _require(obj: Any, key: str, file: str, record: str, prefix: str) -> Any:
     return obj[key]
 
 
-def as_dict(value: Any, *, file: str | None, record: str | None, field: str) -> dict:
+def as_list(value: Any) -> list:
+    """``value`` when it is a list, else an empty list (for optional lists read leniently).
+
+    >>> as_list([1]), as_list(None), as_list(3.5)
+    ([1], [], [])
+    """
+    return value if isinstance(value, list) else []
+
+
+def as_dict(value: Any) -> dict:
+    """``value`` when it is a dict, else an empty dict.
+
+    >>> as_dict({"a": 1}), as_dict("x")
+    ({'a': 1}, {})
+    """
+    return value if isinstance(value, dict) else {}
+
+
+def expect_dict(value: Any, *, file: str | None, record: str | None, field: str) -> dict:
     """``value`` when it is an object, ``{}`` when it is null or absent, else an InputError.
 
-    >>> as_dict(None, file="f", record="r", field="info"), as_dict({"a": 1}, file="f", record="r", field="info")
+    >>> expect_dict(None, file="f", record="r", field="info"), expect_dict({"a": 1}, file="f", record="r", field="info")
     ({}, {'a': 1})
     """
     if value is None:
@@ -90,10 +108,10 @@ def as_dict(value: Any, *, file: str | None, record: str | None, field: str) -> 
     return value
 
 
-def as_list(value: Any, *, file: str | None, record: str | None, field: str) -> list:
+def expect_list(value: Any, *, file: str | None, record: str | None, field: str) -> list:
     """``value`` when it is a list, ``[]`` when it is null or absent, else an InputError.
 
-    >>> as_list(3, file="f", record="r", field="tool_calls")
+    >>> expect_list(3, file="f", record="r", field="tool_calls")
     Traceback (most recent call last):
     ...
     fluke.errors.InputError: f: r: field tool_calls: expected a list, got a number (3)

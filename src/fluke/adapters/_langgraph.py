@@ -37,7 +37,7 @@ from typing import Any, Iterator
 
 from ..errors import InputError
 from ..record import AgentMessage, Run, Source, ToolCall, UserMessage
-from ._common import as_dict, as_list, as_str, building
+from ._common import as_str, building, expect_dict, expect_list
 from ._runparts import RunBase, parse_arguments, result_of, text_of, tool_name
 
 _TYPES = {"human", "ai", "tool", "system", "function", "chat", "remove", "developer"}
@@ -165,11 +165,11 @@ def _read_one(messages: list[tuple[str, dict[str, Any]]], state: dict[str, Any],
             items.append(UserMessage(text=text_of(f.get("content"))))
         elif kind == "ai":
             _read_ai(f, items, by_id, legacy, file, where(i))
-            meta = as_dict(f.get("response_metadata"), file=file, record=where(i), field="response_metadata")
+            meta = expect_dict(f.get("response_metadata"), file=file, record=where(i), field="response_metadata")
             model = meta.get("model_name") or meta.get("model")
             if isinstance(model, str):
                 models.add(model)
-            usage = as_dict(f.get("usage_metadata"), file=file, record=where(i), field="usage_metadata")
+            usage = expect_dict(f.get("usage_metadata"), file=file, record=where(i), field="usage_metadata")
             for key, value in usage.items():
                 if isinstance(value, (int, float)) and not isinstance(value, bool):
                     cost[key] = cost.get(key, 0) + value
@@ -198,14 +198,14 @@ def _read_ai(f: dict[str, Any], items: list[Any], by_id: dict[str, dict[str, Any
     text = text_of(f.get("content"))
     if text:
         items.append(AgentMessage(text=text, agent=name))
-    tool_calls = as_list(f.get("tool_calls"), file=file, record=where, field="tool_calls")
+    tool_calls = expect_list(f.get("tool_calls"), file=file, record=where, field="tool_calls")
     for tc in tool_calls:
         if not isinstance(tc, dict):
             continue
         call = {"tool": tool_name(tc.get("name")), "args": parse_arguments(tc.get("args")),
                 "call_id": _call_id(tc.get("id")), "ok": None, "agent": name}
         _register(call, items, by_id)
-    for tc in as_list(f.get("invalid_tool_calls"), file=file, record=where, field="invalid_tool_calls"):
+    for tc in expect_list(f.get("invalid_tool_calls"), file=file, record=where, field="invalid_tool_calls"):
         # The model's output did not parse as a call; the graph never ran it.
         if not isinstance(tc, dict):
             continue
@@ -214,7 +214,7 @@ def _read_ai(f: dict[str, Any], items: list[Any], by_id: dict[str, dict[str, Any
                 "error": text_of(tc.get("error")) or "invalid tool call (arguments did not parse)",
                 "agent": name}
         _register(call, items, by_id)
-    extra = as_dict(f.get("additional_kwargs"), file=file, record=where, field="additional_kwargs")
+    extra = expect_dict(f.get("additional_kwargs"), file=file, record=where, field="additional_kwargs")
     function_call = extra.get("function_call")
     if not tool_calls and isinstance(function_call, dict):
         call = {"tool": tool_name(function_call.get("name")),

@@ -44,7 +44,7 @@ from typing import Any, Callable, Iterator
 
 from ..errors import InputError
 from ..record import AgentMessage, Run, Source, ToolCall, UserMessage
-from ._common import as_dict, as_list, as_str, building, epoch
+from ._common import as_str, building, epoch, expect_dict, expect_list
 from ._runparts import RunBase, parse_arguments, result_of, text_of, tool_name
 
 _ROLES = {"system", "developer", "user", "assistant", "tool", "function"}
@@ -194,10 +194,10 @@ def _chat_events(messages: list[dict[str, Any]], *, file: str | None, record: st
             if text:
                 items.append(UserMessage(text=text, t=t) if role == "user"
                              else AgentMessage(text=text, agent=name, t=t))
-            for j, tc in enumerate(as_list(m.get("tool_calls"), file=file, record=where, field="tool_calls")):
+            for j, tc in enumerate(expect_list(m.get("tool_calls"), file=file, record=where, field="tool_calls")):
                 if not isinstance(tc, dict):
                     raise InputError(file, where, f"tool_calls.{j}", "a tool call is not an object")
-                fn = as_dict(tc.get("function") or tc.get("custom"), file=file, record=where,
+                fn = expect_dict(tc.get("function") or tc.get("custom"), file=file, record=where,
                              field=f"tool_calls.{j}.function")
                 arguments = fn.get("arguments", fn.get("input")) if fn else tc.get("arguments")
                 requestor = "user" if role == "user" or tc.get("requestor") == "user" else "agent"

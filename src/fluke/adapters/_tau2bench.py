@@ -18,7 +18,7 @@ from typing import Any, Iterator
 from ..errors import InputError
 from ..record import Run, digest
 from ._openai import chat_events
-from ._common import (as_dict, as_str, build_run, building, field_dict, field_list, field_number, short,
+from ._common import (as_str, build_run, building, expect_dict, field_dict, field_list, field_number, short,
                       with_identity)
 from ._taubench import PASS_REWARD
 
@@ -32,9 +32,9 @@ def sniff(doc: Any) -> bool:
 
 def _identity(doc: dict, file: str) -> dict[str, Any]:
     info = field_dict(doc, "info", file=file, record="info")
-    agent = as_dict(info.get("agent_info"), file=file, record="info", field="agent_info")
-    user = as_dict(info.get("user_info"), file=file, record="info", field="user_info")
-    env = as_dict(info.get("environment_info"), file=file, record="info", field="environment_info")
+    agent = expect_dict(info.get("agent_info"), file=file, record="info", field="agent_info")
+    user = expect_dict(info.get("user_info"), file=file, record="info", field="user_info")
+    env = expect_dict(info.get("environment_info"), file=file, record="info", field="environment_info")
     domain = env.get("domain_name")
     if domain is not None and not (isinstance(domain, str) and domain):
         raise InputError(file, "info", "environment_info.domain_name",
@@ -58,6 +58,34 @@ def _tau2_error(message: dict, _content: Any) -> bool:
     return bool(message.get("error"))
 
 
+def gold_by_task(doc: dict) -> dict[str, list[dict]]:
+    """Each task's ``evaluation_criteria.actions`` as gold calls, by task id; a task whose
+    actions are not in that shape is left out (gold is optional: grading by reference only).
+
+    >>> gold_by_task({"tasks": [{"id": "7", "evaluation_criteria": {"actions": [
+    ...     {"name": "refund", "arguments": {"id": "X1"}, "requestor": "assistant", "compare_args": None}]}}]})
+    {'7': [{'tool': 'refund', 'args': {'id': 'X1'}, 'requestor': 'agent', 'compare': None}]}
+    """
+    out: dict[str, list[dict]] = {}
+    tasks = doc.get("tasks")
+    for task in tasks if isinstance(tasks, list) else ():
+        if not isinstance(task, dict) or "id" not in task:
+            continue
+        criteria = task.get("evaluation_criteria")
+        actions = criteria.get("actions") if isinstance(criteria, dict) else None
+        if not isinstance(actions, list) or not all(
+                isinstance(a, dict) and isinstance(a.get("name"), str)
+                and isinstance(a.get("arguments", {}), dict)
+                and (a.get("compare_args") is None or (isinstance(a["compare_args"], list)
+                                                       and all(isinstance(k, str) for k in a["compare_args"])))
+                for a in actions):
+            continue
+        out[str(task["id"])] = [{"tool": a["name"], "args": a.get("arguments", {}),
+                                 "requestor": "user" if a.get("requestor") == "user" else "agent",
+                                 "compare": a.get("compare_args")} for a in actions]
+    return out
+
+
 def read(doc: dict, *, file: str, identity: dict[str, Any]) -> Iterator[Run]:
     """Yield one run per simulation."""
     if not isinstance(doc, dict):
@@ -65,6 +93,7 @@ def read(doc: dict, *, file: str, identity: dict[str, Any]) -> Iterator[Run]:
                          f"simulations, got a {type(doc).__name__}", hint="check --format")
     found, domain = _identity(doc, file)
     merged = with_identity(found, identity, file=file, record="info")
+    golds = gold_by_task(doc)
     for position, sim in enumerate(field_list(doc, "simulations", file=file, record="simulations")):
         record = f"simulation {position}"
         if not isinstance(sim, dict) or "task_id" not in sim:
@@ -74,7 +103,7 @@ def read(doc: dict, *, file: str, identity: dict[str, Any]) -> Iterator[Run]:
         if not (isinstance(task_id, str) and task_id) and not (isinstance(task_id, int)
                                                                and not isinstance(task_id, bool)):
             raise InputError(file, record, "task_id", f"expected a task name or number, got {short(task_id)}")
-        reward_info = as_dict(sim.get("reward_info"), file=file, record=record, field="reward_info")
+        reward_info = expect_dict(sim.get("reward_info"), file=file, record=record, field="reward_info")
         reward = field_number(reward_info, "reward", file=file, record=record, default=None,
                               prefix="reward_info.")
         ending = as_str(sim.get("termination_reason"))
@@ -94,5 +123,6 @@ def read(doc: dict, *, file: str, identity: dict[str, Any]) -> Iterator[Run]:
             "seed": sim.get("seed"),
             "error": ending if ending in _ERROR_ENDINGS else None,
             "source": {"adapter": "tau2-bench", "file": file, "position": position},
+            "gold": golds.get(str(sim["task_id"])),
         }
         yield build_run(fields, file=file, record=record)

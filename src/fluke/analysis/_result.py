@@ -21,6 +21,7 @@ happen in one place.
 
 from __future__ import annotations
 
+import re
 from typing import Any, ClassVar
 
 import orjson
@@ -46,14 +47,28 @@ def _default(value: Any) -> Any:
     raise TypeError(f"cannot serialise {type(value).__name__}")
 
 
+# C1 controls (U+0080–U+009F), line and paragraph separators and bidi overrides, as UTF-8: JSON allows
+# them raw inside strings, but a terminal reading U+009B as CSI would act on them.
+_RAW_CONTROLS = re.compile(rb"\xc2[\x80-\x9f]|\xe2\x80[\xa8-\xae]|\xe2\x81[\xa6-\xa9]")
+
+
+def _escape(match: re.Match) -> bytes:
+    return b"\\u%04x" % ord(match.group().decode("utf-8"))
+
+
 def dumps(doc: dict[str, Any], *, indent: bool = True) -> bytes:
     """One JSON document by orjson: NaN and infinities become null; numpy values are plain numbers.
 
-    >>> dumps({"p": float("nan")}, indent=False)
-    b'{"p":null}'
+    Every control character is escaped (orjson escapes C0; C1 and bidi overrides are escaped here).
+
+    >>> dumps({"p": float("nan"), "s": "a\x9bb"}, indent=False)
+    b'{"p":null,"s":"a\\\\u009bb"}'
     """
     option = orjson.OPT_SERIALIZE_NUMPY | orjson.OPT_NON_STR_KEYS | (orjson.OPT_INDENT_2 if indent else 0)
-    return orjson.dumps(doc, default=_default, option=option)
+    data = orjson.dumps(doc, default=_default, option=option)
+    if b"\xc2" in data or b"\xe2" in data:
+        data = _RAW_CONTROLS.sub(_escape, data)
+    return data
 
 
 class Result:

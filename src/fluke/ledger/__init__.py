@@ -17,10 +17,11 @@ from typing import TYPE_CHECKING, Any
 if TYPE_CHECKING:
     from ._base import Ledger
 
-__all__ = ["CountRow", "Document", "IngestResult", "Ledger", "VersionInfo", "open_ledger", "utcnow"]
+__all__ = ["CountRow", "Document", "IngestResult", "Ledger", "SourceOverlap", "VersionInfo", "open_ledger",
+           "utcnow"]
 
 _LAZY = {"Ledger": "._base", "utcnow": "._ingest", "CountRow": "._types", "Document": "._types",
-         "IngestResult": "._types", "VersionInfo": "._types"}
+         "IngestResult": "._types", "VersionInfo": "._types", "SourceOverlap": "._overlap"}
 
 
 def __getattr__(name: str) -> Any:

@@ -25,6 +25,7 @@ import datetime as _dt
 from typing import TYPE_CHECKING, Any, Iterable
 
 from ..record import Run, canonical_json
+from ._overlap import OverlapCheck
 from ._rows import Rows, version_id
 from ._types import IngestResult
 from ._writer import tally
@@ -51,6 +52,7 @@ def ingest_runs(ledger: "Ledger", runs: Iterable[Run], *, progress: Any = None) 
     held: list[tuple] = []                       # batches built before the transaction began
     held_bytes = 0
     offered: dict[tuple, list[int]] = {}         # trials and passes of every run offered
+    overlap = OverlapCheck()                     # where the first runs are stored from, afterwards
     seen = 0
     writer: Any = None
 
@@ -67,6 +69,7 @@ def ingest_runs(ledger: "Ledger", runs: Iterable[Run], *, progress: Any = None) 
             for identity in rows.identities:
                 body = canonical_json(identity.model_dump(mode="json", exclude={"date"})).decode()
                 versions.append((version_id(identity.version), identity.version, body))
+            overlap.see(rows.keys, rows.sources)
             tally(offered, rows.vids, rows.scenarios, rows.conditions, rows.passed)
             seen += len(rows)
             held.append(rows.columns())
@@ -96,4 +99,4 @@ def ingest_runs(ledger: "Ledger", runs: Iterable[Run], *, progress: Any = None) 
                 writer.put_runs(*held.pop(0))
         writer.put_versions(versions)
         added = writer.finish(offered)
-    return IngestResult(added=added, skipped=seen - added)
+    return IngestResult(added=added, skipped=seen - added, warnings=overlap.warnings(ledger))

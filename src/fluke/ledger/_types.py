@@ -6,18 +6,27 @@
 
 from __future__ import annotations
 
-from dataclasses import dataclass
-from typing import Any
+from dataclasses import dataclass, field
+from typing import TYPE_CHECKING, Any
 
 from ..record import Identity
+
+if TYPE_CHECKING:
+    from ._overlap import SourceOverlap
 
 
 @dataclass(frozen=True)
 class IngestResult:
-    """How many runs a batch added, and how many were already in the ledger."""
+    """How many runs a batch added, and how many were already in the ledger.
+
+    ``warnings`` holds a :class:`fluke.ledger.SourceOverlap` for each file most of whose
+    runs were already stored from another file (two agents' files that the identity does
+    not tell apart); each has a ``message`` to print.
+    """
 
     added: int
     skipped: int
+    warnings: tuple["SourceOverlap", ...] = field(default=(), repr=False)
 
     @property
     def total(self) -> int:

@@ -11,11 +11,11 @@ from ._canonical import CANONICAL, canonical_json, digest
 from ._events import AgentMessage, Event, ToolCall, UserMessage
 from ._identity import IDENTITY_FIELDS, Identity
 from ._redact import redact, redact_text
-from ._run import (FORMAT_VERSION, Label, Outcome, Run, Source, condition_key, content_fields, content_json,
+from ._run import (FORMAT_VERSION, GoldCall, Label, Outcome, Run, Source, condition_key, content_fields, content_json,
                    json_default, run_schema)
 
 __all__ = [
-    "CANONICAL", "FORMAT_VERSION", "IDENTITY_FIELDS", "AgentMessage", "Event", "Identity", "Label",
+    "CANONICAL", "FORMAT_VERSION", "GoldCall", "IDENTITY_FIELDS", "AgentMessage", "Event", "Identity", "Label",
     "Outcome", "Run", "Source", "ToolCall", "UserMessage", "canonical_json", "digest", "redact",
     "redact_text", "condition_key", "content_fields", "content_json", "json_default", "run_schema",
 ]

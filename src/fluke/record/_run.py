@@ -18,7 +18,7 @@ from functools import cached_property
 from typing import Annotated, Any, Literal
 
 import orjson
-from pydantic import BaseModel, ConfigDict, Field, field_validator
+from pydantic import BaseModel, ConfigDict, Field, field_validator, model_serializer
 
 from ._canonical import CANONICAL
 from ._events import Event, ToolCall
@@ -55,6 +55,22 @@ class Source(BaseModel):
     position: Int64 | str | None = None
 
 
+class GoldCall(BaseModel):
+    """One call the benchmark expected of the agent (τ-bench's ``actions``, τ²-bench's
+    ``evaluation_criteria.actions``), kept on the run so ``reference: gold`` can grade it.
+
+    ``compare`` names the only arguments to compare (τ²-bench's ``compare_args``); None
+    compares them all.
+    """
+
+    model_config = ConfigDict(frozen=True, extra="forbid")
+
+    tool: str
+    args: Any = Field(default_factory=dict)
+    requestor: Literal["agent", "user"] = "agent"
+    compare: list[str] | None = None
+
+
 class Run(BaseModel):
     """One execution of one scenario. Immutable and content-addressed (see :attr:`hash`)."""
 
@@ -75,6 +91,16 @@ class Run(BaseModel):
     tape: str | None = None
     error: str | None = None
     source: Source | None = None
+    #: The benchmark's expected calls, where the reader keeps them. Left out of the stored
+    #: body and the content hash when None, so runs without gold hash as they always did.
+    gold: list[GoldCall] | None = None
+
+    @model_serializer(mode="wrap")
+    def _without_empty_gold(self, handler: Any) -> Any:
+        body = handler(self)
+        if isinstance(body, dict) and body.get("gold", 0) is None:
+            del body["gold"]
+        return body
 
     @field_validator("format_version")
     @classmethod
@@ -168,6 +194,8 @@ def content_fields(run: Run) -> dict[str, Any]:
     values = dict(run.__dict__)
     del values["source"]
     values.pop("hash", None)   # a cached Run.hash, not a field
+    if values["gold"] is None:  # absent, not null: a run without gold hashes as before the field
+        del values["gold"]
     identity = values["identity"]
     key = (identity.version, identity.date)
     shared = _IDENTITY_JSON.get(key)
