@@ -11,11 +11,11 @@ from ._factorial import (Contrast, FactorialContrasts, FactorialPlan, factorial_
 from ._perturb import PerturbationRow, PerturbationSuite, perturbation_suite
 from ._seal import Decision, SealCheck, check_seal, evaluate_rule, in_scope, parse_rule, seal_body
 from ._tape import Tape
-from ._unseal import UnsealReport, find_seal, seal, unseal
+from ._unseal import UnsealReport, execution_start, find_seal, seal, unseal
 
 __all__ = [
     "Contrast", "Decision", "FactorialContrasts", "FactorialPlan", "PerturbationRow",
     "PerturbationSuite", "SealCheck", "Tape", "UnsealReport", "check_seal", "evaluate_rule",
     "factorial_contrasts", "factorial_plan", "find_seal", "in_scope", "paired_interval",
-    "parse_rule", "perturbation_suite", "seal", "seal_body", "unseal",
+    "parse_rule", "perturbation_suite", "seal", "seal_body", "unseal", "execution_start",
 ]

@@ -1,7 +1,5 @@
 """What the database drivers raise, as one line that names the ledger and says what to do.
 
->>> display_url("postgresql://fluke:Hunter2@db.internal:5432/evals")
-'postgresql://fluke:***@db.internal:5432/evals'
 >>> import sqlite3
 >>> str(sqlite_fault("runs.db", sqlite3.OperationalError("database or disk is full")))
 'runs.db: the disk is full (database or disk is full); nothing of this write was kept. Free some space and run it again'
@@ -9,15 +7,7 @@
 
 from __future__ import annotations
 
-import re
 from ..errors import LedgerError
-
-_PASSWORD = re.compile(r"(?<=://)([^:/@]*):([^@/]*)@")
-
-
-def display_url(url: str) -> str:
-    """``url`` with a password in it masked, for messages."""
-    return _PASSWORD.sub(lambda m: f"{m.group(1)}:***@", url)
 
 
 def _first_line(exc: BaseException) -> str:
@@ -55,8 +45,8 @@ def postgres_fault(name: str, exc: Exception) -> LedgerError | None:
     """The :class:`LedgerError` for a psycopg error, or None for any other exception.
 
     >>> import psycopg
-    >>> str(postgres_fault("postgresql://me:***@db/evals", psycopg.OperationalError("server closed the connection")))[:80]
-    'postgresql://me:***@db/evals: the connection to PostgreSQL was lost (server clos'
+    >>> str(postgres_fault("postgresql://me:[REDACTED]@db/evals", psycopg.OperationalError("server closed the connection")))[:74]
+    'postgresql://me:[REDACTED]@db/evals: the connection to PostgreSQL was lost'
     >>> postgres_fault("db", ValueError("x")) is None
     True
     """

@@ -2,12 +2,17 @@
 
 from __future__ import annotations
 
-from typing import Any, Iterable
+import contextlib
+import itertools
+from typing import Any, Iterable, Iterator, Sequence
 
 from ..errors import LedgerError, require
 from ._base import Ledger
 from ._faults import postgres_fault
 from ._writer import RunWriter
+
+
+_CURSORS = itertools.count()
 
 
 class PostgresLedger(Ledger):
@@ -26,6 +31,23 @@ class PostgresLedger(Ledger):
 
     def _fault(self, exc: Exception) -> LedgerError | None:
         return postgres_fault(self.name, exc)
+
+    def stream(self, sql: str, params: Sequence[Any] = ()) -> Iterator[tuple]:
+        """Rows as they are read, through a server-side cursor (:attr:`BATCH` rows a fetch).
+
+        The cursor is declared WITH HOLD, so a transaction committed between rows (a write
+        while reading) does not close it; it is closed when the generator ends or is closed.
+        """
+        with self.faults():
+            cur = self._conn.cursor(name=f"fluke_stream_{next(_CURSORS)}", withhold=True)
+            cur.itersize = self.BATCH
+            try:
+                cur.execute(self._sql(sql), tuple(params))
+                while rows := cur.fetchmany(self.BATCH):
+                    yield from rows
+            finally:
+                with contextlib.suppress(Exception):   # a lost connection has no cursor to close
+                    cur.close()
 
     def _begin(self) -> None:
         # psycopg opens a transaction implicitly; end any read-only one left open.

@@ -67,3 +67,19 @@ class Document:
     kind: str
     body: dict[str, Any]
     recorded_at: str
+
+
+@dataclass(frozen=True)
+class StoredRun:
+    """A stored run as the ledger holds it: when it was ingested, and whether it is intact.
+
+    ``intact`` is False when the stored body no longer hashes to the key it was stored under
+    (it was edited after ingest); ``run`` is then what the edited body says, or None when it
+    no longer reads as a run at all (``problem`` says why).
+    """
+
+    key_hash: str            # the first 16 hex digits of the content hash it was stored under
+    run: Any
+    recorded_at: str
+    intact: bool
+    problem: str | None = None

@@ -20,6 +20,7 @@ from typing import Annotated, Any, Literal
 import orjson
 from pydantic import BaseModel, ConfigDict, Field, field_validator, model_serializer
 
+from ..errors import FormatVersionError, InputTypeError
 from ._canonical import CANONICAL
 from ._events import Event, ToolCall
 from ._identity import Identity
@@ -106,8 +107,9 @@ class Run(BaseModel):
     @classmethod
     def _not_newer(cls, value: int) -> int:
         if value > FORMAT_VERSION:
-            raise ValueError(
-                f"format_version {value} is newer than this fluke reads ({FORMAT_VERSION}); "
+            # A ValueError, so pydantic reports it with the field's location like any other.
+            raise FormatVersionError(
+                None, None, None, f"format_version {value} is newer than this fluke reads ({FORMAT_VERSION}); "
                 "upgrade with: pip install -U fluke")
         return value
 
@@ -179,7 +181,7 @@ def json_default(value: Any) -> Any:
     """orjson's hook for the models inside a run (its events): their ``model_dump(mode="json")``."""
     if isinstance(value, BaseModel):
         return value.model_dump(mode="json")
-    raise TypeError(f"a run cannot hold a value of type {type(value).__name__}")
+    raise InputTypeError(None, None, None, f"a run cannot hold a value of type {type(value).__name__}")
 
 
 def content_fields(run: Run) -> dict[str, Any]:
