@@ -4,7 +4,6 @@ from __future__ import annotations
 
 import hashlib
 import random
-from pathlib import Path
 
 import orjson
 import pytest

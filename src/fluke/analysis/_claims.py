@@ -102,7 +102,6 @@ def claim_reliable(ledger, *, version: str | None = None, scenarios=None, bar: f
     ``prob``; otherwise, short of ``prob``, it is too small to tell, with the clean runs
     that would certify it (the believe result's ``runs_to_certify``, at ``prob``).
     """
-    from .. import inference as inf
     from ._believe import believe
     from ._select import check_level
 
