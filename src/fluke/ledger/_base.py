@@ -354,13 +354,14 @@ class Ledger:
                condition: str | None = None) -> list[CountRow]:
         """Trials and passes per version × scenario × condition, kept up to date at ingest.
 
-        A run whose ``passed`` is unknown counts as a trial that did not pass.
+        A run whose ``passed`` is unknown counts as a trial that did not pass, and among the
+        row's ``unknowns``.
         """
         where, params = self._where(scenario=scenario, version=version)
         where, params = self._condition_where(where, params, condition)
-        rows = self.query(f"SELECT vid, scenario, condition, trials, passes FROM counts{where}", params)
+        rows = self.query(f"SELECT vid, scenario, condition, trials, passes, unknowns FROM counts{where}", params)
         names = dict(self.query("SELECT vid, version FROM versions"))
-        out = [CountRow(names[v], s, c, int(n), int(k)) for v, s, c, n, k in rows]
+        out = [CountRow(names[v], s, c, int(n), int(k), int(u)) for v, s, c, n, k, u in rows]
         out.sort(key=lambda r: (r.version, r.scenario, r.condition))
         return out
 

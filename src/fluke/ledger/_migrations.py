@@ -7,7 +7,7 @@ cannot do. Append new migrations to the end of :data:`MIGRATIONS`; never edit or
 one that has shipped.
 
 >>> [name for name, _ in MIGRATIONS]
-['0001_runs_versions_documents_grades', '0002_runs_keyed_by_hash_with_counts']
+['0001_runs_versions_documents_grades', '0002_runs_keyed_by_hash_with_counts', '0003_counts_keep_unknowns']
 """
 
 from __future__ import annotations
@@ -51,6 +51,21 @@ def _move_runs(ledger: Any) -> None:
                      None if source is None else orjson.dumps(source).decode(), content.decode()))
     ledger.executemany("INSERT INTO runs_keyed (k, vid, ingest, scenario, source, body) VALUES (?, ?, ?, ?, ?, ?)",
                        rows)
+
+
+def _count_unknowns(ledger: Any) -> None:
+    """0003: the runs whose ``outcome.passed`` is unknown, per version x scenario x condition,
+    read from the stored bodies (only those bodies are parsed, for their condition)."""
+    from ..record import condition_key
+
+    unknown: dict[tuple[int, str, str], int] = {}
+    passed = ledger._json_field("outcome", "passed")
+    for vid, scenario, body in ledger.stream(f"SELECT vid, scenario, body FROM runs WHERE {passed} IS NULL"):
+        condition = orjson.loads(body).get("condition") or {}
+        group = (vid, scenario, condition_key(condition) if condition else "")
+        unknown[group] = unknown.get(group, 0) + 1
+    ledger.executemany("UPDATE counts SET unknowns = ? WHERE vid = ? AND scenario = ? AND condition = ?",
+                       [(n, *group) for group, n in sorted(unknown.items())])
 
 
 MIGRATIONS: list[tuple[str, list[Step]]] = [
@@ -128,5 +143,12 @@ MIGRATIONS: list[tuple[str, list[Step]]] = [
         _move_runs,
         "DROP TABLE runs",
         "ALTER TABLE runs_keyed RENAME TO runs",
+    ]),
+    # How many of each group's trials had an unknown outcome (``passed`` null: a crashed
+    # harness, a parse error), so that every verb can say how many there were and apply one
+    # policy to them (:func:`fluke.inference.apply_unknown_policy`); ``passes`` is unchanged.
+    ("0003_counts_keep_unknowns", [
+        "ALTER TABLE counts ADD COLUMN unknowns BIGINT NOT NULL DEFAULT 0",
+        _count_unknowns,
     ]),
 ]

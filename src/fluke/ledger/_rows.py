@@ -82,7 +82,7 @@ class Rows:
         self.vids: list[int] = []
         self.scenarios: list[str] = []
         self.conditions: list[str] = []
-        self.passed: list[int] = []
+        self.passed: list[int | None] = []   # 1, 0, or None for an unknown outcome
         self.sources: list[str | None] = []
         self.bodies: list[bytes] = []
         self.identities: list[Identity] = []
@@ -119,7 +119,8 @@ class Rows:
         self.vids.append(vid)
         self.scenarios.append(values["scenario"])
         self.conditions.append(condition_key(condition) if condition else "")
-        self.passed.append(1 if values["outcome"]["passed"] else 0)
+        passed = values["outcome"]["passed"]
+        self.passed.append(None if passed is None else 1 if passed else 0)
         self.sources.append(None if run.source is None else run.source.model_dump_json())
         self.bodies.append(body)
         self.size += len(body)

@@ -2,6 +2,9 @@
 
 >>> CountRow("v", "s", "", 4, 3).failures
 1
+>>> row = CountRow("v", "s", "", 5, 3, unknowns=1)
+>>> row.failures, row.known
+(2, 4)
 """
 
 from __future__ import annotations
@@ -35,17 +38,29 @@ class IngestResult:
 
 @dataclass(frozen=True)
 class CountRow:
-    """Runs and passes of one version on one scenario under one condition."""
+    """Runs and passes of one version on one scenario under one condition.
+
+    ``unknowns`` of the ``trials`` had an unknown outcome (``passed`` null); they are not
+    among the ``passes``, so :attr:`failures` counts them as failures (the default policy);
+    leaving them out is ``known`` trials of which ``passes`` passed.
+    """
 
     version: str
     scenario: str
     condition: str
     trials: int
     passes: int
+    unknowns: int = 0
 
     @property
     def failures(self) -> int:
+        """Trials that did not pass, the unknown ones included."""
         return self.trials - self.passes
+
+    @property
+    def known(self) -> int:
+        """Trials whose outcome is known."""
+        return self.trials - self.unknowns
 
 
 @dataclass(frozen=True)

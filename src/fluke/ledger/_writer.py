@@ -15,14 +15,14 @@ order, so concurrent ingests into PostgreSQL wait for one another instead of dea
 >>> writer.begin("2026-11-30T00:00:00.000000Z")
 >>> bodies = ['{"trial":0}', '{"trial":0}', '{"trial":1}']
 >>> offered = {}
->>> tally(offered, [1] * 3, ["s"] * 3, [""] * 3, [1, 1, 0])
->>> writer.put_runs([7, 7, 9], [1] * 3, ["s"] * 3, [""] * 3, [1, 1, 0], [None] * 3, bodies)
+>>> tally(offered, [1] * 3, ["s"] * 3, [""] * 3, [1, 1, None])
+>>> writer.put_runs([7, 7, 9], [1] * 3, ["s"] * 3, [""] * 3, [1, 1, None], [None] * 3, bodies)
 2
 >>> writer.finish(offered)
 2
 >>> _ = conn.execute("COMMIT")
->>> conn.execute("SELECT trials, passes FROM counts").fetchall()
-[(2, 1)]
+>>> conn.execute("SELECT trials, passes, unknowns FROM counts").fetchall()
+[(2, 1, 1)]
 """
 
 from __future__ import annotations
@@ -36,9 +36,10 @@ from urllib.parse import quote
 
 from ..errors import LedgerError
 
-_UPSERT_COUNTS = ("INSERT INTO counts (vid, scenario, condition, trials, passes) VALUES (?, ?, ?, ?, ?) "
+_UPSERT_COUNTS = ("INSERT INTO counts (vid, scenario, condition, trials, passes, unknowns) VALUES (?, ?, ?, ?, ?, ?) "
                   "ON CONFLICT (vid, scenario, condition) DO UPDATE SET "
-                  "trials = counts.trials + excluded.trials, passes = counts.passes + excluded.passes")
+                  "trials = counts.trials + excluded.trials, passes = counts.passes + excluded.passes, "
+                  "unknowns = counts.unknowns + excluded.unknowns")
 _PUT_VERSION = ("INSERT INTO versions (vid, version, identity, first_recorded) VALUES (?, ?, ?, ?) "
                 "ON CONFLICT (vid) DO NOTHING")
 
@@ -53,7 +54,7 @@ class RunWriter:
         self.ingest = 0
         self.recorded_at = ""
         self.added = 0
-        #: trials and passes of the runs offered but not added, per (vid, scenario, condition)
+        #: trials, passes and unknowns of the runs offered but not added, per (vid, scenario, condition)
         self.skipped: dict[tuple, list[int]] = {}
 
     # -- backend hooks ---------------------------------------------------------------
@@ -82,7 +83,7 @@ class RunWriter:
             self.conn.cursor().executemany(self._sql(_PUT_VERSION), rows)
 
     def put_runs(self, keys: Sequence[int], vids: Sequence[int], scenarios: Sequence[str],
-                 conditions: Sequence[str], passed: Sequence[int], sources: Sequence[str | None],
+                 conditions: Sequence[str], passed: Sequence[int | None], sources: Sequence[str | None],
                  bodies: Sequence[str] | Sequence[bytes]) -> int:
         """Store a batch (the columns of :class:`fluke.ledger._rows.Rows`), skipping runs
         already stored; return how many were new. Bodies are JSON, as text or UTF-8.
@@ -129,10 +130,10 @@ class RunWriter:
         """Add the tally of the runs added (``offered`` less those skipped) to ``counts``;
         return how many runs this ingest added."""
         rows = []
-        for group, (n, k) in sorted(offered.items()):   # one lock order for every ingest
-            n_skipped, k_skipped = self.skipped.get(group, (0, 0))
+        for group, (n, k, u) in sorted(offered.items()):   # one lock order for every ingest
+            n_skipped, k_skipped, u_skipped = self.skipped.get(group, (0, 0, 0))
             if n > n_skipped:
-                rows.append((*group, n - n_skipped, k - k_skipped))
+                rows.append((*group, n - n_skipped, k - k_skipped, u - u_skipped))
         if rows:
             self.conn.cursor().executemany(self._sql(_UPSERT_COUNTS), rows)
         self.skipped = {}
@@ -140,23 +141,27 @@ class RunWriter:
 
 
 def tally(counts: dict[tuple, list[int]], vids: Sequence[int], scenarios: Sequence[str],
-          conditions: Sequence[str], passed: Sequence[int]) -> None:
-    """Add runs to ``counts``: ``[trials, passes]`` per ``(vid, scenario, condition)``.
+          conditions: Sequence[str], passed: Sequence[int | None]) -> None:
+    """Add runs to ``counts``: ``[trials, passes, unknowns]`` per ``(vid, scenario, condition)``;
+    a ``passed`` of None is an unknown outcome (a trial that did not pass, counted apart).
 
     >>> counts = {}
-    >>> tally(counts, [1, 1, 2], ["s", "s", "s"], ["", "", ""], [1, 0, 1])
+    >>> tally(counts, [1, 1, 2], ["s", "s", "s"], ["", "", ""], [1, None, 1])
     >>> counts
-    {(1, 's', ''): [2, 1], (2, 's', ''): [1, 1]}
+    {(1, 's', ''): [2, 1, 1], (2, 's', ''): [1, 1, 0]}
     """
     groups = list(zip(vids, scenarios, conditions))
     for group, n in Counter(groups).items():
-        pair = counts.get(group)
-        if pair is None:
-            counts[group] = [n, 0]
+        triple = counts.get(group)
+        if triple is None:
+            counts[group] = [n, 0, 0]
         else:
-            pair[0] += n
+            triple[0] += n
     for group, k in Counter(compress(groups, passed)).items():
         counts[group][1] += k
+    if None in passed:
+        for group, u in Counter(compress(groups, [p is None for p in passed])).items():
+            counts[group][2] += u
 
 
 def _collision(key: int) -> None:
