@@ -93,7 +93,9 @@ def test_interval_result_is_the_old_json_on_tau_bench(tau):
     units = [f"airline/{r['task_id']}" for r in raw]
     expected = {"format_version": 1, "kind": "interval", "outcome": "passed", "unit": "unit", "weighting": "rows",
                 "confidence_level": 0.9,
-                "versions": [_old_interval_version(version, "gpt-4o", y, units, 0.9, boot=(200, 7))]}
+                "versions": [_old_interval_version(version, "gpt-4o", y, units, 0.9, boot=(200, 7))],
+                "unknowns": 0, "unknown_policy": "fail"}   # added by issue 14: no outcome here is unknown
+    expected["versions"][0]["unknowns"] = 0
     same(json_roundtrip(result.to_dict()), json_roundtrip(expected))
     assert result.versions[0].interval.clusters == 50 and result.versions[0].interval.rows == 200
     assert markdown_tables(result) == 3

@@ -46,6 +46,7 @@ _EXPORTS: dict[str, str] = {
     "seal": "_seal", "SealResult": "_seal", "unseal": "_seal", "UnsealResult": "_seal",
     "calibration": "_calibration", "CalibrationResult": "_calibration",
     "match_predictions": "_calibration", "PredictionMatch": "_calibration",
+    "UNKNOWN_CHOICES": "_unknowns", "check_unknown": "_unknowns", "unknown_note": "_unknowns",
 }
 
 __all__ = sorted(_EXPORTS) + ["render"]

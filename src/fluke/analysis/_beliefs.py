@@ -22,6 +22,7 @@ import numpy as np
 
 from ..errors import UsageError
 from ..format import natural_key
+from ._unknowns import apply_to_counts, check_unknown
 from ._select import pick_version, version_label, versions
 
 
@@ -40,6 +41,12 @@ class Beliefs:
     delta: np.ndarray | None = None
     account: bool = False
     odds: float | None = None
+    unknowns: np.ndarray | None = None     # per cell: runs whose outcome is unknown (in ``n`` under "fail")
+    unknown_policy: str = "fail"
+
+    @property
+    def total_unknowns(self) -> int:
+        return 0 if self.unknowns is None else int(self.unknowns.sum())
 
     @property
     def belief(self):
@@ -103,16 +110,19 @@ def _family_of(tags: list[str], prefix: str) -> str | None:
 
 def beliefs(ledger, *, version: str | None = None, prior: str = "uniform", carry_from: str | None = None,
             delta: float = 0.5, touched: tuple[str, ...] = (), odds: float | None = None, family_prefix: str = "",
-            want_tags: bool = False, account: bool = False) -> Beliefs:
+            want_tags: bool = False, account: bool = False, unknown: str = "fail") -> Beliefs:
     """One version's per-cell beliefs: its own runs, or evidence carried from earlier versions.
 
     ``carry_from`` carries one earlier version; ``account`` every version recorded before this one,
     oldest first. Each carry keeps ``delta`` of its evidence (1 inside the footprint's complement
     when ``touched`` names the tags a change touched); with ``odds`` each carry is checked for a
     change and the posterior mixes both branches. Only carried evidence is discounted: a scenario
-    new in this version keeps the declared prior, and says so.
+    new in this version keeps the declared prior, and says so. A run whose outcome is unknown
+    is a failed trial (``unknown="fail"``) or is left out (``"exclude"``), in every version.
     """
     from .. import inference as inf
+
+    unknown = check_unknown(unknown)
 
     if carry_from is None and not account and (odds is not None or touched):
         raise UsageError("--odds/--touched: a change check or a footprint needs an earlier version "
@@ -125,7 +135,7 @@ def beliefs(ledger, *, version: str | None = None, prior: str = "uniform", carry
     rows = sorted(ledger.counts(version=version), key=lambda r: (natural_key(r.scenario), r.condition))
     cells = [(r.scenario, r.condition) for r in rows]
     k = np.array([r.passes for r in rows], float)
-    n = np.array([r.trials for r in rows], float)
+    n = np.array([apply_to_counts(r.trials, r.passes, r.unknowns, unknown)[0] for r in rows], float)
     tags = _tags(ledger, version) if (want_tags or prior == "family" or touched) else {}
     families = [_family_of(tags.get(s, []), family_prefix) for s, _ in cells]
     prior_text = None
@@ -153,10 +163,11 @@ def beliefs(ledger, *, version: str | None = None, prior: str = "uniform", carry
         counts = {(r.scenario, r.condition): r for r in ledger.counts(version=v)}
         earlier.append(inf.EarlierVersion(
             version_label(ledger, v), [counts[c].passes if c in counts else 0 for c in cells],
-            [counts[c].trials if c in counts else 0 for c in cells], present=[c in counts for c in cells]))
+            [apply_to_counts(counts[c].trials, 0, counts[c].unknowns, unknown)[0] if c in counts else 0
+             for c in cells], present=[c in counts for c in cells]))
     d = inf.footprint_discount([tags.get(s, []) for s, _ in cells], touched, inside=delta) if touched \
         else np.full(len(cells), float(delta))
     label = version_label(ledger, version)
     found = inf.believe(k, n, prior=base, earlier=earlier, delta=d, odds=odds, label=label, prior_text=prior_text)
     return Beliefs(version, label, cells, k, n, found, families, [e.label for e in earlier],
-                   d if earlier else None, account, odds)
+                   d if earlier else None, account, odds, np.array([r.unknowns for r in rows]), unknown)

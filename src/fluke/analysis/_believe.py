@@ -24,6 +24,7 @@ from ._beliefs import Beliefs, beliefs, cell_name
 from ._document import Column, Table, blank, line, note
 from ._result import Result
 from ._select import check_level, version_label
+from ._unknowns import apply_to_counts, unknown_fields, unknown_note
 
 
 def _summaries(b: Beliefs, *, prior: str, delta: float, touched, odds) -> tuple[str, str | None]:
@@ -86,6 +87,7 @@ class BeliefResult(Result):
                           failures_pmf=suite.failures_pmf, runs_to_certify_suite=self.suite_certify),
             "statement": self.suite_statement.as_dict(),
             "review": None if self.review is None else self.review.payload(),
+            **unknown_fields(b.total_unknowns, b.unknown_policy),
         }
 
     def blocks(self) -> list:
@@ -123,6 +125,7 @@ class BeliefResult(Result):
             [f"clean runs per scenario to reach P(all above {bar:g}) ≥ 0.95",
              "already" if self.suite_certify == 0 else f"{self.suite_certify:.0f} more each"]], limit=None))
         out.append(line(self.suite_statement.text()))
+        out.append(unknown_note(b.total_unknowns, b.unknown_policy))
         if self.statements or len(self.per) <= 3:
             for s in self.per:
                 out += [blank(), line(s.text())]
@@ -208,7 +211,8 @@ def review(ledger, b: Beliefs, against: str, clean_batch: int) -> ReviewResult:
     if not idx:
         raise SelectorError(f"--against: version {old[:12]} shares no scenario with version {b.version[:12]}")
     ko = np.array([counts[b.cells[i]].passes for i in idx], float)
-    no = np.array([counts[b.cells[i]].trials for i in idx], float)
+    no = np.array([apply_to_counts(counts[b.cells[i]].trials, 0, counts[b.cells[i]].unknowns, b.unknown_policy)[0]
+                   for i in idx], float)
     result = inf.review_week(ko, no, b.k[idx], b.n[idx], frontier=ko < no, clean_batch=clean_batch)
     return ReviewResult(version_label(ledger, old), [b.cells[i] for i in idx], ko, no, b.k[idx], b.n[idx], result)
 
@@ -216,8 +220,12 @@ def review(ledger, b: Beliefs, against: str, clean_batch: int) -> ReviewResult:
 def believe(ledger, *, version: str | None = None, prior: str = "uniform", family_prefix: str = "",
             carry_from: str | None = None, account: bool = False, delta: float = 0.5, touched: tuple = (),
             odds: float | None = None, bar: float = 0.9, level: float = 0.9, next_m: int = 8,
-            statements: bool = False, against: str | None = None, clean_batch: int = 10) -> BeliefResult:
-    """Posteriors per scenario, the suite questions and the four-part statements for one version."""
+            statements: bool = False, against: str | None = None, clean_batch: int = 10,
+            unknown: str = "fail") -> BeliefResult:
+    """Posteriors per scenario, the suite questions and the four-part statements for one version.
+
+    ``unknown``: a run whose outcome is unknown is a failed trial (``"fail"``) or left out (``"exclude"``).
+    """
     from .. import inference as inf
 
     check_level(bar, "bar")
@@ -225,7 +233,7 @@ def believe(ledger, *, version: str | None = None, prior: str = "uniform", famil
     if next_m < 1:
         raise UsageError(f"next={next_m!r} must be at least 1")
     b = beliefs(ledger, version=version, prior=prior, carry_from=carry_from, delta=delta, touched=tuple(touched),
-                odds=odds, family_prefix=family_prefix, account=account)
+                odds=odds, family_prefix=family_prefix, account=account, unknown=unknown)
     rev = review(ledger, b, against, clean_batch) if against else None
     one = b.found  # one posterior feeds every line: the table, certification and the suite
     lo, hi = one.interval(level)
@@ -250,28 +258,33 @@ class PredictionResult(Result):
     label: str
     made_at: str
     digests: tuple[str, ...]
+    unknowns: int = 0
+    unknown_policy: str = "fail"
 
     def payload(self) -> dict[str, Any]:
         return {"version": self.version, "made_at": self.made_at, "predictions": len(self.digests),
-                "digests": list(self.digests)}
+                "digests": list(self.digests), **unknown_fields(self.unknowns, self.unknown_policy)}
 
     def blocks(self) -> list:
         return [line(f"recorded {len(self.digests)} predictions for version {self.label} at {self.made_at}; after "
-                     "the next batch is ingested, score them with: fluke calibration")]
+                     "the next batch is ingested, score them with: fluke calibration"),
+                unknown_note(self.unknowns, self.unknown_policy)]
 
 
 def predict(ledger, *, version: str | None = None, prior: str = "uniform", family_prefix: str = "",
             carry_from: str | None = None, account: bool = False, delta: float = 0.5, touched: tuple = (),
-            odds: float | None = None) -> PredictionResult:
-    """Record each scenario's probability that its next run passes (scored later by ``calibration``)."""
+            odds: float | None = None, unknown: str = "fail") -> PredictionResult:
+    """Record each scenario's probability that its next run passes (scored later by ``calibration``),
+    a run whose outcome is unknown counted as a failure (``unknown="fail"``) or left out (``"exclude"``)."""
     from ..ledger import utcnow
 
     b = beliefs(ledger, version=version, prior=prior, carry_from=carry_from, account=account, delta=delta,
-                touched=tuple(touched), odds=odds, family_prefix=family_prefix, want_tags=True)
+                touched=tuple(touched), odds=odds, family_prefix=family_prefix, want_tags=True, unknown=unknown)
     made_at = utcnow()
     mean = b.belief.mean
     digests = tuple(ledger.put_document("prediction", dict(
         version=b.version, scenario=c[0], condition=c[1], probability=float(mean[i]), made_at=made_at,
         prior=b.prior_text[i], family=b.families[i], carried=b.carried[i],
-        evidence=dict(passes=int(b.k[i]), trials=int(b.n[i])))) for i, c in enumerate(b.cells))
-    return PredictionResult(b.version, b.label, made_at, digests)
+        evidence=dict(passes=int(b.k[i]), trials=int(b.n[i]), unknowns=int(b.unknowns[i]),
+                      unknown_policy=b.unknown_policy))) for i, c in enumerate(b.cells))
+    return PredictionResult(b.version, b.label, made_at, digests, b.total_unknowns, b.unknown_policy)

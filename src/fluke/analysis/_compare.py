@@ -34,6 +34,7 @@ from ..errors import FlukeError, UsageError
 from ..format import fmt_p, fmt_prob, fmt_share, natural_key
 from ._document import Column, Heading, Span, Table, blank, line, note
 from ._result import Result
+from ._unknowns import check_unknown, unknown_fields, unknown_note
 from ._select import Arm, check_level, disjoint, select_arm
 
 #: What a ledger keeps of each comparison (enough for a later reveal to see what was compared).
@@ -90,7 +91,8 @@ class ComparisonResult(Result):
             "detection_limit": r.detection_limit, "detection_limit_unit": "points", "ceiling": r.ceiling,
             "alpha": r.alpha, "power": r.power, "test": r.test.method, "p_b_below_a": r.p_b_below_a,
             "prior": r.prior, "strata": r.strata, "uninformative": r.uninformative,
-            "runs_needed_per_arm": r.runs_needed_per_arm, "unknown_policy": r.unknown_policy,
+            "runs_needed_per_arm": r.runs_needed_per_arm,
+            **unknown_fields(r.unknown[0] + r.unknown[1], check_unknown(r.unknown_policy)),
             "summary": r.summary(), **{k: doc[k] for k in ("pass_rates", "where", "cells", "cells_only_a",
                                                              "cells_only_b", "excluded", "died_from")},
             "sequential": None if self.sequential is None else {
@@ -124,9 +126,10 @@ class ComparisonResult(Result):
             line(Span("A ", "bold"), self.a.line(), f"   {fmt_share(r.passes_a, r.runs_a)} passed"),
             line(Span("B ", "bold"), self.b.line(), f"   {fmt_share(r.passes_b, r.runs_b)} passed"),
         ]
+        policy = check_unknown(r.unknown_policy)
+        out.append(unknown_note(r.unknown[0] + r.unknown[1], policy))
         if r.unknown[0] or r.unknown[1]:
-            out.append(line(f"unknown outcomes: {r.unknown[0]} in A, {r.unknown[1]} in B, counted as "
-                            f"'{r.unknown_policy}'"))
+            out.append(note(f"unknown outcomes: {r.unknown[0]} in A, {r.unknown[1]} in B"))
         if self.sequential is not None:
             out.append(line(f"batch by batch: {self.sequential.summary()}"))
         where = found.where
@@ -173,8 +176,9 @@ def hard_violations(runs, spec_path: str | None) -> dict[str, int] | None:
             if r.outcome.passed is False and r.outcome.died_at is None}
 
 
-def _batches(ledger, arm_a: Arm, arm_b: Arm):
-    """Per-ingest counts of both arms, shaped (looks, strata): each ingest is one look."""
+def _batches(ledger, arm_a: Arm, arm_b: Arm, unknown: str = "fail"):
+    """Per-ingest counts of both arms, shaped (looks, strata): each ingest is one look; a run whose
+    outcome is unknown is a failure (``"fail"``) or left out (``"exclude"``)."""
     import numpy as np
 
     times = {}
@@ -188,23 +192,24 @@ def _batches(ledger, arm_a: Arm, arm_b: Arm):
     for side, arm in ((0, arm_a), (2, arm_b)):
         for r in arm.runs:
             j = col.get((r.scenario, r.condition_key()))
-            if j is None or r.hash not in times or r.outcome.passed is None:
+            if j is None or r.hash not in times or (r.outcome.passed is None and unknown == "exclude"):
                 continue
-            counts[side, at[times[r.hash]], j] += r.outcome.passed is False
+            counts[side, at[times[r.hash]], j] += r.outcome.passed is not True
             counts[side + 1, at[times[r.hash]], j] += 1
     return counts
 
 
 def compare(ledger, a: str, b: str, *, scenario: str | None = None, condition: str | None = None,
             spec: str | None = None, alpha: float = 0.05, power: float = 0.8, ceiling: float = 5.0,
-            hazard_ceiling: float = 1.3, unknown: str = "failure", sequential: bool = False, rows: int = 8,
+            hazard_ceiling: float = 1.3, unknown: str = "fail", sequential: bool = False, rows: int = 8,
             record: bool = True, seed: int = 0) -> ComparisonResult:
     """Compare arm ``b`` against arm ``a`` (version selectors, ``@TRIALS`` picks trials) on pass rates.
 
     Strata are scenario × condition cells both arms ran. ``ceiling`` is the detection limit, in
     points, below which "no significant difference" may be said. With ``spec``, a failed run with
     no recorded ``died_at`` dies at its first hard violation (for the analysis of where runs die).
-    ``unknown`` says what a run with an unknown outcome counts as (``failure`` or ``exclude``).
+    ``unknown`` says what a run with an unknown outcome counts as: ``"fail"`` (a failure; ``"failure"``
+    is the same) or ``"exclude"`` (left out), in the pass rates and in the batch-by-batch test.
     ``sequential`` adds the anytime-valid test over the ledger's ingests (each one a look). With
     ``record`` the verdict is kept in the ledger as a ``comparison`` document.
     """
@@ -220,17 +225,16 @@ def compare(ledger, a: str, b: str, *, scenario: str | None = None, condition: s
         raise UsageError(f"hazard_ceiling={hazard_ceiling!r} must exceed 1 (a hazard ratio)")
     if rows < 0:
         raise UsageError(f"rows={rows!r} must be at least 0")
-    if unknown not in ("failure", "exclude"):
-        raise UsageError(f"unknown={unknown!r} must be 'failure' or 'exclude'")
+    unknown = check_unknown(unknown)
     arm_a = select_arm(ledger, a, scenario=scenario, condition=condition)
     arm_b = select_arm(ledger, b, scenario=scenario, condition=condition)
     disjoint(arm_a, arm_b)
     spec = None if spec is None else str(spec)
     hard = hard_violations(arm_a.runs + arm_b.runs, spec)
-    found = compare_versions(arm_a.runs, arm_b.runs, hard_index=hard, unknown_policy=unknown, alpha=alpha,
+    found = compare_versions(arm_a.runs, arm_b.runs, hard_index=hard, unknown_policy="failure" if unknown == "fail" else unknown, alpha=alpha,
                              power=power, ceiling=ceiling, hazard_ceiling=hazard_ceiling,
                              rng=np.random.default_rng(seed))
-    seq = sequential_test(*_batches(ledger, arm_a, arm_b), alpha=alpha) if sequential else None
+    seq = sequential_test(*_batches(ledger, arm_a, arm_b, unknown), alpha=alpha) if sequential else None
     result = ComparisonResult(arm_a, arm_b, found, scenario=scenario, spec=spec, rows=rows, recorded=record,
                               sequential=seq)
     if record:

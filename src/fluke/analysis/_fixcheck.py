@@ -29,6 +29,7 @@ from ..format import fmt_num, fmt_p, fmt_pct, fmt_share, natural_key
 from ._document import Column, Span, Table, blank, line, note
 from ._result import Result
 from ._select import Arm, disjoint, select_arm
+from ._unknowns import check_unknown, outcome_arrays, unknown_fields, unknown_note
 
 
 def _interval(lo: float, hi: float) -> str:
@@ -74,6 +75,8 @@ class FixCheckResult(Result):
     check: Any
     chance: Any
     within: int
+    unknowns: tuple[int, int, int] = (0, 0, 0)    # runs of unknown outcome in first, candidate, control
+    unknown_policy: str = "fail"
 
     @property
     def tries(self) -> int:
@@ -96,6 +99,8 @@ class FixCheckResult(Result):
             "bar": None if check.bar is None else {**dataclasses.asdict(check.bar), "clears": check.clears_bar},
             "conditional_on": "first-run failing episodes as rows; intervals clustered by input (CR1, t on G−1)",
             "statement": check.statement,
+            **unknown_fields(sum(self.unknowns), self.unknown_policy),
+            "unknowns_by_arm": dict(zip(("first", "candidate", "control"), self.unknowns)),
         }
 
     def blocks(self) -> list:
@@ -143,21 +148,24 @@ class FixCheckResult(Result):
             bi = check.by_input
             out.append(line(f"by input (sign test against the control): {bi.improved} improved, {bi.worsened} "
                             f"worsened, {bi.unchanged} unchanged; p = {fmt_p(bi.pvalue)}"))
-        out += [blank(), note(f"Conditional on: {self.payload()['conditional_on']}."), note(check.statement)]
+        out += [blank(), note(f"Conditional on: {self.payload()['conditional_on']}."), note(check.statement),
+                unknown_note(sum(self.unknowns), self.unknown_policy)]
         return out
 
 
 def fixcheck(ledger, first: str, candidate: str, *, control: str | None = None, scenario: str | None = None,
-             within: int = 3, q: float = 0.05) -> FixCheckResult:
+             within: int = 3, q: float = 0.05, unknown: str = "fail") -> FixCheckResult:
     """Check a fix: the first run's failing inputs, re-run on the candidate and on a control.
 
     ``first``, ``candidate`` and ``control`` are arm selectors (``@TRIALS`` picks trials); the
     three must select different runs. Without a control the "fixed" share cannot be told from
-    failures that pass on a re-run by chance; the chance share is reported beside it.
+    failures that pass on a re-run by chance; the chance share is reported beside it. A run whose
+    outcome is unknown is a failure (``unknown="fail"``) or is left out (``"exclude"``), in every arm.
     """
     from ..comparison import consistency as consistency_of
-    from ..comparison import failure_counts, fix_check, outcome_arrays
+    from ..comparison import failure_counts, fix_check
 
+    unknown = check_unknown(unknown)
     if within < 1:
         raise UsageError(f"within={within!r} must be at least 1")
     if not 0 <= q <= 1:
@@ -168,14 +176,16 @@ def fixcheck(ledger, first: str, candidate: str, *, control: str | None = None, 
     arm_ctrl = select_arm(ledger, control, scenario=scenario) if control else None
     if arm_ctrl is not None:
         disjoint(arm_first, arm_cand, arm_ctrl)
-    first_a = outcome_arrays(arm_first.runs)
+    *first_a, u_first = outcome_arrays(arm_first.runs, unknown)
+    *cand_a, u_cand = outcome_arrays(arm_cand.runs, unknown)
+    *ctrl_a, u_ctrl = outcome_arrays(arm_ctrl.runs, unknown) if arm_ctrl else (None, 0)
     if not first_a[1].any():
         raise InputError(None, first, "outcome.passed", "the first run has no failing inputs to re-run",
                          hint="pick a first run with failures, or a wider --scenario")
-    check = fix_check(first_a, outcome_arrays(arm_cand.runs),
-                      outcome_arrays(arm_ctrl.runs) if arm_ctrl else None, within=within, q=q)
+    check = fix_check(tuple(first_a), tuple(cand_a), tuple(ctrl_a) if arm_ctrl else None, within=within, q=q)
     _, f, n = failure_counts(*first_a[:2])
-    return FixCheckResult(arm_first, arm_cand, arm_ctrl, check, consistency_of(f, n), within)
+    return FixCheckResult(arm_first, arm_cand, arm_ctrl, check, consistency_of(f, n), within,
+                          (u_first, u_cand, u_ctrl), unknown)
 
 
 @dataclass(frozen=True)
@@ -184,15 +194,18 @@ class ConsistencyResult(Result):
 
     kind = "consistency"
     agents: tuple[tuple[Arm, Any], ...]
+    unknowns: tuple[int, ...] = ()      # per agent: runs whose outcome is unknown
+    unknown_policy: str = "fail"
 
     def payload(self) -> dict[str, Any]:
-        return {"agents": [
+        per = self.unknowns or (0,) * len(self.agents)
+        return {**unknown_fields(sum(per), self.unknown_policy), "agents": [
             {**arm.describe(), "c": c.c, "c_interval": list(c.c_interval), "p": c.p,
              "p_interval": list(c.p_interval), "kappa": c.kappa, "kappa_interval": list(c.kappa_interval),
              "failures": c.failures, "trials": c.trials, "scenarios": c.scenarios,
              "scenarios_failed": c.scenarios_failed, "fixed_once_if_pure_chance": c.chance_fixed_once,
-             "fixed_within3_if_pure_chance": c.chance_fixed_within3, "reason": c.reason}
-            for arm, c in self.agents], "conditional_on": "intervals clustered by scenario (CR1, t on G−1)"}
+             "fixed_within3_if_pure_chance": c.chance_fixed_within3, "reason": c.reason, "unknowns": u}
+            for (arm, c), u in zip(self.agents, per)], "conditional_on": "intervals clustered by scenario (CR1, t on G−1)"}
 
     def blocks(self) -> list:
         right = "right"
@@ -211,22 +224,27 @@ class ConsistencyResult(Result):
         out.append(note("κ = 0: failures are pure chance (a re-run 'fixes' 1 − p); κ = 1: an input that failed "
                         "always fails. Conditional on the scenarios and trials listed; intervals clustered by "
                         "scenario (CR1, t on G−1)."))
+        out.append(unknown_note(sum(self.unknowns), self.unknown_policy))
         return out
 
 
-def consistency(ledger, agents: Sequence[str], *, scenario: str | None = None) -> ConsistencyResult:
-    """C = P(fail again | failed once), p and κ for each arm selector in ``agents``."""
+def consistency(ledger, agents: Sequence[str], *, scenario: str | None = None,
+                unknown: str = "fail") -> ConsistencyResult:
+    """C = P(fail again | failed once), p and κ for each arm selector in ``agents``; a run whose
+    outcome is unknown is a failure (``unknown="fail"``) or is left out (``"exclude"``)."""
     from ..comparison import consistency as consistency_of
-    from ..comparison import failure_counts, outcome_arrays
+    from ..comparison import failure_counts
 
+    unknown = check_unknown(unknown)
     if isinstance(agents, str):
         agents = [agents]
     if not agents:
         raise UsageError("agents is empty: name at least one arm selector")
-    rows = []
+    rows, unknowns = [], []
     for text in agents:
         arm = select_arm(ledger, text, scenario=scenario)
-        inputs, failed, _ = outcome_arrays(arm.runs)
+        inputs, failed, _, u = outcome_arrays(arm.runs, unknown)
         _, f, n = failure_counts(inputs, failed)
         rows.append((arm, consistency_of(f, n)))
-    return ConsistencyResult(tuple(rows))
+        unknowns.append(u)
+    return ConsistencyResult(tuple(rows), tuple(unknowns), unknown)

@@ -21,6 +21,7 @@ from ..format import fmt_share
 from ._document import Column, Span, Table, blank, line, note
 from ._result import Result
 from ._select import require_runs, select_versions
+from ._unknowns import check_unknown, unknown_fields, unknown_note
 
 
 def parse_prior(text: str | Sequence[float]) -> tuple[float, float]:
@@ -70,6 +71,8 @@ class GradeResult(Result):
     gate: Any               # GateResult
     stored: int | None
     show_violations: bool = False
+    unknowns: dict | None = None    # version -> runs whose outcome is unknown
+    unknown_policy: str = "fail"
 
     @property
     def passed(self) -> bool:
@@ -84,7 +87,9 @@ class GradeResult(Result):
         return {"spec": {"digest": self.spec.digest, "name": self.spec.name, "path": self.spec_path},
                 "source": self.source, "stored": self.stored, "runs": [g.to_dict() for g in self.grades],
                 "luck": {v: {"label": self.labels[v], **rep.to_dict()} for v, rep in self.luck.items()},
-                "gate": self.gate.to_dict()}
+                "gate": self.gate.to_dict(),
+                **unknown_fields(sum((self.unknowns or {}).values()), self.unknown_policy),
+                "unknowns_by_version": dict(self.unknowns or {})}
 
     def blocks(self) -> list:
         out: list = []
@@ -142,6 +147,13 @@ class GradeResult(Result):
                                         f"{v.message}"))
             out.append(note(f"conditional on: version {version[:12]} ({label}); spec {self.spec.digest[:12]}; "
                             f"{report.conditional_on}"))
+            n_unknown = (self.unknowns or {}).get(version, 0)
+            out.append(unknown_note(n_unknown, self.unknown_policy))
+            if n_unknown:
+                out.append(note("a run whose outcome is unknown is never 'output ok', so it is never lucky and the "
+                                "luck rate (lucky / output-ok runs) is the same under either policy; the policy "
+                                "decides only whether it is among the runs counted (its path is graded and gated "
+                                "either way)"))
         if self.stored is not None:
             out.append(note(f"grades stored under spec {self.spec.digest[:12]} ({self.stored} new)"))
         return out
@@ -150,12 +162,15 @@ class GradeResult(Result):
 def grade(ledger, spec, *, files: Sequence[str] = (), input_format: str | None = None,
           identity: dict | None = None, version: str | None = None, scenario: str | None = None,
           prior: str | Sequence[float] = (0.5, 0.5), level: float = 0.95, store: bool = True,
-          show_violations: bool = False) -> GradeResult:
+          show_violations: bool = False, unknown: str = "fail") -> GradeResult:
     """Grade runs from ``files`` (or from the ledger) against ``spec`` (a path, a dict or a Spec).
 
     ``ledger`` may be a callable that opens it, so a bad spec is refused before any ledger is touched.
     Grading the ledger stores each grade under the spec's digest unless ``store=False``.
+    ``unknown``: a run whose outcome is unknown is a run whose output is not ok (``"fail"``) or is
+    left out of the luck rate's runs (``"exclude"``); it is graded and gated either way.
     """
+    unknown = check_unknown(unknown)
     from ..grading import gate, grade_run, load_spec, luck_rate
     from ._select import check_level
 
@@ -185,7 +200,14 @@ def grade(ledger, spec, *, files: Sequence[str] = (), input_format: str | None =
         ledger.put_document("spec", spec.body)
         stored = ledger.put_grades(spec.digest, [(g.run_hash, g.to_dict()) for g in grades])
     by_version: dict[str, list] = {}
-    for g in grades:
-        by_version.setdefault(g.version, []).append(g)
+    unknowns: dict[str, int] = {}
+    for r, g in zip(runs, grades):
+        missing = r.outcome.passed is None
+        unknowns[g.version] = unknowns.get(g.version, 0) + missing
+        if not (missing and unknown == "exclude"):
+            by_version.setdefault(g.version, []).append(g)
+        else:
+            by_version.setdefault(g.version, [])
     luck = {v: luck_rate(gs, prior=prior_ab, level=level) for v, gs in by_version.items()}
-    return GradeResult(spec, spec_path, source, tuple(grades), labels, luck, gate(grades), stored, show_violations)
+    return GradeResult(spec, spec_path, source, tuple(grades), labels, luck, gate(grades), stored, show_violations,
+                       unknowns, unknown)

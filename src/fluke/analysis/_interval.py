@@ -28,6 +28,7 @@ from ..errors import InputError, UsageError
 from ..format import fmt_num
 from ._document import Column, Span, Table, blank, line, note
 from ._result import Result
+from ._unknowns import apply_to_counts, check_unknown, unknown_fields, unknown_note
 from ._select import check_level, require_runs, select_versions, versions as ledger_versions
 
 #: A cluster bootstrap needs at least this many resamples (as ``fluke.inference`` requires).
@@ -53,13 +54,17 @@ def scoped_runs(ledger, version: str | None, condition: str | None) -> list:
     return runs
 
 
-def outcome_values(runs: Sequence, outcome: str) -> tuple[list[float], list]:
-    """(values, runs kept): a run without the chosen outcome is left out (and counted by the caller)."""
+def outcome_values(runs: Sequence, outcome: str, unknown: str = "exclude") -> tuple[list[float], list]:
+    """(values, runs kept): a run without the chosen outcome is left out (and counted by the caller),
+    except that ``unknown="fail"`` counts a run whose ``passed`` is unknown as 0."""
     if outcome not in ("passed", "reward"):
         raise UsageError(f"outcome={outcome!r} must be 'passed' or 'reward'")
     vals, kept = [], []
+    fail = outcome == "passed" and unknown == "fail"
     for r in runs:
         v = r.outcome.passed if outcome == "passed" else r.outcome.reward
+        if v is None and fail:
+            v = 0.0
         if v is not None:
             vals.append(float(v))
             kept.append(r)
@@ -74,15 +79,16 @@ class VersionInterval:
     version: str
     label: str | None
     runs: int
-    without_outcome: int
+    without_outcome: int        # runs left out: no outcome.reward, or an unknown outcome.passed excluded
     interval: Any = None        # fluke.inference.ClusteredInterval, None when no run has the outcome
     variance: Any = None        # fluke.inference.VarianceComponents
     projections: tuple = ()     # fluke.inference.Projection, as recorded / 2x units / ...
     bootstrap: Any = None       # fluke.inference.BootstrapInterval when asked for
+    unknowns: int = 0           # runs whose outcome.passed is unknown
 
     def payload(self) -> dict[str, Any]:
         out: dict[str, Any] = {"version": self.version, "label": self.label, "runs": self.runs,
-                               "without_outcome": self.without_outcome}
+                               "without_outcome": self.without_outcome, "unknowns": self.unknowns}
         if self.interval is None:
             return out
         ci, vc = self.interval, self.variance
@@ -111,15 +117,18 @@ class IntervalResult(Result):
     weighting: str
     confidence_level: float
     versions: tuple[VersionInterval, ...]
+    unknown_policy: str = "fail"
 
     def payload(self) -> dict[str, Any]:
         return {"outcome": self.outcome, "unit": self.unit, "weighting": self.weighting,
-                "confidence_level": self.confidence_level, "versions": [v.payload() for v in self.versions]}
+                "confidence_level": self.confidence_level, "versions": [v.payload() for v in self.versions],
+                **unknown_fields(sum(v.unknowns for v in self.versions), self.unknown_policy)}
 
     def blocks(self) -> list:
         out: list = []
         for i, v in enumerate(self.versions):
             out += ([blank()] if i else []) + self._version_blocks(v)
+            out.append(unknown_note(v.unknowns, self.unknown_policy))
         return out
 
     def _version_blocks(self, v: VersionInterval) -> list:
@@ -190,11 +199,13 @@ def check_resamples(resamples: int, name: str = "bootstrap") -> int:
 
 def interval(ledger, *, unit: str = "unit", version: str | None = None, condition: str | None = None,
              outcome: str = "passed", confidence_level: float = 0.95, bootstrap: int = 0, seed: int = 2026,
-             weighting: str = "rows") -> IntervalResult:
+             weighting: str = "rows", unknown: str = "fail") -> IntervalResult:
     """The mean ``outcome`` per version, clustered by ``unit`` ("unit": the run's declared unit, or
     "scenario"), beside the naive row-level interval, with variance components and what more
     units or generations would buy; a cluster bootstrap too when ``bootstrap`` resamples are asked for.
+    A run whose ``passed`` is unknown counts as 0 (``unknown="fail"``) or is left out (``"exclude"``).
     """
+    unknown = check_unknown(unknown)
     if unit not in ("unit", "scenario"):
         raise UsageError(f"unit={unit!r} must be 'unit' or 'scenario'")
     if weighting not in ("rows", "units"):
@@ -210,9 +221,10 @@ def interval(ledger, *, unit: str = "unit", version: str | None = None, conditio
         by_version.setdefault(r.version, []).append(r)
     names, out = labels(ledger), []
     for v, vruns in by_version.items():
-        y, kept = outcome_values(vruns, outcome)
+        y, kept = outcome_values(vruns, outcome, unknown)
+        missing = sum(r.outcome.passed is None for r in vruns)
         if not kept:
-            out.append(VersionInterval(v, names.get(v), len(vruns), len(vruns)))
+            out.append(VersionInterval(v, names.get(v), len(vruns), len(vruns), unknowns=missing))
             continue
         units = [r.sampling_unit if unit == "unit" else r.scenario for r in kept]
         ci = clustered_interval(y, units, confidence_level=level, unit=unit, weighting=weighting)
@@ -222,8 +234,8 @@ def interval(ledger, *, unit: str = "unit", version: str | None = None, conditio
         # what_more_buys needs every component; one unit (say) leaves the unit component undefined
         defined = all(math.isfinite(x) for x in (vc.unit, vc.scenario, vc.generation))
         out.append(VersionInterval(v, names.get(v), len(vruns), len(vruns) - len(kept), ci, vc,
-                                   tuple(vc.what_more_buys(2)) if defined else (), boot))
-    return IntervalResult(outcome, unit, weighting, level, tuple(out))
+                                   tuple(vc.what_more_buys(2)) if defined else (), boot, missing))
+    return IntervalResult(outcome, unit, weighting, level, tuple(out), unknown)
 
 
 # -- pass@k --------------------------------------------------------------------------------------
@@ -275,12 +287,13 @@ class VersionPassK:
     weights: str
     rows: tuple[dict, ...]
     per_scenario: dict
+    unknowns: int = 0     # runs whose outcome is unknown (among ``trials`` under "fail", left out under "exclude")
 
     def payload(self) -> dict[str, Any]:
         from ..record import redact_text
 
         return {"version": self.version, "label": self.label, "scenarios": self.scenarios, "trials": self.trials,
-                "passes": self.passes, "trials_per_scenario": list(self.trials_per_scenario),
+                "passes": self.passes, "unknowns": self.unknowns, "trials_per_scenario": list(self.trials_per_scenario),
                 "weights": self.weights, "rows": [dict(r) for r in self.rows],
                 # keys are scenario names from runs: redacted here, as fluke.record.redact leaves keys alone
                 "per_scenario": {redact_text(k): list(v) for k, v in self.per_scenario.items()}}
@@ -293,9 +306,11 @@ class PassKResult(Result):
     kind = "passk"
     versions: tuple[VersionPassK, ...]
     plugin: bool = False
+    unknown_policy: str = "fail"
 
     def payload(self) -> dict[str, Any]:
-        return {"versions": [v.payload() for v in self.versions]}
+        return {"versions": [v.payload() for v in self.versions],
+                **unknown_fields(sum(v.unknowns for v in self.versions), self.unknown_policy)}
 
     def blocks(self) -> list:
         out: list = []
@@ -323,20 +338,22 @@ class PassKResult(Result):
             out.append(Table("", cols, rows, limit=None, more="budgets"))
             out.append(note(f"Conditional on: {v.weights} scenario weights; the trials of each scenario being "
                             "exchangeable (independent attempts, no adaptation between them); intervals over "
-                            f"{v.scenarios} scenarios (the unit), on the logit scale; a run with an unknown outcome "
-                            f"counts as a failure; version {v.version[:12]}"))
+                            f"{v.scenarios} scenarios (the unit), on the logit scale; version {v.version[:12]}"))
+            out.append(unknown_note(v.unknowns, self.unknown_policy))
         return out
 
 
 def passk(ledger, *, ks: str | Sequence[int] | None = None, version: str | None = None, condition: str | None = None,
           weights: str | Path | Mapping[str, float] | None = None, plugin: bool = False,
-          confidence_level: float = 0.95) -> PassKResult:
+          confidence_level: float = 0.95, unknown: str = "fail") -> PassKResult:
     """pass@k and pass^k per version for each budget in ``ks``, per scenario × condition then averaged
     with ``weights`` (a mapping scenario -> weight, or a YAML/JSON file of one; equal when ``None``).
     ``ks=None`` takes k = 1 … the fewest trials of any scenario of each version (five trials give
     pass@5). A k above a scenario's trial count is undefined, with the reason. Each figure has a
-    confidence interval over scenarios (the scenario is the unit).
+    confidence interval over scenarios (the scenario is the unit). A run whose outcome is unknown
+    is a failed trial (``unknown="fail"``) or is left out (``"exclude"``).
     """
+    unknown = check_unknown(unknown)
     import warnings
 
     import numpy as np
@@ -357,7 +374,8 @@ def passk(ledger, *, ks: str | Sequence[int] | None = None, version: str | None 
         by_version.setdefault(r.version, []).append(r)
     out = []
     for v, vrows in by_version.items():
-        c, n = np.array([r.passes for r in vrows]), np.array([r.trials for r in vrows])
+        c = np.array([r.passes for r in vrows])
+        n = np.array([apply_to_counts(r.trials, r.passes, r.unknowns, unknown)[0] for r in vrows])
         w = None
         if declared is not None:
             missing = [r.scenario for r in vrows if r.scenario not in declared]
@@ -383,5 +401,6 @@ def passk(ledger, *, ks: str | Sequence[int] | None = None, version: str | None 
         out.append(VersionPassK(v, names.get(v), len(vrows), int(n.sum()), int(c.sum()), (int(n.min()), int(n.max())),
                                 ("declared in " + source) if source else ("declared" if declared is not None
                                                                            else "equal"),
-                                tuple(entries), dict(zip(cells, zip(c.tolist(), n.tolist())))))
-    return PassKResult(tuple(out), plugin)
+                                tuple(entries), dict(zip(cells, zip(c.tolist(), n.tolist()))),
+                                sum(r.unknowns for r in vrows)))
+    return PassKResult(tuple(out), plugin, unknown)

@@ -22,16 +22,22 @@ from typing import Any
 from ..format import fmt_share, natural_key
 from ._document import Column, Span, Table, line, note
 from ._result import Result
+from ._unknowns import apply_to_counts, check_unknown, unknown_fields, unknown_note
 from ._select import EmptyLedger, require_runs, select_versions, versions as ledger_versions
 
 
 @dataclass(frozen=True)
 class VersionCounts:
-    """One version's cells: ``(scenario, condition, trials, passes)`` each."""
+    """One version's cells: ``(scenario, condition, trials, passes, unknowns)`` each, the trials
+    under the unknown-outcome policy (without the unknowns when they are left out)."""
 
     version: str
     label: str
-    cells: tuple[tuple[str, str, int, int], ...]
+    cells: tuple[tuple[str, str, int, int, int], ...]
+
+    @property
+    def unknowns(self) -> int:
+        return sum(c[4] for c in self.cells)
 
     @property
     def trials(self) -> int:
@@ -49,11 +55,17 @@ class SummaryResult(Result):
     kind = "summary"
     versions: tuple[VersionCounts, ...]
     filters: dict
+    unknown_policy: str = "fail"
+
+    @property
+    def unknowns(self) -> int:
+        return sum(v.unknowns for v in self.versions)
 
     def payload(self) -> dict[str, Any]:
         return {"filters": self.filters, "rows": [
-            {"version": v.version, "label": v.label, "scenario": s, "condition": c, "trials": n, "passes": k}
-            for v in self.versions for s, c, n, k in v.cells]}
+            {"version": v.version, "label": v.label, "scenario": s, "condition": c, "trials": n, "passes": k,
+             "unknowns": u} for v in self.versions for s, c, n, k, u in v.cells],
+            **unknown_fields(self.unknowns, self.unknown_policy)}
 
     def blocks(self) -> list:
         out: list = []
@@ -66,16 +78,21 @@ class SummaryResult(Result):
             rows = sorted(v.cells, key=lambda c: (c[3] / c[2] if c[2] else 1.0, natural_key(c[0]), c[1]))
             out.append(Table("", [Column("scenario", key=True), Column("condition"), Column("runs", "right"),
                                   Column("passed", "right")],
-                             [[s, c or "—", str(n), fmt_share(k, n)] for s, c, n, k in rows],
+                             [[s, c or "—", str(n), fmt_share(k, n)] for s, c, n, k, _ in rows],
                              more="scenario cells"))
-        out.append(note("rows ordered by pass share, lowest first; a run whose outcome is unknown counts as a "
-                        "trial that did not pass"))
+        out.append(note("rows ordered by pass share, lowest first"))
+        out.append(unknown_note(self.unknowns, self.unknown_policy))
         return out
 
 
 def summary(ledger, *, version: str | None = None, scenario: str | None = None,
-            condition: str | None = None) -> SummaryResult:
-    """Runs and passes per version and scenario (from counts kept at ingest: no run is read)."""
+            condition: str | None = None, unknown: str = "fail") -> SummaryResult:
+    """Runs and passes per version and scenario (from counts kept at ingest: no run is read).
+
+    ``unknown`` is the policy for runs whose outcome is unknown: ``"fail"`` counts them as
+    trials that did not pass, ``"exclude"`` leaves them out of the trials.
+    """
+    unknown = check_unknown(unknown)
     chosen = select_versions(ledger, version)
     if chosen is None:
         require_runs(ledger)
@@ -83,10 +100,11 @@ def summary(ledger, *, version: str | None = None, scenario: str | None = None,
     labels = {v.version: v.identity.label() for v in ledger_versions(ledger)}
     by_version: dict[str, list] = {}
     for r in rows:
-        by_version.setdefault(r.version, []).append((r.scenario, r.condition, r.trials, r.passes))
+        trials, passes = apply_to_counts(r.trials, r.passes, r.unknowns, unknown)
+        by_version.setdefault(r.version, []).append((r.scenario, r.condition, trials, passes, r.unknowns))
     order = [v.version for v in ledger_versions(ledger) if v.version in by_version]
     return SummaryResult(tuple(VersionCounts(v, labels.get(v, "?"), tuple(by_version[v])) for v in order),
-                         {"version": version, "scenario": scenario, "condition": condition})
+                         {"version": version, "scenario": scenario, "condition": condition}, unknown)
 
 
 @dataclass(frozen=True)

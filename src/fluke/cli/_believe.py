@@ -18,7 +18,7 @@ from __future__ import annotations
 
 import click
 
-from ._common import Context, output_options, pass_context
+from ._common import Context, output_options, pass_context, unknown_option
 
 _PRIOR_HELP = "uniform, beta:a,b (e.g. beta:2,2), or family (empirical Bayes within declared mechanism tags)."
 
@@ -38,6 +38,7 @@ def _belief_options(func):
                      "discounted; the rest carry at δ = 1. Repeatable."),
         click.option("--odds", type=click.FloatRange(min=0, min_open=True), default=None,
                      help="Check each scenario for a change: prior odds for 'unchanged' (e.g. 4 for 4:1)."),
+        unknown_option,
     ]):
         func = option(func)
     return func

@@ -84,6 +84,14 @@ all_option = click.option("--all", "all_rows", is_flag=True, expose_value=False,
                           help="Print every row of long tables (default: the worst rows and how many more).")
 
 
+#: ``--unknown``: what a run whose outcome is unknown (``passed`` null) counts as, on every verb
+#: that counts outcomes (``failure`` is accepted as another spelling of ``fail``).
+unknown_option = click.option(
+    "--unknown", type=click.Choice(["fail", "exclude", "failure"]), default="fail", show_default=True,
+    help="A run whose outcome is unknown (a crashed harness, a parse error) counts as a failure, as harnesses "
+         "count it, or is left out.")
+
+
 def output_options(func):
     """``--json``, ``--format`` and ``--all`` on a verb that prints a result."""
     return json_option(format_option(all_option(func)))

@@ -13,7 +13,7 @@ import sys
 
 import click
 
-from ._common import Context, output_options, pass_context
+from ._common import Context, output_options, pass_context, unknown_option
 
 _ARM_HELP = ("a version selector (hash prefix or field=value[,field=value]), optionally with "
              "@TRIALS (e.g. model=gpt-4o@0-1 or @0,2,4)")
@@ -35,8 +35,7 @@ _RATIO = click.FloatRange(1, None, min_open=True)
                    "may be said (the size of change teams act on).")
 @click.option("--hazard-ceiling", type=_RATIO, default=1.3, show_default=True,
               help="Largest detection limit (hazard ratio) for where runs die, when failure steps are known.")
-@click.option("--unknown", type=click.Choice(["failure", "exclude"]), default="failure", show_default=True,
-              help="A run whose outcome is unknown counts as a failure (as harnesses count it), or is left out.")
+@unknown_option
 @click.option("--sequential", is_flag=True,
               help="Add the anytime-valid test over the ledger's ingests (look after every batch, α still holds).")
 @click.option("--steps", "show_steps", type=click.IntRange(min=0), default=8, show_default=True,
@@ -77,10 +76,11 @@ def compare(ctx: Context, version_a: str, version_b: str, scenario: str | None, 
               help="'Fixed within N': any of up to N re-runs did not fail.")
 @click.option("--q", "q_level", type=click.FloatRange(0, 1), default=0.05, show_default=True,
               help="Flag inputs whose BH q-value is below this.")
+@unknown_option
 @output_options
 @pass_context
 def fixcheck(ctx: Context, first: str, candidate: str, control: str | None, scenario: str | None,
-             within: int, q_level: float) -> None:
+             within: int, q_level: float, unknown: str) -> None:
     """Check a fix: the first run's failing inputs, re-run on the candidate and on a control.
 
     FIRST is the run whose failures the fix targets; CANDIDATE the re-run with the fix; the
@@ -95,15 +95,16 @@ def fixcheck(ctx: Context, first: str, candidate: str, control: str | None, scen
     from ..analysis import fixcheck as check_fix
 
     ctx.emit(check_fix(ctx.ledger(), first, candidate, control=control, scenario=scenario, within=within,
-                       q=q_level))
+                       q=q_level, unknown=unknown))
 
 
 @click.command()
 @click.argument("agents", nargs=-1, required=True, metavar="AGENT...")
 @click.option("--scenario", help="Only scenarios matching this (* wildcards).")
+@unknown_option
 @output_options
 @pass_context
-def consistency(ctx: Context, agents: tuple[str, ...], scenario: str | None) -> None:
+def consistency(ctx: Context, agents: tuple[str, ...], scenario: str | None, unknown: str) -> None:
     """Failure consistency per agent: C = P(fail again | failed once), p, and κ.
 
     Intervals are clustered by scenario. Beside them: what re-running a failing input would call
@@ -116,7 +117,7 @@ def consistency(ctx: Context, agents: tuple[str, ...], scenario: str | None) -> 
     """
     from ..analysis import consistency as consistency_of
 
-    ctx.emit(consistency_of(ctx.ledger(), agents, scenario=scenario))
+    ctx.emit(consistency_of(ctx.ledger(), agents, scenario=scenario, unknown=unknown))
 
 
 @click.command()

@@ -6,7 +6,7 @@ import sys
 
 import click
 
-from ._common import Context, output_options, pass_context
+from ._common import Context, output_options, pass_context, unknown_option
 
 _VERSION = click.option("--version", "version",
                         help="Versions: hash prefix or field=value[,field=value] (e.g. model=gpt-4o).")
@@ -29,10 +29,11 @@ _LEVEL = click.option("--level", "confidence_level", type=click.FloatRange(0.5, 
 @click.option("--seed", type=int, default=2026, show_default=True, help="Seed of the bootstrap.")
 @click.option("--weighting", type=click.Choice(["rows", "units"]), default="rows", show_default=True,
               help="Target the mean over runs, or the equally weighted mean of unit means.")
+@unknown_option
 @output_options
 @pass_context
 def interval(ctx: Context, unit: str, version: str | None, condition: str | None, outcome: str,
-             confidence_level: float, bootstrap: int, seed: int, weighting: str) -> None:
+             confidence_level: float, bootstrap: int, seed: int, weighting: str, unknown: str) -> None:
     """The mean outcome per version with an interval clustered by the sampling unit.
 
     Prints the naive row-level interval beside it (and a warning when they differ
@@ -46,7 +47,8 @@ def interval(ctx: Context, unit: str, version: str | None, condition: str | None
     from ..analysis import interval as answer
 
     ctx.emit(answer(ctx.ledger(), unit=unit, version=version, condition=condition, outcome=outcome,
-                    confidence_level=confidence_level, bootstrap=bootstrap, seed=seed, weighting=weighting))
+                    confidence_level=confidence_level, bootstrap=bootstrap, seed=seed, weighting=weighting,
+                    unknown=unknown))
 
 
 @click.command()
@@ -57,10 +59,11 @@ def interval(ctx: Context, unit: str, version: str | None, condition: str | None
 @click.option("--weights", type=click.Path(exists=True, dir_okay=False),
               help="YAML/JSON mapping scenario -> weight (default: equal weights).")
 @click.option("--plugin", is_flag=True, help="Also show the biased plug-in 1-(1-c/n)^k (with a warning).")
+@unknown_option
 @output_options
 @pass_context
 def passk(ctx: Context, ks: str | None, version: str | None, condition: str | None, weights: str | None,
-          plugin: bool) -> None:
+          plugin: bool, unknown: str) -> None:
     """Unbiased pass@k (at least one of k passes) and pass^k (all k pass) per version.
 
     Computed per scenario (× condition) from the recorded trials, then averaged with the
@@ -72,7 +75,8 @@ def passk(ctx: Context, ks: str | None, version: str | None, condition: str | No
     """
     from ..analysis import passk as answer
 
-    ctx.emit(answer(ctx.ledger(), ks=ks, version=version, condition=condition, weights=weights, plugin=plugin))
+    ctx.emit(answer(ctx.ledger(), ks=ks, version=version, condition=condition, weights=weights, plugin=plugin,
+                    unknown=unknown))
 
 
 @click.command()

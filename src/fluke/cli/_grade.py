@@ -7,7 +7,7 @@ import sys
 import click
 
 from ..adapters import FORMATS
-from ._common import Context, output_options, pass_context
+from ._common import Context, output_options, pass_context, unknown_option
 
 
 @click.command()
@@ -25,11 +25,12 @@ from ._common import Context, output_options, pass_context
 @click.option("--level", type=float, default=0.95, show_default=True, help="Credible level of the interval.")
 @click.option("--violations", "show_violations", is_flag=True, help="Print every violation's message.")
 @click.option("--no-store", is_flag=True, help="Ledger only: do not store the grades.")
+@unknown_option
 @output_options
 @pass_context
 def grade(ctx: Context, files: tuple[str, ...], spec_path: str, input_format: str | None,
           identity: tuple[str, ...], version: str | None, scenario: str | None, prior: str, level: float,
-          show_violations: bool, no_store: bool) -> None:
+          show_violations: bool, no_store: bool, unknown: str) -> None:
     """Grade the path of every run against a spec: per-run verdicts, the luck rate, the gate.
 
     Runs come from the ledger, or from FILES when given (format auto-detected). Grading
@@ -48,7 +49,7 @@ def grade(ctx: Context, files: tuple[str, ...], spec_path: str, input_format: st
 
     result = grade_runs(None if files else ctx.ledger, spec_path, files=files, input_format=input_format,
                         identity=parse_identity(identity), version=version, scenario=scenario, prior=prior,
-                        level=level, store=not no_store, show_violations=show_violations)
+                        level=level, store=not no_store, show_violations=show_violations, unknown=unknown)
     ctx.emit(result)
     if not result.passed:
         sys.exit(1)

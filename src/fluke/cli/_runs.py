@@ -9,7 +9,7 @@ import click
 import orjson
 
 from ..errors import UsageError
-from ._common import Context, output_options, pass_context
+from ._common import Context, output_options, pass_context, unknown_option
 
 
 def _filters(func: Callable) -> Callable:
@@ -69,6 +69,7 @@ def export(ctx: Context, output: str, redact: bool, no_scan: bool, **filters: An
 
 @click.command()
 @_filters
+@unknown_option
 @output_options
 @pass_context
 def summary(ctx: Context, since: str | None, until: str | None, **filters: Any) -> None:

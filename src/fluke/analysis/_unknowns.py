@@ -1,0 +1,89 @@
+"""One policy for runs whose outcome is unknown (``passed`` null), the same in every verb.
+
+``"fail"`` (the default, as the harnesses count them): such a run is a trial that did not
+pass. ``"exclude"``: it is left out, and the trials shrink. ``"failure"`` is accepted as
+another spelling of ``"fail"`` (``fluke compare`` used it). Every result that counts outcomes
+carries ``unknowns`` and ``unknown_policy`` in its JSON and prints :func:`unknown_note`.
+
+>>> check_unknown("failure"), unknown_note(3, "exclude").plain()
+('fail', '3 unknown outcomes left out (--unknown exclude)')
+>>> unknown_note(0, "fail").plain()
+'no unknown outcomes (one would be counted as a failure: --unknown fail)'
+>>> apply_to_counts(5, 3, 1, "exclude")
+(4, 3)
+"""
+
+from __future__ import annotations
+
+from ..errors import UsageError
+from ._document import Line, note
+
+#: The policies, as every verb's ``unknown=`` and ``--unknown`` spell them.
+UNKNOWN_CHOICES = ("fail", "exclude")
+
+
+def check_unknown(policy: str) -> str:
+    """The policy checked at the boundary of a verb; ``"failure"`` is read as ``"fail"``.
+
+    >>> check_unknown("drop")
+    Traceback (most recent call last):
+    ...
+    fluke.errors.UsageError: unknown='drop' must be 'fail' (count it as a failure, the default) or 'exclude' (leave it out)
+    """
+    if policy == "failure":
+        return "fail"
+    if policy not in UNKNOWN_CHOICES:
+        raise UsageError(f"unknown={policy!r} must be 'fail' (count it as a failure, the default) or 'exclude' "
+                         "(leave it out)")
+    return policy
+
+
+def unknown_note(unknowns: int, policy: str) -> Line:
+    """The line every output prints: how many outcomes were unknown and what was done with them."""
+    from ..inference import describe_unknowns
+
+    if unknowns:
+        return note(f"{describe_unknowns(unknowns, policy)} (--unknown {policy})")
+    what = "counted as a failure" if policy == "fail" else "left out"
+    return note(f"no unknown outcomes (one would be {what}: --unknown {policy})")
+
+
+def apply_to_counts(trials: int, passes: int, unknowns: int, policy: str) -> tuple[int, int]:
+    """``(trials, passes)`` of a count row under the policy (the ledger's trials include unknowns)."""
+    return (trials - unknowns if policy == "exclude" else trials), passes
+
+
+def unknown_fields(unknowns: int, policy: str) -> dict:
+    """The JSON keys every result that counts outcomes carries.
+
+    >>> unknown_fields(2, "fail")
+    {'unknowns': 2, 'unknown_policy': 'fail'}
+    """
+    return {"unknowns": int(unknowns), "unknown_policy": policy}
+
+
+def outcome_arrays(runs, unknown: str = "fail"):
+    """``(inputs, failed, order, unknowns)`` of an arm's runs for the fix check and consistency, under
+    the policy: an unknown outcome is a failure (``"fail"``) or the run is left out (``"exclude"``).
+    ``inputs`` are scenarios (with the condition), as :func:`fluke.comparison.outcome_arrays` makes them.
+
+    >>> from fluke.record import Outcome, Run
+    >>> runs = [Run(scenario="s", trial=t, outcome=Outcome(passed=p)) for t, p in enumerate([True, None])]
+    >>> outcome_arrays(runs)[1].tolist(), outcome_arrays(runs, "exclude")[1].tolist(), outcome_arrays(runs)[3]
+    ([False, True], [False], 1)
+    """
+    import numpy as np
+
+    inputs, failed, order, unknowns = [], [], [], 0
+    for run in runs:
+        passed = run.outcome.passed
+        if passed is None:
+            unknowns += 1
+            if unknown == "exclude":
+                continue
+        key = run.condition_key()
+        inputs.append(f"{run.scenario}|{key}" if key else run.scenario)
+        failed.append(not passed)
+        order.append(run.trial)
+    return (np.asarray(inputs, dtype=str), np.asarray(failed, dtype=bool), np.asarray(order, dtype=float),
+            unknowns)
