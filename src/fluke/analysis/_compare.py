@@ -231,7 +231,8 @@ def compare(ledger, a: str, b: str, *, scenario: str | None = None, condition: s
     disjoint(arm_a, arm_b)
     spec = None if spec is None else str(spec)
     hard = hard_violations(arm_a.runs + arm_b.runs, spec)
-    found = compare_versions(arm_a.runs, arm_b.runs, hard_index=hard, unknown_policy="failure" if unknown == "fail" else unknown, alpha=alpha,
+    policy = "failure" if unknown == "fail" else unknown    # the comparison library's spelling
+    found = compare_versions(arm_a.runs, arm_b.runs, hard_index=hard, unknown_policy=policy, alpha=alpha,
                              power=power, ceiling=ceiling, hazard_ceiling=hazard_ceiling,
                              rng=np.random.default_rng(seed))
     seq = sequential_test(*_batches(ledger, arm_a, arm_b, unknown), alpha=alpha) if sequential else None
