@@ -41,6 +41,8 @@ VERBS: dict[str, str] = {
     "run": "fluke.cli._run:run",
     "report": "fluke.cli._report:report",
     "demo": "fluke.cli._demo:demo",
+    "leaderboard": "fluke.cli._many:leaderboard",
+    "plan": "fluke.cli._many:plan",
 }
 
 
