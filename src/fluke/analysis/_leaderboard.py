@@ -72,7 +72,8 @@ class LeaderboardResult(Result):
             "groups": None if b.groups is None else [list(g) for g in b.groups],
             "forest": b.forest(),
             "separating": [{"stratum": x.stratum, "scenario": x.scenario, "spread_points": x.spread,
-                            "best": x.best, "best_rate": x.best_rate, "worst": x.worst, "worst_rate": x.worst_rate}
+                            "best": x.best, "best_rate": x.best_rate, "worst": x.worst, "worst_rate": x.worst_rate,
+                            "at_best": x.ties[0], "at_worst": x.ties[1]}
                            for x in b.separating],
             "unsolved": list(b.unsolved), "strata": b.strata, "scenarios": b.scenarios, "left_out": self.left_out,
             "baseline": b.baseline, "correction": b.correction, "alpha": b.alpha, "power": b.power,
@@ -129,8 +130,8 @@ class LeaderboardResult(Result):
             out.append(Table("strata that separate the versions most (best − worst, points)",
                              [Column("stratum", key=True), Column("spread", "right"), Column("best"),
                               Column("worst")],
-                             [[x.stratum, f"{x.spread:.0f}", f"{x.best} {x.best_rate:.0f}",
-                               f"{x.worst} {x.worst_rate:.0f}"] for x in b.separating],
+                             [[x.stratum, f"{x.spread:.0f}", f"{x.best} {x.best_rate:.0f}" + _more(x.ties[0]),
+                               f"{x.worst} {x.worst_rate:.0f}" + _more(x.ties[1])] for x in b.separating],
                              limit=self.rows, more="strata"))
         if b.unsolved:
             shown = sorted(b.unsolved, key=natural_key)
@@ -156,6 +157,10 @@ def _correction(name: str) -> str:
     from ..comparison import CORRECTIONS
 
     return CORRECTIONS[name]
+
+
+def _more(ties: int) -> str:
+    return f" (and {ties - 1} more)" if ties > 1 else ""
 
 
 def _letter(i: int) -> str:

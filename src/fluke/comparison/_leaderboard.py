@@ -127,6 +127,7 @@ class SeparatingStratum:
     best_rate: float
     worst: str
     worst_rate: float
+    ties: tuple[int, int] = (1, 1)   # versions at the best rate, and at the worst
 
 
 @dataclass(frozen=True)
@@ -317,8 +318,10 @@ def leaderboard_counts(passes, trials, *, labels, scenarios=None, strata=None, b
     best, worst = rates.argmax(axis=0), rates.argmin(axis=0)
     spread = rates.max(axis=0) - rates.min(axis=0)
     split = rates.var(axis=0)   # among equal spreads, a stratum that splits the versions evenly separates more
+    top, bottom = rates.max(axis=0), rates.min(axis=0)
     sep = [SeparatingStratum(stratum_names[c], str(names[codes[c]]), float(100 * spread[c]), labels[best[c]],
-                             float(100 * rates[best[c], c]), labels[worst[c]], float(100 * rates[worst[c], c]))
+                             float(100 * rates[best[c], c]), labels[worst[c]], float(100 * rates[worst[c], c]),
+                             (int((rates[:, c] == top[c]).sum()), int((rates[:, c] == bottom[c]).sum())))
            for c in np.lexsort((-split, -spread)) if spread[c] > 0]
     unsolved = tuple(stratum_names[c] for c in range(s) if k[:, c].sum() == 0)
     return Leaderboard(tuple(standings), tuple(found), groups, tuple(sep), unsolved, int(s), int(names.size),

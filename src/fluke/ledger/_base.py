@@ -262,7 +262,7 @@ class Ledger:
         where, params = self._where(version=version)
         names = dict(self.query("SELECT vid, version FROM versions"))
         out: dict[str, dict[str, tuple[int, float]]] = {}
-        latency = self._json_field("latency")
+        latency = f"CAST({self._json_field('latency')} AS DOUBLE PRECISION)"
         for vid, count, total in self.query(f"SELECT vid, COUNT({latency}), SUM({latency}) FROM runs{where} "
                                             "GROUP BY vid", params):
             if int(count):
