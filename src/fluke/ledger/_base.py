@@ -258,6 +258,14 @@ class Ledger:
 
         Read from the stored bodies in two aggregate queries (no run is built); a version whose
         runs carry neither cost nor latency is absent.
+
+        >>> import tempfile, os
+        >>> from fluke.ledger import open_ledger
+        >>> from fluke.record import Run, Identity
+        >>> ledger = open_ledger(os.path.join(tempfile.mkdtemp(), "s.db"))
+        >>> _ = ledger.ingest([Run(scenario="s", trial=t, latency=2.0 + t, cost={"usd": 0.5}) for t in range(2)])
+        >>> list(ledger.spend().values())[0]
+        {'latency': (2, 5.0), 'cost.usd': (2, 1.0)}
         """
         where, params = self._where(version=version)
         names = dict(self.query("SELECT vid, version FROM versions"))
