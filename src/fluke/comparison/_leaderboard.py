@@ -22,7 +22,7 @@ The input is two matrices of counts, versions × strata (a stratum is a scenario
 >>> [s.label for s in board.ordered()], [s.group for s in board.ordered()]
 (['a', 'c', 'b'], ['a', 'a', 'b'])
 >>> [(p.a, p.b, p.verdict) for p in board.pairs if p.verdict == "different"]
-[('a', 'b', 'different'), ('b', 'c', 'different')]
+[('a', 'b', 'different'), ('c', 'b', 'different')]
 """
 
 from __future__ import annotations
