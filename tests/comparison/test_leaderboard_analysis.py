@@ -148,3 +148,19 @@ def test_plan_on_each_backend_allocates_and_seals(ledger):
     checked = unseal(ledger, result.sealed[:12])
     assert checked.report.intact and checked.report.early   # the runs predate the plan's seal
     assert not checked.holds
+
+
+def test_plan_detect_from_a_version_uses_posterior_mean_rates(ledger):
+    rng = np.random.default_rng(12)
+    runs = [Run(scenario=f"s{s}", trial=t, identity=Identity(model="m"), outcome=Outcome(passed=bool(rng.random() < 0.6)))
+            for s in range(20) for t in range(3)]
+    ledger.ingest(runs)
+    got = plan(ledger, detect=10, version="model=m").paired
+    means = [(sum(r.outcome.passed for r in runs if r.scenario == f"s{s}") + 1) / 5 for s in range(20)]
+    assert got.rate == pytest.approx(np.mean(means)) and got.scenarios == 20
+    # the planned size is the smallest whose expected limit is at most 10 points
+    from fluke.design import paired_sample_size
+
+    assert got.runs_per_scenario == paired_sample_size(10, means, scenarios=20).runs_per_scenario
+    assert got.detection_limit <= 10 < paired_sample_size(10, means, scenarios=20).detection_limit * (
+        (got.runs_per_scenario / (got.runs_per_scenario - 1)) ** 0.5)

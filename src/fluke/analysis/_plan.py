@@ -100,8 +100,9 @@ class PlanResult(Result):
     def conditional_on(self) -> str:
         parts = []
         if self.paired is not None:
-            parts.append(f"pass rate {self.paired.rate:g} for the first version, the CMH normal approximation, "
-                         "independent runs, the same scenarios for both versions")
+            source = (" (per-scenario posterior means from the ledger, uniform prior)" if self.versions else "")
+            parts.append(f"pass rate {self.paired.rate:.3g} for the first version{source}, the CMH normal "
+                         "approximation, independent runs, the same scenarios for both versions")
         if self.certification is not None:
             parts.append(f"prior {self.certification.prior} per scenario, scenarios independent, clean runs")
         if self.allocation is not None:
@@ -152,7 +153,8 @@ def plan(ledger=None, *, detect: float | None = None, rate: float | None = None,
     strata: tuple[str, ...] = ()
     if detect is not None:
         if rate is None and counts_a:
-            per = [k / n for k, n in (counts_a[key] for key in sorted(counts_a))]
+            # posterior means (uniform prior): a scenario seen once is not a certain pass or failure
+            per = [(k + 1) / (n + 2) for k, n in (counts_a[key] for key in sorted(counts_a))]
             given = sum(per) / len(per) if runs else per
             paired = paired_sample_size(detect, given, scenarios=None if runs else len(per), runs=runs,
                                         alpha=alpha, power=power)
