@@ -53,6 +53,47 @@ def to_runs(trajs):
     return runs
 
 
+def with_gold(runs, seed, k=4):
+    """Each run with gold: ``k`` of its own agent calls in order (a repeat of one of them now and
+    then, and one argument changed in every fifth run), for ``reference: gold``."""
+    import random
+
+    from fluke.record import GoldCall, Run
+
+    rng = random.Random(seed)
+    out = []
+    for run in runs:
+        calls = [e for e in run.events if e.kind == "tool"]
+        picked = sorted(rng.sample(range(len(calls)), min(k, len(calls))))
+        gold = [GoldCall(tool=calls[i].tool, args=calls[i].args) for i in picked]
+        if gold and rng.random() < 0.2:
+            first = gold[0]
+            gold[0] = GoldCall(tool=first.tool, args={**first.args, "a0": "changed"})
+        if gold and rng.random() < 0.2:
+            gold.append(gold[-1])
+        run = Run.model_validate({**run.model_dump(), "gold": [g.model_dump() for g in gold]})
+        _ = run.hash, run.version  # computed at ingest, not grading
+        out.append(run)
+    return out
+
+
+REFERENCE_ONLY = {"reference": "gold", "ground": False, "secrets": False, "failing_loop": None}
+
+
+def reference_times(runs, gold_runs, spec, repeats, grade_run, load_spec):
+    """The spec workload and reference grading alone (no other check) per mode, interleaved so
+    that all see the same machine load: [(label, best seconds, mean recall or None)]."""
+    modes = ("superset", "in_order", "strict")
+    specs = [load_spec({**REFERENCE_ONLY, "reference_mode": m}) for m in modes]
+    fns = [lambda: [grade_run(r, spec) for r in runs]]
+    fns += [lambda s=s: [grade_run(r, s) for r in gold_runs] for s in specs]
+    rows = interleaved(repeats, *fns)
+    out = [("spec workload (above)", rows[0][0], None)]
+    for mode, (best, _, grades) in zip(modes, rows[1:]):
+        out.append((f"reference: gold, {mode}", best, sum(g.reference.recall for g in grades) / len(grades)))
+    return out
+
+
 def to_steps(trajs):
     from luckrate import Step
 
@@ -82,6 +123,8 @@ def main(argv=None) -> None:
     ap.add_argument("--seed", type=int, default=20260101)
     ap.add_argument("--repeats", type=int, default=3)
     ap.add_argument("--profile", action="store_true", help="profile fluke's grading and print the top")
+    ap.add_argument("--scaling", action="store_true",
+                    help="also time reference grading on 2,000 runs of 20, 40 and 80 steps (linear in length)")
     a = ap.parse_args(argv)
 
     from fluke.grading import gate, grade_run, load_spec, luck_rate
@@ -136,6 +179,30 @@ def main(argv=None) -> None:
             by_check[v.check] = by_check.get(v.check, 0) + 1
     print("fluke violations by check: " + ", ".join(f"{k}={v}" for k, v in sorted(by_check.items())))
     print(f"luck rate (pooled): {luck_rate(grades).pooled}; gate passed: {gate(grades).passed}")
+
+    # The reference workload: the same runs, each with four of its own calls as gold.
+    gc.unfreeze()
+    gold_runs = with_gold(runs, a.seed)
+    gc.collect()
+    gc.freeze()
+    print(f"\nreference workload: the same {a.n} runs, each with 4 gold calls "
+          "(a changed argument in 1 of 5, a repeated call in 1 of 5)")
+    rows = reference_times(runs, gold_runs, spec, a.repeats, grade_run, load_spec)
+    base = rows[0][1]
+    for label, best, recall in rows:
+        extra = "" if recall is None else f"  (mean recall {recall:.3f})"
+        print(f"fluke    {label:<26} min {best:.3f}s  {best / base:.2f}x the spec workload{extra}")
+    both = load_spec({**raw_spec, "reference": "gold", "reference_mode": "in_order"})
+    (b_min, _, _), (s_min, _, _) = interleaved(a.repeats, lambda: [grade_run(r, both) for r in gold_runs],
+                                               lambda: [grade_run(r, spec) for r in gold_runs])
+    print(f"fluke    full spec + reference (in_order): min {b_min:.3f}s  (the spec alone on these runs {s_min:.3f}s)")
+    if a.scaling:
+        for steps in (20, 40, 80):
+            sub = with_gold(to_runs(wl.generate(2000, steps, a.seed)), a.seed)
+            ordered = load_spec({**REFERENCE_ONLY, "reference_mode": "in_order"})
+            (best, _, _), = interleaved(a.repeats, lambda: [grade_run(r, ordered) for r in sub])
+            print(f"scaling: 2000 runs x {steps:>2} steps, reference in_order: {best:.3f}s "
+                  f"({1e6 * best / (2000 * steps):.2f} us per event)")
 
 
 if __name__ == "__main__":

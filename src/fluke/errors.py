@@ -6,13 +6,28 @@ Every message says what was seen, where, and what to do about it. The CLI turns 
 >>> err = InputError("runs.jsonl", "line 3", "outcome.reward", "expected a number, got 'high'")
 >>> str(err)
 "runs.jsonl: line 3: field outcome.reward: expected a number, got 'high'"
+
+A message never carries a secret: every string given to an error is redacted first (a
+value quoted from a bad record, a ledger URL with its password).
+
+>>> str(InputError("a.jsonl", "line 2", "trial", "got 'AKIAIOSFODNN7EXAMPLE'"))
+"a.jsonl: line 2: field trial: got '[REDACTED:aws-key-id]'"
 """
 
 from __future__ import annotations
 
+from ._redact import redact_text   # plain ``re``: keeps this module free of pydantic
+
+
+def _safe(text: str | None) -> str | None:
+    return redact_text(text) if text else text
+
 
 class FlukeError(Exception):
-    """Base class of every error fluke raises on purpose."""
+    """Base class of every error fluke raises on purpose; its string arguments are redacted."""
+
+    def __init__(self, *args: object) -> None:
+        super().__init__(*(redact_text(a) if isinstance(a, str) else a for a in args))
 
 
 class InputError(FlukeError, ValueError):
@@ -20,6 +35,7 @@ class InputError(FlukeError, ValueError):
 
     def __init__(self, file: str | None, record: str | None, field: str | None, message: str,
                  *, hint: str | None = None) -> None:
+        file, record, field, message, hint = (_safe(v) for v in (file, record, field, message, hint))
         self.file, self.record, self.field, self.message, self.hint = file, record, field, message, hint
         parts = [p for p in (file, record) if p]
         if field:
@@ -69,3 +85,19 @@ def require(module: str, *, package: str, extra: str, purpose: str):
 
 class UsageError(FlukeError, ValueError):
     """An option or argument that cannot be used as given (a level outside (0, 1), too few replicates)."""
+
+
+class UsageTypeError(UsageError, TypeError):
+    """An argument of the wrong kind (a prior that is not a Prior, an rng that is not a Generator)."""
+
+
+class EmptyLedgerError(LedgerError):
+    """The ledger holds no runs: every verb that needs runs says so in these words."""
+
+    def __init__(self, where: str | None = None) -> None:
+        prefix = f"{where}: " if where else ""
+        super().__init__(f"{prefix}the ledger has no runs; add some with: fluke ingest FILE")
+
+
+class InputTypeError(InputError, TypeError):
+    """Bad input of the wrong type: a value a run cannot hold, an agent's unusable return."""

@@ -137,7 +137,8 @@ def test_passk_result_is_the_old_json_on_tau_bench(tau):
         50, 200, sum(c for c, _ in per.values()), [4, 4], "equal")
     c, n = np.array([x[0] for x in per.values()]), np.array([x[1] for x in per.values()])
     for row, k in zip(v["rows"], [1, 2, 3, 5]):
-        assert set(row) == {"k", "pass_at_k", "pass_hat_k", "reason", "plugin_pass_at_k", "warning"}
+        assert set(row) == {"k", "pass_at_k", "pass_hat_k", "reason", "plugin_pass_at_k", "warning", "confidence_level",
+                            "pass_at_k_interval", "pass_hat_k_interval", "interval_reason"}
         if k > 4:
             assert math.isnan(row["pass_at_k"]) and "k=5 exceeds" in row["reason"]
             continue
@@ -311,3 +312,28 @@ def test_interval_on_a_version_with_one_unit_says_what_is_undefined(tmp_path):
     assert v["clustered"]["clusters"] == 1 and v["clustered"]["reason"]
     text = result.render()
     assert "what more evidence would buy: undefined" in text and "one unit" in text
+
+
+def test_passk_with_five_trials_per_scenario_prints_pass_at_5_without_k(tmp_path):
+    # Issue 14: the default budgets run to the fewest trials of any scenario, so five trials give pass@5.
+    from math import comb
+
+    from click.testing import CliRunner
+
+    from fluke.cli import group
+    from fluke.record import Identity, Outcome, Run
+
+    passes = {"s0": 5, "s1": 3, "s2": 0, "s3": 1}
+    path = str(tmp_path / "p.db")
+    with open_ledger(path) as own:
+        own.ingest([Run(scenario=s, trial=t, identity=Identity(model="m"), outcome=Outcome(passed=t < c))
+                    for s, c in passes.items() for t in range(5)])
+    doc = json.loads(CliRunner().invoke(group, ["--ledger", path, "--json", "passk"]).stdout)
+    rows = doc["versions"][0]["rows"]
+    assert [r["k"] for r in rows] == [1, 2, 3, 4, 5]
+    want = sum(1 - comb(5 - c, 5) / comb(5, 5) for c in passes.values()) / 4   # pass@5: any of the five
+    assert rows[-1]["pass_at_k"] == pytest.approx(want) == 0.75
+    lo, hi = rows[-1]["pass_at_k_interval"]
+    assert lo < want < hi
+    text = CliRunner().invoke(group, ["--ledger", path, "passk"]).output
+    assert "\n5  0.7500" in text

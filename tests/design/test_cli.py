@@ -151,7 +151,7 @@ def test_a_run_recorded_before_the_seal_fails_unseal(ledger_url, tmp_path):
         ledger.ingest(runs[3:])
     doc = fluke_json(ledger_url, "unseal", digest, code=1)
     assert sorted(doc["early_runs"]) == sorted(r.hash for r in runs[:3])
-    assert "recorded before the seal" in " ".join(doc["problems"])
+    assert "ingested or executed before the seal" in " ".join(doc["problems"])
 
 
 def test_a_changed_byte_in_the_stored_seal_is_detected(tmp_path):

@@ -32,15 +32,15 @@ def test_survival_worst_case_and_contrast_values():
     d = y[m & (pol == "new")] - y[m & (pol == "base")]
     row = next(r for r in suite.rows if r.variant == "rephrased")
     assert row.contrast.statistic == pytest.approx(d.mean(), abs=1e-12)
-    assert suite.failure_probability is None and "sampling law" in suite.reason
+    assert suite.share_not_significant is None and "not a failure probability" in suite.reason
 
 
-def test_failure_probability_only_under_declared_weights():
+def test_share_not_significant_only_under_declared_weights():
     rng = np.random.default_rng(42)
     y, env, pol, var = _suite_data(rng)
     w = {"nominal": 0.5, "rephrased": 0.2, "slow tool": 0.2, "degraded retrieval": 0.1}
     suite = perturbation_suite(y, env, pol, var, baseline="base", weights=w)
-    assert suite.failure_probability == {"new": pytest.approx(0.2)}
+    assert suite.share_not_significant == {"new": pytest.approx(0.2)}
     assert "declared weights" in suite.conditional_on
 
 
@@ -72,4 +72,30 @@ def test_suite_on_the_simulated_support_agent():
     assert by[("outage", "memory=True,retry=1")].survives
     assert by[("nominal", "memory=True,retry=1")].contrast.low <= 0.15 <= by[("nominal", "memory=True,retry=1")].contrast.high
     assert all(abs(x - t) < 0.05 for x, t in zip(retry, (0.0273, 0.0357)))
-    assert suite.failure_probability is None
+    assert suite.share_not_significant is None
+
+
+def test_words_say_what_was_measured():
+    # a13: the same true effect 0.1 under every variant; ten environments.
+    from scipy import stats
+
+    rng = np.random.default_rng(13)
+    E = np.repeat(np.arange(10), 6)
+    pol = np.tile(np.repeat(["base", "new"], 3), 10)
+    var = np.tile(["nominal", "v1", "v2"], 20)
+    y = np.where(pol == "new", 0.1, 0.0) + rng.normal(0, 0.15, E.size)
+    y = np.where((var == "v2") & (pol == "new"), y - 0.5, y)          # v2 reverses the effect
+    suite = perturbation_suite(y, E, pol, var, baseline="base", weights={"nominal": 1, "v1": 1, "v2": 1})
+    assert not hasattr(suite, "failure_probability")
+    for r in suite.rows:
+        m = var == r.variant
+        d = y[m & (pol == "new")] - y[m & (pol == "base")]              # one pair per environment
+        half = stats.t.ppf(0.975, d.size - 1) * d.std(ddof=1) / np.sqrt(d.size)
+        lo, hi = d.mean() - half, d.mean() + half
+        want = "survives" if lo > 0 else ("reversed" if hi < 0 else "not significant")
+        if r.variant != "nominal" and suite.rows[0].contrast.statistic < 0:
+            want = "survives" if hi < 0 else ("reversed" if lo > 0 else "not significant")
+        assert r.status == want and r.survives == (want == "survives")
+    assert [r.status for r in suite.rows if r.variant == "v2"] == ["reversed"]
+    share = suite.share_not_significant["new"]
+    assert share == pytest.approx(sum(r.status == "not significant" for r in suite.rows) / 3)

@@ -78,7 +78,7 @@ def test_a_run_recorded_before_the_seal_fails_the_unseal(ledger):
     ledger.ingest(runs[1:])
     report = unseal(ledger, d)
     assert report.early == (runs[0].hash,)
-    assert not report.holds and "recorded before the seal" in report.problems()[0]
+    assert not report.holds and "ingested or executed before the seal" in report.problems()[0]
 
 
 def test_the_rule_saying_no(ledger):

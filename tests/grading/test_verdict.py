@@ -4,6 +4,8 @@ from __future__ import annotations
 
 import numpy as np
 import pytest
+
+from fluke.errors import UsageError
 from scipy import stats
 
 from fluke.grading import Violation, gate, luck_rate, luck_rates, make_grade
@@ -69,9 +71,9 @@ def test_nothing_green_is_undefined_never_zero():
 def test_other_prior_and_level():
     (r,) = luck_rates(np.array([3]), np.array([10]), np.array([12]), prior=(1, 1), level=0.9)
     assert r.interval == pytest.approx((stats.beta.ppf(0.05, 4, 8), stats.beta.ppf(0.95, 4, 8)))
-    with pytest.raises(ValueError, match=r"prior=\(0, 1\) must be two positive numbers"):
+    with pytest.raises(UsageError, match=r"prior=\(0, 1\) must be two positive numbers"):
         luck_rates(np.array([1]), np.array([2]), np.array([2]), prior=(0, 1))
-    with pytest.raises(ValueError, match="lucky <= green <= runs"):
+    with pytest.raises(UsageError, match="lucky <= green <= runs"):
         luck_rates(np.array([3]), np.array([2]), np.array([2]))
 
 

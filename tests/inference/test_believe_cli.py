@@ -8,7 +8,7 @@ from click.testing import CliRunner
 from scipy import stats
 
 from fluke.cli import group
-from fluke.inference import fit_family_prior
+from fluke.inference import family_priors, posterior
 from fluke.ledger import open_ledger
 from fluke.record import Identity, Outcome, Run
 
@@ -70,12 +70,42 @@ def test_believe_json_matches_independent_posteriors(db):
         sum(stats.beta.cdf(0.9, k + 1, n - k + 1) for k, n, _ in PLAN_V1.values()))
 
 
+def _mixture_mean(batches, *, odds, prior=(1, 1)):
+    """The posterior mean of the last batch's θ, enumerating every configuration of changes between batches.
+
+    Each carry is unchanged with prior probability odds / (1 + odds); a change restarts the evidence
+    at the declared prior. A configuration's weight is its prior times the Beta-binomial likelihood
+    of each segment of batches that share one θ.
+    """
+    import itertools
+
+    from scipy.special import betaln
+
+    a0, b0 = prior
+    p_change = 1 / (1 + odds)
+    total = mean = 0.0
+    for changes in itertools.product((0, 1), repeat=len(batches) - 1):
+        segments = [[batches[0]]]
+        for changed, batch in zip(changes, batches[1:]):
+            segments.append([batch]) if changed else segments[-1].append(batch)
+        log_w = sum(np.log(p_change if c else 1 - p_change) for c in changes)
+        for seg in segments:
+            k, n = sum(x for x, _ in seg), sum(y for _, y in seg)
+            log_w += betaln(a0 + k, b0 + n - k) - betaln(a0, b0)
+        k, n = sum(x for x, _ in segments[-1]), sum(y for _, y in segments[-1])
+        total += np.exp(log_w)
+        mean += np.exp(log_w) * (a0 + k) / (a0 + b0 + n)
+    return mean / total
+
+
 def test_believe_carries_and_detects_the_change(db):
     out = doc(db, "believe", "--version", "model=agent-v2", "--carry-from", "model=agent-v1",
               "--discount", "1", "--odds", "4")
     r = {x["scenario"]: x for x in out["scenarios"]}["crm/update"]
     assert round(r["p_changed"], 3) == 0.872 and round(r["surprise"], 4) == 0.0065
-    assert "reset" in r["statement"]["carried"] and "agent-v1" in r["statement"]["carried"]
+    # one posterior: both branches mixed, nothing collapsed (issue 14: the same number on every line)
+    assert "P(changed) = 0.872" in r["statement"]["carried"] and "agent-v1" in r["statement"]["carried"]
+    assert r["mean"] == pytest.approx(_mixture_mean([(50, 50), (3, 5)], odds=4))
     calm = {x["scenario"]: x for x in out["scenarios"]}["pay/refund"]
     assert calm["p_changed"] < 0.2
 
@@ -95,9 +125,10 @@ def test_believe_discount_and_footprint(db):
 def test_believe_family_prior_pools_by_tag(db):
     out = doc(db, "believe", "--version", "model=agent-v1", "--prior", "family", "--family-prefix", "tool:")
     rows = {x["scenario"]: x for x in out["scenarios"]}
-    fit = fit_family_prior([50, 9, 7], [50, 10, 10], family="tool:crm")
-    a, b = fit.prior.alpha, fit.prior.beta
-    assert rows["crm/merge"]["mean"] == pytest.approx((a + 7) / (a + b + 10), rel=1e-6)
+    # The family's (μ, α+β) integrated over the hyperprior (see test_family for its oracles).
+    fp = family_priors([50, 9, 7], [50, 10, 10], ["tool:crm"] * 3)
+    want = posterior([50, 9, 7], [50, 10, 10], prior=fp.prior).mean[2]
+    assert rows["crm/merge"]["mean"] == pytest.approx(float(want), rel=1e-6)
     assert "family tool:crm" in rows["crm/merge"]["prior"]
     assert "no mechanism tag" in rows["pay/refund"]["prior"]
     assert rows["pay/refund"]["mean"] == pytest.approx(11 / 12)
@@ -205,13 +236,23 @@ def test_believe_running_account_through_every_version(db):
     rows = {x["scenario"]: x for x in out["scenarios"]}
     assert len(out["account"]) == 3
     upd, calm = rows["crm/update"], rows["pay/refund"]
-    # crm/update: 50/50, then 3/5 resets it at v2 (P(changed) 0.872), then 5/5: uniform + 3/5 + 5/5.
+    # crm/update: 50/50, then 3/5 makes a change at v2 likely (P(changed) 0.872), then 5/5; the mean mixes
+    # every configuration of changes, enumerated here
     assert upd["resets"] == 1 and "agent-v2" in upd["since"]
-    assert upd["mean"] == pytest.approx(9 / 12)
-    # pay/refund is carried whole: 10/10, 5/5, 5/5 -> Beta(21, 1).
+    assert upd["mean"] == pytest.approx(_mixture_mean([(50, 50), (3, 5), (5, 5)], odds=4))
+    # pay/refund: 10/10, 5/5, 5/5, no change likely anywhere
     assert calm["resets"] == 0 and "agent-v1" in calm["since"]
-    assert calm["mean"] == pytest.approx(21 / 22)
-    assert "running account through 3 versions" in calm["statement"]["carried"]
+    assert calm["mean"] == pytest.approx(_mixture_mean([(10, 10), (5, 5), (5, 5)], odds=4))
+    assert "agent-v1" in calm["statement"]["carried"] and "agent-v2" in calm["statement"]["carried"]
     text = fluke(db, "believe", "--version", "model=agent-v3", "--account", "--odds", "4").output
     assert "since" in text and "P(changed)" in text
     fluke(db, "believe", "--account", "--carry-from", "model=agent-v1", code=2)
+
+
+def test_family_prior_with_a_carry_still_runs(db):
+    # The family prior is now a mixture; the old carry path matches it by mean and variance.
+    out = doc(db, "believe", "--version", "model=agent-v2", "--carry-from", "model=agent-v1", "--prior", "family",
+              "--family-prefix", "tool:", "--odds", "4")
+    assert all(0 < s["mean"] < 1 for s in out["scenarios"])
+    out = doc(db, "believe", "--version", "model=agent-v2", "--account", "--prior", "family", "--family-prefix", "tool:")
+    assert all(0 < s["mean"] < 1 for s in out["scenarios"])

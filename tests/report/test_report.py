@@ -81,7 +81,7 @@ def test_boundary_status_is_the_most_common_outcome_and_ties_go_to_the_worse():
 
 @pytest.mark.parametrize("secret, kept", [
     ("AKIAIOSFODNN7EXAMPLE", "[REDACTED:aws-key-id]"),
-    ("sk-ant-api03-abcdefghijklmnopqrstuvwx", "[REDACTED:api-key]"),
+    ("sk-ant-api03-abcdefghijklmnopqrstuvwx", "[REDACTED:anthropic-key]"),
     ("ghp_" + "a1" * 18, "[REDACTED:github-token]"),
     ("Bearer 9f8e7d6c5b4a3210", "Bearer [REDACTED]"),
     ("password=correct-horse", "password=[REDACTED]"),

@@ -51,8 +51,8 @@ def test_langgraph_agent_in_a_graded_suite():
 
 
 def test_read_trajectory_refuses_unknown_formats_and_several_runs():
-    with pytest.raises(InputError, match="unknown format 'crewai'"):
-        read_trajectory([], format="crewai")
+    with pytest.raises(InputError, match="unknown format 'no-such-format'"):
+        read_trajectory([], format="no-such-format")
     msgs = [{"role": "user", "content": "hi"}]
     with pytest.raises(InputError, match="holds 2 runs, not one"):
         read_trajectory([msgs, msgs], format="openai")

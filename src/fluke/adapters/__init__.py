@@ -6,7 +6,7 @@ one you force) and yields runs, raising :class:`fluke.errors.InputError` naming 
 the record and the field on bad input.
 
 >>> sorted(FORMATS)[:3]
-['fluke', 'langgraph', 'n8n']
+['crewai', 'fluke', 'inspect']
 """
 
 from ._registry import FORMATS, Format, detect_format, read_file

@@ -66,6 +66,24 @@ def _require(obj: Any, key: str, file: str, record: str, prefix: str) -> Any:
     return obj[key]
 
 
+def as_list(value: Any) -> list:
+    """``value`` when it is a list, else an empty list (for optional lists read leniently).
+
+    >>> as_list([1]), as_list(None), as_list(3.5)
+    ([1], [], [])
+    """
+    return value if isinstance(value, list) else []
+
+
+def as_dict(value: Any) -> dict:
+    """``value`` when it is a dict, else an empty dict.
+
+    >>> as_dict({"a": 1}), as_dict("x")
+    ({'a': 1}, {})
+    """
+    return value if isinstance(value, dict) else {}
+
+
 def epoch(iso: Any) -> float | None:
     """An ISO-8601 timestamp as seconds since the epoch (naive times are taken as UTC)."""
     if not isinstance(iso, str):

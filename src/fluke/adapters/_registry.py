@@ -11,6 +11,17 @@ A format is a module with two functions:
 
 Line-oriented formats (JSONL) set ``LINES = True`` and receive an iterator of
 ``(line_number, parsed_line)`` instead of one document, so large files stream.
+
+Formats that come either as one JSON document or as JSON Lines of such documents (an
+OTLP file exporter writes one request per line) set ``DOCUMENTS = True`` and receive an
+iterator of ``(record, document)`` pairs: one pair ``(None, doc)`` for a JSON file, one
+``("line N", obj)`` per line for JSON Lines.
+
+Formats stored as a zip archive (Inspect AI's ``.eval``) set ``ARCHIVE = True``; their
+``sniff`` and ``read`` then also receive a :class:`fluke.adapters._archive.Archive`.
+
+A format that takes reader options (``read_file(..., options={...})``) names them in
+``OPTIONS`` and receives them as ``options=``; any other option is an InputError.
 """
 
 from __future__ import annotations
@@ -25,6 +36,7 @@ import orjson
 
 from ..errors import InputError
 from ..record import Run
+from ._archive import ZIP_MAGIC, Archive
 
 
 @dataclass(frozen=True)
@@ -47,6 +59,13 @@ FORMATS: dict[str, Format] = {f.name: f for f in [
     Format("langgraph", "fluke.adapters._langgraph", "LangGraph/LangChain message lists"),
     Format("openai", "fluke.adapters._openai", "OpenAI chat-completions message lists"),
     Format("n8n", "fluke.adapters._n8n", "n8n execution payloads"),
+    Format("inspect", "fluke.adapters._inspect", "Inspect AI eval logs (.eval archives and .json)"),
+    Format("openinference", "fluke.adapters._openinference", "OpenInference spans (OTLP JSON)"),
+    Format("otel-genai", "fluke.adapters._otel_genai", "OpenTelemetry GenAI spans (OTLP JSON)"),
+    Format("openai-agents", "fluke.adapters._agents_sdk", "OpenAI Agents SDK trace and span exports"),
+    Format("openai-agents-items", "fluke.adapters._agents_items", "OpenAI Agents SDK run items and RunState JSON"),
+    Format("terminal-bench", "fluke.adapters._terminal_bench", "Terminal-Bench and Harbor results"),
+    Format("crewai", "fluke.adapters._crewai", "CrewAI event-bus logs (tool_usage_* events)"),
 ]}
 
 
@@ -82,10 +101,13 @@ class _JsonLines:
 
 
 def _open_document(path: Path) -> Any:
-    """Parse ``path``: JSON Lines (streamed) when its first line is a whole JSON object and
-    more lines follow, otherwise one JSON document."""
+    """Parse ``path``: a zip archive stays an :class:`Archive`; JSON Lines (streamed) when its
+    first line is a whole JSON object and more lines follow; otherwise one JSON document."""
     try:
         with open(path, "rb") as fh:
+            if fh.read(4) == ZIP_MAGIC:
+                return Archive(path)
+            fh.seek(0)
             first_line = fh.readline()
             while first_line and not first_line.strip():
                 first_line = fh.readline()
@@ -117,10 +139,15 @@ def detect_format(path: str | Path, doc: Any = None) -> str:
     if doc is None:
         doc = _open_document(path)
     is_lines = isinstance(doc, _JsonLines)
+    is_archive = isinstance(doc, Archive)
     probe = doc.first if is_lines else doc
     for fmt in FORMATS.values():
         module = _available(fmt)
-        if module is None or (is_lines and not getattr(module, "LINES", False)):
+        if module is None:
+            continue
+        if is_lines and not (getattr(module, "LINES", False) or getattr(module, "DOCUMENTS", False)):
+            continue
+        if is_archive and not getattr(module, "ARCHIVE", False):
             continue
         if module.sniff(probe):
             return fmt.name
@@ -128,9 +155,22 @@ def detect_format(path: str | Path, doc: Any = None) -> str:
                      hint="known formats: " + ", ".join(FORMATS) + "; force one with --format")
 
 
+def _documents(doc: Any) -> Iterator[tuple[str | None, Any]]:
+    if isinstance(doc, _JsonLines):
+        for number, obj in doc:
+            yield f"line {number}", obj
+    else:
+        yield None, doc
+
+
 def read_file(path: str | Path, *, format: str | None = None,
-              identity: dict[str, Any] | None = None) -> Iterator[Run]:
+              identity: dict[str, Any] | None = None,
+              options: dict[str, Any] | None = None) -> Iterator[Run]:
     """Yield the runs in ``path``, detecting its format unless ``format`` is given.
+
+    ``options`` are reader options for formats that take them (Inspect AI: ``score``, the
+    scorer that decides pass or fail, and ``pass_at``, the lowest passing score; see
+    docs/adapters.md); an option the format does not take is an InputError.
 
     >>> import tempfile, os
     >>> from fluke.record import Run
@@ -149,6 +189,18 @@ def read_file(path: str | Path, *, format: str | None = None,
     module = _available(FORMATS[name])
     if module is None:
         raise InputError(str(path), None, None, f"the {name} reader is not available in this build")
+    if isinstance(doc, Archive) and not getattr(module, "ARCHIVE", False):
+        raise InputError(str(path), None, None, f"is a zip archive, which the {name} reader does not read",
+                         hint="unpack it, or choose the format with --format")
+    accepted = tuple(getattr(module, "OPTIONS", ()))
+    extra = {"options": dict(options or {})} if accepted else {}
+    unknown = sorted(set(options or {}) - set(accepted))
+    if unknown:
+        raise InputError(str(path), None, None, f"the {name} reader takes no option {unknown[0]!r}",
+                         hint=("it takes: " + ", ".join(accepted)) if accepted else "it takes no options")
+    if getattr(module, "DOCUMENTS", False):
+        yield from module.read(_documents(doc), file=str(path), identity=identity or {}, **extra)
+        return
     if getattr(module, "LINES", False) and not isinstance(doc, _JsonLines):
         doc = _JsonLines(path, doc)  # a one-line file
-    yield from module.read(doc, file=str(path), identity=identity or {})
+    yield from module.read(doc, file=str(path), identity=identity or {}, **extra)

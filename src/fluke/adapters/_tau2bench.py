@@ -50,6 +50,34 @@ def _tau2_error(message: dict, _content: Any) -> bool:
     return bool(message.get("error"))
 
 
+def gold_by_task(doc: dict) -> dict[str, list[dict]]:
+    """Each task's ``evaluation_criteria.actions`` as gold calls, by task id; a task whose
+    actions are not in that shape is left out (gold is optional: grading by reference only).
+
+    >>> gold_by_task({"tasks": [{"id": "7", "evaluation_criteria": {"actions": [
+    ...     {"name": "refund", "arguments": {"id": "X1"}, "requestor": "assistant", "compare_args": None}]}}]})
+    {'7': [{'tool': 'refund', 'args': {'id': 'X1'}, 'requestor': 'agent', 'compare': None}]}
+    """
+    out: dict[str, list[dict]] = {}
+    tasks = doc.get("tasks")
+    for task in tasks if isinstance(tasks, list) else ():
+        if not isinstance(task, dict) or "id" not in task:
+            continue
+        criteria = task.get("evaluation_criteria")
+        actions = criteria.get("actions") if isinstance(criteria, dict) else None
+        if not isinstance(actions, list) or not all(
+                isinstance(a, dict) and isinstance(a.get("name"), str)
+                and isinstance(a.get("arguments", {}), dict)
+                and (a.get("compare_args") is None or (isinstance(a["compare_args"], list)
+                                                       and all(isinstance(k, str) for k in a["compare_args"])))
+                for a in actions):
+            continue
+        out[str(task["id"])] = [{"tool": a["name"], "args": a.get("arguments", {}),
+                                 "requestor": "user" if a.get("requestor") == "user" else "agent",
+                                 "compare": a.get("compare_args")} for a in actions]
+    return out
+
+
 def read(doc: dict, *, file: str, identity: dict[str, Any]) -> Iterator[Run]:
     """Yield one run per simulation."""
     if not isinstance(doc, dict):
@@ -57,6 +85,7 @@ def read(doc: dict, *, file: str, identity: dict[str, Any]) -> Iterator[Run]:
                          f"simulations, got a {type(doc).__name__}", hint="check --format")
     found, domain = _identity(doc, file)
     merged = with_identity(found, identity)
+    golds = gold_by_task(doc)
     for position, sim in enumerate(field_list(doc, "simulations", file=file, record="simulations")):
         record = f"simulation {position}"
         if not isinstance(sim, dict) or "task_id" not in sim:
@@ -82,5 +111,6 @@ def read(doc: dict, *, file: str, identity: dict[str, Any]) -> Iterator[Run]:
             "seed": sim.get("seed"),
             "error": ending if ending in _ERROR_ENDINGS else None,
             "source": {"adapter": "tau2-bench", "file": file, "position": position},
+            "gold": golds.get(str(sim["task_id"])),
         }
         yield build_run(fields, file=file, record=record)

@@ -35,6 +35,23 @@ def _tau_error(_message: dict, content: Any) -> bool:
     return isinstance(content, str) and content.startswith("Error:")
 
 
+def gold_actions(item: dict) -> list[dict] | None:
+    """The task's gold actions (``info.task.actions``: ``{name, kwargs}``) as gold calls, or
+    None when the record has none in that shape (they are optional: grading by reference only).
+
+    >>> gold_actions({"info": {"task": {"actions": [{"name": "cancel", "kwargs": {"id": "X1"}}]}}})
+    [{'tool': 'cancel', 'args': {'id': 'X1'}}]
+    """
+    info = item.get("info")
+    task = info.get("task") if isinstance(info, dict) else None
+    actions = task.get("actions") if isinstance(task, dict) else None
+    if not isinstance(actions, list) or not all(
+            isinstance(a, dict) and isinstance(a.get("name"), str) and isinstance(a.get("kwargs", {}), dict)
+            for a in actions):
+        return None
+    return [{"tool": a["name"], "args": a.get("kwargs", {})} for a in actions]
+
+
 def read(doc: list, *, file: str, identity: dict[str, Any]) -> Iterator[Run]:
     """Yield one run per record, tool calls paired with their results by call id."""
     if not isinstance(doc, list):
@@ -60,5 +77,6 @@ def read(doc: list, *, file: str, identity: dict[str, Any]) -> Iterator[Run]:
             "outcome": {"reward": reward, "passed": None if reward is None else reward >= PASS_REWARD,
                         "label": None if reward is None else ("complete" if reward >= PASS_REWARD else "fail")},
             "source": {"adapter": "tau-bench", "file": file, "position": position},
+            "gold": gold_actions(item),
         }
         yield build_run(fields, file=file, record=record)

@@ -27,26 +27,20 @@ from ._select import check_level, version_label
 
 
 def _summaries(b: Beliefs, *, prior: str, delta: float, touched, odds) -> tuple[str, str | None]:
-    from .. import inference as inf
-
     prior_summary = b.prior_text[0] if len(set(b.prior_text)) == 1 else f"{prior} (per scenario, see each)"
-    if b.origin is None:
+    if not b.earlier:
         return prior_summary, None
-    same = b.delta is not None and len(set(b.delta)) == 1
-    carried = inf.carried_text(b.origin, float(np.mean(b.delta)) if same else None)
-    if not same:
-        carried = (f"evidence of version {b.origin}, discounted by footprint: δ = {delta:g} for "
-                   f"{int(np.sum(b.delta < 1))} scenarios tagged {', '.join(touched)}, 1 elsewhere.")
-    if b.account is not None:
-        carried = (f"the running account through {len(b.account_labels)} versions "
-                   f"({b.account_labels[0]} to {b.account_labels[-1]})"
-                   + (f", δ = {delta:g} each step" if same else
-                      f", δ = {delta:g} for scenarios tagged {', '.join(touched)} and 1 elsewhere")
-                   + f"; {int(b.account.reset.sum())} reset(s) across scenarios.")
-    elif b.change is not None:
-        carried += (f" Change check at prior odds {odds:g}:1: {int(np.sum(b.change.p_changed >= 0.5))} "
-                    f"of {len(b.cells)} scenarios likely changed and were reset.")
-    return prior_summary, carried
+    carried = int(np.sum(b.found.carried))
+    span = b.earlier[0] if len(b.earlier) == 1 else f"{len(b.earlier)} earlier versions ({b.earlier[0]} to {b.earlier[-1]})"
+    same = b.delta is not None and len(set(np.round(b.delta, 12))) == 1
+    text = (f"evidence of {span}, each carry at δ = {delta:g}" if same else
+            f"evidence of {span}, δ = {delta:g} for {int(np.sum(b.delta < 1))} scenarios tagged {', '.join(touched)} "
+            "and 1 elsewhere")
+    text += f"; carried into {carried} of {len(b.cells)} scenarios (the rest are new: declared prior only)"
+    if odds is not None:
+        text += (f"; change check at prior odds {odds:g}:1 for unchanged, {int(np.sum(b.resets() > 0))} scenarios "
+                 "likely changed at least once (their evidence restarts there; the estimates mix both branches)")
+    return prior_summary, text + "."
 
 
 @dataclass(frozen=True)
@@ -79,8 +73,9 @@ class BeliefResult(Result):
                 p_next_all_pass=float(a["p_next"][i]), runs_to_certify=float(a["certify"][i]),
                 p_changed=None if check is None else float(check[0][i]),
                 surprise=None if check is None else float(check[1][i]),
-                since=None if b.account is None else b.account_labels[int(b.account.since[-1, i])],
-                resets=None if b.account is None else int(b.account.reset[:, i].sum()),
+                since=None if not b.earlier else b.since()[i],
+                resets=None if b.odds is None or not b.earlier else int(b.resets()[i]),
+                carried=bool(b.found.carried[i]), carried_text=b.carried[i],
                 delta=None if b.delta is None else float(b.delta[i]),
                 prior=b.prior_text[i], statement=self.per[i].as_dict()) for i, c in enumerate(b.cells)],
             "suite": dict(scenarios=suite.scenarios, average_mean=suite.average_mean, average_sd=suite.average_sd,
@@ -139,7 +134,7 @@ class BeliefResult(Result):
         b = self.b
         p_changed, surprise = check
         order = sorted(range(len(b.cells)), key=lambda i: -p_changed[i])
-        account = b.account is not None and len(b.account_labels) > 1
+        account = len(b.earlier) > 1
         cols = [Column("scenario", key=True), Column("batch", "right"), Column("surprise", "right"),
                 Column("P(changed)", "right")] + ([Column("evidence since"), Column("resets", "right")]
                                                   if account else [])
@@ -148,8 +143,7 @@ class BeliefResult(Result):
             row = [cell_name(b.cells[i]), fmt_share(int(b.k[i]), int(b.n[i]), 0),
                    "—" if surprise[i] != surprise[i] else fmt_prob(surprise[i]), f"{p_changed[i]:.3f}"]
             if account:
-                since = b.account_labels[int(b.account.since[-1, i])]
-                row += [since.split(" (", 1)[-1].rstrip(")"), str(int(b.account.reset[:, i].sum()))]
+                row += [b.since()[i].split(" (", 1)[-1].rstrip(")"), str(int(b.resets()[i]))]
             rows.append(row)
         return [Table(f"change check of the latest batch ({int((p_changed >= 0.5).sum())} of {len(b.cells)} "
                       "scenarios reset at P(changed) ≥ 0.5)", cols, rows, limit=limit, more="scenarios"),
@@ -232,11 +226,12 @@ def believe(ledger, *, version: str | None = None, prior: str = "uniform", famil
     b = beliefs(ledger, version=version, prior=prior, carry_from=carry_from, delta=delta, touched=tuple(touched),
                 odds=odds, family_prefix=family_prefix, account=account)
     rev = review(ledger, b, against, clean_batch) if against else None
-    lo, hi = b.belief.interval(level)
-    arrays = dict(lo=lo, hi=hi, p_above=b.belief.sf(bar), mean=b.belief.mean, p_next=b.belief.p_all_pass(next_m),
-                  certify=inf.runs_to_certify(b.state, bar=bar, level=0.95))
-    suite = inf.suite_questions(b.belief, bar=bar)
-    suite_certify = inf.suite_runs_to_certify(b.state, bar=bar, level=0.95)
+    one = b.found  # one posterior feeds every line: the table, certification and the suite
+    lo, hi = one.interval(level)
+    arrays = dict(lo=lo, hi=hi, p_above=one.p_above(bar), mean=one.mean, p_next=one.p_next_all_pass(next_m),
+                  certify=one.runs_to_certify(bar=bar, level=0.95))
+    suite = one.suite(bar=bar)
+    suite_certify = one.suite_runs_to_certify(bar=bar, level=0.95)
     prior_summary, carried_summary = _summaries(b, prior=prior, delta=delta, touched=touched, odds=odds)
     suite_stmt = inf.suite_statement(suite, b.k, b.n, version=b.label, prior=prior_summary, carried=carried_summary)
     per = inf.scenario_statements([cell_name(c) for c in b.cells], b.k, b.n, b.belief, version=b.label,

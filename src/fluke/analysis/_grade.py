@@ -118,6 +118,15 @@ class GradeResult(Result):
                               Column("lucky", "right"), Column("luck rate", "right"),
                               Column("credible interval", "right"), Column("gate")], rows, more="cases"))
             mine = [g for g in self.grades if g.version == version]
+            refs = [g.reference for g in mine if getattr(g, "reference", None) is not None
+                    and g.reference.recall is not None]
+            if refs:
+                complete = sum(bool(r.complete) for r in refs)
+                mean = lambda xs: sum(xs) / len(xs) if xs else float("nan")  # noqa: E731
+                out.append(line(f"reference ({refs[0].mode}): {fmt_share(complete, len(refs))} of runs made every "
+                                f"expected call; mean precision {mean([r.precision for r in refs if r.precision is not None]):.3f}, "
+                                f"recall {mean([r.recall for r in refs]):.3f}, score {mean([r.score for r in refs if r.score is not None]):.3f} "
+                                "(score = 2 matched / (expected + made): missing and extra calls both cost)"))
             mine.sort(key=lambda g: (g.output_ok is not True or g.path_ok, g.path_ok, not g.hard))
             out.append(Table(f"runs of version {version[:12]} (lucky and broken paths first)",
                              [Column("scenario", key=True), Column("trial", "right"), Column("output"),

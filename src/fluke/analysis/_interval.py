@@ -310,30 +310,40 @@ class PassKResult(Result):
             if self.plugin:
                 out.append(line(Span("warning: ", "warn"), "the plug-in column is biased downwards for k > 1; "
                                 "it is shown only for comparison"))
-            cols = [Column("k", "right", key=True), Column("pass@k", "right"), Column("pass^k", "right")]
+            level = f"{100 * v.rows[0]['confidence_level']:g}%" if v.rows else ""
+            cols = [Column("k", "right", key=True), Column("pass@k", "right"), Column(f"{level} CI", "right"),
+                    Column("pass^k", "right"), Column(f"{level} CI ", "right")]
             cols += [Column("plug-in pass@k (biased)", "right")] if self.plugin else []
-            rows = [[str(e["k"]), fmt_num(e["pass_at_k"], 4), fmt_num(e["pass_hat_k"], 4)]
+
+            def ci(pair):
+                return "—" if pair is None or not all(map(math.isfinite, pair)) else f"{pair[0]:.3f}–{pair[1]:.3f}"
+            rows = [[str(e["k"]), fmt_num(e["pass_at_k"], 4), ci(e.get("pass_at_k_interval")),
+                     fmt_num(e["pass_hat_k"], 4), ci(e.get("pass_hat_k_interval"))]
                     + ([fmt_num(e["plugin_pass_at_k"], 4)] if self.plugin else []) for e in v.rows]
             out.append(Table("", cols, rows, limit=None, more="budgets"))
             out.append(note(f"Conditional on: {v.weights} scenario weights; the trials of each scenario being "
-                            "exchangeable (independent attempts, no adaptation between them); "
-                            f"version {v.version[:12]}"))
+                            "exchangeable (independent attempts, no adaptation between them); intervals over "
+                            f"{v.scenarios} scenarios (the unit), on the logit scale; a run with an unknown outcome "
+                            f"counts as a failure; version {v.version[:12]}"))
         return out
 
 
-def passk(ledger, *, ks: str | Sequence[int] = "1..4", version: str | None = None, condition: str | None = None,
-          weights: str | Path | Mapping[str, float] | None = None, plugin: bool = False) -> PassKResult:
+def passk(ledger, *, ks: str | Sequence[int] | None = None, version: str | None = None, condition: str | None = None,
+          weights: str | Path | Mapping[str, float] | None = None, plugin: bool = False,
+          confidence_level: float = 0.95) -> PassKResult:
     """pass@k and pass^k per version for each budget in ``ks``, per scenario × condition then averaged
     with ``weights`` (a mapping scenario -> weight, or a YAML/JSON file of one; equal when ``None``).
-    A k above a scenario's trial count is undefined, with the reason.
+    ``ks=None`` takes k = 1 … the fewest trials of any scenario of each version (five trials give
+    pass@5). A k above a scenario's trial count is undefined, with the reason. Each figure has a
+    confidence interval over scenarios (the scenario is the unit).
     """
     import warnings
 
     import numpy as np
 
-    from ..inference import PlugInWarning, pass_at_k, pass_at_k_plugin, pass_hat_k
+    from ..inference import PlugInWarning, default_ks, pass_at_k, pass_at_k_plugin, pass_hat_k
 
-    k_list = parse_ks(ks)
+    k_list = None if ks is None else parse_ks(ks)
     source = None if weights is None else (str(weights) if isinstance(weights, (str, Path)) else None)
     declared = read_weights(weights) if source else (None if weights is None else dict(weights))
     require_runs(ledger)
@@ -356,9 +366,13 @@ def passk(ledger, *, ks: str | Sequence[int] = "1..4", version: str | None = Non
                                  hint="give every scenario in scope a weight")
             w = [declared[r.scenario] for r in vrows]
         entries = []
-        for k in k_list:
-            at, hat = pass_at_k(c, n, k, weights=w), pass_hat_k(c, n, k, weights=w)
-            e = {"k": k, "pass_at_k": at.statistic, "pass_hat_k": hat.statistic, "reason": at.reason}
+        for k in (k_list if k_list is not None else (default_ks(n) or [1])):
+            at = pass_at_k(c, n, k, weights=w, confidence_level=confidence_level)
+            hat = pass_hat_k(c, n, k, weights=w, confidence_level=confidence_level)
+            e = {"k": k, "pass_at_k": at.statistic, "pass_at_k_interval": [at.low, at.high],
+                 "pass_hat_k": hat.statistic, "pass_hat_k_interval": [hat.low, hat.high],
+                 "confidence_level": confidence_level, "reason": at.reason,
+                 "interval_reason": at.interval_reason or hat.interval_reason}
             if plugin:
                 with warnings.catch_warnings():
                     warnings.simplefilter("ignore", PlugInWarning)

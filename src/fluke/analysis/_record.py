@@ -63,17 +63,19 @@ class IngestReport(Result):
 
 
 def ingest(ledger, files: Sequence[str], *, input_format: str | None = None, identity: dict | None = None,
-           progress: Callable[[str], Any] | None = None) -> IngestReport:
+           options: dict | None = None, progress: Callable[[str], Any] | None = None) -> IngestReport:
     """Read each file (format detected unless given) into the ledger, one transaction per file.
 
-    ``progress(path)``, when given, returns a callback ``f(n)`` told how many runs are in so far.
+    ``options`` go to the reader (e.g. Inspect AI's ``score`` and ``pass_at``); a reader that takes
+    no such option says so. ``progress(path)``, when given, returns a callback ``f(n)`` told how
+    many runs are in so far.
     """
     from ..adapters import read_file
 
     supplied = dict(identity or {})
     rows = []
     for path in files:
-        runs = read_file(path, format=input_format, identity=supplied)
+        runs = read_file(path, format=input_format, identity=supplied, options=options or None)
         tick = progress(path) if progress is not None else None
         result = ledger.ingest(runs, progress=tick) if tick is not None else ledger.ingest(runs)
         row = {"file": path, "added": result.added, "skipped": result.skipped}

@@ -50,7 +50,8 @@ def interval(ctx: Context, unit: str, version: str | None, condition: str | None
 
 
 @click.command()
-@click.option("--k", "ks", default="1..4", show_default=True, help="Budgets: a range 1..4 or a list 1,2,5.")
+@click.option("--k", "ks", default=None,
+              help="Budgets: a range 1..4 or a list 1,2,5 (default: 1 … the fewest trials of any scenario).")
 @_VERSION
 @_CONDITION
 @click.option("--weights", type=click.Path(exists=True, dir_okay=False),
@@ -58,7 +59,7 @@ def interval(ctx: Context, unit: str, version: str | None, condition: str | None
 @click.option("--plugin", is_flag=True, help="Also show the biased plug-in 1-(1-c/n)^k (with a warning).")
 @output_options
 @pass_context
-def passk(ctx: Context, ks: str, version: str | None, condition: str | None, weights: str | None,
+def passk(ctx: Context, ks: str | None, version: str | None, condition: str | None, weights: str | None,
           plugin: bool) -> None:
     """Unbiased pass@k (at least one of k passes) and pass^k (all k pass) per version.
 

@@ -15,9 +15,13 @@ from ._common import Context, json_option, pass_context, progress_bar
 @click.option("--format", "input_format", type=click.Choice(sorted(FORMATS)), help="Force the input format.")
 @click.option("--identity", "identity", multiple=True, metavar="FIELD=VALUE",
               help="Fill an identity field the file lacks (model, harness, tools, world, grader, policy, date).")
+@click.option("--score", help="Inspect AI: the scorer (or scorer.key) that decides pass/fail when a log has several.")
+@click.option("--pass-at", type=float, default=None,
+              help="Inspect AI: a run passes when its score is at least this (default 1.0: partial credit fails).")
 @json_option
 @pass_context
-def ingest(ctx: Context, files: tuple[str, ...], input_format: str | None, identity: tuple[str, ...]) -> None:
+def ingest(ctx: Context, files: tuple[str, ...], input_format: str | None, identity: tuple[str, ...],
+           score: str | None, pass_at: float | None) -> None:
     """Read runs from FILES into the ledger (format auto-detected).
 
     Each file is stored in one transaction: a bad record leaves the ledger as it was.
@@ -31,8 +35,9 @@ def ingest(ctx: Context, files: tuple[str, ...], input_format: str | None, ident
     from ..analysis import parse_identity
 
     supplied = parse_identity(identity)
+    options = {k: v for k, v in (("score", score), ("pass_at", pass_at)) if v is not None}
     with progress_bar(enabled=not ctx.as_json and sys.stderr.isatty()) as bar:
-        ctx.emit(ingest_files(ctx.ledger(), files, input_format=input_format, identity=supplied,
+        ctx.emit(ingest_files(ctx.ledger(), files, input_format=input_format, identity=supplied, options=options,
                               progress=bar.for_file if bar else None))
 
 

@@ -13,13 +13,13 @@ from ._seal import Decision, SealCheck, check_seal, evaluate_rule, in_scope, par
 from ._plan import (Allocation, CertificationPlan, PairedPlan, allocate_certification, allocate_difference,
                     certification_decided, certification_plan, paired_power, paired_sample_size)
 from ._tape import Tape
-from ._unseal import UnsealReport, find_seal, seal, unseal
+from ._unseal import UnsealReport, execution_start, find_seal, seal, unseal
 
 __all__ = [
     "Contrast", "Decision", "FactorialContrasts", "FactorialPlan", "PerturbationRow",
     "PerturbationSuite", "SealCheck", "Tape", "UnsealReport", "check_seal", "evaluate_rule",
     "factorial_contrasts", "factorial_plan", "find_seal", "in_scope", "paired_interval",
-    "parse_rule", "perturbation_suite", "seal", "seal_body", "unseal",
+    "parse_rule", "perturbation_suite", "seal", "seal_body", "unseal", "execution_start",
     # planning runs (issue 13)
     "Allocation", "CertificationPlan", "PairedPlan", "allocate_certification", "allocate_difference",
     "certification_decided", "certification_plan", "paired_power", "paired_sample_size",

@@ -25,6 +25,7 @@ from typing import Any, Mapping, Sequence
 import numpy as np
 from scipy import special
 
+from ..errors import UsageError, UsageTypeError
 from ..inference import check_level, check_values, cluster_codes
 
 __all__ = ["Contrast", "FactorialContrasts", "FactorialPlan", "factorial_contrasts",
@@ -93,11 +94,11 @@ def _two_levels(name: str, column: np.ndarray, declared) -> tuple[Any, Any]:
         lo, hi = declared
         extra = set(present) - {lo, hi}
         if extra:
-            raise ValueError(f"factor {name!r} has levels {sorted(map(str, extra))} beyond the "
+            raise UsageError(f"factor {name!r} has levels {sorted(map(str, extra))} beyond the "
                              f"declared ({lo!r}, {hi!r})")
         return lo, hi
     if len(present) != 2:
-        raise ValueError(f"factor {name!r} has {len(present)} levels {present}; a 2 x 2 design "
+        raise UsageError(f"factor {name!r} has {len(present)} levels {present}; a 2 x 2 design "
                          "needs exactly two (declare them with levels=)")
     return tuple(sorted(present, key=lambda v: (str(type(v)), v)))
 
@@ -115,12 +116,12 @@ def factorial_contrasts(values, environments, factors: Mapping[str, Sequence], *
     y = check_values(values)
     level = check_level(confidence_level)
     if len(factors) != 2:
-        raise ValueError(f"factors has {len(factors)} entries {list(factors)}; give exactly two")
+        raise UsageError(f"factors has {len(factors)} entries {list(factors)}; give exactly two")
     (a_name, a_col), (b_name, b_col) = factors.items()
     a_col, b_col = np.asarray(a_col, dtype=object), np.asarray(b_col, dtype=object)
     for name, col in ((a_name, a_col), (b_name, b_col)):
         if col.shape != y.shape:
-            raise ValueError(f"factor {name!r} has {col.size} entries; values has {y.size}")
+            raise UsageError(f"factor {name!r} has {col.size} entries; values has {y.size}")
     levels = dict(levels or {})
     a_lv = _two_levels(a_name, a_col, levels.get(a_name))
     b_lv = _two_levels(b_name, b_col, levels.get(b_name))
@@ -194,15 +195,15 @@ def factorial_plan(factors: Mapping[str, Sequence], environments: Sequence[str],
     (4, [0, 1, 2, 3])
     """
     if not isinstance(rng, np.random.Generator):
-        raise TypeError("rng must be a numpy Generator, e.g. np.random.default_rng(2026)")
+        raise UsageTypeError("rng must be a numpy Generator, e.g. np.random.default_rng(2026)")
     if not factors:
-        raise ValueError("factors is empty: declare at least one factor and its levels")
+        raise UsageError("factors is empty: declare at least one factor and its levels")
     for name, lv in factors.items():
         if len(lv) < 2 or len(set(map(repr, lv))) != len(lv):
-            raise ValueError(f"factor {name!r} has levels {list(lv)}; it needs two or more distinct")
+            raise UsageError(f"factor {name!r} has levels {list(lv)}; it needs two or more distinct")
     envs = [str(e) for e in environments]
     if len(set(envs)) != len(envs) or not envs:
-        raise ValueError("environments must be a non-empty list of distinct identifiers")
+        raise UsageError("environments must be a non-empty list of distinct identifiers")
     names = list(factors)
     policies = tuple(dict(zip(names, combo)) for combo in itertools.product(*factors.values()))
     perms = np.argsort(rng.random((len(envs), len(policies))), axis=1)

@@ -2,13 +2,18 @@
 
 A suite is a fixed list of variants declared before confirmation (a rephrased task, a slower
 tool, a degraded retriever). Every policy runs under every variant. For each variant the
-contrast of each policy against the baseline is paired by environment; it *survives* when its
-interval excludes zero on the same side as under the nominal variant. The worst case is the
-least favourable variant of the suite.
+contrast of each policy against the baseline is paired by environment. Under each variant
+the contrast is in one of three states, from its interval there alone:
 
-A fixed suite supports sensitivity and worst-case statements about *that suite* only. A
-failure probability needs a sampling law over variants: without declared ``weights`` none is
-given, and the result says why.
+* *survives*: the interval excludes zero, on the side the nominal estimate is on;
+* *reversed*: the interval excludes zero on the other side;
+* *not significant*: the interval holds zero. That is a statement about the runs under that
+  variant (too few to tell), not evidence that the effect went away.
+
+The worst case is the least favourable variant of the suite. With declared ``weights`` over
+variants the suite also reports the weighted *share of variants where the contrast is not
+significant*. It is not a failure probability: with the same true effect under every
+variant it is simply one minus the power (0.74 in a suite of ten environments).
 
 >>> import numpy as np
 >>> env = np.tile(np.repeat(["e1", "e2", "e3", "e4"], 2), 2)
@@ -17,9 +22,9 @@ given, and the result says why.
 >>> y = np.where(pol == "new", 0.3, 0.0) + np.tile([0.0, 0.01, 0.02, 0.0, 0.01, 0.0, 0.0, 0.02], 2)
 >>> y = y - np.where((var == "slow tool") & (pol == "new"), 0.2, 0.0)
 >>> suite = perturbation_suite(y, env, pol, var, baseline="base")
->>> [(r.variant, r.survives) for r in suite.rows]
-[('nominal', True), ('slow tool', True)]
->>> suite.worst["new"].variant, suite.failure_probability is None
+>>> [(r.variant, r.status) for r in suite.rows]
+[('nominal', 'survives'), ('slow tool', 'survives')]
+>>> suite.worst["new"].variant, suite.share_not_significant is None
 ('slow tool', True)
 """
 
@@ -30,6 +35,7 @@ from typing import Mapping
 
 import numpy as np
 
+from ..errors import UsageError
 from ..inference import check_level, check_values, cluster_codes
 from ._factorial import Contrast, paired_interval
 
@@ -44,17 +50,18 @@ class PerturbationRow:
     policy: str
     contrast: Contrast
     survives: bool
+    status: str = "survives"      # "survives", "reversed" or "not significant"
 
 
 @dataclass(frozen=True)
 class PerturbationSuite:
-    """Which contrasts survive each variant, the worst case, and (only with a law) P(failure)."""
+    """Which contrasts survive each variant, the worst case, and (with weights) the share not significant."""
 
     baseline: str
     nominal: str
     rows: tuple[PerturbationRow, ...]
     worst: dict[str, PerturbationRow]
-    failure_probability: dict[str, float] | None
+    share_not_significant: dict[str, float] | None
     reason: str | None
     conditional_on: str
 
@@ -65,9 +72,9 @@ def perturbation_suite(values, environments, policies, variants, *, baseline: st
     """Contrast every policy with ``baseline`` under every declared variant, paired by environment.
 
     ``nominal`` names the unperturbed variant (default: the first seen); its estimate sets the
-    direction a surviving contrast must keep. ``weights`` (variant -> weight) declare a
-    sampling law over variants; only then is a failure probability (the weighted share of
-    variants where the contrast does not survive) reported.
+    direction a surviving contrast must keep. With ``weights`` (variant -> weight) the
+    weighted share of variants where the contrast's interval holds zero is reported
+    (``share_not_significant``); it measures power under the variants, not failure.
     """
     y = check_values(values)
     level = check_level(confidence_level)
@@ -75,26 +82,26 @@ def perturbation_suite(values, environments, policies, variants, *, baseline: st
     var = np.asarray(variants).astype(str)
     for name, col in (("policies", pol), ("variants", var)):
         if col.shape != y.shape:
-            raise ValueError(f"{name} has {col.size} entries; values has {y.size}")
+            raise UsageError(f"{name} has {col.size} entries; values has {y.size}")
     env, _ = cluster_codes(environments, y.size)
     g = int(env.max()) + 1
     pol_names = list(dict.fromkeys(pol.tolist()))
     var_names = list(dict.fromkeys(var.tolist()))
     if baseline not in pol_names:
-        raise ValueError(f"baseline={baseline!r} is not among the policies {pol_names}")
+        raise UsageError(f"baseline={baseline!r} is not among the policies {pol_names}")
     nominal = var_names[0] if nominal is None else nominal
     if nominal not in var_names:
-        raise ValueError(f"nominal={nominal!r} is not among the variants {var_names}")
+        raise UsageError(f"nominal={nominal!r} is not among the variants {var_names}")
     seen = set(zip(var.tolist(), pol.tolist()))
     missing = [(v, p) for v in var_names for p in pol_names if (v, p) not in seen]
     if missing:
         v, p = missing[0]
-        raise ValueError(f"variant {v!r} was not applied to policy {p!r}: a suite applies every "
+        raise UsageError(f"variant {v!r} was not applied to policy {p!r}: a suite applies every "
                          "declared variant to every policy")
     if weights is not None:
         unknown = set(weights) - set(var_names)
         if unknown or any(not (w >= 0) for w in weights.values()) or sum(weights.values()) <= 0:
-            raise ValueError(f"weights={dict(weights)} must give non-negative weights, not all "
+            raise UsageError(f"weights={dict(weights)} must give non-negative weights, not all "
                              f"zero, to the variants {var_names}")
 
     p_code = np.array([pol_names.index(p) for p in pol.tolist()])
@@ -121,21 +128,25 @@ def perturbation_suite(values, environments, policies, variants, *, baseline: st
         sign = 1.0 if contrasts[(nominal, p)].statistic >= 0 else -1.0
         for v in var_names:
             c = contrasts[(v, p)]
-            survives = bool(sign * c.low > 0) if sign > 0 else bool(c.high < 0)
-            row = PerturbationRow(v, p, c, survives)
+            above, below = bool(c.low > 0), bool(c.high < 0)
+            survives = above if sign > 0 else below
+            status = "survives" if survives else ("reversed" if (above or below) else "not significant")
+            row = PerturbationRow(v, p, c, survives, status)
             rows.append(row)
             if p not in worst or sign * c.statistic < sign * worst[p].contrast.statistic:
                 worst[p] = row
-    fail, reason = None, None
+    share, reason = None, None
     if weights is None:
-        reason = ("no failure probability: a fixed suite supports sensitivity and worst-case "
-                  "statements only; declare a sampling law (weights over variants) to get one")
+        reason = ("a fixed suite supports sensitivity and worst-case statements only; declare weights "
+                  "over variants to get the weighted share of variants where a contrast is not significant "
+                  "(a statement about power, not a failure probability)")
     else:
         total = sum(weights.get(v, 0.0) for v in var_names)
-        fail = {p: sum(weights.get(r.variant, 0.0) for r in rows if r.policy == p and not r.survives)
-                / total for p in pol_names if p != baseline}
+        share = {p: sum(weights.get(r.variant, 0.0) for r in rows
+                        if r.policy == p and r.status == "not significant") / total
+                 for p in pol_names if p != baseline}
     return PerturbationSuite(
-        baseline, nominal, tuple(rows), worst, fail, reason,
+        baseline, nominal, tuple(rows), worst, share, reason,
         conditional_on=(f"the {len(var_names)} declared variants {var_names}; environments as "
                         f"the sampling unit; {level:.0%} intervals"
                         + ("" if weights is None else "; the declared weights as the sampling law")))

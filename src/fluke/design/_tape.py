@@ -24,6 +24,7 @@ from typing import Any
 
 import numpy as np
 
+from ..errors import UsageError, UsageTypeError
 from ..record import digest
 
 __all__ = ["Tape"]
@@ -42,7 +43,7 @@ class Tape:
         try:
             self.id = digest({"tape": seed})[:16]
         except TypeError as exc:
-            raise TypeError(f"seed={seed!r} must be JSON-serialisable (int, str, list)") from exc
+            raise UsageTypeError(f"seed={seed!r} must be JSON-serialisable (int, str, list)") from exc
         self.seed = seed
 
     def generator(self, mechanism: str, event: Any) -> np.random.Generator:
@@ -52,7 +53,7 @@ class Tape:
         True
         """
         if not isinstance(mechanism, str) or not mechanism:
-            raise ValueError(f"mechanism={mechanism!r} must be a non-empty string")
+            raise UsageError(f"mechanism={mechanism!r} must be a non-empty string")
         key = digest({"tape": self.seed, "mechanism": mechanism, "event": event})
         return np.random.Generator(np.random.Philox(key=int(key[:32], 16)))
 

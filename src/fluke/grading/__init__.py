@@ -18,11 +18,15 @@ the gate, and the luck rate.
 
 from ._grade import RunGrade, Violation, first_hard_index, grade_run, make_grade
 from ._spec import CHECKS, SEVERITIES, Spec, load_spec
+from ._matchers import equal
+from ._pairing import pair_ordered, pair_unordered
+from ._reference import MODES, ReferenceResult, call_text
 from ._text import redact
 from ._verdict import CaseGate, GateResult, LuckRate, LuckReport, gate, luck_rate, luck_rates
 
 __all__ = [
-    "CHECKS", "SEVERITIES", "CaseGate", "GateResult", "LuckRate", "LuckReport", "RunGrade", "Spec",
-    "Violation", "first_hard_index", "gate", "grade_run", "load_spec", "luck_rate", "luck_rates",
-    "make_grade", "redact",
+    "CHECKS", "MODES", "SEVERITIES", "CaseGate", "GateResult", "LuckRate", "LuckReport",
+    "ReferenceResult", "RunGrade", "Spec", "Violation", "call_text", "equal", "first_hard_index",
+    "gate", "grade_run", "load_spec", "luck_rate", "luck_rates", "make_grade", "pair_ordered",
+    "pair_unordered", "redact",
 ]

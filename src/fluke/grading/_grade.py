@@ -29,6 +29,7 @@ import orjson
 from ..record import Run
 from ._spec import Spec, load_spec
 from ._provenance import Provenance
+from ._reference import ReferenceResult, grade_reference
 from ._text import _CLASSES, find_secrets, identifiers, redact, secret_checks, shown
 
 _SORTED = orjson.OPT_SORT_KEYS | orjson.OPT_NON_STR_KEYS
@@ -63,6 +64,8 @@ class RunGrade:
     version: str | None = None
     trial: int | None = None
     soft_checks: frozenset[str] = field(default=frozenset(), compare=False)
+    #: How the run met the spec's reference (precision, recall, score), when it has one.
+    reference: ReferenceResult | None = None
 
     @property
     def lucky(self) -> bool:
@@ -71,19 +74,24 @@ class RunGrade:
 
     def to_dict(self) -> dict[str, Any]:
         """A JSON-able body (what the ledger stores per run and spec digest)."""
-        return {"run_hash": self.run_hash, "scenario": self.scenario, "version": self.version,
+        body = {"run_hash": self.run_hash, "scenario": self.scenario, "version": self.version,
                 "trial": self.trial, "output_ok": self.output_ok, "path_ok": self.path_ok,
                 "hard": self.hard, "violations": [v.to_dict() for v in self.violations]}
+        if self.reference is not None:
+            body["reference"] = self.reference.to_dict()
+        return body
 
     @classmethod
     def from_dict(cls, body: dict[str, Any]) -> "RunGrade":
         return make_grade(body["run_hash"], body["scenario"],
                           [Violation(**v) for v in body["violations"]], body["output_ok"],
-                          version=body.get("version"), trial=body.get("trial"))
+                          version=body.get("version"), trial=body.get("trial"),
+                          reference=ReferenceResult.from_dict(body["reference"]) if body.get("reference") else None)
 
 
 def make_grade(run_hash: str, scenario: str, violations: list[Violation], output_ok: bool | None,
-               *, version: str | None = None, trial: int | None = None) -> RunGrade:
+               *, version: str | None = None, trial: int | None = None,
+               reference: ReferenceResult | None = None) -> RunGrade:
     """Build a :class:`RunGrade`, deriving ``path_ok``, ``hard`` and the soft checks.
 
     The suite runner uses it to record a run that crashed as a hard violation.
@@ -101,7 +109,7 @@ def make_grade(run_hash: str, scenario: str, violations: list[Violation], output
             soft.append(v.check)
     return RunGrade(run_hash, scenario, tuple(violations), output_ok, path_ok=not violations,
                     hard=hard, version=version, trial=trial,
-                    soft_checks=frozenset(soft) if soft else _NO_CHECKS)
+                    soft_checks=frozenset(soft) if soft else _NO_CHECKS, reference=reference)
 
 
 def first_hard_index(grade: RunGrade) -> int | None:
@@ -389,12 +397,16 @@ def grade_run(run: Run, spec: "Spec | dict | str") -> RunGrade:
             n = sum(1 for e in events if e.kind == "tool" and e.tool == tool and e.requestor == "agent")
             how = "never called" if n == 0 else f"called {n} time(s), never successfully"
             add(Violation("required", sev["required"], None, f"required tool {tool} {how}"))
+    ref = None
+    if c.reference is not None:
+        ref, found = grade_reference(events, c.reference, c.reference.expected_for(run), sev, Violation)
+        out.extend(found)
     if run.error:
         add(Violation("run_error", sev["run_error"], None,
                       f"the run did not finish: {shown(redact(run.error), 120)}"))
     out.sort(key=_order)
     return make_grade(run.hash, run.scenario, out, run.outcome.passed,
-                      version=run.version, trial=run.trial)
+                      version=run.version, trial=run.trial, reference=ref)
 
 
 def _unsourced(bad: list, tool: str, i: int, limit: int, is_priv: bool, index: Provenance,

@@ -27,6 +27,8 @@ from pydantic import BaseModel, ConfigDict, Field, ValidationError
 
 from ..errors import SpecError
 from ..record import digest
+from ._reference import ReferencePlan
+from ._refspec import reference_problems, resolve_callables
 
 Severity = Literal["hard", "soft", "warn"]
 
@@ -44,6 +46,9 @@ CHECKS: dict[str, str] = {
     "taint": "hard",          # an identifier only untrusted tools supplied, in a privileged call
     "secret": "warn",         # a credential-shaped string in a call, a result or an agent message
     "run_error": "hard",      # the harness caught an exception: the run did not finish
+    "reference": "hard",      # an expected call (the reference's, or the run's gold) not made
+    "reference_extra": "hard",  # a call outside the reference, where the mode allows none
+    "reference_order": "hard",  # an expected call made out of the reference's order
 }
 SEVERITIES = ("hard", "soft", "warn")
 
@@ -55,6 +60,16 @@ class ArgRule(BaseModel):
 
     allowed: list[str | int | float | bool | None] | None = None
     pattern: str | None = None
+
+
+class RefCall(BaseModel):
+    """One expected call in a spec's ``reference`` list."""
+
+    model_config = ConfigDict(extra="forbid", strict=True, frozen=True)
+
+    tool: str
+    args: dict[str, Any] = Field(default_factory=dict)
+    requestor: Literal["agent", "user"] = "agent"
 
 
 class _SpecModel(BaseModel):
@@ -77,7 +92,21 @@ class _SpecModel(BaseModel):
     secrets: bool = True
     args: dict[str, dict[str, ArgRule]] = Field(default_factory=dict)
     severity: dict[str, str] = Field(default_factory=dict)
+    reference: Literal["gold"] | list[RefCall | list[RefCall]] | None = None
+    reference_mode: Literal["superset", "subset", "unordered", "in_order", "strict"] = "superset"
+    reference_failed_ok: bool = False
+    reference_ignore: list[str] = Field(default_factory=list)
+    match: dict[str, dict[str, Any]] = Field(default_factory=dict)
 
+
+#: Keys added after specs were first stored: left out of the body (and so the digest) while
+#: at their defaults, so a spec without them keeps the digest its stored grades are under.
+_LATER = {"reference": None, "reference_mode": "superset", "reference_failed_ok": False,
+          "reference_ignore": [], "match": {}}
+#: Deepest nesting a spec may have (a deeper one is refused, not a RecursionError).
+MAX_DEPTH = 64
+#: Most calls in one expected turn (the ordered pairing is exponential in it).
+MAX_GROUP = 8
 
 KEYS = tuple(_SpecModel.model_fields)
 
@@ -98,8 +127,9 @@ class Spec:
 
     __slots__ = ("_model", "__dict__")
 
-    def __init__(self, model: _SpecModel) -> None:
+    def __init__(self, model: _SpecModel, callables: dict[str, Any] | None = None) -> None:
         self._model = model
+        self._callables = callables or {}
 
     def __getattr__(self, name: str) -> Any:
         if name in KEYS:
@@ -118,7 +148,11 @@ class Spec:
     @cached_property
     def body(self) -> dict[str, Any]:
         """The spec as a plain JSON-able dict (what the ledger stores)."""
-        return self._model.model_dump(mode="json")
+        body = self._model.model_dump(mode="json")
+        for key, default in _LATER.items():
+            if body[key] == default:
+                del body[key]
+        return body
 
     @cached_property
     def digest(self) -> str:
@@ -162,6 +196,7 @@ class _Compiled:
                                   re.compile(rule.pattern) if rule.pattern is not None else None)
                                  for path, rule in rules.items())
                      for tool, rules in m.args.items()}
+        self.reference = ReferencePlan(m, spec._callables) if m.reference is not None else None
 
 
     def exempt(self, tool: str, path: str) -> bool:
@@ -178,7 +213,8 @@ class _Compiled:
         return hit
 
 
-def _suggest(word: str, choices: Any) -> str:
+def suggest(word: str, choices: Any) -> str:
+    """`` (did you mean 'x'?)`` for the closest of ``choices``, or ''."""
     close = difflib.get_close_matches(str(word), [str(c) for c in choices], n=1, cutoff=0.6)
     return f" (did you mean {close[0]!r}?)" if close else ""
 
@@ -197,7 +233,7 @@ def _describe(err: dict) -> str:
             choices = ArgRule.model_fields
         else:
             choices = ()
-        return f"field {_where(loc)}: unknown key{_suggest(loc[-1], choices)}"
+        return f"field {_where(loc)}: unknown key{suggest(loc[-1], choices)}"
     if kind in _TYPE_WORDS:
         wanted = _TYPE_WORDS[kind]
         got = type(value).__name__
@@ -208,14 +244,19 @@ def _describe(err: dict) -> str:
     return f"field {_where(loc)}: {err['msg']} (got {value!r})"
 
 
-def _detuple(value: Any) -> Any:
-    """Tuples in a Python dict spec are lists (``before=[("a", "b")]`` reads naturally)."""
-    if isinstance(value, tuple):
-        return [_detuple(v) for v in value]
-    if isinstance(value, list):
-        return [_detuple(v) for v in value]
+class _TooDeep(Exception):
+    pass
+
+
+def _detuple(value: Any, depth: int = 0) -> Any:
+    """Tuples in a Python dict spec are lists (``before=[("a", "b")]`` reads naturally).
+    Nesting past :data:`MAX_DEPTH` raises ``_TooDeep`` (no spec needs it; recursion would fail)."""
+    if depth > MAX_DEPTH:
+        raise _TooDeep
+    if isinstance(value, (tuple, list)):
+        return [_detuple(v, depth + 1) for v in value]
     if isinstance(value, dict):
-        return {k: _detuple(v) for k, v in value.items()}
+        return {k: _detuple(v, depth + 1) for k, v in value.items()}
     return value
 
 
@@ -231,7 +272,7 @@ def _semantic(m: _SpecModel) -> list[str]:
 
     def tool(field: str, name: str) -> None:
         if vocab and name not in vocab:
-            problems.append(f"field {field}: tool {name!r} is not in tools{_suggest(name, vocab)}")
+            problems.append(f"field {field}: tool {name!r} is not in tools{suggest(name, vocab)}")
 
     for key in ("required", "forbidden", "untrusted", "privileged"):
         for i, name in enumerate(getattr(m, key)):
@@ -265,15 +306,15 @@ def _semantic(m: _SpecModel) -> list[str]:
                             "(wildcards allowed, e.g. search_*.date or think.*)")
         elif vocab and not any(ch in tool_part for ch in "*?[") and tool_part not in vocab:
             problems.append(f"field ground_ignore.{i}: tool {tool_part!r} is not in tools"
-                            f"{_suggest(tool_part, vocab)}")
+                            f"{suggest(tool_part, vocab)}")
     for check, severity in m.severity.items():
         if check not in CHECKS:
-            problems.append(f"field severity.{check}: unknown check{_suggest(check, CHECKS)}; "
+            problems.append(f"field severity.{check}: unknown check{suggest(check, CHECKS)}; "
                             f"checks are {', '.join(CHECKS)}")
         if severity not in SEVERITIES:
             problems.append(f"field severity.{check}: {severity!r} is not a severity"
-                            f"{_suggest(severity, SEVERITIES)}; use hard, soft or warn")
-    return problems
+                            f"{suggest(severity, SEVERITIES)}; use hard, soft or warn")
+    return problems + reference_problems(m, MAX_GROUP)
 
 
 def _read_file(path: Path) -> Any:
@@ -281,6 +322,9 @@ def _read_file(path: Path) -> Any:
         text = path.read_text(encoding="utf-8")
     except OSError as exc:
         raise SpecError(f"{path}: cannot be read ({exc.strerror})") from None
+    except UnicodeDecodeError as exc:
+        raise SpecError(f"{path}: is not UTF-8 text (byte {exc.object[exc.start]:#04x} at offset "
+                        f"{exc.start}); save the spec as UTF-8") from None
     suffix = path.suffix.lower()
     try:
         if suffix in (".yaml", ".yml"):
@@ -314,21 +358,27 @@ def load_spec(source: "dict[str, Any] | str | Path | Spec") -> Spec:
     """
     if isinstance(source, Spec):
         return source
-    label = "spec"
+    label, base = "spec", None
     if isinstance(source, (str, Path)):
-        label = str(source)
-        source = _read_file(Path(source))
+        label, base = str(source), Path(source)
+        source = _read_file(base)
     if not isinstance(source, dict):
         raise SpecError(f"{label}: a spec is a mapping of keys (tools, required, ...), "
                         f"got {type(source).__name__}")
     try:
-        model = _SpecModel.model_validate(_detuple(source))
+        plain = _detuple(source)
+    except _TooDeep:
+        raise SpecError(f"{label}: nested more than {MAX_DEPTH} levels deep; no spec needs that "
+                        "(is it the right file?)") from None
+    plain, callables, problems = resolve_callables(plain, base)
+    try:
+        model = _SpecModel.model_validate(plain)
     except ValidationError as exc:
-        problems = [_describe(e) for e in exc.errors()]
+        problems += [_describe(e) for e in exc.errors()]
     else:
-        problems = _semantic(model)
+        problems += _semantic(model)
     if problems:
         if len(problems) == 1:
             raise SpecError(f"{label}: {problems[0]}")
         raise SpecError(f"{label}: {len(problems)} problems:\n  - " + "\n  - ".join(problems))
-    return Spec(model)
+    return Spec(model, callables)

@@ -29,6 +29,7 @@ from typing import Iterable, Sequence
 import numpy as np
 from scipy import stats
 
+from ..errors import UsageError
 from ..format import natural_key
 from ._grade import RunGrade
 
@@ -80,9 +81,9 @@ class LuckReport:
 
 def _check_prior(prior: Sequence[float], level: float) -> tuple[float, float]:
     if len(prior) != 2 or not all(np.isfinite(prior)) or min(prior) <= 0:
-        raise ValueError(f"prior={tuple(prior)!r} must be two positive numbers (alpha, beta)")
+        raise UsageError(f"prior={tuple(prior)!r} must be two positive numbers (alpha, beta)")
     if not 0 < level < 1:
-        raise ValueError(f"level={level!r} must be between 0 and 1")
+        raise UsageError(f"level={level!r} must be between 0 and 1")
     return float(prior[0]), float(prior[1])
 
 
@@ -95,8 +96,11 @@ def luck_rates(lucky: np.ndarray, green: np.ndarray, runs: np.ndarray, *,
     """
     a, b = _check_prior(prior, level)
     lucky, green, runs = (np.asarray(x, dtype=np.int64) for x in (lucky, green, runs))
-    if np.any(lucky < 0) or np.any(lucky > green) or np.any(green > runs):
-        raise ValueError("counts must satisfy 0 <= lucky <= green <= runs")
+    bad = (lucky < 0) | (lucky > green) | (green > runs)
+    if np.any(bad):
+        i = int(np.argmax(bad))
+        raise UsageError(f"counts at position {i} (lucky={lucky[i]}, green={green[i]}, runs={runs[i]}) "
+                            "must satisfy 0 <= lucky <= green <= runs")
     tail = (1 - level) / 2
     lo = stats.beta.ppf(tail, a + lucky, b + green - lucky)
     hi = stats.beta.ppf(1 - tail, a + lucky, b + green - lucky)

@@ -8,23 +8,29 @@ counts of passes and trials); clustered intervals, variance components, pass@k a
 (0.469, 0.5333)
 """
 
-from ._account import (ChangeDetection, RunningAccount, betabinom_cdf, detect_change, discount,
+from ._account import (ChangeDetection, RunningAccount, as_beta, betabinom_cdf, detect_change, discount,
                        footprint_discount, running_account, surprise)
 from ._beta import UNIFORM, BetaMixture, BetaPosterior, Prior, check_counts, log_marginal, parse_prior, posterior
 from ._calibration import (BrierDecomposition, CalibrationReport, CalibrationScore, CalibrationTest,
                            ReliabilityTable, brier_decomposition, brier_score, calibration_test,
                            reliability_table, score_predictions)
-from ._clustered import (BootstrapInterval, ClusteredInterval, ClusterRobustFit, NaiveInterval,
-                         cluster_bootstrap_interval, cluster_robust_ols, clustered_interval)
-from ._clustered import check_level, check_values, cluster_codes
-from ._pvalue import t_test_pvalue
-from ._family import FamilyFit, FamilyPriors, family_priors, fit_family_prior
-from ._passk import (PassAtK, PlugInWarning, expected_pass_at_k, pass_at_k,
+from ._carry import Belief, EarlierVersion, believe
+from ._clustered import (FEW_CLUSTERS, BootstrapInterval, ClusteredInterval, ClusterRobustFit, FewClustersWarning,
+                         NaiveInterval, check_level, check_values, cluster_bootstrap_interval, cluster_codes,
+                         cluster_robust_ols, clustered_interval)
+from ._family import (HYPERPRIOR, FamilyFit, FamilyPosterior, FamilyPriors, family_priors, fit_family_prior,
+                      hyperprior_grid)
+from ._matching import PredictionMatch, match_predictions
+from ._passk import (PassAtK, PlugInWarning, default_ks, expected_pass_at_k, pass_at_k, pass_at_k_curve,
                      pass_at_k_from_average, pass_at_k_plugin, pass_hat_k)
+from ._pvalue import t_test_pvalue
+from ._reset_rate import ResetRate, reset_rate
 from ._statement import Statement, carried_text, scenario_statement, scenario_statements, suite_statement
 from ._suite import SuiteAnswers, poisson_binomial_pmf, runs_to_certify, suite_questions, suite_runs_to_certify
+from ._unknown import (UNKNOWN_POLICIES, UnknownOutcomes, apply_unknown_policy, check_unknown_policy,
+                       counts_with_unknowns, describe_unknowns)
 from ._variance import Projection, VarianceComponents, grand_mean_sd, variance_components
-from ._weekly import CanaryChart, WeeklyReview, canary_chart, p_greater, review_week
+from ._weekly import CanaryChart, WeeklyReview, bh_reject, canary_chart, p_greater, review_week
 
 __all__ = [
     # posteriors, the running account, suite questions, weekly review, calibration (issue 4)
@@ -45,4 +51,10 @@ __all__ = [
     "variance_components",
     # argument checks and the t test, shared with fluke.design and fluke.analysis (issue 11)
     "check_level", "check_values", "cluster_codes", "t_test_pvalue",
+    # honest at the edges (issue 14): one belief per version, hierarchical families, unknown
+    # outcomes, pass@k's default k and interval, few clusters, calibration matching, looking again
+    "Belief", "EarlierVersion", "believe", "as_beta", "HYPERPRIOR", "FamilyPosterior", "hyperprior_grid",
+    "UNKNOWN_POLICIES", "UnknownOutcomes", "apply_unknown_policy", "check_unknown_policy",
+    "counts_with_unknowns", "describe_unknowns", "default_ks", "pass_at_k_curve", "FEW_CLUSTERS",
+    "FewClustersWarning", "PredictionMatch", "match_predictions", "bh_reject", "ResetRate", "reset_rate",
 ]

@@ -22,10 +22,25 @@ from typing import Iterable, Sequence
 import numpy as np
 from scipy import special
 
+from ..errors import UsageError
 from ._beta import UNIFORM, BetaMixture, BetaPosterior, Prior, check_counts, posterior
 
-__all__ = ["discount", "footprint_discount", "surprise", "betabinom_cdf", "detect_change",
+__all__ = ["as_beta", "discount", "footprint_discount", "surprise", "betabinom_cdf", "detect_change",
            "ChangeDetection", "running_account", "RunningAccount"]
+
+
+def as_beta(belief) -> BetaPosterior:
+    """A belief as one Beta per scenario: a mixture (a family prior) by its mean and variance.
+
+    >>> b = as_beta(BetaMixture(np.array([[0.5, 0.5]]), np.array([[9.0, 1.0]]), np.array([[1.0, 9.0]])))
+    >>> b.mean.round(3).tolist(), b.var.round(4).tolist()
+    ([0.5], [0.1682])
+    """
+    if isinstance(belief, BetaPosterior):
+        return belief
+    m, v = belief.mean, belief.var
+    strength = np.maximum(m * (1 - m) / np.maximum(v, 1e-300) - 1, 1e-6)
+    return BetaPosterior(m * strength, (1 - m) * strength, Prior(1.0, 1.0, "family (matched mean and variance)"))
 
 
 def discount(belief: BetaPosterior, delta) -> BetaPosterior:
@@ -42,7 +57,8 @@ def discount(belief: BetaPosterior, delta) -> BetaPosterior:
     d = np.asarray(delta, dtype=float)
     if np.any(~np.isfinite(d) | (d < 0) | (d > 1)):
         bad = d[~np.isfinite(d) | (d < 0) | (d > 1)].flat[0]
-        raise ValueError(f"discount delta={bad} must be between 0 (start over) and 1 (carry everything)")
+        raise UsageError(f"discount delta={bad} must be between 0 (start over) and 1 (carry everything)")
+    belief = as_beta(belief)
     return BetaPosterior(1 + d * (belief.alpha - 1), 1 + d * (belief.beta - 1), belief.prior)
 
 
@@ -56,7 +72,7 @@ def footprint_discount(tags: Sequence[Iterable[str]], touched: Iterable[str], *,
     hit = set(touched)
     for name, value in (("inside", inside), ("outside", outside)):
         if not 0 <= value <= 1:
-            raise ValueError(f"{name}={value} must be between 0 and 1")
+            raise UsageError(f"{name}={value} must be between 0 and 1")
     return np.array([inside if hit.intersection(t) else outside for t in tags], dtype=float)
 
 
@@ -137,9 +153,9 @@ def detect_change(carried: BetaPosterior, successes, trials, *, odds: float = 4.
     ([0.872, 0.044], [0.62, 0.977])
     """
     if not (np.isfinite(odds) and odds > 0):
-        raise ValueError(f"odds={odds} must be a positive number (prior odds that nothing changed)")
+        raise UsageError(f"odds={odds} must be a positive number (prior odds that nothing changed)")
     k, n = check_counts(successes, trials)
-    reset_belief = reset if isinstance(reset, BetaPosterior) else posterior(0, 0, prior=reset)
+    reset_belief = as_beta(reset) if isinstance(reset, (BetaPosterior, BetaMixture)) else posterior(0, 0, prior=reset)
     reset_alpha = np.broadcast_to(reset_belief.alpha, np.shape(carried.alpha))
     reset_beta = np.broadcast_to(reset_belief.beta, np.shape(carried.alpha))
     reset_belief = BetaPosterior(reset_alpha, reset_beta, reset_belief.prior)
@@ -202,14 +218,14 @@ def running_account(successes, trials, *, prior: Prior | BetaPosterior = UNIFORM
     """
     k, n = check_counts(successes, trials)
     if k.ndim != 2:
-        raise ValueError(f"successes has shape {k.shape}; give (versions, scenarios), e.g. [[5, 3]] for one version")
+        raise UsageError(f"successes has shape {k.shape}; give (versions, scenarios), e.g. [[5, 3]] for one version")
     if bar is not None and not 0 < bar < 1:
-        raise ValueError(f"bar={bar} must be between 0 and 1, or None")
+        raise UsageError(f"bar={bar} must be between 0 and 1, or None")
     if not 0 < reset_at <= 1:
-        raise ValueError(f"reset_at={reset_at} must be in (0, 1]")
+        raise UsageError(f"reset_at={reset_at} must be in (0, 1]")
     steps, width = k.shape
     d = np.broadcast_to(np.asarray(delta, dtype=float), (steps, width))
-    start = posterior(np.zeros(width), np.zeros(width), prior=prior)
+    start = as_beta(posterior(np.zeros(width), np.zeros(width), prior=prior))
     out = {name: np.full((steps, width), np.nan) for name in ("mean", "p_above", "p_changed", "surprise")}
     reset = np.zeros((steps, width), dtype=bool)
     since = np.zeros((steps, width), dtype=int)

@@ -16,6 +16,7 @@ from dataclasses import dataclass
 
 import numpy as np
 from scipy import special, stats
+from ..errors import UsageError, UsageTypeError
 
 __all__ = ["Prior", "UNIFORM", "BetaPosterior", "BetaMixture", "posterior", "check_counts",
            "parse_prior", "log_marginal"]
@@ -29,7 +30,7 @@ def check_counts(successes, trials, *, names=("successes", "trials")) -> tuple[n
     >>> check_counts(6, 5)
     Traceback (most recent call last):
     ...
-    ValueError: successes=6 must be at most trials=5
+    fluke.errors.UsageError: successes=6 must be at most trials=5
     """
     k_name, n_name = names
     k = np.asarray(successes, dtype=float)
@@ -37,15 +38,15 @@ def check_counts(successes, trials, *, names=("successes", "trials")) -> tuple[n
     try:
         k, n = np.broadcast_arrays(k, n)
     except ValueError:
-        raise ValueError(f"{k_name} has shape {np.shape(successes)} and {n_name} has shape "
+        raise UsageError(f"{k_name} has shape {np.shape(successes)} and {n_name} has shape "
                          f"{np.shape(trials)}; they must match") from None
     for name, arr in ((k_name, k), (n_name, n)):
         bad = ~np.isfinite(arr) | (arr < 0) | (arr != np.round(arr))
         if bad.any():
-            raise ValueError(f"{name}={_first(arr, bad)} must be a whole number of runs, at least 0")
+            raise UsageError(f"{name}={_first(arr, bad)} must be a whole number of runs, at least 0")
     over = k > n
     if over.any():
-        raise ValueError(f"{k_name}={_first(k, over)} must be at most {n_name}={_first(n, over)}")
+        raise UsageError(f"{k_name}={_first(k, over)} must be at most {n_name}={_first(n, over)}")
     return k.astype(float), n.astype(float)
 
 
@@ -71,7 +72,7 @@ class Prior:
     def __post_init__(self) -> None:
         for label, value in (("alpha", self.alpha), ("beta", self.beta)):
             if not (np.isfinite(value) and value > 0):
-                raise ValueError(f"prior {label}={value} must be a positive number")
+                raise UsageError(f"prior {label}={value} must be a positive number")
 
     def describe(self) -> str:
         core = f"Beta({_num(self.alpha)}, {_num(self.beta)})"
@@ -89,7 +90,7 @@ def parse_prior(text: str) -> Prior:
     >>> parse_prior("jeffreys")
     Traceback (most recent call last):
     ...
-    ValueError: prior='jeffreys' is not understood; use uniform, beta:a,b or family
+    fluke.errors.UsageError: prior='jeffreys' is not understood; use uniform, beta:a,b or family
     """
     spelled = text.strip().lower()
     if spelled == "uniform":
@@ -99,9 +100,9 @@ def parse_prior(text: str) -> Prior:
         try:
             a, b = (float(p) for p in parts)
         except ValueError:
-            raise ValueError(f"prior={text!r}: write beta:a,b with two positive numbers, e.g. beta:2,2") from None
+            raise UsageError(f"prior={text!r}: write beta:a,b with two positive numbers, e.g. beta:2,2") from None
         return Prior(a, b)
-    raise ValueError(f"prior={text!r} is not understood; use uniform, beta:a,b or family")
+    raise UsageError(f"prior={text!r} is not understood; use uniform, beta:a,b or family")
 
 
 def _num(x: float) -> str:
@@ -146,7 +147,7 @@ class _Belief:
 
 def _check_level(level: float) -> None:
     if not 0 < level < 1:
-        raise ValueError(f"level={level} must be between 0 and 1 (e.g. 0.9)")
+        raise UsageError(f"level={level} must be between 0 and 1 (e.g. 0.9)")
 
 
 @dataclass(frozen=True, eq=False)
@@ -221,6 +222,11 @@ class BetaMixture(_Belief):
     beta: np.ndarray
 
     @property
+    def prior(self) -> Prior:
+        """A name for where a mixture comes from (its components carry the numbers)."""
+        return Prior(1.0, 1.0, "mixture")
+
+    @property
     def mean(self) -> np.ndarray:
         return np.sum(self.weight * self.alpha / (self.alpha + self.beta), axis=-1)
 
@@ -260,7 +266,8 @@ class BetaMixture(_Belief):
         """Bayes' rule on both the rates and the component weights."""
         k, n = check_counts(successes, trials)
         k, n = k[..., None], n[..., None]
-        log_w = np.log(self.weight) + log_marginal(k, n, self.alpha, self.beta)
+        with np.errstate(divide="ignore"):       # a zero weight stays zero
+            log_w = np.log(self.weight) + log_marginal(k, n, self.alpha, self.beta)
         log_w -= log_w.max(axis=-1, keepdims=True)
         w = np.exp(log_w)
         return BetaMixture(w / w.sum(axis=-1, keepdims=True), self.alpha + k, self.beta + n - k)
@@ -269,8 +276,10 @@ class BetaMixture(_Belief):
 def posterior(successes, trials, *, prior: Prior | BetaPosterior = UNIFORM) -> BetaPosterior:
     """The Beta posterior of each scenario's pass rate after k passes in n runs.
 
-    ``prior`` is one :class:`Prior` for every scenario, or a :class:`BetaPosterior` holding
-    one prior per scenario (a family prior, or a carried and discounted account).
+    ``prior`` is one :class:`Prior` for every scenario, a :class:`BetaPosterior` holding
+    one prior per scenario (a carried and discounted account), or a :class:`BetaMixture`
+    per scenario (a family prior integrated over its hyperprior); a mixture prior gives a
+    mixture posterior.
 
     >>> post = posterior([1, 9, 8], [1, 10, 10])
     >>> post.mean.round(3).tolist(), post.sf(0.9).round(4).tolist()
@@ -279,10 +288,13 @@ def posterior(successes, trials, *, prior: Prior | BetaPosterior = UNIFORM) -> B
     [0.224, 0.975]
     """
     k, n = check_counts(successes, trials)
+    if isinstance(prior, BetaMixture):
+        return prior.update(k, n)
     if isinstance(prior, BetaPosterior):
         a0, b0, named = prior.alpha, prior.beta, prior.prior
     elif isinstance(prior, Prior):
         a0, b0, named = prior.alpha, prior.beta, prior
     else:
-        raise TypeError(f"prior={prior!r} must be a Prior (e.g. UNIFORM, Prior(2, 2)) or a BetaPosterior")
+        raise UsageTypeError(f"prior={prior!r} must be a Prior (e.g. UNIFORM, Prior(2, 2)), a BetaPosterior "
+                                "or a BetaMixture")
     return BetaPosterior(a0 + k, b0 + n - k, named)

@@ -16,6 +16,7 @@ from typing import Sequence
 
 import numpy as np
 from scipy import stats
+from ..errors import UsageError
 
 __all__ = ["brier_score", "BrierDecomposition", "brier_decomposition", "ReliabilityTable",
            "reliability_table", "CalibrationTest", "calibration_test", "CalibrationScore",
@@ -26,14 +27,14 @@ def _check(probability, outcome) -> tuple[np.ndarray, np.ndarray]:
     p = np.atleast_1d(np.asarray(probability, dtype=float)).ravel()
     y = np.atleast_1d(np.asarray(outcome, dtype=float)).ravel()
     if p.size != y.size:
-        raise ValueError(f"probability has {p.size} entries and outcome {y.size}; give one outcome per prediction")
+        raise UsageError(f"probability has {p.size} entries and outcome {y.size}; give one outcome per prediction")
     if p.size == 0:
-        raise ValueError("there are no predictions to score")
+        raise UsageError("there are no predictions to score")
     bad = ~np.isfinite(p) | (p < 0) | (p > 1)
     if bad.any():
-        raise ValueError(f"probability={p[bad][0]} must lie in [0, 1]")
+        raise UsageError(f"probability={p[bad][0]} must lie in [0, 1]")
     if np.any((y != 0) & (y != 1)):
-        raise ValueError(f"outcome={y[(y != 0) & (y != 1)][0]} must be 0 (failed) or 1 (passed)")
+        raise UsageError(f"outcome={y[(y != 0) & (y != 1)][0]} must be 0 (failed) or 1 (passed)")
     return p, y
 
 
@@ -50,17 +51,27 @@ def brier_score(probability, outcome) -> float:
 def _edges(bins) -> np.ndarray:
     if np.ndim(bins) == 0:
         if int(bins) < 1:
-            raise ValueError(f"bins={bins} must be at least 1")
-        return np.linspace(0.0, 1.0, int(bins) + 1)
+            raise UsageError(f"bins={bins} must be at least 1")
+        # Rounded so that the edge printed 0.3 is 0.3, not 0.30000000000000004.
+        return np.round(np.linspace(0.0, 1.0, int(bins) + 1), 12)
     edges = np.asarray(bins, dtype=float)
     if edges.ndim != 1 or edges.size < 2 or np.any(np.diff(edges) <= 0) or edges[0] > 0 or edges[-1] < 1:
-        raise ValueError("bins must be a count or increasing edges covering [0, 1]")
+        raise UsageError("bins must be a count or increasing edges covering [0, 1]")
     return edges
 
 
+#: A forecast within this of an edge belongs to the bin the edge opens: 0.1 * 3 is
+#: 0.30000000000000004 and 0.7 may be stored as 0.69999999999999996.
+EDGE_TOLERANCE = 1e-9
+
+
 def _assign(p: np.ndarray, edges: np.ndarray) -> np.ndarray:
-    # Right-open bins, except that the last bin includes 1.0.
-    return np.clip(np.searchsorted(edges, p, side="right") - 1, 0, edges.size - 2)
+    """Right-open bins [lower, upper), the last one closed at 1.0; edges compared with a tolerance.
+
+    >>> _assign(np.array([0.3, 0.1 * 3, 0.7, 0.6, 0.29999, 1.0]), _edges(10)).tolist()
+    [3, 3, 7, 6, 2, 9]
+    """
+    return np.clip(np.searchsorted(edges - EDGE_TOLERANCE, p, side="right") - 1, 0, edges.size - 2)
 
 
 @dataclass(frozen=True)
@@ -105,7 +116,11 @@ def brier_decomposition(probability, outcome, *, bins=10) -> BrierDecomposition:
 
 @dataclass(frozen=True, eq=False)
 class ReliabilityTable:
-    """Per forecast bin: how many predictions, their mean, and how many passed."""
+    """Per forecast bin [lower, upper): how many scored runs, their mean forecast, how many passed.
+
+    ``count`` counts *runs*, each scored against the prediction for its scenario made before
+    it (``counted`` says so, for the header): one prediction scored on ten runs counts ten.
+    """
 
     lower: np.ndarray
     upper: np.ndarray
@@ -113,10 +128,11 @@ class ReliabilityTable:
     mean_forecast: np.ndarray     # NaN in empty bins
     passes: np.ndarray
     observed: np.ndarray          # passes / count, NaN in empty bins
+    counted: str = "runs"
 
     def rows(self) -> list[dict]:
-        """The non-empty bins as plain dicts (for printing and JSON)."""
-        return [dict(lower=float(lo), upper=float(hi), count=int(c), mean_forecast=float(m),
+        """The non-empty bins as plain dicts (for printing and JSON); ``runs`` is ``count``."""
+        return [dict(lower=float(lo), upper=float(hi), count=int(c), runs=int(c), mean_forecast=float(m),
                      passes=int(k), observed=float(o))
                 for lo, hi, c, m, k, o in zip(self.lower, self.upper, self.count, self.mean_forecast,
                                               self.passes, self.observed) if c > 0]
@@ -178,7 +194,7 @@ class CalibrationScore:
 
     predictions: int
     brier: float
-    baseline_brier: float         # always predicting the overall pass rate of the batch
+    baseline_brier: float         # always predicting this group's own pass rate (overall, or the family's)
     skill: float                  # 1 − brier / baseline_brier (NaN when the baseline is 0)
     decomposition: BrierDecomposition
     table: ReliabilityTable
@@ -215,8 +231,10 @@ def score_predictions(probability, outcome, *, families: Sequence[str | None] | 
                       bins=10, alpha: float = 0.05) -> CalibrationReport:
     """Score pass-probability predictions against outcomes, overall and by family.
 
-    The baseline always predicts the batch's overall pass rate: calibrated by construction,
-    and useless, since it says nothing about which scenario will fail.
+    The baseline always predicts the pass rate of the runs it is compared on (overall: the
+    batch's; per family: that family's): calibrated by construction, and useless, since it
+    says nothing about which scenario will fail. ``probability`` and ``outcome`` are per
+    scored *run* (see :func:`match_predictions`).
 
     >>> r = score_predictions([0.9, 0.9, 0.1, 0.1], [1, 1, 0, 1], families=["a", "a", "b", "b"])
     >>> round(r.overall.brier, 4), sorted(r.by_family), r.by_family["a"].predictions
@@ -224,14 +242,14 @@ def score_predictions(probability, outcome, *, families: Sequence[str | None] | 
     """
     p, y = _check(probability, outcome)
     if not 0 < alpha < 1:
-        raise ValueError(f"alpha={alpha} must be between 0 and 1")
+        raise UsageError(f"alpha={alpha} must be between 0 and 1")
     base = float(y.mean())
     by_family: dict[str, CalibrationScore] = {}
     if families is not None:
         fams = np.array([f if f else "" for f in families], dtype=object)
         if fams.size != p.size:
-            raise ValueError(f"families has {fams.size} entries for {p.size} predictions")
+            raise UsageError(f"families has {fams.size} entries for {p.size} predictions")
         for fam in sorted(set(fams) - {""}):
             mask = fams == fam
-            by_family[fam] = _score(p[mask], y[mask], base, bins, alpha)
+            by_family[fam] = _score(p[mask], y[mask], float(y[mask].mean()), bins, alpha)
     return CalibrationReport(_score(p, y, base, bins, alpha), by_family, alpha, base)

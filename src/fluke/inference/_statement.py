@@ -106,7 +106,7 @@ def scenario_statements(scenarios, successes, trials, belief, *, version: str, p
         models = [f"Beta({_g(float(a))}, {_g(float(b))}) posterior" for a, b in zip(alpha, beta)]
         prior = prior or [belief.prior.describe()] * size
     else:
-        models = ["mixture of the unchanged and changed branches"] * size
+        models = ["a mixture of Beta posteriors: change branches or a family's hyperprior"] * size
         prior = prior or ["as declared"] * size
     carried = carried or [carried_text(None)] * size
     out = []

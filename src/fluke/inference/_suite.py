@@ -17,7 +17,8 @@ from dataclasses import dataclass
 import numpy as np
 from scipy import special
 
-from ._beta import BetaPosterior, posterior  # noqa: F401  (posterior: used by the doctests)
+from ..errors import UsageError
+from ._beta import BetaMixture, BetaPosterior, posterior  # noqa: F401  (posterior: used by the doctests)
 
 __all__ = ["SuiteAnswers", "suite_questions", "poisson_binomial_pmf", "runs_to_certify",
            "suite_runs_to_certify"]
@@ -31,7 +32,7 @@ def poisson_binomial_pmf(p) -> np.ndarray:
     """
     probs = np.atleast_1d(np.asarray(p, dtype=float)).ravel()
     if np.any((probs < 0) | (probs > 1)):
-        raise ValueError("probabilities must lie in [0, 1]")
+        raise UsageError("probabilities must lie in [0, 1]")
     pmf = np.zeros(probs.size + 1)
     pmf[0] = 1.0
     # One pass per event over the count axis (vectorised along the counts).
@@ -92,10 +93,10 @@ def suite_questions(belief, *, bar: float = 0.9) -> SuiteAnswers:
     (0.917, 0.0108)
     """
     if not 0 < bar < 1:
-        raise ValueError(f"bar={bar} must be between 0 and 1 (e.g. 0.9)")
+        raise UsageError(f"bar={bar} must be between 0 and 1 (e.g. 0.9)")
     mean = np.atleast_1d(np.asarray(belief.mean, dtype=float))
     if mean.size == 0:
-        raise ValueError("the suite has no scenarios")
+        raise UsageError("the suite has no scenarios")
     var = np.atleast_1d(np.asarray(belief.var, dtype=float))
     p_below = np.atleast_1d(np.asarray(belief.cdf(bar), dtype=float))
     # From P(θ > bar) directly, not 1 − P(θ ≤ bar): tiny upper tails keep their digits.
@@ -113,29 +114,54 @@ def suite_questions(belief, *, bar: float = 0.9) -> SuiteAnswers:
     )
 
 
-def _sf_after_clean(belief: BetaPosterior, extra: np.ndarray, bar: float) -> np.ndarray:
-    # P(θ > bar) under Beta(α + extra, β) is I_{1−bar}(β, α + extra): scipy's fast side.
+def _sf_after_clean(belief, extra: np.ndarray, bar: float) -> np.ndarray:
+    """P(θ > bar) after ``extra`` more clean runs; ``extra`` broadcasts against the scenarios.
+
+    For a Beta this is I_{1−bar}(β, α + extra) (scipy's fast side). For a mixture the clean
+    runs also reweigh the components, by B(α + m, β)/B(α, β).
+    """
+    if isinstance(belief, BetaMixture):
+        m = np.asarray(extra, float)[..., None]
+        with np.errstate(divide="ignore"):
+            log_w = np.log(belief.weight) + special.betaln(belief.alpha + m, belief.beta) \
+                - special.betaln(belief.alpha, belief.beta)
+        log_w = log_w - np.max(log_w, axis=-1, keepdims=True)
+        w = np.exp(log_w)
+        w = w / w.sum(axis=-1, keepdims=True)
+        return np.sum(w * special.betainc(belief.beta, belief.alpha + m, 1 - bar), axis=-1)
     return special.betainc(belief.beta, belief.alpha + extra, 1 - bar)
 
 
-def runs_to_certify(belief: BetaPosterior, *, bar: float = 0.9, level: float = 0.95,
+def _as_suite(belief):
+    """The belief as arrays with a leading scenario axis (a suite of one for a scalar)."""
+    if isinstance(belief, BetaMixture):
+        return BetaMixture(np.atleast_2d(belief.weight), np.atleast_2d(belief.alpha), np.atleast_2d(belief.beta))
+    alpha = np.atleast_1d(np.asarray(belief.alpha, float))
+    return BetaPosterior(alpha, np.broadcast_to(belief.beta, alpha.shape).astype(float), belief.prior)
+
+
+def runs_to_certify(belief, *, bar: float = 0.9, level: float = 0.95,
                     max_runs: int = 10**7) -> np.ndarray:
     """Clean runs still needed, per scenario, for P(θ > bar) ≥ level (0 if already there).
 
-    Found by doubling then bisection on the count, vectorised over scenarios; ``inf`` where
-    more than ``max_runs`` would be needed.
+    ``belief`` is a BetaPosterior or a BetaMixture (the change-check posterior). Found by
+    doubling then bisection on the count, vectorised over scenarios; ``inf`` where more than
+    ``max_runs`` would be needed.
 
     >>> runs_to_certify(posterior(0, 0), bar=0.9, level=0.95).tolist()
     [28.0]
+    >>> mix = BetaMixture(np.array([[0.5, 0.5]]), np.array([[51.0, 1.0]]), np.array([[1.0, 1.0]]))
+    >>> runs_to_certify(mix).tolist()
+    [8.0]
     """
     _check(bar, level)
-    alpha = np.atleast_1d(np.asarray(belief.alpha, float))
-    b = BetaPosterior(alpha, np.broadcast_to(belief.beta, alpha.shape).astype(float), belief.prior)
+    b = _as_suite(belief)
+    shape = np.shape(b.mean)
     ok = lambda extra: _sf_after_clean(b, extra, bar) >= level  # noqa: E731
-    return _smallest(ok, alpha.shape, max_runs)
+    return _smallest(ok, shape, max_runs)
 
 
-def suite_runs_to_certify(belief: BetaPosterior, *, bar: float = 0.9, level: float = 0.95,
+def suite_runs_to_certify(belief, *, bar: float = 0.9, level: float = 0.95,
                           max_runs: int = 10**7) -> float:
     """Clean runs still needed on *every* scenario for P(all θ > bar) ≥ level.
 
@@ -143,12 +169,11 @@ def suite_runs_to_certify(belief: BetaPosterior, *, bar: float = 0.9, level: flo
     65.0
     """
     _check(bar, level)
-    alpha = np.atleast_1d(np.asarray(belief.alpha, float))
-    beta = np.broadcast_to(belief.beta, alpha.shape).astype(float)
+    b = _as_suite(belief)
 
     def ok(extra: np.ndarray) -> np.ndarray:
         with np.errstate(divide="ignore"):
-            log_all = np.sum(np.log(special.betainc(beta[None, :], alpha[None, :] + extra[:, None], 1 - bar)), axis=1)
+            log_all = np.sum(np.log(_sf_after_clean(b, extra[:, None], bar)), axis=1)
         return log_all >= np.log(level)
 
     return float(_smallest(ok, (1,), max_runs)[0])
@@ -179,7 +204,7 @@ def _smallest(ok, shape: tuple[int, ...], max_runs: int) -> np.ndarray:
 
 def _check(bar: float, level: float) -> None:
     if not 0 < bar < 1:
-        raise ValueError(f"bar={bar} must be between 0 and 1 (e.g. 0.9)")
+        raise UsageError(f"bar={bar} must be between 0 and 1 (e.g. 0.9)")
     if not 0 < level < 1:
-        raise ValueError(f"level={level} must be between 0 and 1 (e.g. 0.95)")
+        raise UsageError(f"level={level} must be between 0 and 1 (e.g. 0.95)")
 

@@ -20,6 +20,7 @@ from dataclasses import dataclass
 
 import numpy as np
 
+from ..errors import UsageError
 from ._clustered import check_values, cluster_codes
 
 __all__ = ["Projection", "VarianceComponents", "grand_mean_sd", "variance_components"]
@@ -37,10 +38,10 @@ def grand_mean_sd(sigma_unit: float, sigma_scenario: float, sigma_generation: fl
     for name, value in (("sigma_unit", sigma_unit), ("sigma_scenario", sigma_scenario),
                         ("sigma_generation", sigma_generation)):
         if not value >= 0:
-            raise ValueError(f"{name}={value} must be a non-negative standard deviation")
+            raise UsageError(f"{name}={value} must be a non-negative standard deviation")
     for name, value in (("units", units), ("scenarios", scenarios), ("generations", generations)):
         if not value > 0:
-            raise ValueError(f"{name}={value} must be positive")
+            raise UsageError(f"{name}={value} must be positive")
     var = (sigma_unit**2 / units + sigma_scenario**2 / (units * scenarios)
            + sigma_generation**2 / (units * scenarios * generations))
     return float(np.sqrt(var))
@@ -94,7 +95,7 @@ class VarianceComponents:
         unit has one scenario (the unit *is* the scenario) the scenarios row is left out.
         """
         if not factor > 0:
-            raise ValueError(f"factor={factor} must be positive")
+            raise UsageError(f"factor={factor} must be positive")
         n, k, r = self.units, self.scenarios, self.generations
         now = self.standard_error()
         shapes = [("as recorded", n, k, r),

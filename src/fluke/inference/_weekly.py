@@ -4,6 +4,12 @@ A difference question needs no history beyond the two batches: each scenario's o
 counts give P(θ_new < θ_old) exactly (a finite sum for whole-number Beta parameters) and a
 one-sided Fisher exact p-value beside it. It says whether a scenario moved, never its level.
 
+Looking at many scenarios at once, a per-scenario rule flags some unchanged ones by chance
+(7.1% of unchanged scenarios at θ = 0.9 with 10 runs, so a false "regressed" somewhere in 50
+is near certain). The flag is therefore controlled across the regression set: by default
+Benjamini–Hochberg at ``fdr`` on the one-sided Fisher p-values, beside which the review
+carries the expected number of false flags (Σ P(not worse) over the flagged scenarios).
+
 >>> review = review_week([10, 5], [10, 10], [6, 10], [10, 10], frontier=[False, True])
 >>> review.p_worse.round(3).tolist(), review.regressed.tolist(), review.graduated.tolist()
 ([0.982, 0.006], [True, False], [False, True])
@@ -16,10 +22,11 @@ from dataclasses import dataclass
 import numpy as np
 from scipy import integrate, special, stats
 
+from ..errors import UsageError
 from ._account import betabinom_cdf
 from ._beta import UNIFORM, BetaPosterior, Prior, check_counts, posterior
 
-__all__ = ["p_greater", "WeeklyReview", "review_week", "CanaryChart", "canary_chart"]
+__all__ = ["p_greater", "WeeklyReview", "review_week", "CanaryChart", "canary_chart", "bh_reject"]
 
 
 def p_greater(x: BetaPosterior, y: BetaPosterior) -> np.ndarray:
@@ -75,15 +82,52 @@ class WeeklyReview:
     level: float
     clean_batch: int
     prior: Prior
+    control: str = "fdr"          # "fdr" (Benjamini–Hochberg across the regression set) or "none"
+    fdr: float = 0.05
+    expected_false_flags: float = 0.0   # Σ P(θ_new ≥ θ_old) over the scenarios flagged regressed
+    looked_at: int = 0                  # regression-set scenarios with runs in both batches
+
+    def describe_control(self) -> str:
+        """What the "regressed" flag controls, and how many of its flags are expected to be false."""
+        flagged = int(self.regressed.sum())
+        if self.control == "none":
+            rule = f"per scenario, P(worse) ≥ {self.level:g}, no control across {self.looked_at} scenarios"
+        else:
+            rule = (f"Benjamini–Hochberg at false-discovery rate {self.fdr:g} across {self.looked_at} "
+                    f"regression-set scenarios (one-sided Fisher), and P(worse) ≥ {self.level:g}")
+        return f"{flagged} flagged regressed ({rule}); expected false flags among them {self.expected_false_flags:.2f}"
+
+
+def bh_reject(pvalues, q: float) -> np.ndarray:
+    """Benjamini–Hochberg: which hypotheses to reject at false-discovery rate ``q`` (NaN: not tested).
+
+    >>> bh_reject([0.001, 0.02, 0.04, 0.5, float("nan")], 0.05).tolist()
+    [True, True, False, False, False]
+    """
+    p = np.asarray(pvalues, dtype=float).ravel()
+    tested = np.isfinite(p)
+    m = int(tested.sum())
+    out = np.zeros(p.shape, bool)
+    if m == 0:
+        return out
+    order = np.argsort(np.where(tested, p, np.inf))[:m]
+    passed = p[order] <= q * np.arange(1, m + 1) / m
+    if passed.any():
+        out[order[: np.flatnonzero(passed).max() + 1]] = True
+    return out
 
 
 def review_week(old_successes, old_trials, new_successes, new_trials, *, frontier=None,
-                prior: Prior = UNIFORM, level: float = 0.95, clean_batch: int = 10) -> WeeklyReview:
+                prior: Prior = UNIFORM, level: float = 0.95, clean_batch: int = 10,
+                control: str = "fdr", fdr: float = 0.05) -> WeeklyReview:
     """Compare two versions scenario by scenario (independent Beta posteriors per side).
 
     ``frontier[i]`` is True for scenarios still being reached for, False for the regression
     set (default: all in the regression set). A frontier scenario graduates when its new batch
-    has at least ``clean_batch`` runs and no failure.
+    has at least ``clean_batch`` runs and no failure. A regression-set scenario is flagged
+    *regressed* when P(worse) ≥ ``level`` and, with ``control="fdr"``, its one-sided Fisher
+    p-value survives Benjamini–Hochberg at ``fdr`` across the regression set
+    (``control="none"``: the per-scenario rule alone, as before).
 
     >>> r = review_week([9], [10], [3], [10])
     >>> round(float(r.p_worse[0]), 4), bool(r.regressed[0]), round(float(r.fisher_worse[0]), 4)
@@ -93,27 +137,37 @@ def review_week(old_successes, old_trials, new_successes, new_trials, *, frontie
     kn, nn = check_counts(new_successes, new_trials, names=("new_successes", "new_trials"))
     ko, no, kn, nn = (np.atleast_1d(v) for v in (ko, no, kn, nn))
     if ko.shape != kn.shape:
-        raise ValueError(f"old counts cover {ko.size} scenarios and new counts {kn.size}; pair them one to one")
+        raise UsageError(f"old counts cover {ko.size} scenarios and new counts {kn.size}; pair them one to one")
     if not 0 < level < 1:
-        raise ValueError(f"level={level} must be between 0 and 1")
+        raise UsageError(f"level={level} must be between 0 and 1")
     if clean_batch < 1:
-        raise ValueError(f"clean_batch={clean_batch} must be at least 1")
+        raise UsageError(f"clean_batch={clean_batch} must be at least 1")
     front = np.zeros(ko.shape, bool) if frontier is None else np.asarray(frontier, bool)
     if front.shape != ko.shape:
-        raise ValueError(f"frontier has {front.size} entries for {ko.size} scenarios")
+        raise UsageError(f"frontier has {front.size} entries for {ko.size} scenarios")
+    if control not in ("fdr", "none"):
+        raise UsageError(f"control={control!r} must be 'fdr' (Benjamini–Hochberg across scenarios) or 'none'")
+    if not 0 < fdr < 1:
+        raise UsageError(f"fdr={fdr} must be between 0 and 1 (e.g. 0.05)")
     old, new = posterior(ko, no, prior=prior), posterior(kn, nn, prior=prior)
     p_worse = p_greater(old, new)
     total = ko + kn
     # Conditional on the total passes, new-version passes are hypergeometric.
     fisher_worse = stats.hypergeom.cdf(kn, no + nn, total, nn)
     fisher_better = stats.hypergeom.sf(kn - 1, no + nn, total, nn)
+    looked = ~front & (no > 0) & (nn > 0)
+    regressed = looked & (p_worse >= level)
+    if control == "fdr":
+        regressed &= bh_reject(np.where(looked, fisher_worse, np.nan), fdr)
     return WeeklyReview(
         p_worse=p_worse, p_better=1 - p_worse,
         fisher_worse=fisher_worse, fisher_better=fisher_better,
-        regressed=~front & (p_worse >= level),
+        regressed=regressed,
         progressed=front & (1 - p_worse >= level),
         graduated=front & (nn >= clean_batch) & (kn == nn),
         frontier=front, level=level, clean_batch=int(clean_batch), prior=prior,
+        control=control, fdr=float(fdr), expected_false_flags=float(np.sum(1 - p_worse[regressed])),
+        looked_at=int(looked.sum()),
     )
 
 
@@ -139,10 +193,10 @@ def canary_chart(carried: BetaPosterior, successes, trials, *, alarm_at: float =
     ([False, True], 0.0062)
     """
     if not 0 < alarm_at < 1:
-        raise ValueError(f"alarm_at={alarm_at} must be between 0 and 1 (e.g. 0.01)")
+        raise UsageError(f"alarm_at={alarm_at} must be between 0 and 1 (e.g. 0.01)")
     k, n = check_counts(successes, trials)
     if k.ndim != 2:
-        raise ValueError(f"successes has shape {k.shape}; give (batches, canaries)")
+        raise UsageError(f"successes has shape {k.shape}; give (batches, canaries)")
     alpha = np.broadcast_to(carried.alpha, k.shape[1:]).astype(float)
     beta = np.broadcast_to(carried.beta, k.shape[1:]).astype(float)
     tail = np.full(k.shape, np.nan)

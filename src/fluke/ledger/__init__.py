@@ -16,10 +16,12 @@ from typing import TYPE_CHECKING, Any
 if TYPE_CHECKING:
     from ._base import Ledger
 
-__all__ = ["CountRow", "Document", "IngestResult", "Ledger", "VersionInfo", "open_ledger", "utcnow"]
+__all__ = ["CountRow", "Document", "ExportResult", "IngestResult", "Ledger", "SourceOverlap", "StoredRun",
+           "VersionInfo", "export_runs", "open_ledger", "utcnow"]
 
 _LAZY = {"Ledger": "._base", "utcnow": "._ingest", "CountRow": "._types", "Document": "._types",
-         "IngestResult": "._types", "VersionInfo": "._types"}
+         "IngestResult": "._types", "StoredRun": "._types", "VersionInfo": "._types", "SourceOverlap": "._overlap",
+         "ExportResult": "._export", "export_runs": "._export"}
 
 
 def __getattr__(name: str) -> Any:
@@ -30,15 +32,26 @@ def __getattr__(name: str) -> Any:
     raise AttributeError(f"module {__name__!r} has no attribute {name!r}")
 
 
-def open_ledger(url: str = "fluke.db") -> "Ledger":
-    """Open (creating and migrating as needed) the ledger at ``url``.
+def open_ledger(url: str = "fluke.db", *, create: bool = True) -> "Ledger":
+    """Open (migrating as needed) the ledger at ``url``; ``create=False`` refuses to make one.
 
-    A path or ``sqlite:///path`` opens SQLite; ``postgresql://…`` opens PostgreSQL.
+    A path or ``sqlite:///path`` opens SQLite; ``postgresql://…`` opens PostgreSQL. A verb
+    that only reads passes ``create=False``: a ledger that is not there (a missing file, a
+    database without fluke's tables) raises :class:`fluke.errors.LedgerError` and nothing
+    is created.
+
+    >>> import tempfile, os
+    >>> missing = os.path.join(tempfile.mkdtemp(), "none.db")
+    >>> open_ledger(missing, create=False)  # doctest: +ELLIPSIS
+    Traceback (most recent call last):
+    fluke.errors.LedgerError: no ledger at ... (create one with: fluke ingest FILE)
+    >>> os.path.exists(missing)
+    False
     """
     if url.startswith(("postgresql://", "postgres://")):
         from ._postgres import PostgresLedger
 
-        return PostgresLedger(url)
+        return PostgresLedger(url, create=create)
     from ._sqlite import SqliteLedger
 
-    return SqliteLedger(url)
+    return SqliteLedger(url, create=create)

@@ -22,12 +22,12 @@ from typing import Any, Iterable, Iterator, Sequence
 
 import orjson
 
-from ..errors import LedgerError, SelectorError
-from ..record import IDENTITY_FIELDS, Identity, Run, canonical_json, digest
+from ..errors import EmptyLedgerError, LedgerError, SelectorError
+from ..record import IDENTITY_FIELDS, Identity, Run, canonical_json, digest, redact_url
 from ._migrations import MIGRATIONS
 from ._rows import body_hash, body_holds, hash_key, row_run, version_id
 from ._ingest import ingest_runs, utcnow
-from ._types import CountRow, Document, IngestResult, VersionInfo
+from ._types import CountRow, Document, IngestResult, StoredRun, VersionInfo
 from ._writer import RunWriter
 
 
@@ -39,14 +39,27 @@ class Ledger:
     #: The SQL dialect, which picks a migration step's variant.
     dialect = "sqlite"
 
-    def __init__(self, url: str) -> None:
+    def __init__(self, url: str, *, create: bool = True) -> None:
         self.url = url
         self._depth = 0
         self._background: list[Any] = []   # writer processes still checkpointing
+        if not create and self._exists() is False:
+            raise LedgerError(self._missing())
         self._conn = self._connect()
+        if not create and "migrations" not in self._tables():
+            self._conn.close()
+            raise LedgerError(self._missing())
         self._migrate()
 
     # -- backend hooks -------------------------------------------------------------
+    def _exists(self) -> bool | None:
+        """Whether the ledger's storage exists, where that is known before connecting."""
+        return None
+
+    def _missing(self) -> str:
+        """The message for a ledger that is not there (opened with ``create=False``)."""
+        return f"no fluke ledger at {redact_url(self.url)} (create one with: fluke ingest FILE)"
+
     def _connect(self) -> Any:  # pragma: no cover - abstract
         raise NotImplementedError
 
@@ -57,6 +70,12 @@ class Ledger:
     def _piped_writer(self) -> Any:
         """A writer in another process for a large ingest, or None where there is none."""
         return None
+
+    def _ordered_runs(self, where: str, limit: int | None) -> str:
+        """SQL for ``(body, source)`` of the runs matching ``where``, in :meth:`runs` order."""
+        return (f"SELECT body, source FROM runs{where} "
+                f"ORDER BY ingest, scenario, {self._json_field('trial', integer=True)}, k"
+                + ("" if limit is None else f" LIMIT {int(limit)}"))
 
     def _json_field(self, *path: str, integer: bool = False) -> str:
         """SQL for a field of the stored body, by its path (``"identity", "date"``)."""
@@ -82,6 +101,24 @@ class Ledger:
     def query(self, sql: str, params: Sequence[Any] = ()) -> list[tuple]:
         """Run a query and return all its rows."""
         return list(self.execute(sql, params).fetchall())
+
+    #: Rows fetched at a time by :meth:`stream`: enough to amortise a round trip, few enough
+    #: that a batch of run bodies stays a few megabytes.
+    BATCH = 256
+
+    def stream(self, sql: str, params: Sequence[Any] = ()) -> Iterator[tuple]:
+        """Run a query and yield its rows as they are read, :attr:`BATCH` at a time.
+
+        The ledger may be queried (or written) between rows. Breaking off early closes
+        the cursor when the generator is closed or collected.
+        """
+        cur = self._conn.cursor()
+        try:
+            cur.execute(self._sql(sql), tuple(params))
+            while rows := cur.fetchmany(self.BATCH):
+                yield from rows
+        finally:
+            cur.close()
 
     @contextlib.contextmanager
     def atomic(self) -> Iterator["Ledger"]:
@@ -213,16 +250,24 @@ class Ledger:
         ``scenario`` may use ``*`` wildcards; ``condition`` is ``key=value[,key=value]``;
         ``since``/``until`` compare with the identity date (ISO strings).
         """
+        for body, source in self.run_bodies(scenario=scenario, version=version, condition=condition,
+                                            since=since, until=until, limit=limit):
+            yield row_run(body, source)
+
+    def run_bodies(self, *, scenario: str | None = None, version: str | Sequence[str] | None = None,
+                   condition: str | None = None, since: str | None = None, until: str | None = None,
+                   limit: int | None = None) -> Iterator[tuple[str, str | None]]:
+        """The stored JSON of the runs :meth:`runs` yields, in the same order, unparsed:
+        ``(body, source)``, where ``body`` is the run's content (its hash is the body's
+        SHA-256) and ``source`` is JSON or None. For a streaming copy (``fluke export``).
+        """
         where, params = self._where(scenario=scenario, version=version, since=since, until=until)
-        sql = (f"SELECT body, source FROM runs{where} "
-               f"ORDER BY ingest, scenario, {self._json_field('trial', integer=True)}, k")
-        if limit is not None and not condition:
-            sql += f" LIMIT {int(limit)}"
+        sql = self._ordered_runs(where, None if condition else limit)
         given = 0
-        for body, source in self.query(sql, params):
+        for body, source in self.stream(sql, params):
             if condition and not body_holds(body, condition):
                 continue
-            yield row_run(body, source)
+            yield body, source
             given += 1
             if limit is not None and given >= limit:
                 return
@@ -236,8 +281,25 @@ class Ledger:
         where, params = self._where(**filters)
         if not condition:
             return int(self.query(f"SELECT COUNT(*) FROM runs{where}", params)[0][0])
-        return sum(1 for (body,) in self.query(f"SELECT body FROM runs{where}", params)
+        return sum(1 for (body,) in self.stream(f"SELECT body FROM runs{where}", params)
                    if body_holds(body, condition))
+
+    def empty(self) -> bool:
+        """True when the ledger holds no runs (one indexed probe, whatever its size)."""
+        return not self.query("SELECT 1 FROM runs LIMIT 1")
+
+    def require_runs(self) -> None:
+        """Raise :class:`fluke.errors.EmptyLedgerError` when the ledger holds no runs: the one
+        answer every verb that reads runs gives an empty ledger.
+
+        >>> import tempfile, os
+        >>> from fluke.ledger import open_ledger
+        >>> open_ledger(os.path.join(tempfile.mkdtemp(), "e.db")).require_runs()
+        Traceback (most recent call last):
+        fluke.errors.EmptyLedgerError: the ledger has no runs; add some with: fluke ingest FILE
+        """
+        if self.empty():
+            raise EmptyLedgerError()
 
     def counts(self, *, version: str | Sequence[str] | None = None, scenario: str | None = None,
                condition: str | None = None) -> list[CountRow]:
@@ -306,10 +368,34 @@ class Ledger:
         """``{run hash: when it was first ingested}`` for the runs matching the filters, in one query."""
         condition = filters.pop("condition", None)
         where, params = self._where(**filters)
-        rows = self.query(f"SELECT r.body, i.recorded_at FROM runs r JOIN ingests i ON i.id = r.ingest{where}",
-                          params)
+        rows = self.stream(f"SELECT r.body, i.recorded_at FROM runs r JOIN ingests i ON i.id = r.ingest{where}",
+                           params)
         return {body_hash(body): at for body, at in rows
                 if not condition or body_holds(body, condition)}
+
+    def stored_runs(self, **filters: Any) -> Iterator[StoredRun]:
+        """Every stored run matching the filters with its ingest time, checked against its key.
+
+        A body that no longer hashes to the key it was stored under was edited after ingest;
+        it is returned with ``intact=False`` so a caller that must trust the runs (an unseal)
+        can refuse it instead of silently reading the edit.
+        """
+        condition = filters.pop("condition", None)
+        where, params = self._where(**filters)
+        rows = self.query(f"SELECT r.k, r.body, r.source, i.recorded_at FROM runs r "
+                          f"JOIN ingests i ON i.id = r.ingest{where} ORDER BY r.ingest, r.k", params)
+        for key, body, source, at in rows:
+            stored = int(key).to_bytes(8, "big", signed=True).hex()
+            try:
+                run = row_run(body, source)
+            except ValueError as exc:          # pydantic's ValidationError is a ValueError
+                yield StoredRun(stored, None, at, False, f"the stored body no longer reads as a run ({exc})")
+                continue
+            if condition and not body_holds(body, condition):
+                continue
+            intact = hash_key(run.hash) == int(key)
+            yield StoredRun(stored, run, at, intact, None if intact else
+                            f"the stored body hashes to {run.hash[:16]}, not to its key {stored}: edited after ingest")
 
     # -- versions ------------------------------------------------------------------
     def versions(self) -> list[VersionInfo]:

@@ -20,6 +20,7 @@ import datetime as _dt
 from typing import TYPE_CHECKING, Any, Iterable
 
 from ..record import Run, canonical_json
+from ._overlap import OverlapCheck
 from ._rows import Rows, version_id
 from ._types import IngestResult
 from ._writer import tally
@@ -47,6 +48,7 @@ def ingest_runs(ledger: "Ledger", runs: Iterable[Run], *, progress: Any = None) 
     seen = 0
     rows = Rows(known)
     offered: dict[tuple, list[int]] = {}   # trials and passes of every run offered
+    overlap = OverlapCheck()               # where the first runs are stored from, afterwards
 
     def flush() -> None:
         nonlocal rows, seen, writer, piped
@@ -55,6 +57,7 @@ def ingest_runs(ledger: "Ledger", runs: Iterable[Run], *, progress: Any = None) 
                 body = canonical_json(identity.model_dump(mode="json", exclude={"date"})).decode()
                 pending.append((version_id(identity.version), identity.version, body))
             batches.append(rows.columns())
+            overlap.see(rows.keys, rows.sources)
             tally(offered, rows.vids, rows.scenarios, rows.conditions, rows.passed)
             seen += len(rows)
             rows = Rows(known)
@@ -84,7 +87,7 @@ def ingest_runs(ledger: "Ledger", runs: Iterable[Run], *, progress: Any = None) 
             flush()
             added = writer.finish(offered)
             ledger._background.append(writer)
-            return IngestResult(added=added, skipped=seen - added)
+            return IngestResult(added=added, skipped=seen - added, warnings=overlap.warnings(ledger))
     except BaseException:
         if piped:
             writer.abort()
@@ -94,5 +97,5 @@ def ingest_runs(ledger: "Ledger", runs: Iterable[Run], *, progress: Any = None) 
         writer.begin(recorded_at)
         flush()
         added = writer.finish(offered)
-    return IngestResult(added=added, skipped=seen - added)
+    return IngestResult(added=added, skipped=seen - added, warnings=overlap.warnings(ledger))
 

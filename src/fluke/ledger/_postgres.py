@@ -2,11 +2,15 @@
 
 from __future__ import annotations
 
-from typing import Any, Iterable
+import itertools
+from typing import Any, Iterable, Iterator, Sequence
 
 from ..errors import LedgerError, require
 from ._base import Ledger
 from ._writer import RunWriter
+
+
+_CURSORS = itertools.count()
 
 
 class PostgresLedger(Ledger):
@@ -22,6 +26,21 @@ class PostgresLedger(Ledger):
         except psycopg.OperationalError as exc:
             first = str(exc).strip().splitlines()[0] if str(exc).strip() else type(exc).__name__
             raise LedgerError(f"cannot connect to the PostgreSQL ledger: {first}") from None
+
+    def stream(self, sql: str, params: Sequence[Any] = ()) -> Iterator[tuple]:
+        """Rows as they are read, through a server-side cursor (:attr:`BATCH` rows a fetch).
+
+        The cursor is declared WITH HOLD, so a transaction committed between rows (a write
+        while reading) does not close it; it is closed when the generator ends or is closed.
+        """
+        cur = self._conn.cursor(name=f"fluke_stream_{next(_CURSORS)}", withhold=True)
+        cur.itersize = self.BATCH
+        try:
+            cur.execute(self._sql(sql), tuple(params))
+            while rows := cur.fetchmany(self.BATCH):
+                yield from rows
+        finally:
+            cur.close()
 
     def _begin(self) -> None:
         # psycopg opens a transaction implicitly; end any read-only one left open.

@@ -18,8 +18,9 @@ from functools import cached_property
 from typing import Any, Literal
 
 import orjson
-from pydantic import BaseModel, ConfigDict, Field, field_validator
+from pydantic import BaseModel, ConfigDict, Field, field_validator, model_serializer
 
+from ..errors import FormatVersionError, InputTypeError
 from ._canonical import CANONICAL
 from ._events import Event, ToolCall
 from ._identity import Identity
@@ -52,6 +53,22 @@ class Source(BaseModel):
     position: int | str | None = None
 
 
+class GoldCall(BaseModel):
+    """One call the benchmark expected of the agent (τ-bench's ``actions``, τ²-bench's
+    ``evaluation_criteria.actions``), kept on the run so ``reference: gold`` can grade it.
+
+    ``compare`` names the only arguments to compare (τ²-bench's ``compare_args``); None
+    compares them all.
+    """
+
+    model_config = ConfigDict(frozen=True, extra="forbid")
+
+    tool: str
+    args: Any = Field(default_factory=dict)
+    requestor: Literal["agent", "user"] = "agent"
+    compare: list[str] | None = None
+
+
 class Run(BaseModel):
     """One execution of one scenario. Immutable and content-addressed (see :attr:`hash`)."""
 
@@ -72,13 +89,24 @@ class Run(BaseModel):
     tape: str | None = None
     error: str | None = None
     source: Source | None = None
+    #: The benchmark's expected calls, where the reader keeps them. Left out of the stored
+    #: body and the content hash when None, so runs without gold hash as they always did.
+    gold: list[GoldCall] | None = None
+
+    @model_serializer(mode="wrap")
+    def _without_empty_gold(self, handler: Any) -> Any:
+        body = handler(self)
+        if isinstance(body, dict) and body.get("gold", 0) is None:
+            del body["gold"]
+        return body
 
     @field_validator("format_version")
     @classmethod
     def _not_newer(cls, value: int) -> int:
         if value > FORMAT_VERSION:
-            raise ValueError(
-                f"format_version {value} is newer than this fluke reads ({FORMAT_VERSION}); "
+            # A ValueError, so pydantic reports it with the field's location like any other.
+            raise FormatVersionError(
+                None, None, None, f"format_version {value} is newer than this fluke reads ({FORMAT_VERSION}); "
                 "upgrade with: pip install -U fluke")
         return value
 
@@ -127,7 +155,7 @@ def json_default(value: Any) -> Any:
     """orjson's hook for the models inside a run (its events): their ``model_dump(mode="json")``."""
     if isinstance(value, BaseModel):
         return value.model_dump(mode="json")
-    raise TypeError(f"a run cannot hold a value of type {type(value).__name__}")
+    raise InputTypeError(None, None, None, f"a run cannot hold a value of type {type(value).__name__}")
 
 
 def content_fields(run: Run) -> dict[str, Any]:
@@ -142,6 +170,8 @@ def content_fields(run: Run) -> dict[str, Any]:
     values = dict(run.__dict__)
     del values["source"]
     values.pop("hash", None)   # a cached Run.hash, not a field
+    if values["gold"] is None:  # absent, not null: a run without gold hashes as before the field
+        del values["gold"]
     identity = values["identity"]
     key = (identity.version, identity.date)
     shared = _IDENTITY_JSON.get(key)

@@ -17,7 +17,7 @@ from typing import Any, Callable, Iterable, Mapping
 
 from pydantic import TypeAdapter, ValidationError
 
-from ..errors import InputError
+from ..errors import InputError, InputTypeError
 from ..record import IDENTITY_FIELDS, Event, Identity, Outcome, Run, Source
 from ._executors import Attempt, Job, executor_for
 from ._types import Case, EvaluationResult, RunResult, Trajectory, as_case
@@ -48,7 +48,8 @@ def _unpack(value: Any) -> tuple[list[Any], Any, dict[str, float], bool | None, 
                 value.passed, value.reward, None)
     if isinstance(value, tuple) and len(value) == 2:
         return _EVENTS.validate_python(list(value[0])), value[1], {}, None, None, None
-    raise TypeError(f"returned a {type(value).__name__}; expected a Trajectory, a Run or (events, output)")
+    raise InputTypeError(None, None, None,
+                         f"returned a {type(value).__name__}; expected a Trajectory, a Run or (events, output)")
 
 
 def _build(case: Case, job: Job, attempt: Attempt, identity: Identity) -> Run:

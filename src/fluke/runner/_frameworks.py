@@ -27,6 +27,8 @@ def read_trajectory(doc: Any, *, format: str) -> Run:
     module = FORMATS[format].load()
     if getattr(module, "LINES", False):
         doc = enumerate(doc, start=1)
+    elif getattr(module, "DOCUMENTS", False):   # readers of "one document or JSON Lines of them"
+        doc = iter([(None, doc)])
     runs = list(module.read(doc, file=None, identity={"scenario": "agent"}))
     if len(runs) != 1:
         raise InputError(None, None, None, f"holds {len(runs)} runs, not one",

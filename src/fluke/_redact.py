@@ -1,0 +1,277 @@
+"""Redact secrets from untrusted strings (trajectories, error messages, ledger URLs).
+
+One plain module with no dependency beyond ``re``, shared by every output: the HTML report,
+``--json``, the terminal and fluke's own error messages (so :mod:`fluke.errors` can use it
+without loading pydantic). The public names are re-exported by :mod:`fluke.record`.
+
+It knows the common shapes of credentials; it is a safety net, not a guarantee, and it
+errs on the side of hiding (a long ``sk-…`` string is redacted even if it was not a key).
+Known limit: a bespoke secret with no prefix, no telling key name and no assignment
+(``the code is hunter2``) is not recognised.
+
+>>> redact_text("use AKIAIOSFODNN7EXAMPLE with password=hunter2!")
+'use [REDACTED:aws-key-id] with password=[REDACTED]'
+>>> redact_text("db postgresql://admin:Hunter2Secret@db/prod")
+'db postgresql://admin:[REDACTED]@db/prod'
+>>> redact({"Authorization": "Bearer abc.def.ghi", "n": 3})
+{'Authorization': '[REDACTED]', 'n': 3}
+"""
+
+from __future__ import annotations
+
+import re
+from typing import Any
+
+_MARK = "[REDACTED]"
+_B64 = "A-Za-z0-9+/"
+
+_PEM_LABEL = r"(?:[A-Z0-9]+ )*PRIVATE KEY(?: BLOCK)?"
+#: (name, anchors, pattern), most specific first; each match becomes ``[REDACTED:name]``. A
+#: pattern runs only on a text holding one of its anchors (literals every match contains):
+#: a substring test is far cheaper than a regex scan whose pattern opens with ``\b``.
+_PATTERNS: list[tuple[str, tuple[str, ...], str]] = [
+    # A whole block; a block cut before its END line loses everything that looks like its body
+    # (base64, whitespace, JSON-escaped newlines), so a truncated text cannot leak the key.
+    ("private-key", ("-----BEGIN ",),
+     rf"-----BEGIN {_PEM_LABEL}-----(?:.*?-----END {_PEM_LABEL}-----|(?:[{_B64}=\s]|\\[nr])*+)"),
+    ("slack-webhook", ("hooks.slack",),
+     r"hooks\.slack(?:-gov)?\.com/(?:services|workflows|triggers)/[A-Za-z0-9_/+-]+"),
+    ("discord-webhook", ("/api/webhooks/",), r"discord(?:app)?\.com/api/webhooks/[0-9]+/[A-Za-z0-9_-]+"),
+    ("stripe-key", ("k_live_", "k_test_", "whsec_"),
+     r"\b(?:[sr]k_(?:live|test)_[A-Za-z0-9]{10,}|whsec_[A-Za-z0-9]{20,})"),
+    ("anthropic-key", ("sk-ant-",), r"\bsk-ant-[A-Za-z0-9_-]{16,}"),
+    ("api-key", ("sk-",), r"\bsk-(?:[A-Za-z0-9_]+-)*[A-Za-z0-9_]{16,}(?:-[A-Za-z0-9_]+)*"),
+    ("aws-key-id", ("AKIA", "ASIA", "AGPA", "AIDA", "AROA", "ANPA"),
+     r"\b(?:AKIA|ASIA|AGPA|AIDA|AROA|ANPA)[0-9A-Z]{16}\b"),
+    ("github-token", ("ghp_", "gho_", "ghu_", "ghs_", "ghr_", "github_pat_"),
+     r"\b(?:gh[pousr]_[A-Za-z0-9]{30,}|github_pat_[A-Za-z0-9_]{30,})"),
+    ("slack-token", ("xox",), r"\bxox[abprse]-[A-Za-z0-9-]{10,}"),
+    ("pypi-token", ("pypi-",), r"\bpypi-AgEIcHlwaS5vcmc[A-Za-z0-9\-_]{16,}"),
+    ("google-api-key", ("AIza",), r"\bAIza[0-9A-Za-z_-]{35}\b"),
+    # Header and payload are base64url JSON (``eyJ`` is ``{"``); the signature may be empty.
+    ("jwt", ("eyJ",), r"(?<![A-Za-z0-9_-])eyJ[A-Za-z0-9_-]{5,}\.[A-Za-z0-9_-]{5,}\.[A-Za-z0-9_-]*"),
+]
+_SHAPES = [(f"[REDACTED:{name}]", anchors, re.compile(pattern, re.DOTALL)) for name, anchors, pattern in _PATTERNS]
+
+#: The password of a URL's user info, any scheme: ``scheme://user:PASSWORD@host``. The user
+#: and host stay; the password runs to the last ``@`` before the host (it may hold an ``@``).
+_URL_PASSWORD = re.compile(r"(?ai)\b([a-z][a-z0-9+.-]*://[^\s:/?#@\[\]\"'<>]*:)([^\s/?#\"'<>]+)(@)")
+
+#: A bare AWS secret access key: exactly 40 characters of base64, bounded by characters that
+#: cannot continue it. Hex digests (SHA-1 is 40 hex characters), UUIDs and ids are not eaten:
+#: a match must mix upper case, lower case and digits, and either hold ``/`` or ``+`` (about
+#: 72% of random keys do) or follow a word that names it (``aws``, ``secret``, ``access key``)
+#: within 80 characters. More than two slashes reads as a path. Known limit: a key with no
+#: ``/`` or ``+`` and no such word nearby passes.
+_AWS_SECRET = re.compile(rf"(?<![{_B64}])[{_B64}]{{40}}(?![{_B64}=]|\.\w)")
+_AWS_CONTEXT = re.compile(r"(?ai)aws|secret|access[\s_-]?key")
+
+# Keep the word (Bearer, password=) so the reader sees what was hidden.
+_BEARER = re.compile(r"(?ai)\b(bearer)(\s+)[A-Za-z0-9\-._~+/]{8,}=*")
+_AUTH_HEADER = re.compile(r"(?ai)\b((?:proxy-)?authorization\"?\s*[=:]\s*\"?(?:[A-Za-z]+\s+)?)([^\s\"',;&]+)")
+_ASSIGNED = re.compile(
+    r"(?ai)\b((?:aws_)?(?:password|passwd|pwd|secret(?:_access)?(?:_key)?|api[_-]?key|access[_-]?token|"
+    r"auth[_-]?token|refresh[_-]?token|session[_-]?token|client[_-]?secret|private[_-]?key(?:[_-]?id)?)"
+    r"\"?\s*[=:]\s*)(\"?)([^\s\"',;&]+)")
+#: One of these (lower case) is in every match of :data:`_ASSIGNED`.
+_ASSIGNED_WORDS = ("pass", "pwd", "secret", "key", "token")
+#: A dict key naming a secret: every string under it is hidden.
+_SECRET_KEY = re.compile(
+    r"(?ai)^(?:password|passwd|pwd|.*_password|secret|.*_secret|secret_.*|api[_-]?key|.*_api_key|x-api-key|"
+    r"access[_-]?token|auth[_-]?token|refresh[_-]?token|session[_-]?token|authorization|proxy-authorization|"
+    r"client[_-]?secret|private[_-]?key(?:[_-]?id)?|aws_secret_access_key|aws_session_token|credentials?)$")
+
+#: Every shape above needs one of these: whitespace (the bearer word, a key block),
+#: "=" or ":" (an assignment, a URL), "A" (AWS key ids, Google keys), "_" (GitHub and Stripe
+#: keys), "/" or "+" (a bare AWS secret, a webhook), a word naming an AWS secret, or a
+#: prefix. A text with none of them is returned as it is, without a dozen regex passes: the
+#: common case of a short plain value (an identifier in a grading message). Keep it in step
+#: with them; a test feeds every shape, bare, through it.
+_MAY_HOLD = re.compile(r"[\s=:A_/+]|sk-|xox|pypi-|eyJ|-----|(?i:aws|secret|access.?key)")
+
+
+def _aws_secret(match: re.Match[str]) -> str:
+    key = match.group(0)
+    if not (any(c.isupper() for c in key) and any(c.islower() for c in key) and any(c.isdigit() for c in key)):
+        return key
+    marked = ("/" in key or "+" in key) and key.count("/") <= 2
+    if not marked:
+        before = match.string[max(0, match.start() - 80):match.start()]
+        marked = _AWS_CONTEXT.search(before) is not None
+    return "[REDACTED:aws-secret-key]" if marked else key
+
+
+def redact_text(text: str) -> str:
+    """Replace every secret-shaped span of ``text``.
+
+    >>> redact_text("-----BEGIN RSA PRIVATE KEY-----\\nMIIE\\n-----END RSA PRIVATE KEY----- ok")
+    '[REDACTED:private-key] ok'
+    >>> redact_text("key sk-proj-abcdefghijklmnopqrstuv and Bearer eyJhbGciOiJI.x")
+    'key [REDACTED:api-key] and Bearer [REDACTED]'
+    >>> redact_text("aws secret wJalrXUtnFEMI/K7MDENG/bPxRfiCYEXAMPLEKEY; sha 40f46d3540dc95aca145ddecb0464fdd9a1e8c15")
+    'aws secret [REDACTED:aws-secret-key]; sha 40f46d3540dc95aca145ddecb0464fdd9a1e8c15'
+    """
+    if not text or _MAY_HOLD.search(text) is None:
+        return text
+    for mark, anchors, pattern in _SHAPES:
+        if any(a in text for a in anchors):
+            text = pattern.sub(mark, text)
+    if "://" in text and "@" in text:
+        text = _URL_PASSWORD.sub(lambda m: m.group(1) + _MARK + m.group(3), text)
+    low = text.lower()
+    if "bearer" in low:
+        text = _BEARER.sub(lambda m: m.group(1) + m.group(2) + _MARK, text)
+    if "authorization" in low:
+        text = _AUTH_HEADER.sub(lambda m: m.group(1) + _MARK, text)
+    if any(word in low for word in _ASSIGNED_WORDS):
+        text = _ASSIGNED.sub(lambda m: m.group(1) + m.group(2) + _MARK, text)
+    # Last: a replacement above can end right before a key (``Bearer 0000=KEY`` loses its
+    # token up to the ``=``), and the key must go in this pass, not the next.
+    if len(text) >= 40:
+        text = _AWS_SECRET.sub(_aws_secret, text)
+    return text
+
+
+def _hide(value: Any) -> Any:
+    """Every non-empty string inside ``value`` replaced by the mark (the value of a secret key)."""
+    if isinstance(value, str):
+        return _MARK if value else value
+    if isinstance(value, dict):
+        return {redact_text(k) if isinstance(k, str) else k: _hide(v) for k, v in value.items()}
+    if isinstance(value, (list, tuple)):
+        return type(value)(_hide(v) for v in value)
+    return value
+
+
+def redact(value: Any) -> Any:
+    """Redact strings anywhere inside ``value`` (str, dict, list, tuple); other values pass.
+
+    Dict keys are redacted like any string. Every string under a key that names a secret
+    (``password``, ``api_key``, ``authorization``, ``private_key``…) is hidden whole.
+
+    >>> redact(["sk-abcdefghijklmnopqrstu", {"password": "x", "user": "ann"}])
+    ['[REDACTED:api-key]', {'password': '[REDACTED]', 'user': 'ann'}]
+    """
+    if isinstance(value, str):
+        return redact_text(value)
+    if isinstance(value, dict):
+        out = {}
+        for k, v in value.items():
+            if isinstance(k, str):
+                secret_key = _SECRET_KEY.match(k) is not None
+                k = redact_text(k)
+                out[k] = _hide(v) if secret_key else redact(v)
+            else:
+                out[k] = redact(v)
+        return out
+    if isinstance(value, (list, tuple)):
+        return type(value)(redact(v) for v in value)
+    return value
+
+
+def holds_secret(value: Any) -> bool:
+    """Would :func:`redact` change ``value``? Stops at the first secret-shaped string.
+
+    >>> holds_secret({"args": ["ok", {"token": "xoxb-1234567890-abc"}]}), holds_secret({"n": "W1"})
+    (True, False)
+    """
+    if isinstance(value, str):
+        return redact_text(value) != value
+    if isinstance(value, dict):
+        for k, v in value.items():
+            if isinstance(k, str):
+                if redact_text(k) != k:
+                    return True
+                if _SECRET_KEY.match(k) is not None and _hide(v) != v:
+                    return True
+            if holds_secret(v):
+                return True
+        return False
+    if isinstance(value, (list, tuple)):
+        return any(holds_secret(v) for v in value)
+    return False
+
+
+#: What :func:`may_hold_secret` looks for: a literal that every match of each pattern of
+#: :data:`_PATTERNS` contains (grouped: "sk-" is in every Anthropic key, "hook" in both
+#: webhooks), and, in the lower-cased text, a word that every match of the key-name and
+#: assignment rules contains (:data:`_ASSIGNED`, :data:`_AUTH_HEADER`, :data:`_BEARER`,
+#: :data:`_SECRET_KEY`). "token" is narrowed by :data:`_TOKEN_WORD`: token counts are common.
+_GATE_LITERALS = (b"-----BEGIN ", b"hook", b"whsec_", b"sk-", b"xox", b"pypi-", b"eyJ", b"github_pat_")
+#: Each opens with a literal, which re finds as fast as a substring test (an alternation of
+#: the two would not).
+_GATE_PATTERNS = (re.compile(rb"A(?:KIA|SIA|GPA|IDA|ROA|NPA|Iza)"), re.compile(rb"gh[pousr]_"),
+                  re.compile(rb"k_(?:live|test)_"))
+_KEY_WORDS = (b"passw", b"pwd", b"secret", b"private", b"authorization", b"credential", b"bearer")
+_KEY_PATTERN = re.compile(rb"api[_-]?key")
+_TOKEN_WORD = re.compile(rb"(?:access|auth|refresh|session)[_-]?token")
+_ESCAPE = re.compile(r"\\(?:u[0-9a-fA-F]{4}|.)")
+#: Bytes of base64 to 1, others to 0: a bare AWS key needs 40 ones in a row, which a
+#: substring test finds faster than the pattern can.
+_B64_BYTES = bytes(1 if chr(b).isascii() and (chr(b).isalnum() or chr(b) in "+/") else 0 for b in range(256))
+
+
+def _key_sized_run(ones: bytes) -> bool:
+    """Is there a run of 40 to 44 ones (a 40-character key, maybe after a JSON escape's
+    letter or ``\\uXXXX`` digits)? Substring searches only: longer runs (digests, blobs)
+    are skipped whole."""
+    forty = b"\x01" * 40
+    at = ones.find(forty)
+    while at != -1:   # the leftmost occurrence past the last run starts a run
+        end = ones.find(b"\x00", at)
+        end = len(ones) if end == -1 else end
+        if end - at <= 44:
+            return True
+        at = ones.find(forty, end)
+    return False
+
+
+def may_hold_secret(text: str | bytes) -> bool:
+    """A quick test of a JSON document's text: False means no string in the document (keys
+    included) is secret-shaped, so :func:`holds_secret` of the parsed document is False.
+
+    Only literal anchors and one pattern (for a bare AWS secret key), none of the context a
+    match needs: it errs towards True, and the caller then asks :func:`holds_secret`. The
+    anchors survive JSON escaping (none holds a quote, a backslash or a control character),
+    and the patterns fold case in ASCII only, as ``bytes.lower`` does. It works on the UTF-8
+    bytes, where a substring search runs several times faster than in a wide ``str``.
+
+    >>> may_hold_secret('{"args":{"id":"W1"},"passed":true}'), may_hold_secret('{"password":"x"}')
+    (False, True)
+    """
+    data = text.encode("utf-8", "surrogatepass") if isinstance(text, str) else text
+    if any(literal in data for literal in _GATE_LITERALS) or any(p.search(data) for p in _GATE_PATTERNS):
+        return True
+    if b"://" in data and b"@" in data:
+        return True
+    low = data.lower()
+    if (any(word in low for word in _KEY_WORDS) or _KEY_PATTERN.search(low)
+            or (b"token" in low and _TOKEN_WORD.search(low))):
+        return True
+    if not _key_sized_run(data.translate(_B64_BYTES)):
+        return False
+    text = data.decode("utf-8", "surrogatepass")
+    # An escape (\n, \u0009) would join its letter to a key after it: read it as a space.
+    for match in _AWS_SECRET.finditer(_ESCAPE.sub(" ", text) if "\\" in text else text):
+        key = match.group(0)
+        if any(c.isupper() for c in key) and any(c.islower() for c in key) and any(c.isdigit() for c in key):
+            return True
+    return False
+
+
+#: A query parameter of a connection URL that names a secret (``password``, ``sslpassword``…).
+_URL_PARAM = re.compile(r"(?ai)([?&;][^=&#\s]*(?:pass|secret|token|key)[^=&#\s]*=)([^&#\s]*)")
+
+
+def redact_url(url: str) -> str:
+    """A connection URL (a ``--ledger``) safe to print: its password and secret parameters hidden.
+
+    >>> redact_url("postgresql://fluke:s3cr3t@db.example:5432/runs?sslpassword=x&sslmode=require")
+    'postgresql://fluke:[REDACTED]@db.example:5432/runs?sslpassword=[REDACTED]&sslmode=require'
+    >>> redact_url("host=db user=fluke password=s3cr3t"), redact_url("runs/fluke.db")
+    ('host=db user=fluke password=[REDACTED]', 'runs/fluke.db')
+    """
+    url = redact_text(url)
+    if "?" not in url:
+        return url
+    return _URL_PARAM.sub(lambda m: m.group(1) + (_MARK if m.group(2) else ""), url)
