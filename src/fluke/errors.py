@@ -101,3 +101,14 @@ class EmptyLedgerError(LedgerError):
 
 class InputTypeError(InputError, TypeError):
     """Bad input of the wrong type: a value a run cannot hold, an agent's unusable return."""
+
+
+class ClaimFailed(FlukeError, AssertionError):
+    """A claim about runs did not hold (``fluke.expect``): the message says what it rests on.
+
+    ``claim`` is the :class:`fluke.analysis.Claim`; ``status`` is "fails" or "too small to tell".
+    """
+
+    def __init__(self, claim) -> None:
+        super().__init__(claim.message())
+        self.claim = claim

@@ -22,7 +22,7 @@ READ_VERBS: dict[str, list[str]] = {
     "runs": [], "export": [], "summary": [], "believe": [], "predict": [], "calibration": [],
     "compare": ["model=a", "model=b"], "fixcheck": ["model=a@0", "model=a@1"], "consistency": ["model=a"],
     "interval": [], "passk": [], "contrast": ["--factors", "memory,retry"], "unseal": ["abc123"],
-    "grade": ["--spec", "SPEC"], "report": ["--out", "OUT"], "leaderboard": [],
+    "grade": ["--spec", "SPEC"], "report": ["--out", "OUT"], "gate": ["RULE"], "leaderboard": [],
     "plan": ["--budget", "10", "--version", "model=a", "--bar", "0.9"],
 }
 
@@ -34,8 +34,15 @@ def spec(tmp_path):
     return str(path)
 
 
+def _rule(tmp_path) -> str:
+    path = tmp_path / "rule.yaml"
+    path.write_text("reliable: {bar: 0.5}\n", encoding="utf-8")
+    return str(path)
+
+
 def _args(verb: str, spec: str, tmp_path) -> list[str]:
-    return [spec if a == "SPEC" else str(tmp_path / "r.html") if a == "OUT" else a for a in READ_VERBS[verb]]
+    return [spec if a == "SPEC" else str(tmp_path / "r.html") if a == "OUT" else _rule(tmp_path) if a == "RULE"
+            else a for a in READ_VERBS[verb]]
 
 
 def _one_error_line(result) -> str:

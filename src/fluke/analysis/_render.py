@@ -15,7 +15,7 @@ s
 ───
 a|b
 >>> print(to_markdown(blocks))
-verdict: \\[red\\]x\\[/red\\] \\\\x1b\\[2J
+## verdict: \\[red\\]x\\[/red\\] \\\\x1b\\[2J
 <BLANKLINE>
 **t**
 <BLANKLINE>
@@ -170,13 +170,21 @@ def _md_line(line: Line) -> str:
 
 
 def to_markdown(blocks: Sequence[Block], *, all_rows: bool = False, limit: int = GITHUB_LIMIT) -> str:
-    """Blocks as GitHub Markdown, cut (with a count) to stay under ``limit`` characters."""
+    """Blocks as GitHub Markdown, cut (with a count) to stay under ``limit`` characters.
+
+    Written to be read in a pull request: the first line (the verdict) becomes a ``##`` heading
+    when the result does not open with one; empty lines are dropped (paragraphs separate).
+    """
     parts: list[str] = []
+    blocks = list(blocks)
+    if blocks and isinstance(blocks[0], Line) and blocks[0].plain().strip():
+        blocks[0] = Heading(blocks[0].plain().strip())
     for block in blocks:
         if isinstance(block, Heading):
             parts.append(f"{'#' * max(1, min(block.level, 6))} {md_escape(block.text)}\n\n")
         elif isinstance(block, Line):
-            parts.append(_md_line(block) + "\n\n")  # each line its own paragraph
+            if block.plain().strip():
+                parts.append(_md_line(block) + "\n\n")  # each line its own paragraph
         else:
             rows, hidden = _shown(block, all_rows)
             head = [md_escape(c.name) for c in block.columns]

@@ -16,14 +16,11 @@ from __future__ import annotations
 import dataclasses
 from typing import Any, Sequence
 
-from ..errors import InputError, LedgerError, SelectorError, UsageError
+from ..errors import EmptyLedgerError, InputError, SelectorError, UsageError
 
 
-class EmptyLedger(LedgerError):
-    """The ledger holds no runs (every verb that reads runs answers this the same way)."""
-
-    def __init__(self, what: str = "the ledger has no runs") -> None:
-        super().__init__(f"{what}; add some with: fluke ingest FILE")
+#: The ledger holds no runs: every verb that reads runs answers this the same way.
+EmptyLedger = EmptyLedgerError
 
 
 def versions(ledger) -> list:

@@ -127,3 +127,55 @@ def list_runs(ledger, *, version: str | None = None, scenario: str | None = None
         raise EmptyLedger()
     labels = {v.version: v.identity.label() for v in ledger_versions(ledger)}
     return RunsResult(runs, labels, total)
+
+
+@dataclass(frozen=True)
+class ExportReport(Result):
+    """What ``export`` wrote: how many runs, and how many of them hold secret-shaped values."""
+
+    kind = "export"
+    path: str
+    result: Any
+
+    def payload(self) -> dict[str, Any]:
+        return {"path": self.path, **self.result.to_dict()}
+
+    def blocks(self) -> list:
+        return [line(f"{self.path}: {self.result.describe()}")]
+
+
+def export(ledger, out: str = "-", *, redact: bool = False, scan: bool = True, version: str | None = None,
+           scenario: str | None = None, condition: str | None = None, since: str | None = None,
+           until: str | None = None) -> ExportReport:
+    """Write runs as fluke JSONL to ``out`` (a path, or ``-`` for standard output).
+
+    Lossless unless ``redact``: the file re-ingests to the same content hashes. The report says
+    how many runs hold secret-shaped values; ``redact=True`` writes those redacted (and their
+    hashes change). A file is written whole or not at all.
+    """
+    import sys
+    from pathlib import Path
+
+    from ..errors import UsageError
+    from ..ledger import export_runs
+
+    chosen = select_versions(ledger, version)
+    if chosen is None:
+        require_runs(ledger)
+    filters = dict(version=chosen, scenario=scenario, condition=condition, since=since, until=until)
+    if out == "-":
+        result = export_runs(ledger, sys.stdout.buffer, redact=redact, scan=scan, **filters)
+        return ExportReport("standard output", result)
+    path = Path(out)
+    if path.is_dir():
+        raise UsageError(f"-o {out}: is a folder; name a file to write")
+    if not path.parent.exists():
+        raise UsageError(f"-o {out}: the folder {path.parent} does not exist (create it first)")
+    part = path.with_name(path.name + ".part")
+    try:
+        with open(part, "wb") as stream:
+            result = export_runs(ledger, stream, redact=redact, scan=scan, **filters)
+        part.replace(path)
+    finally:
+        part.unlink(missing_ok=True)
+    return ExportReport(str(path), result)

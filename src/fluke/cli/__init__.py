@@ -41,6 +41,7 @@ VERBS: dict[str, str] = {
     "run": "fluke.cli._run:run",
     "report": "fluke.cli._report:report",
     "demo": "fluke.cli._demo:demo",
+    "gate": "fluke.cli._gate:gate",
     "leaderboard": "fluke.cli._many:leaderboard",
     "plan": "fluke.cli._many:plan",
 }

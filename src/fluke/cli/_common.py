@@ -15,7 +15,7 @@ from typing import Any, Iterator
 
 import click
 
-from ..errors import FlukeError, LedgerError
+from ..errors import FlukeError
 
 #: Verbs that may create a ledger that does not exist yet; every other verb refuses a missing one.
 #: ``seal`` is among them: a pre-registration is written before the runs it governs.
@@ -44,11 +44,7 @@ class Context:
         if self._ledger is None:
             from ..ledger import open_ledger
 
-            url = self.ledger_url
-            if not self.creates and "://" not in url and url != ":memory:" and not os.path.exists(url):
-                raise LedgerError(f"no ledger at {url} (add runs to a new one with: fluke --ledger {url} "
-                                  "ingest FILE)")
-            self._ledger = open_ledger(url)
+            self._ledger = open_ledger(self.ledger_url, create=self.creates)
         return self._ledger
 
     def emit(self, result) -> None:

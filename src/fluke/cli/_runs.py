@@ -8,7 +8,6 @@ from typing import Any, Callable
 import click
 import orjson
 
-from ..record import Run, run_schema
 from ..errors import UsageError
 from ._common import Context, output_options, pass_context
 
@@ -24,14 +23,6 @@ def _filters(func: Callable) -> Callable:
         func = option(func)
     return func
 
-
-def _query(ctx: Context, **filters: Any) -> dict[str, Any]:
-    selector = filters.get("version")
-    if selector:
-        filters["version"] = ctx.ledger().select_versions(selector)
-        if not filters["version"]:
-            ctx.ledger().resolve_version(selector)  # raises, listing what the ledger has
-    return filters
 
 
 @click.command()
@@ -53,24 +44,27 @@ def runs(ctx: Context, limit: int | None, **filters: Any) -> None:
 
 @click.command()
 @_filters
-@click.option("--output", "-o", type=click.Path(dir_okay=False, writable=True), default="-",
-              help="Write here instead of standard output.")
+@click.option("--output", "-o", type=click.Path(), default="-", help="Write here instead of standard output.")
+@click.option("--redact", is_flag=True, help="Write secret-shaped values redacted (those runs' hashes change).")
+@click.option("--no-scan", is_flag=True, help="Do not look for secret-shaped values (a plain, faster copy).")
 @pass_context
-def export(ctx: Context, output: str, **filters: Any) -> None:
+def export(ctx: Context, output: str, redact: bool, no_scan: bool, **filters: Any) -> None:
     """Write runs as fluke JSONL, which re-ingests to the same content hashes.
+
+    Says (on stderr) how many runs hold secret-shaped values; --redact writes them redacted.
 
     \b
     Example:
       fluke export --version model=gpt-4o -o gpt-4o.jsonl && fluke --ledger copy.db ingest gpt-4o.jsonl
     """
-    ledger = ctx.ledger()
-    stream = sys.stdout.buffer if output == "-" else open(output, "wb")
-    try:
-        for run in ledger.runs(**_query(ctx, **filters)):
-            stream.write(orjson.dumps(run.model_dump(mode="json")) + b"\n")
-    finally:
-        if stream is not sys.stdout.buffer:
-            stream.close()
+    from ..analysis import export as write
+
+    if redact and no_scan:
+        raise UsageError("--redact needs the scan: drop --no-scan")
+    report = write(ctx.ledger(), output, redact=redact, scan=not no_scan, **filters)
+    from ..format import safe
+
+    click.echo(safe(f"fluke: {report.blocks()[0].plain()}", newlines=False), err=True)
 
 
 @click.command()
@@ -97,6 +91,8 @@ def runs_document_schema() -> dict[str, Any]:
     >>> runs_document_schema()["properties"]["format_version"]["const"]
     1
     """
+    from ..record import run_schema
+
     run = run_schema()
     defs = run.pop("$defs", {})
     defs["Run"] = run
@@ -128,8 +124,10 @@ def schema(what: str) -> None:
       fluke schema > run.schema.json
       fluke schema runs > runs.schema.json
     """
+    from ..record import run_schema
+
     doc = run_schema() if what == "run" else runs_document_schema()
     sys.stdout.write(orjson.dumps(doc, option=orjson.OPT_INDENT_2).decode() + "\n")
 
 
-__all__ = ["export", "runs", "schema", "summary", "Run"]
+__all__ = ["export", "runs", "schema", "summary"]

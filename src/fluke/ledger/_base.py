@@ -179,6 +179,10 @@ class Ledger:
             if name in applied:
                 continue
             with self.atomic():
+                # Another process (an xdist worker opening the same new file) may have applied it
+                # between our read of ``applied`` and taking the write lock: check again under it.
+                if self.query("SELECT 1 FROM migrations WHERE name = ?", (name,)):
+                    continue
                 for step in statements:
                     if callable(step):
                         step(self)
@@ -480,6 +484,11 @@ class Ledger:
 
 
 def _matches(component: Any, wanted: str) -> bool:
+    """Whether an identity component matches a selector value (``*`` matches any characters)."""
+    if "*" in wanted and isinstance(component, str):
+        import fnmatch
+
+        return fnmatch.fnmatchcase(component, wanted.replace("[", "[[]"))
     if isinstance(component, str):
         return component == wanted
     if isinstance(component, dict):

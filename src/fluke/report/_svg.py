@@ -18,6 +18,7 @@ import math
 from dataclasses import dataclass
 from typing import Any
 
+from ..format import visible
 from ..format import fmt_count_share, fmt_p, fmt_pct, fmt_prob  # noqa: F401  (the report's formatters)
 
 
@@ -27,7 +28,7 @@ def esc(value: Any) -> str:
     >>> esc('a"<&>')
     'a&quot;&lt;&amp;&gt;'
     """
-    return html.escape(str(value), quote=True)
+    return html.escape(visible(str(value)), quote=True)  # control characters shown, never kept raw
 
 
 def _num(value: float) -> str:

@@ -8,7 +8,7 @@ change, and the simulated support agent (memory × retry, planted effects, rando
 0.15
 """
 
-from ._desk import DESK_SPEC, SupportDesk, support_desk
+from ._desk import DESK_SPEC, SupportDesk, desk_agent, support_desk
 from ._null import NullPairs, NullRun, calibrate_null, null_pairs
 from ._staged import (BASELINE_RATES, STAGES, PlantedChange, StagedArm, draw_arm, draw_failures,
                       plant_change, verify_seal)
@@ -17,5 +17,5 @@ from ._support import SupportStudy, simulate_support
 __all__ = [
     "BASELINE_RATES", "DESK_SPEC", "STAGES", "SupportDesk", "NullPairs", "NullRun", "PlantedChange", "StagedArm", "SupportStudy",
     "calibrate_null", "draw_arm", "draw_failures", "null_pairs", "plant_change", "simulate_support",
-    "support_desk", "verify_seal",
+    "support_desk", "verify_seal", "desk_agent",
 ]

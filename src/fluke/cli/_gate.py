@@ -1,0 +1,43 @@
+"""``fluke gate RULE``: a declared decision rule checked on the ledger (exit 0 holds, 1 not, 2 bad input)."""
+
+from __future__ import annotations
+
+import sys
+
+import click
+
+from ._common import Context, output_options, pass_context
+
+
+@click.command()
+@click.argument("rule", type=click.Path(dir_okay=False))
+@click.option("--version", "version", default=None, help="Judge this version (a selector), not the rule's.")
+@click.option("--baseline", default=None, help="Compare against this version (a selector), not the rule's.")
+@click.option("--seal", "do_seal", is_flag=True,
+              help="Seal the rule file in the ledger now, before the runs it will judge (then exit 0).")
+@output_options
+@pass_context
+def gate(ctx: Context, rule: str, version: str | None, baseline: str | None, do_seal: bool) -> None:
+    """Check a decision rule (YAML or TOML) on the ledger; list every reason it does not hold.
+
+    Exit 0 when every check holds, 1 when one does not (or is too small to tell), 2 on a bad rule.
+
+    \b
+    Example:
+      fluke --ledger fluke-demo/fluke.db gate release.yaml --format markdown
+      fluke gate examples/ci/gate.yaml --version harness=$HEAD_SHA --baseline harness=$BASE_SHA
+    """
+    from .. import analysis
+
+    if do_seal:
+        ctx.creates = True  # a seal comes before any run
+        ctx.emit(analysis.seal_gate(ctx.ledger, rule))
+        return
+    # the rule is validated before the ledger is opened
+    result = analysis.gate(ctx.ledger, rule, version=version, baseline=baseline)
+    ctx.emit(result)
+    if not result.holds:
+        sys.exit(1)
+
+
+__all__ = ["gate"]

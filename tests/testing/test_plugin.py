@@ -1,0 +1,177 @@
+"""The pytest plugin, run by pytest's own ``pytester`` on fluke's simulated support desk.
+
+Each inner session writes its runs to a real SQLite ledger in its own folder; the assertions
+read that ledger back (run counts) and the inner session's output (the claim, the reasons,
+the runs needed). The figures the messages print are checked against scipy's Beta.
+"""
+
+from __future__ import annotations
+
+import importlib.util
+import re
+import sqlite3
+
+import pytest
+from scipy import stats
+
+HEADER = '''
+import pytest
+import fluke
+from fluke.simulate import desk_agent
+
+CASES = [{"scenario": f"refund/{i}", "input": {"scenario": i}} for i in range(3)]
+'''
+
+
+def _runs_in(path) -> int:
+    with sqlite3.connect(path) as conn:
+        return conn.execute("SELECT COUNT(*) FROM runs").fetchone()[0]
+
+
+def _inner(pytester, body: str, *args: str):
+    pytester.makepyfile(test_agent=HEADER + body)
+    ledger = pytester.path / "ledger.db"
+    return pytester.runpytest_subprocess("--fluke-ledger", str(ledger), "-p", "no:cacheprovider", *args), ledger
+
+
+def test_a_reliable_case_passes_and_the_session_summary_lists_the_claim(pytester):
+    result, ledger = _inner(pytester, '''
+@pytest.mark.fluke(k=40, identity={"model": "desk", "harness": "reliable"})
+def test_reliable(fluke_runs):
+    runs = fluke_runs(desk_agent(slips=False), CASES)
+    fluke.expect(runs).reliable(bar=0.6, prob=0.95)
+''')
+    result.assert_outcomes(passed=1)
+    out = result.stdout.str()
+    assert "fluke: what the runs let you believe" in out
+    assert "120 runs in 1 batches (120 new" in out
+    assert re.search(r"HOLDS\s+test_agent.py::test_reliable: P\(θ > 0.6\) ≥ 0.95 on every scenario", out)
+    assert _runs_in(ledger) == 3 * 40
+
+
+def test_an_unreliable_case_fails_with_the_claim_and_what_it_rests_on(pytester):
+    # check_policy fails 15 × 4% = 60% of the time: the desk passes about 36% of unique-name cases.
+    result, ledger = _inner(pytester, '''
+@pytest.mark.fluke(k=40, identity={"model": "desk", "harness": "broken"})
+def test_unreliable(fluke_runs):
+    runs = fluke_runs(desk_agent(planted_factor=15), CASES)
+    fluke.expect(runs).reliable(bar=0.6, prob=0.95)
+''')
+    result.assert_outcomes(failed=1)
+    out = result.stdout.str()
+    assert "ClaimFailed: fluke claim FAILS: P(θ > 0.6) ≥ 0.95 on every scenario" in out
+    fails = re.findall(r"fails: (refund/\d): P\(θ > 0.6\) = (\S+) from (\d+)/40 runs passed; the runs put it below",
+                       out)
+    assert len(fails) == 3
+    for _, shown, passes in fails:  # the printed posterior is the uniform-prior Beta's tail
+        expected = stats.beta(1 + int(passes), 1 + 40 - int(passes)).sf(0.6)
+        assert shown == "<0.001" if expected < 0.001 else abs(float(shown) - expected) < 5e-4
+    assert "rests on: " in out and "runs passed over 3 scenario cells of version" in out
+    assert "prior uniform Beta(1, 1); bar 0.6" in out
+    assert re.search(r"FAILS\s+test_agent.py::test_unreliable", out)  # and in the session summary
+    assert _runs_in(ledger) == 120
+
+
+def test_a_too_small_case_says_how_many_runs_it_would_need(pytester):
+    result, _ = _inner(pytester, '''
+def test_small(fluke_runs):
+    runs = fluke_runs(desk_agent(slips=False), [{"scenario": "refund/0", "input": {"scenario": 0}}], k=3,
+                      identity={"model": "desk", "harness": "small"}, seed=4)
+    assert [r.outcome.passed for r in runs.runs] == [True, True, True]
+    fluke.expect(runs).reliable(bar=0.9, prob=0.95)
+''')
+    result.assert_outcomes(failed=1)
+    out = result.stdout.str()
+    # 3 of 3 under a uniform prior: Beta(4, 1); P(θ > 0.9) = 1 − 0.9⁴ = 0.344; certified at
+    # P ≥ 0.95 after m more clean runs when 1 − 0.9^(4+m) ≥ 0.95, i.e. m = 25.
+    p = 1 - 0.9 ** 4
+    m = next(m for m in range(100) if 1 - 0.9 ** (4 + m) >= 0.95)
+    assert "fluke claim TOO SMALL TO TELL" in out
+    assert f"P(θ > 0.9) = {p:.3f} from 3/3 runs passed; about {m} more clean runs would be needed" in out
+    assert re.search(r"TOO SMALL\s+test_agent.py::test_small", out)
+
+
+def test_luck_and_the_gate_use_the_spec_and_an_async_agent_is_awaited(pytester):
+    result, ledger = _inner(pytester, '''
+from fluke.simulate import DESK_SPEC
+
+agent = desk_agent()
+
+async def async_agent(text, *, trial, rng):
+    return agent(text, trial=trial, rng=rng)
+
+@pytest.mark.fluke(k=30, identity={"model": "desk", "harness": "async"}, spec=DESK_SPEC)
+def test_luck(fluke_runs):
+    runs = fluke_runs(async_agent, CASES)
+    assert len(runs) == 90 and all(r.error is None for r in runs.runs)
+    fluke.expect(runs).luck_at_most(0.9)
+
+@pytest.mark.fluke(k=30, identity={"model": "desk", "harness": "async"}, spec=DESK_SPEC)
+def test_luck_strict(fluke_runs):
+    fluke.expect(fluke_runs(async_agent, CASES)).luck_at_most(0.001)
+''')
+    result.assert_outcomes(passed=1, failed=1)
+    out = result.stdout.str()
+    assert "fluke claim FAILS: luck rate ≤ 0.001" in out or "fluke claim TOO SMALL TO TELL: luck rate ≤ 0.001" in out
+    # the second test asked for the same identity's runs: none run twice
+    assert "90 runs in 2 batches" not in out and "180 runs in 2 batches (90 new, 90 already in the ledger)" in out
+    assert _runs_in(ledger) == 90
+
+
+def test_not_worse_than_a_baseline_reads_the_comparison(pytester):
+    result, _ = _inner(pytester, '''
+@pytest.mark.fluke(k=40)
+def test_baseline(fluke_runs):
+    fluke_runs(desk_agent(), CASES, identity={"model": "desk-v1"})
+
+@pytest.mark.fluke(k=40)
+def test_candidate_is_worse(fluke_runs):
+    runs = fluke_runs(desk_agent(planted_factor=12), CASES, identity={"model": "desk-v2"})
+    fluke.expect(runs).not_worse_than("model=desk-v1")
+''', "-p", "no:randomly")
+    result.assert_outcomes(passed=1, failed=1)
+    out = result.stdout.str()
+    assert "fluke claim FAILS: version" in out and "is not worse than model=desk-v1" in out
+    assert re.search(r"different: B − A = -\d+\.\d points", out)  # B's pass rate is lower
+    assert "detection limit: could not have detected a difference below" in out and "points (ceiling 5)" in out
+
+
+def test_a_bad_marker_keyword_is_a_usage_error(pytester):
+    result, _ = _inner(pytester, '''
+@pytest.mark.fluke(k=3, identiy={"model": "x"})
+def test_typo(fluke_runs):
+    fluke_runs(desk_agent(), CASES)
+''')
+    assert "unknown keyword 'identiy'" in result.stdout.str() + result.stderr.str()
+
+
+def test_a_session_that_does_not_use_fluke_prints_nothing_and_writes_no_ledger(pytester):
+    pytester.makepyfile(test_plain="import sys\n\ndef test_x():\n"
+                                   "    assert 'fluke.testing.plugin' in sys.modules  # loaded by its entry point\n"
+                                   "    assert not {'fluke.analysis', 'fluke.runner', 'fluke.ledger'} & set(sys.modules)\n")
+    result = pytester.runpytest_subprocess("-p", "no:cacheprovider")
+    result.assert_outcomes(passed=1)
+    assert "fluke:" not in result.stdout.str() and "claims" not in result.stdout.str()
+    assert not (pytester.path / "fluke.db").exists()
+
+
+@pytest.mark.skipif(importlib.util.find_spec("xdist") is None, reason="pytest-xdist is not installed")
+def test_under_xdist_no_run_is_lost_or_doubled(pytester):
+    body = "".join(f'''
+@pytest.mark.fluke(k=15, identity={{"model": "desk", "harness": "xdist"}})
+def test_case_{i}(fluke_runs):
+    runs = fluke_runs(desk_agent(slips=False), [{{"scenario": "refund/{i}", "input": {{"scenario": {i}}}}}])
+    fluke.expect(runs).reliable(bar=0.5, prob=0.95)
+''' for i in range(6))
+    result, ledger = _inner(pytester, body, "-n", "2")
+    result.assert_outcomes(passed=6)
+    out = result.stdout.str()
+    assert "90 runs in 6 batches (90 new" in out and "6 claims: 6 holds" in out
+    with sqlite3.connect(ledger) as conn:
+        rows = conn.execute("SELECT scenario, COUNT(*) FROM runs GROUP BY scenario ORDER BY scenario").fetchall()
+    assert rows == [(f"refund/{i}", 15) for i in range(6)]
+    # a second session over the same ledger finds every run already there and runs none again
+    again = pytester.runpytest_subprocess("--fluke-ledger", str(ledger), "-p", "no:cacheprovider", "-n", "2")
+    again.assert_outcomes(passed=6)
+    assert "90 runs in 6 batches (0 new, 90 already in the ledger)" in again.stdout.str()
+    assert _runs_in(ledger) == 90
