@@ -80,7 +80,8 @@ def _verbs(folder) -> list[list[str]]:
             ["grade", "--spec", spec, "--violations", "--no-store"], ["report", "--out", str(folder / "r.html")],
             ["leaderboard", "--replicates", "100", "--all",
              *(Identity(model=f"{v} {HOSTILE[0]} {next(iter(SECRETS))}").version[:12] for v in "ab")],
-            ["plan", "--budget", "20", "--version", "model=a*", "--against", "model=b*"]]
+            ["plan", "--budget", "20", "--version", Identity(model=f"a {HOSTILE[0]} {next(iter(SECRETS))}").version[:12],
+             "--against", Identity(model=f"b {HOSTILE[0]} {next(iter(SECRETS))}").version[:12]]]
 
 
 def _check_bytes(text: str, where: str) -> None:
