@@ -9,18 +9,14 @@ from click.testing import CliRunner
 from statsmodels.duration.survfunc import survdiff
 
 from fluke.cli import VERBS, group, main
-from fluke.comparison import detection_limit
 from fluke.ledger import open_ledger
 from fluke.simulate import STAGES
 
-from ._oracles import hr_limit, logrank_by_loop
+from ._oracles import logrank_by_loop
 from ._realdata import (
     FINE_TUNED,
     TAU1_AIRLINE,
-    TAU2_FILES,
-    TAU2_RESULTS,
     need,
-    tau1_airline_runs,
     tau2_runs,
 )
 

@@ -12,7 +12,7 @@ import pytest
 
 from fluke.errors import SpecError
 from fluke.grading import RunGrade, gate, grade_run, load_spec, luck_rate, pair_ordered, pair_unordered
-from fluke.record import GoldCall, Outcome, Run, ToolCall, UserMessage
+from fluke.record import GoldCall, Outcome, Run, ToolCall
 
 from .build import call, checks, run_of, user
 

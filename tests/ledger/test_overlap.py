@@ -58,19 +58,17 @@ def test_a_minority_overlap_is_no_warning(ledger, tmp_path):
     assert ledger.ingest(read_file(b)).warnings == ()
 
 
-def test_large_ingests_through_the_writer_process_warn_too(ledger, tmp_path, monkeypatch):
-    # small batches and a low hand-over point send this ingest down the piped-writer path
+def test_large_ingests_written_batch_by_batch_warn_too(ledger, tmp_path, monkeypatch):
+    # small batches and a low hold point make this ingest write each batch as it is built
     import fluke.ledger._ingest as ingest_module
 
     monkeypatch.setattr(ingest_module, "BATCH", 3)
-    monkeypatch.setattr(ledger, "PIPE_AFTER", 3)
+    monkeypatch.setattr(ledger, "HOLD_RUNS", 3)
     outcomes = [i % 3 == 0 for i in range(12)]
     a = _results(tmp_path / "agent-a", outcomes)
     b = _results(tmp_path / "agent-b", outcomes)
     assert ledger.ingest(read_file(a)).added == 12
-    ledger.settle()
     second = ledger.ingest(read_file(b))
-    ledger.settle()
     assert second.skipped == 12
     [warning] = second.warnings
     assert (warning.checked, warning.already) == (12, 12)

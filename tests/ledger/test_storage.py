@@ -1,10 +1,9 @@
-"""How runs are stored: content bytes, keys, the writer process, counts, and migration 0002."""
+"""How runs are stored: content bytes, keys, batches written as they are built, counts, and migration 0002."""
 
 from __future__ import annotations
 
 import hashlib
 import random
-from pathlib import Path
 
 import orjson
 import pytest
@@ -12,7 +11,7 @@ import pytest
 from fluke.adapters import read_file
 from fluke.errors import FlukeError, LedgerError
 from fluke.ledger import open_ledger
-from fluke.ledger import _base, _writer
+from fluke.ledger import _base
 from fluke.ledger._rows import hash_key
 from fluke.record import (AgentMessage, Identity, Outcome, Run, Source, ToolCall, UserMessage,
                           canonical_json, content_json)
@@ -76,46 +75,44 @@ def test_a_stored_body_is_the_hashed_content(ledger):
 
 
 @pytest.fixture
-def piped(tmp_path, monkeypatch):
-    """A SQLite ledger whose every ingest past its first batch goes to the writer process."""
-    ledger = open_ledger(str(tmp_path / "piped.db"))
-    ledger.PIPE_AFTER = 1
-    used = []
-    original = ledger._piped_writer
-    ledger._piped_writer = lambda: used.append(original()) or used[-1]
-    ledger.used = used
+def streaming(ledger_url):
+    """A ledger (on each backend) whose every ingest opens its transaction after its first
+    batch and writes each later batch as it is built, instead of holding them."""
+    ledger = open_ledger(ledger_url)
+    ledger.HOLD_RUNS = 1
     yield ledger
     ledger.close()
 
 
-def test_a_large_ingest_through_the_writer_process_counts_exactly(piped):
+def test_a_large_ingest_written_batch_by_batch_counts_exactly(streaming):
     runs = _runs(12_000)
     again = runs[:300] + runs[-5:]
-    result = piped.ingest(runs + again)          # repeats inside one ingest
-    assert len(piped.used) == 1 and piped.used[0].wait() == 0
+    result = streaming.ingest(runs + again)          # repeats inside one ingest, across batches
     assert (result.added, result.skipped) == (12_000, len(again))
-    assert _counts(piped) == _tally(runs)
+    assert _counts(streaming) == _tally(runs)
     more = _runs(6_000, seed=1)
-    result = piped.ingest(runs[5_000:11_000] + more)   # half stored already
+    result = streaming.ingest(runs[5_000:11_000] + more)   # half stored already
     assert (result.added, result.skipped) == (len({r.hash for r in more} - {r.hash for r in runs}),
                                               6_000 + 6_000 - result.added)
-    assert _counts(piped) == _tally(runs + more)
-    assert piped.count() == len({r.hash for r in runs + more})
-    assert sorted(r.hash for r in piped.runs()) == sorted({r.hash for r in runs + more})
+    assert _counts(streaming) == _tally(runs + more)
+    assert streaming.count() == len({r.hash for r in runs + more})
+    assert sorted(r.hash for r in streaming.runs()) == sorted({r.hash for r in runs + more})
 
 
-def test_a_failure_during_a_piped_ingest_keeps_nothing(piped):
-    piped.ingest(_runs(10))
+def test_a_failure_after_batches_were_written_keeps_nothing(streaming):
+    streaming.ingest(_runs(10))
+    written = []
 
     def broken():
         yield from _runs(11_000, seed=2)
+        written.append(streaming.query("SELECT COUNT(*) FROM runs")[0][0])   # inside the transaction
         raise ValueError("record 11001 is bad")
 
     with pytest.raises(ValueError, match="record 11001"):
-        piped.ingest(broken())
-    assert piped.used and piped.used[0]._proc.returncode is not None
-    assert piped.count() == 10 and piped.query("SELECT COUNT(*) FROM runs")[0][0] == 10
-    assert sum(c.trials for c in piped.counts()) == 10
+        streaming.ingest(broken())
+    assert written and written[0] > 10          # batches had been written before the failure
+    assert streaming.count() == 10 and streaming.query("SELECT COUNT(*) FROM runs")[0][0] == 10
+    assert sum(c.trials for c in streaming.counts()) == 10
 
 
 def _forge_collision(ledger, victim: Run, other: Run) -> None:
@@ -135,12 +132,12 @@ def test_two_runs_sharing_a_key_are_refused(ledger):
     assert ledger.query("SELECT COUNT(*) FROM runs")[0][0] == 1
 
 
-def test_two_runs_sharing_a_key_are_refused_by_the_writer_process(piped):
+def test_two_runs_sharing_a_key_are_refused_in_a_later_batch(streaming):
     runs = _runs(6_000, seed=4)
-    _forge_collision(piped, runs[-1], runs[0])
+    _forge_collision(streaming, runs[-1], runs[0])
     with pytest.raises(LedgerError, match="first 64 bits"):
-        piped.ingest(runs)
-    assert piped.used and piped.query("SELECT COUNT(*) FROM runs")[0][0] == 1
+        streaming.ingest(runs)
+    assert streaming.query("SELECT COUNT(*) FROM runs")[0][0] == 1
 
 
 def _old_row(run: Run, recorded_at: str) -> tuple:
@@ -202,14 +199,3 @@ def test_migration_0002_refuses_a_run_changed_outside_fluke(ledger_url, monkeypa
     with open_ledger(ledger_url) as old:
         assert old.migrations() == ["0001_runs_versions_documents_grades"]
         assert old.query("SELECT COUNT(*) FROM runs")[0][0] == 5
-
-
-def test_the_writer_module_starts_without_pydantic():
-    import subprocess
-    import sys
-
-    code = "import sys, fluke.ledger._writer; print('pydantic' in sys.modules)"
-    root = Path(_writer.__file__).resolve().parents[2]
-    out = subprocess.run([sys.executable, "-c", code], capture_output=True, text=True, check=True,
-                         env={"PYTHONPATH": str(root), "PATH": ""})
-    assert out.stdout.strip() == "False"

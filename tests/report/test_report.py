@@ -14,7 +14,7 @@ from scipy.stats import beta
 
 from fluke.cli import group
 from fluke.ledger import open_ledger
-from fluke.ledger import CountRow, open_ledger
+from fluke.ledger import CountRow
 from fluke.record import Outcome, Run, ToolCall, UserMessage, redact
 from fluke.report import (
     SECTIONS,

@@ -9,7 +9,6 @@ from __future__ import annotations
 import json
 import math
 
-import numpy as np
 import pytest
 from click.testing import CliRunner
 from scipy.stats import norm

@@ -8,8 +8,10 @@ fluke.errors.InputError: r.json: record 3: field reward: expected a number, got 
 
 from __future__ import annotations
 
+import contextlib
 import datetime as _dt
-from typing import Any
+import reprlib
+from typing import Any, Iterator
 
 from pydantic import ValidationError
 
@@ -58,6 +60,15 @@ def field_list(obj: Any, key: str, *, file: str, record: str, prefix: str = "") 
     return value
 
 
+def field_value(obj: Any, key: str, *, file: str, record: str, prefix: str = "") -> Any:
+    """``obj[key]`` of any type, or an InputError naming the field when it is absent.
+
+    >>> field_value({"task_id": 7}, "task_id", file="t.json", record="record 0")
+    7
+    """
+    return _require(obj, key, file, record, prefix)
+
+
 def _require(obj: Any, key: str, file: str, record: str, prefix: str) -> Any:
     if not isinstance(obj, dict):
         raise InputError(file, record, prefix.rstrip(".") or None, f"expected an object, got {type(obj).__name__}")
@@ -84,38 +95,128 @@ def as_dict(value: Any) -> dict:
     return value if isinstance(value, dict) else {}
 
 
+def expect_dict(value: Any, *, file: str | None, record: str | None, field: str) -> dict:
+    """``value`` when it is an object, ``{}`` when it is null or absent, else an InputError.
+
+    >>> expect_dict(None, file="f", record="r", field="info"), expect_dict({"a": 1}, file="f", record="r", field="info")
+    ({}, {'a': 1})
+    """
+    if value is None:
+        return {}
+    if not isinstance(value, dict):
+        raise InputError(file, record, field, f"expected an object, got {_kind(value)}")
+    return value
+
+
+def expect_list(value: Any, *, file: str | None, record: str | None, field: str) -> list:
+    """``value`` when it is a list, ``[]`` when it is null or absent, else an InputError.
+
+    >>> expect_list(3, file="f", record="r", field="tool_calls")
+    Traceback (most recent call last):
+    ...
+    fluke.errors.InputError: f: r: field tool_calls: expected a list, got a number (3)
+    """
+    if value is None:
+        return []
+    if not isinstance(value, list):
+        raise InputError(file, record, field, f"expected a list, got {_kind(value)}")
+    return value
+
+
+def as_str(value: Any) -> str | None:
+    """``value`` when it is a string, else None (for optional names a file may garble).
+
+    >>> as_str("gpt-4o"), as_str(["gpt-4o"])
+    ('gpt-4o', None)
+    """
+    return value if isinstance(value, str) else None
+
+
+def _kind(value: Any) -> str:
+    if isinstance(value, bool):
+        return f"a boolean ({value})"
+    if isinstance(value, (int, float)):
+        return f"a number ({value})"
+    if isinstance(value, str):
+        return f"a string ({short(value)})"
+    return {"dict": "an object", "list": "a list", "NoneType": "null"}.get(type(value).__name__,
+                                                                          type(value).__name__)
+
+
+_SHORT = reprlib.Repr()
+_SHORT.maxstring, _SHORT.maxother, _SHORT.maxlevel = 60, 60, 3
+
+
+def short(value: Any) -> str:
+    """A short ``repr`` for an error message, safe on values nested any depth.
+
+    >>> short("x" * 100)[:12], short([[[[[1]]]]])
+    ("'xxxxxxxxxxx", '[[[[...]]]]')
+    """
+    return _SHORT.repr(value)
+
+
+@contextlib.contextmanager
+def building(file: str | None, record: str | None) -> Iterator[None]:
+    """Turn what goes wrong while a run is built from a record into an :class:`InputError`
+    naming the file and the record: a value the run model refuses (with its field), and
+    a record nested too deep to walk.
+
+    >>> from fluke.record import ToolCall
+    >>> with building("f.json", "record 2"):
+    ...     ToolCall(tool="t", call_id=True)
+    Traceback (most recent call last):
+    ...
+    fluke.errors.InputError: f.json: record 2: field call_id: Input should be a valid string, got True (fix the record and ingest again)
+    """
+    try:
+        yield
+    except ValidationError as exc:
+        raise validation_error(exc, file=file, record=record) from None
+    except RecursionError:
+        raise InputError(file, record, None, "is nested too deep to read",
+                         hint="fluke reads records nested up to a few hundred levels") from None
+
+
 def epoch(iso: Any) -> float | None:
     """An ISO-8601 timestamp as seconds since the epoch (naive times are taken as UTC)."""
     if not isinstance(iso, str):
         return None
     try:
         stamp = _dt.datetime.fromisoformat(iso.replace("Z", "+00:00"))
-    except ValueError:
+        if stamp.tzinfo is None:
+            stamp = stamp.replace(tzinfo=_dt.timezone.utc)
+        return stamp.timestamp()
+    except (ValueError, OverflowError):   # not a time, or out of range (year 1 in a far time zone)
         return None
-    if stamp.tzinfo is None:
-        stamp = stamp.replace(tzinfo=_dt.timezone.utc)
-    return stamp.timestamp()
 
 
 def build_run(fields: dict[str, Any], *, file: str, record: str) -> Run:
     """Validate ``fields`` into a Run; a validation error names the file, record and field."""
-    try:
+    with building(file, record):
         return Run.model_validate(fields)
-    except ValidationError as exc:
-        raise validation_error(exc, file=file, record=record) from None
 
 
 def validation_error(exc: ValidationError, *, file: str, record: str) -> InputError:
     """The first problem in a pydantic error, as an :class:`InputError`."""
     err = exc.errors()[0]
     field = ".".join(str(p) for p in err["loc"]) or None
-    message = err["msg"]
-    if err.get("input") is not None and err["type"] not in ("missing",):
-        message += f", got {err['input']!r}"[:120]
+    message = err["msg"].removeprefix("Value error, ")
+    if err.get("input") is not None and err["type"] not in ("missing", "value_error"):
+        message += f", got {short(err['input'])}"[:120]
     return InputError(file, record, field, message, hint="fix the record and ingest again")
 
 
-def with_identity(identity: dict[str, Any], supplied: dict[str, Any]) -> dict[str, Any]:
+def with_identity(identity: dict[str, Any], supplied: dict[str, Any], *, file: str | None = None,
+                  record: str | None = None) -> dict[str, Any]:
     """The identity the file gives, with fields the user supplied filling what it lacks
-    (:meth:`fluke.record.Identity.filled`), as a dict for the run being built."""
-    return Identity.model_validate(identity).filled(supplied).model_dump(mode="json")
+    (:meth:`fluke.record.Identity.filled`), as a dict for the run being built.
+
+    A field the file garbles is an :class:`InputError` naming ``identity.<field>``.
+    """
+    try:
+        return Identity.model_validate(identity).filled(supplied).model_dump(mode="json")
+    except ValidationError as exc:
+        err = validation_error(exc, file=file, record=record)
+        raise InputError(file, record, f"identity.{err.field}" if err.field else "identity", err.message,
+                         hint="fix the value, or give it with --identity") from None

@@ -15,9 +15,14 @@ from __future__ import annotations
 
 from typing import Any
 
+from ..errors import InputError
 
-class FlattedError(ValueError):
-    """The array is not a valid flatted document."""
+
+class FlattedError(InputError):
+    """The array is not a valid flatted document (the n8n reader names the file and record)."""
+
+    def __init__(self, message: str) -> None:
+        super().__init__(None, None, None, message)
 
 
 def looks_flatted(doc: Any) -> bool:
@@ -25,7 +30,7 @@ def looks_flatted(doc: Any) -> bool:
     if not isinstance(doc, list) or len(doc) < 2 or not isinstance(doc[0], dict) or not doc[0]:
         return False
     refs = [v for v in doc[0].values() if isinstance(v, str)]
-    return bool(refs) and all(v.isdigit() and 0 < int(v) < len(doc) for v in refs)
+    return bool(refs) and all(v.isdecimal() and 0 < int(v) < len(doc) for v in refs)
 
 
 def unflatten(doc: list[Any]) -> Any:
@@ -36,7 +41,7 @@ def unflatten(doc: list[Any]) -> Any:
     built: dict[int, Any] = {}
 
     def ref(text: str) -> Any:
-        if not text.isdigit() or int(text) >= len(doc):
+        if not text.isdecimal() or int(text) >= len(doc):
             raise FlattedError(f"reference {text!r} points outside the array of {len(doc)}")
         return node(int(text))
 
@@ -57,4 +62,7 @@ def unflatten(doc: list[Any]) -> Any:
             out.extend(ref(item) if isinstance(item, str) else item for item in value)
         return out
 
-    return node(0)
+    try:
+        return node(0)
+    except RecursionError:
+        raise FlattedError("its references nest too deep to rebuild") from None

@@ -25,7 +25,8 @@ def read(lines: Iterable[tuple[int, Any]], *, file: str, identity: dict[str, Any
         record = f"line {number}"
         if isinstance(obj, dict):
             if identity:
-                obj = dict(obj, identity=with_identity(obj.get("identity") or {}, identity))
+                obj = dict(obj, identity=with_identity(obj.get("identity") or {}, identity,
+                                                       file=file, record=record))
             if obj.get("source") is None:   # validated with the run, as a Source
                 obj = dict(obj, source={"adapter": "fluke", "file": file, "position": number})
         yield build_run(obj, file=file, record=record)

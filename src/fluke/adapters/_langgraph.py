@@ -37,7 +37,8 @@ from typing import Any, Iterator
 
 from ..errors import InputError
 from ..record import AgentMessage, Run, Source, ToolCall, UserMessage
-from ._runparts import RunBase, parse_arguments, result_of, text_of
+from ._common import as_str, building, expect_dict, expect_list
+from ._runparts import RunBase, parse_arguments, result_of, text_of, tool_name
 
 _TYPES = {"human", "ai", "tool", "system", "function", "chat", "remove", "developer"}
 _CLASSES = {"HumanMessage": "human", "AIMessage": "ai", "ToolMessage": "tool",
@@ -107,7 +108,7 @@ def _runs_in(doc: Any) -> list[tuple[list[tuple[str, dict[str, Any]]], dict[str,
            and any(isinstance(v, dict) and "messages" in v for v in d.values()) for d in doc):
         # stream_mode="updates": one chunk per node step, in order.
         flat = [m for chunk in doc for v in chunk.values() if isinstance(v, dict)
-                for m in (v.get("messages") or [])]
+                for m in (v.get("messages") if isinstance(v.get("messages"), list) else [])]
         messages = _as_messages(flat)
         return [(messages, {})] if messages else None
     runs = []
@@ -133,7 +134,9 @@ def read(doc: Any, *, file: str | None, identity: dict[str, Any]) -> Iterator[Ru
                          hint="dump it with messages_to_dict(state['messages'])")
     for position, (messages, state) in enumerate(runs):
         record = f"run {position}" if len(runs) > 1 else None
-        yield _read_one(messages, state, base, file=file, record=record, position=position)
+        with building(file, record):
+            run = _read_one(messages, state, base, file=file, record=record, position=position)
+        yield run
 
 
 def _read_one(messages: list[tuple[str, dict[str, Any]]], state: dict[str, Any], base: RunBase,
@@ -149,7 +152,7 @@ def _read_one(messages: list[tuple[str, dict[str, Any]]], state: dict[str, Any],
 
     previous_chunk = None
     for i, (kind, f) in enumerate(messages):
-        chunk_id = f.get("id") if str(f.get("type", "")).endswith("Chunk") else None
+        chunk_id = as_str(f.get("id")) if str(as_str(f.get("type")) or "").endswith("Chunk") else None
         if chunk_id is not None and chunk_id == previous_chunk:
             # Pieces of one streamed message: their tool_call_chunks are partial JSON.
             raise InputError(file, where(i), "type",
@@ -157,17 +160,18 @@ def _read_one(messages: list[tuple[str, dict[str, Any]]], state: dict[str, Any],
                              hint="dump the final state (graph.get_state(...).values['messages'])")
         previous_chunk = chunk_id
         if kind == "chat":
-            kind = _CHAT_ROLES.get(str(f.get("role")), "chat")
+            kind = _CHAT_ROLES.get(as_str(f.get("role")) or "", "chat")
         if kind == "human":
             items.append(UserMessage(text=text_of(f.get("content"))))
         elif kind == "ai":
-            _read_ai(f, items, by_id, legacy, where(i))
-            meta = f.get("response_metadata") or {}
+            _read_ai(f, items, by_id, legacy, file, where(i))
+            meta = expect_dict(f.get("response_metadata"), file=file, record=where(i), field="response_metadata")
             model = meta.get("model_name") or meta.get("model")
             if isinstance(model, str):
                 models.add(model)
-            for key, value in (f.get("usage_metadata") or {}).items():
-                if isinstance(value, (int, float)):
+            usage = expect_dict(f.get("usage_metadata"), file=file, record=where(i), field="usage_metadata")
+            for key, value in usage.items():
+                if isinstance(value, (int, float)) and not isinstance(value, bool):
                     cost[key] = cost.get(key, 0) + value
         elif kind == "tool":
             _read_tool(f, items, by_id, file, where(i))
@@ -189,34 +193,44 @@ def _read_one(messages: list[tuple[str, dict[str, Any]]], state: dict[str, Any],
 
 
 def _read_ai(f: dict[str, Any], items: list[Any], by_id: dict[str, dict[str, Any]],
-             legacy: list[dict[str, Any]], where: str) -> None:
-    name = f.get("name")
+             legacy: list[dict[str, Any]], file: str | None, where: str) -> None:
+    name = as_str(f.get("name"))
     text = text_of(f.get("content"))
     if text:
         items.append(AgentMessage(text=text, agent=name))
-    tool_calls = f.get("tool_calls") or []
+    tool_calls = expect_list(f.get("tool_calls"), file=file, record=where, field="tool_calls")
     for tc in tool_calls:
         if not isinstance(tc, dict):
             continue
-        call = {"tool": str(tc.get("name") or "<unnamed>"), "args": parse_arguments(tc.get("args")),
-                "call_id": tc.get("id"), "ok": None, "agent": name}
+        call = {"tool": tool_name(tc.get("name")), "args": parse_arguments(tc.get("args")),
+                "call_id": _call_id(tc.get("id")), "ok": None, "agent": name}
         _register(call, items, by_id)
-    for tc in f.get("invalid_tool_calls") or []:
+    for tc in expect_list(f.get("invalid_tool_calls"), file=file, record=where, field="invalid_tool_calls"):
         # The model's output did not parse as a call; the graph never ran it.
         if not isinstance(tc, dict):
             continue
-        call = {"tool": str(tc.get("name") or "<unnamed>"), "args": parse_arguments(tc.get("args")),
-                "call_id": tc.get("id"), "ok": False,
-                "error": str(tc.get("error") or "invalid tool call (arguments did not parse)"),
+        call = {"tool": tool_name(tc.get("name")), "args": parse_arguments(tc.get("args")),
+                "call_id": _call_id(tc.get("id")), "ok": False,
+                "error": text_of(tc.get("error")) or "invalid tool call (arguments did not parse)",
                 "agent": name}
         _register(call, items, by_id)
-    function_call = (f.get("additional_kwargs") or {}).get("function_call")
+    extra = expect_dict(f.get("additional_kwargs"), file=file, record=where, field="additional_kwargs")
+    function_call = extra.get("function_call")
     if not tool_calls and isinstance(function_call, dict):
-        call = {"tool": str(function_call.get("name") or "<unnamed>"),
+        call = {"tool": tool_name(function_call.get("name")),
                 "args": parse_arguments(function_call.get("arguments")), "call_id": None,
                 "ok": None, "agent": name}
         items.append(call)
         legacy.append(call)
+
+
+def _call_id(value: Any) -> str | None:
+    """A call id as the string it should be (some files write numbers); None if absent."""
+    if isinstance(value, str):
+        return value or None
+    if isinstance(value, int) and not isinstance(value, bool):
+        return str(value)
+    return None
 
 
 def _register(call: dict[str, Any], items: list[Any], by_id: dict[str, dict[str, Any]]) -> None:
@@ -227,20 +241,20 @@ def _register(call: dict[str, Any], items: list[Any], by_id: dict[str, dict[str,
 
 def _read_tool(f: dict[str, Any], items: list[Any], by_id: dict[str, dict[str, Any]],
                file: str | None, where: str) -> None:
-    call_id = f.get("tool_call_id")
+    call_id = _call_id(f.get("tool_call_id"))
     result = result_of(f.get("content"))
     failed = f.get("status") == "error"
     call = by_id.get(call_id) if call_id else None
     if call is None:
         # A result whose call is not in the list (a trimmed history): keep it, with the
         # arguments unknown.
-        items.append({"tool": str(f.get("name") or "<unnamed>"), "args": None, "call_id": call_id,
+        items.append({"tool": tool_name(f.get("name")), "args": None, "call_id": call_id,
                       "ok": not failed, "result": result,
                       "error": text_of(f.get("content")) if failed else None})
         return
     if "result" in call:
-        if call["result"] == result:  # a repeated delivery of the same result
-            return
+        if call["result"] == result:  # a repeated delivery of the same result (RecursionError if
+            return                    # nested too deep: the reader's caller names the record)
         raise InputError(file, where, "tool_call_id",
                          f"call {call_id!r} was answered twice with different content",
                          hint="keep one answer per tool call")
@@ -253,10 +267,10 @@ def _read_tool(f: dict[str, Any], items: list[Any], by_id: dict[str, dict[str, A
 
 def _read_function(f: dict[str, Any], items: list[Any], legacy: list[dict[str, Any]]) -> None:
     """Legacy FunctionMessage: no ids, so it answers the oldest open call of that name."""
-    name = f.get("name")
+    name = tool_name(f.get("name"))
     for call in legacy:
         if call["tool"] == name and "result" not in call:
             call.update(result=result_of(f.get("content")), ok=True, error=None)
             return
-    items.append({"tool": str(name or "<unnamed>"), "args": None, "ok": True,
+    items.append({"tool": name, "args": None, "ok": True,
                   "result": result_of(f.get("content"))})

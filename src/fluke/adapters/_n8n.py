@@ -50,7 +50,7 @@ from typing import Any, Iterator
 
 from ..errors import InputError
 from ..record import AgentMessage, Run, Source, ToolCall, UserMessage
-from ._common import epoch
+from ._common import as_str, building, epoch, short
 from ._flatted import FlattedError, looks_flatted, unflatten
 from ._runparts import RunBase
 
@@ -70,7 +70,7 @@ def _decode(data: Any, file: str | None, record: str | None) -> Any:
         try:
             return unflatten(data)
         except FlattedError as exc:
-            raise InputError(file, record, "data", f"is not valid flatted data ({exc})") from None
+            raise InputError(file, record, "data", f"is not valid flatted data ({exc.message})") from None
     return data
 
 
@@ -111,15 +111,20 @@ def read(doc: Any, *, file: str | None, identity: dict[str, Any]) -> Iterator[Ru
                          hint="fetch it with GET /api/v1/executions/{id}?includeData=true")
     for position, ex in enumerate(executions):
         meta = ex["meta"]
-        record = f"execution {meta.get('id', position)}" if len(executions) > 1 or meta.get("id") else None
+        ident = meta.get("id", position)
+        ident = ident if isinstance(ident, (str, int)) and not isinstance(ident, bool) else position
+        record = f"execution {ident}" if len(executions) > 1 or meta.get("id") else None
         data = _decode(ex["data"], file, record)
-        run_data = (data.get("resultData") or {}).get("runData") if isinstance(data, dict) else None
+        result_data = data.get("resultData") if isinstance(data, dict) else None
+        run_data = result_data.get("runData") if isinstance(result_data, dict) else None
         if not isinstance(run_data, dict):
             stored = meta.get("storedAt")
             hint = (f"its data is stored in {stored!r}, not in the payload; fetch it through the REST API"
                     if stored in ("fs", "s3", "az") else "export it with includeData=true")
             raise InputError(file, record, "data.resultData.runData", "is missing", hint=hint)
-        yield from _runs(meta, data, run_data, base, file=file, record=record, position=position)
+        with building(file, record):
+            runs = list(_runs(meta, data, run_data, base, file=file, record=record, position=position))
+        yield from runs
 
 
 def _first_json(section: Any, kind: str) -> Any:
@@ -137,8 +142,18 @@ def _item_of(entry: dict[str, Any]) -> int:
     return item if isinstance(item, int) else 0
 
 
-def _tool_name(name: str) -> str:
-    return re.sub(r"[^0-9A-Za-z-]+", "_", name).strip("_").lower()
+def _tool_name(name: Any) -> str:
+    return re.sub(r"[^0-9A-Za-z-]+", "_", name if isinstance(name, str) else "").strip("_").lower()
+
+
+def _get(obj: Any, key: str) -> Any:
+    """``obj[key]`` when ``obj`` is an object, else None: n8n's optional nested fields."""
+    return obj.get(key) if isinstance(obj, dict) else None
+
+
+def _entries(runs: Any) -> list[dict[str, Any]]:
+    """The run entries of one node (a list of objects; anything else holds none)."""
+    return [e for e in runs if isinstance(e, dict)] if isinstance(runs, list) else []
 
 
 def _ordered(run_data: dict[str, Any]) -> list[tuple[str, int, dict[str, Any]]]:
@@ -147,9 +162,9 @@ def _ordered(run_data: dict[str, Any]) -> list[tuple[str, int, dict[str, Any]]]:
                if isinstance(e, dict) and isinstance(e.get("inputOverride"), dict)
                and "ai_tool" in e["inputOverride"]]
     position = {node: i for i, node in enumerate(run_data)}
-    if entries and all(isinstance(e.get("executionIndex"), int) for _, _, e in entries):
+    if entries and all(_number(e.get("executionIndex"), int) for _, _, e in entries):
         field = "executionIndex"
-    elif entries and all(isinstance(e.get("startTime"), (int, float)) for _, _, e in entries):
+    elif entries and all(_number(e.get("startTime"), (int, float)) for _, _, e in entries):
         field = "startTime"
     else:
         field = None
@@ -157,21 +172,32 @@ def _ordered(run_data: dict[str, Any]) -> list[tuple[str, int, dict[str, Any]]]:
     return sorted(entries, key=lambda t: (t[2][field] if field else 0, position[t[0]], t[1]))
 
 
+def _number(value: Any, kinds: type | tuple[type, ...]) -> bool:
+    return isinstance(value, kinds) and not isinstance(value, bool) and value == value  # not NaN
+
+
+def _list(value: Any) -> list[Any]:
+    return value if isinstance(value, list) else []
+
+
 def _call_ids(run_data: dict[str, Any], tools: list[tuple[str, int, dict[str, Any]]]) -> dict[tuple[str, int], str]:
     ids: dict[tuple[str, int], str] = {}
     requests: list[dict[str, Any]] = []
     names: dict[str, str] = {}
     for runs in run_data.values():
-        for e in runs if isinstance(runs, list) else []:
-            sub = ((e or {}).get("metadata") or {}).get("subNodeExecutionData") or {}
-            for a in sub.get("actions") or []:
-                action = a.get("action") or {}
-                if a.get("nodeName") and isinstance(a.get("runIndex"), int) and action.get("id"):
-                    ids[(a["nodeName"], a["runIndex"])] = str(action["id"])
-                tool_name = (action.get("metadata") or {}).get("toolName")
-                if tool_name and a.get("nodeName"):
-                    names[_tool_name(tool_name)] = a["nodeName"]
-            requests.extend(r for r in (sub.get("metadata") or {}).get("previousRequests") or []
+        for e in _entries(runs):
+            sub = _get(_get(e, "metadata"), "subNodeExecutionData")
+            for a in _list(_get(sub, "actions")):
+                if not isinstance(a, dict):
+                    continue
+                action = _get(a, "action")
+                node, run_index, call_id = as_str(a.get("nodeName")), a.get("runIndex"), _get(action, "id")
+                if node and _number(run_index, int) and isinstance(call_id, (str, int)) and call_id != "":
+                    ids[(node, run_index)] = str(call_id)
+                tool_name = as_str(_get(_get(action, "metadata"), "toolName"))
+                if tool_name and node:
+                    names[_tool_name(tool_name)] = node
+            requests.extend(r for r in _list(_get(_get(sub, "metadata"), "previousRequests"))
                             if isinstance(r, dict))
     remaining: dict[str, list[tuple[int, Any]]] = {}
     for node, ri, e in sorted(tools, key=lambda t: (t[0], t[1])):
@@ -180,9 +206,10 @@ def _call_ids(run_data: dict[str, Any], tools: list[tuple[str, int, dict[str, An
             remaining.setdefault(node, []).append((ri, args))
     by_tool = {_tool_name(node): node for node in remaining}
     for r in requests:
-        action = r.get("action") or {}
-        call_id, tool = action.get("toolCallId"), action.get("tool")
-        if not call_id or not isinstance(tool, str):
+        action = r.get("action")
+        call_id, tool = _get(action, "toolCallId"), _get(action, "tool")
+        if not isinstance(call_id, (str, int)) or isinstance(call_id, bool) or call_id == "" \
+                or not isinstance(tool, str):
             continue
         node = names.get(_tool_name(tool)) or by_tool.get(_tool_name(tool))
         runs = remaining.get(node or "", [])
@@ -207,40 +234,46 @@ def _tool_call(node: str, ri: int, e: dict[str, Any], call_id: str | None) -> To
         args = _without_id(args, call_id)
     out = _first_json(e.get("data"), "ai_tool")
     result = out["response"] if isinstance(out, dict) and set(out) == {"response"} else out
-    status = e.get("executionStatus")
+    status = as_str(e.get("executionStatus"))
     error = None
     if status in _SUCCEEDED:
         ok: bool | None = True
     elif status in _FAILED or (status is None and e.get("error")):
         ok = False
         err = e.get("error") if isinstance(e.get("error"), dict) else {}
-        error = err.get("message") or (out.get("error") if isinstance(out, dict) else None) \
+        error = as_str(err.get("message")) or (as_str(out.get("error")) if isinstance(out, dict) else None) \
             or f"tool run {status or 'failed'}"
     elif status is None and out is not None:
         ok = True
     else:
         ok = None
     start, took = e.get("startTime"), e.get("executionTime")
-    t_start = start / 1000 if isinstance(start, (int, float)) else None
-    t_end = (start + took) / 1000 if t_start is not None and isinstance(took, (int, float)) else None
-    source = (e.get("source") or [None])[0]
-    agent = source.get("previousNode") if isinstance(source, dict) else None
+    t_start = start / 1000 if _number(start, (int, float)) else None
+    t_end = (start + took) / 1000 if t_start is not None and _number(took, (int, float)) else None
+    agent = as_str(_get(_source(e), "previousNode"))
     return ToolCall(tool=node, args=args if args is not None else {}, call_id=call_id, ok=ok,
                     result=result, error=error, t_start=t_start, t_end=t_end, agent=agent)
 
 
+def _source(e: dict[str, Any]) -> Any:
+    """The first entry of a run entry's ``source`` list (the node that called it), or None."""
+    source = e.get("source")
+    return source[0] if isinstance(source, list) and source else None
+
+
 def _nodes(meta: dict[str, Any]) -> dict[str, dict[str, Any]]:
-    workflow = meta.get("workflowData") or {}
-    return {n.get("name"): n for n in workflow.get("nodes") or [] if isinstance(n, dict)}
+    workflow = _get(meta, "workflowData")
+    return {n["name"]: n for n in _list(_get(workflow, "nodes"))
+            if isinstance(n, dict) and isinstance(n.get("name"), str)}
 
 
 def _user_text(agent: str | None, run_data: dict[str, Any], nodes: dict[str, Any], item: int) -> str | None:
-    params = (nodes.get(agent) or {}).get("parameters") or {}
-    text = params.get("text")
-    if params.get("promptType") == "define" and isinstance(text, str) and not text.startswith("="):
+    params = _get(nodes.get(agent or ""), "parameters")
+    text = _get(params, "text")
+    if _get(params, "promptType") == "define" and isinstance(text, str) and not text.startswith("="):
         return text
     for runs in run_data.values():  # what the agent was given: a chat trigger's chatInput
-        for e in runs if isinstance(runs, list) else []:
+        for e in _entries(runs):
             try:
                 value = e["data"]["main"][0][item]["json"].get("chatInput")
             except (TypeError, KeyError, IndexError, AttributeError):
@@ -248,8 +281,8 @@ def _user_text(agent: str | None, run_data: dict[str, Any], nodes: dict[str, Any
             if isinstance(value, str):
                 return value
     for runs in run_data.values():  # the first model prompt, flattened by LangChain
-        for e in runs if isinstance(runs, list) else []:
-            prompt = _first_json(e.get("inputOverride") if isinstance(e, dict) else None, "ai_languageModel")
+        for e in _entries(runs):
+            prompt = _first_json(e.get("inputOverride"), "ai_languageModel")
             messages = prompt.get("messages") if isinstance(prompt, dict) else None
             if isinstance(messages, list) and messages and isinstance(messages[0], str):
                 found = re.search(r"(?:^|\n)Human: (.*?)(?=\n(?:AI|Tool|System|Human): |\Z)", messages[0], re.S)
@@ -264,23 +297,25 @@ def _final(agent: str | None, run_data: dict[str, Any], item: int) -> str | None
         return None
     try:
         out = runs[-1]["data"]["main"][0][item]["json"]["output"]
-    except (TypeError, KeyError, IndexError):
+    except (TypeError, KeyError, IndexError):   # a missing step, or a string where a list was
         return None
     return out if isinstance(out, str) else None
 
 
 def _identity(meta: dict[str, Any], nodes: dict[str, dict[str, Any]]) -> dict[str, Any]:
-    workflow = meta.get("workflowData") or {}
-    wf_id = meta.get("workflowId") or workflow.get("id")
+    workflow = _get(meta, "workflowData")
+    wf_id = meta.get("workflowId") or _get(workflow, "id")
     harness = None
-    if wf_id:
+    if isinstance(wf_id, (str, int)) and not isinstance(wf_id, bool) and wf_id != "":
         harness = {"n8n_workflow": str(wf_id)}
-        if workflow.get("versionId"):
-            harness["version"] = str(workflow["versionId"])
+        version = _get(workflow, "versionId")
+        if isinstance(version, (str, int)) and not isinstance(version, bool) and version != "":
+            harness["version"] = str(version)
     models = set()
     for node in nodes.values():
-        if "lmChat" in str(node.get("type")) or "lmOpenAi" in str(node.get("type")):
-            model = (node.get("parameters") or {}).get("model")
+        kind = as_str(node.get("type")) or ""
+        if "lmChat" in kind or "lmOpenAi" in kind:
+            model = _get(node.get("parameters"), "model")
             model = model.get("value") if isinstance(model, dict) else model
             if isinstance(model, str) and not model.startswith("="):
                 models.add(model)
@@ -292,17 +327,17 @@ def _runs(meta: dict[str, Any], data: dict[str, Any], run_data: dict[str, Any], 
     tools = _ordered(run_data)
     ids = _call_ids(run_data, tools)
     nodes = _nodes(meta)
-    agents = [t[2].get("source", [{}])[0].get("previousNode") for t in tools
-              if isinstance((t[2].get("source") or [None])[0], dict)]
-    agent = agents[0] if agents else next(
-        (name for name, n in nodes.items() if str(n.get("type", "")).endswith(".agent")), None)
+    agents = [as_str(_get(_source(e), "previousNode")) for _, _, e in tools]
+    agent = next((a for a in agents if a), None) or next(
+        (name for name, n in nodes.items() if (as_str(n.get("type")) or "").endswith(".agent")), None)
     if agent is None:
-        agent = next((name for name, runs in run_data.items() if isinstance(runs, list) and any(
-            ((e or {}).get("metadata") or {}).get("subNodeExecutionData") for e in runs)), None)
-    error = (data.get("resultData") or {}).get("error")
-    message = error.get("message") if isinstance(error, dict) else (str(error) if error else None)
+        agent = next((name for name, runs in run_data.items() if any(
+            _get(_get(e, "metadata"), "subNodeExecutionData") for e in _entries(runs))), None)
+    error = _get(data.get("resultData"), "error")
+    message = error.get("message") if isinstance(error, dict) else (error if error else None)
+    message = message if message is None or isinstance(message, str) else short(message)
     latency = None
-    started, stopped = epoch(meta.get("startedAt")), epoch(meta.get("stoppedAt"))
+    started, stopped = epoch(_get(meta, "startedAt")), epoch(_get(meta, "stoppedAt"))
     if started is not None and stopped is not None:
         latency = stopped - started
     items = sorted({_item_of(t[2]) for t in tools}) or [0]
@@ -321,5 +356,9 @@ def _runs(meta: dict[str, Any], data: dict[str, Any], run_data: dict[str, Any], 
                   trial=(base.trial or 0) + position, unit=base.unit,
                   identity=base.identity_with(_identity(meta, nodes)), events=events,
                   latency=latency, error=message,
-                  source=Source(adapter="n8n", file=file,
-                                position=str(meta["id"]) if meta.get("id") is not None else position))
+                  source=Source(adapter="n8n", file=file, position=_position(meta, position)))
+
+
+def _position(meta: dict[str, Any], position: int) -> str | int:
+    ident = meta.get("id")
+    return str(ident) if isinstance(ident, (str, int)) and not isinstance(ident, bool) else position

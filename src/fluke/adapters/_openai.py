@@ -44,8 +44,8 @@ from typing import Any, Callable, Iterator
 
 from ..errors import InputError
 from ..record import AgentMessage, Run, Source, ToolCall, UserMessage
-from ._common import epoch
-from ._runparts import RunBase, parse_arguments, result_of, text_of
+from ._common import as_str, building, epoch, expect_dict, expect_list
+from ._runparts import RunBase, parse_arguments, result_of, text_of, tool_name
 
 _ROLES = {"system", "developer", "user", "assistant", "tool", "function"}
 _ITEM_TYPES = {"function_call", "function_call_output", "message", "reasoning"}
@@ -77,9 +77,10 @@ def looks_failed(text: str) -> bool:
 def _is_item(obj: Any) -> bool:
     if not isinstance(obj, dict):
         return False
-    if obj.get("role") in _ROLES:
+    if as_str(obj.get("role")) in _ROLES:
         return True
-    return obj.get("type") in _ITEM_TYPES and ("call_id" in obj or obj.get("type") in ("message", "reasoning"))
+    kind = as_str(obj.get("type"))
+    return kind in _ITEM_TYPES and ("call_id" in obj or kind in ("message", "reasoning"))
 
 
 def _as_items(value: Any) -> list[dict[str, Any]] | None:
@@ -136,14 +137,16 @@ def read(doc: Any, *, file: str | None, identity: dict[str, Any]) -> Iterator[Ru
     for position, (messages, model) in enumerate(runs):
         record = f"run {position}" if len(runs) > 1 else None
         events = chat_events(messages, file=file, record=record)
-        yield Run(scenario=base.scenario_or(None, record), trial=(base.trial or 0) + position,
-                  unit=base.unit, identity=base.identity_with({"model": model}), events=events,
-                  source=Source(adapter="openai", file=file, position=position))
+        with building(file, record):
+            run = Run(scenario=base.scenario_or(None, record), trial=(base.trial or 0) + position,
+                      unit=base.unit, identity=base.identity_with({"model": model}), events=events,
+                      source=Source(adapter="openai", file=file, position=position))
+        yield run
 
 
 def _call(call_id: Any, name: Any, arguments: Any, agent: Any, *, requestor: str = "agent",
           t: float | None = None) -> dict[str, Any]:
-    return {"tool": str(name or "<unnamed>"), "args": parse_arguments(arguments),
+    return {"tool": tool_name(name), "args": parse_arguments(arguments),
             "call_id": call_id if isinstance(call_id, str) and call_id else None,
             "ok": None, "agent": agent if isinstance(agent, str) else None, "requestor": requestor, "t_start": t}
 
@@ -162,6 +165,12 @@ def chat_events(messages: list[dict[str, Any]], *, file: str | None, record: str
     ``user`` message (τ²-bench's simulated user) and calls whose ``requestor`` is ``user``
     are kept with ``requestor="user"``.
     """
+    with building(file, record):
+        return _chat_events(messages, file=file, record=record, is_error=is_error)
+
+
+def _chat_events(messages: list[dict[str, Any]], *, file: str | None, record: str | None,
+                 is_error: ErrorRule | None) -> list[Any]:
     items: list[Any] = []
     by_id: dict[str, dict[str, Any]] = {}
     legacy: list[dict[str, Any]] = []
@@ -170,7 +179,7 @@ def chat_events(messages: list[dict[str, Any]], *, file: str | None, record: str
         where = f"{record}: message {i}" if record else f"message {i}"
         if not isinstance(m, dict):
             raise InputError(file, where, None, f"expected an object, got {type(m).__name__}")
-        role, kind = m.get("role"), m.get("type")
+        role, kind = as_str(m.get("role")), as_str(m.get("type"))
         t = epoch(m.get("timestamp"))
         if kind == "function_call":
             call = _call(m.get("call_id"), m.get("name"), m.get("arguments"), None)
@@ -180,15 +189,16 @@ def chat_events(messages: list[dict[str, Any]], *, file: str | None, record: str
         elif kind == "function_call_output":
             _answer(by_id, m.get("call_id"), m.get("output"), None, items, file, where, m, is_error)
         elif role in ("user", "assistant"):
-            name = m.get("name") if role == "assistant" else None
-            text = text_of(m.get("content")) or (m.get("refusal") or "")
+            name = as_str(m.get("name")) if role == "assistant" else None
+            text = text_of(m.get("content")) or text_of(m.get("refusal"))
             if text:
                 items.append(UserMessage(text=text, t=t) if role == "user"
                              else AgentMessage(text=text, agent=name, t=t))
-            for tc in m.get("tool_calls") or []:
+            for j, tc in enumerate(expect_list(m.get("tool_calls"), file=file, record=where, field="tool_calls")):
                 if not isinstance(tc, dict):
-                    raise InputError(file, where, "tool_calls", "a tool call is not an object")
-                fn = tc.get("function") or tc.get("custom") or {}
+                    raise InputError(file, where, f"tool_calls.{j}", "a tool call is not an object")
+                fn = expect_dict(tc.get("function") or tc.get("custom"), file=file, record=where,
+                             field=f"tool_calls.{j}.function")
                 arguments = fn.get("arguments", fn.get("input")) if fn else tc.get("arguments")
                 requestor = "user" if role == "user" or tc.get("requestor") == "user" else "agent"
                 call = _call(tc.get("id"), fn.get("name") or tc.get("name"), arguments, name,
@@ -225,18 +235,26 @@ def _answer(by_id: dict[str, dict[str, Any]], call_id: Any, content: Any, name: 
     if call is None:
         # A result whose call is not in the list (a trimmed history): keep it,
         # arguments unknown.
-        orphan = {"tool": str(name or "<unnamed>"), "args": None,
+        orphan = {"tool": tool_name(name), "args": None,
                   "call_id": call_id if isinstance(call_id, str) else None}
         _fill(orphan, content, message, is_error)
         items.append(orphan)
         return
     if "result" in call:
-        if call["result"] == result_of(content):  # a client retry: same id, same content
+        if _same(call["result"], result_of(content)):  # a client retry: same id, same content
             return
         raise InputError(file, where, "tool_call_id",
                          f"call {call_id!r} was answered twice with different content",
                          hint="keep one answer per tool call")
     _fill(call, content, message, is_error)
+
+
+def _same(a: Any, b: Any) -> bool:
+    """Equal results; results nested too deep to compare count as different."""
+    try:
+        return a == b
+    except RecursionError:
+        return False
 
 
 def _answer_legacy(legacy: list[dict[str, Any]], m: dict[str, Any], items: list[Any],
@@ -245,6 +263,6 @@ def _answer_legacy(legacy: list[dict[str, Any]], m: dict[str, Any], items: list[
         if call["tool"] == m.get("name") and "result" not in call:
             _fill(call, m.get("content"), m, is_error)
             return
-    orphan = {"tool": str(m.get("name") or "<unnamed>"), "args": None}
+    orphan = {"tool": tool_name(m.get("name")), "args": None}
     _fill(orphan, m.get("content"), m, is_error)
     items.append(orphan)

@@ -90,14 +90,32 @@ class _JsonLines:
         self.path, self.first = path, first
 
     def __iter__(self) -> Iterator[tuple[int, Any]]:
-        with open(self.path, "rb") as fh:
-            for number, line in enumerate(fh, start=1):
+        try:
+            fh = open(self.path, "rb")
+        except OSError as exc:
+            raise _unreadable(self.path, exc) from None
+        with fh:
+            number = 0
+            while True:
+                try:
+                    line = fh.readline()
+                except OSError as exc:
+                    raise _unreadable(self.path, exc) from None
+                if not line:
+                    return
+                number += 1
                 if not line.strip():
                     continue
                 try:
-                    yield number, orjson.loads(line)
+                    parsed = orjson.loads(line)
                 except orjson.JSONDecodeError as exc:
                     raise _invalid(self.path, number, exc, "fix or remove that line") from None
+                yield number, parsed
+
+
+def _unreadable(path: Path, exc: OSError) -> InputError:
+    return InputError(str(path), None, None, f"cannot be read ({exc.strerror or exc})",
+                      hint="check the path and its permissions")
 
 
 def _open_document(path: Path) -> Any:
@@ -115,7 +133,7 @@ def _open_document(path: Path) -> Any:
             while rest and not rest.strip():
                 rest = fh.readline()
     except OSError as exc:
-        raise InputError(str(path), None, None, f"cannot be read ({exc.strerror})") from None
+        raise _unreadable(path, exc) from None
     if rest:
         try:
             first = orjson.loads(first_line)
@@ -123,7 +141,10 @@ def _open_document(path: Path) -> Any:
             first = None
         if isinstance(first, dict):
             return _JsonLines(path, first)
-    data = path.read_bytes()
+    try:
+        data = path.read_bytes()
+    except OSError as exc:
+        raise _unreadable(path, exc) from None
     try:
         return orjson.loads(data)
     except orjson.JSONDecodeError as exc:
@@ -149,7 +170,11 @@ def detect_format(path: str | Path, doc: Any = None) -> str:
             continue
         if is_archive and not getattr(module, "ARCHIVE", False):
             continue
-        if module.sniff(probe):
+        try:
+            matched = module.sniff(probe)
+        except RecursionError:
+            raise _too_deep(path, None) from None
+        if matched:
             return fmt.name
     raise InputError(str(path), None, None, "is in no format fluke knows",
                      hint="known formats: " + ", ".join(FORMATS) + "; force one with --format")
@@ -199,8 +224,15 @@ def read_file(path: str | Path, *, format: str | None = None,
         raise InputError(str(path), None, None, f"the {name} reader takes no option {unknown[0]!r}",
                          hint=("it takes: " + ", ".join(accepted)) if accepted else "it takes no options")
     if getattr(module, "DOCUMENTS", False):
-        yield from module.read(_documents(doc), file=str(path), identity=identity or {}, **extra)
-        return
-    if getattr(module, "LINES", False) and not isinstance(doc, _JsonLines):
+        doc = _documents(doc)
+    elif getattr(module, "LINES", False) and not isinstance(doc, _JsonLines):
         doc = _JsonLines(path, doc)  # a one-line file
-    yield from module.read(doc, file=str(path), identity=identity or {}, **extra)
+    try:
+        yield from module.read(doc, file=str(path), identity=identity or {}, **extra)
+    except RecursionError:   # a reader walking a document nested deeper than Python's stack
+        raise _too_deep(path, None) from None
+
+
+def _too_deep(path: Path, record: str | None) -> InputError:
+    return InputError(str(path), record, None, "is nested too deep to read",
+                      hint="fluke reads documents nested up to a few hundred levels")

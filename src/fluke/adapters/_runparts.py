@@ -22,6 +22,7 @@ from typing import Any
 import orjson
 
 from ..errors import InputError
+from ._common import short
 from ..record import IDENTITY_FIELDS, Identity
 
 #: Keys of the ``identity`` dict that are not identity fields but name the run.
@@ -71,6 +72,22 @@ class RunBase:
         """The payload's identity fields, with the caller's filling the gaps."""
         given = Identity(**{k: v for k, v in payload.items() if v is not None})
         return given.filled(self.identity.model_dump(exclude_none=True))
+
+
+def tool_name(value: Any) -> str:
+    """A tool's name as a string: ``<unnamed>`` when absent, a number as its digits, any
+    other value (a garbled file) as a short ``repr``.
+
+    >>> tool_name("refund"), tool_name(None), tool_name(7), tool_name(["a"])
+    ('refund', '<unnamed>', '7', "['a']")
+    """
+    if isinstance(value, str) and value:
+        return value
+    if not value:
+        return "<unnamed>"
+    if isinstance(value, (int, float)):
+        return str(value)
+    return short(value)
 
 
 def parse_arguments(raw: Any) -> Any:

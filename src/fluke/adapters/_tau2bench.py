@@ -18,7 +18,8 @@ from typing import Any, Iterator
 from ..errors import InputError
 from ..record import Run, digest
 from ._openai import chat_events
-from ._common import build_run, field_dict, field_list, field_number, with_identity
+from ._common import (as_str, build_run, building, expect_dict, field_dict, field_list, field_number, short,
+                      with_identity)
 from ._taubench import PASS_REWARD
 
 _ERROR_ENDINGS = {"agent_error", "user_error"}
@@ -31,18 +32,25 @@ def sniff(doc: Any) -> bool:
 
 def _identity(doc: dict, file: str) -> dict[str, Any]:
     info = field_dict(doc, "info", file=file, record="info")
-    agent = info.get("agent_info") or {}
-    user = info.get("user_info") or {}
-    env = info.get("environment_info") or {}
+    agent = expect_dict(info.get("agent_info"), file=file, record="info", field="agent_info")
+    user = expect_dict(info.get("user_info"), file=file, record="info", field="user_info")
+    env = expect_dict(info.get("environment_info"), file=file, record="info", field="environment_info")
     domain = env.get("domain_name")
+    if domain is not None and not (isinstance(domain, str) and domain):
+        raise InputError(file, "info", "environment_info.domain_name",
+                         f"expected the domain's name, got {short(domain)}")
+    timestamp = doc.get("timestamp")
+    with building(file, "info"):   # digests of what JSON cannot hold (nested too deep)
+        tools = {"tool_defs_sha256": digest(env["tool_defs"])} if env.get("tool_defs") else None
+        policy = {"policy_sha256": digest(env["policy"])} if env.get("policy") else None
     return {
         "model": agent.get("llm"),
         "harness": {"name": "tau2-bench", "agent": agent.get("implementation"),
                     "user_simulator": user.get("llm"), "commit": info.get("git_commit")},
         "world": f"tau2-bench/{domain}" if domain else None,
-        "tools": {"tool_defs_sha256": digest(env["tool_defs"])} if env.get("tool_defs") else None,
-        "policy": {"policy_sha256": digest(env["policy"])} if env.get("policy") else None,
-        "date": (doc.get("timestamp") or "")[:10] or None,
+        "tools": tools,
+        "policy": policy,
+        "date": (timestamp[:10] or None) if isinstance(timestamp, str) else None,
     }, domain
 
 
@@ -84,24 +92,28 @@ def read(doc: dict, *, file: str, identity: dict[str, Any]) -> Iterator[Run]:
         raise InputError(file, None, None, "is not τ²-bench results: expected an object with info and "
                          f"simulations, got a {type(doc).__name__}", hint="check --format")
     found, domain = _identity(doc, file)
-    merged = with_identity(found, identity)
+    merged = with_identity(found, identity, file=file, record="info")
     golds = gold_by_task(doc)
     for position, sim in enumerate(field_list(doc, "simulations", file=file, record="simulations")):
         record = f"simulation {position}"
         if not isinstance(sim, dict) or "task_id" not in sim:
             field_dict({"s": sim}, "s", file=file, record=record)  # raises for non-objects
             raise InputError(file, record, "task_id", "is missing", hint="the file may be from another tool")
-        reward_info = sim.get("reward_info") or {}
+        task_id = sim["task_id"]
+        if not (isinstance(task_id, str) and task_id) and not (isinstance(task_id, int)
+                                                               and not isinstance(task_id, bool)):
+            raise InputError(file, record, "task_id", f"expected a task name or number, got {short(task_id)}")
+        reward_info = expect_dict(sim.get("reward_info"), file=file, record=record, field="reward_info")
         reward = field_number(reward_info, "reward", file=file, record=record, default=None,
                               prefix="reward_info.")
-        ending = sim.get("termination_reason")
+        ending = as_str(sim.get("termination_reason"))
         passed = None if reward is None else reward >= PASS_REWARD
         label = "error" if ending in _ERROR_ENDINGS else (None if passed is None else ("complete" if passed else "fail"))
         messages = field_list(sim, "messages", file=file, record=record)
         cost = {k: float(v) for k, v in (("agent_usd", sim.get("agent_cost")), ("user_usd", sim.get("user_cost")))
                 if isinstance(v, (int, float)) and not isinstance(v, bool)}
         fields = {
-            "scenario": f"{domain}/{sim['task_id']}" if domain else str(sim["task_id"]),
+            "scenario": f"{domain}/{task_id}" if domain else str(task_id),
             "trial": sim.get("trial") or 0,
             "identity": merged,
             "events": chat_events(messages, file=file, record=record, is_error=_tau2_error),

@@ -18,7 +18,7 @@ from typing import Any, Iterator
 from ..errors import InputError
 from ..record import Run, digest
 from ._openai import chat_events
-from ._common import build_run, field_int, field_list, field_number, with_identity
+from ._common import build_run, field_int, field_list, field_number, field_value, short, with_identity
 
 _DOMAIN = re.compile(r"#\s*(\w+)\s+agent\s+policy", re.IGNORECASE)
 #: A reward at or above this counts as a pass (τ-bench rewards are 0 or 1).
@@ -29,6 +29,16 @@ def sniff(doc: Any) -> bool:
     """A non-empty list whose first item has ``task_id``, ``reward`` and ``traj``."""
     return (isinstance(doc, list) and bool(doc) and isinstance(doc[0], dict)
             and {"task_id", "reward", "traj"} <= doc[0].keys())
+
+
+def _task_id(value: Any, file: str, record: str) -> str:
+    """A task id as the scenario's name: a string or a whole number (τ-bench writes ints)."""
+    if isinstance(value, str) and value:
+        return value
+    if isinstance(value, int) and not isinstance(value, bool):
+        return str(value)
+    raise InputError(file, record, "task_id", f"expected a task number or name, got {short(value)}",
+                     hint="fix the record or drop it")
 
 
 def _tau_error(_message: dict, content: Any) -> bool:
@@ -64,15 +74,17 @@ def read(doc: list, *, file: str, identity: dict[str, Any]) -> Iterator[Run]:
         traj = field_list(item, "traj", file=file, record=record)
         reward = field_number(item, "reward", file=file, record=record)
         trial = field_int(item, "trial", file=file, record=record, default=0)
-        system = next((m.get("content") or "" for m in traj if isinstance(m, dict) and m.get("role") == "system"), "")
+        task_id = _task_id(field_value(item, "task_id", file=file, record=record), file, record)
+        system = next((m.get("content") for m in traj if isinstance(m, dict) and m.get("role") == "system"), "")
+        system = system if isinstance(system, str) else ""
         match = _DOMAIN.search(system)
         domain = match.group(1).lower() if match else None
         found = {"harness": "tau-bench", "world": f"tau-bench/{domain}" if domain else None,
                  "policy": {"system_prompt_sha256": digest(system)} if system else None}
         fields = {
-            "scenario": f"{domain}/{item['task_id']}" if domain else str(item["task_id"]),
+            "scenario": f"{domain}/{task_id}" if domain else task_id,
             "trial": trial,
-            "identity": with_identity(found, identity),
+            "identity": with_identity(found, identity, file=file, record=record),
             "events": chat_events(traj, file=file, record=record, is_error=_tau_error),
             "outcome": {"reward": reward, "passed": None if reward is None else reward >= PASS_REWARD,
                         "label": None if reward is None else ("complete" if reward >= PASS_REWARD else "fail")},

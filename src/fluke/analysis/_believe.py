@@ -193,6 +193,7 @@ class ReviewResult(Result):
                       [Column("scenario", key=True), Column("set"), Column("old", "right"), Column("new", "right"),
                        Column("P(new worse)", "right"), Column("Fisher p worse / better", "right"),
                        Column("verdict")], rows, more="scenarios"),
+                note(r.describe_control()),
                 note("A week-over-week comparison says whether a scenario moved, never whether it is above a bar.")]
 
 

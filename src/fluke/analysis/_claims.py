@@ -102,7 +102,6 @@ def claim_reliable(ledger, *, version: str | None = None, scenarios=None, bar: f
     ``prob``; otherwise, short of ``prob``, it is too small to tell, with the clean runs
     that would certify it (the believe result's ``runs_to_certify``, at ``prob``).
     """
-    from .. import inference as inf
     from ._believe import believe
     from ._select import check_level
 
@@ -117,7 +116,7 @@ def claim_reliable(ledger, *, version: str | None = None, scenarios=None, bar: f
     idx = [i for i, _ in picked]
     certify = [e["runs_to_certify"] for _, e in picked]
     if prob != 0.95:  # believe certifies at 0.95; the claim's own level is asked of the same posterior
-        certify = [float(x) for x in inf.runs_to_certify(result.b.state, bar=bar, level=prob)[idx]]
+        certify = [float(x) for x in result.b.found.runs_to_certify(bar=bar, level=prob)[idx]]
     passes = sum(e["passes"] for _, e in picked)
     trials = sum(e["trials"] for _, e in picked)
     rests = (f"{passes} of {trials} runs passed over {len(picked)} scenario cells of version {doc['label']}; "

@@ -80,7 +80,8 @@ class UnsealResult(Result):
         r, dec = self.report, self.report.decision
         return {"digest": r.digest, "sealed_at": r.sealed_at, "intact": r.intact, "problems": r.problems(),
                 "runs": r.runs, "early_runs": list(r.early), "decision": vars(dec), "decision_text": dec.text(),
-                "holds": r.holds, "rule": r.rule}
+                "holds": r.holds, "rule": r.rule, "edited": list(r.edited), "timing": dict(r.basis),
+                "timing_text": r.timing(), "look": r.look, "recorded_as": r.record}
 
     def blocks(self) -> list:
         r, dec = self.report, self.report.decision
@@ -92,11 +93,16 @@ class UnsealResult(Result):
                    else line(Span("NOT intact", "bad")))
         out += [line("  ", Span("✗ ", "bad"), p) for p in r.problems()]
         if not r.early:
-            out.append(line(f"order: all {r.runs} runs in scope were recorded after the seal"))
+            out.append(line(f"order: all {r.runs} runs in scope ran and were recorded after the seal"))
+        out.append(note(r.timing()))
         bounds = "" if dec.low is None else f" ({fmt_num(dec.low, 4)} to {fmt_num(dec.high, 4)})"
         out.append(line(f"decision: {dec.statistic} = {fmt_num(dec.estimate, 4)}{bounds} on {dec.runs} runs; "
                         f"{dec.text()}"))
-        out.append(note("Conditional on: the rule as sealed, and the runs in its scope recorded after the seal"))
+        if r.look > 1:
+            out.append(line(Span(f"look {r.look}: ", "warn"), f"this seal has been opened {r.look - 1} time(s) before; "
+                            "every look is recorded in the ledger with the runs it used"))
+        out.append(note("Conditional on: the rule as sealed, and the runs in its scope that ran and were recorded after "
+                        "the seal; stored runs whose body no longer matches its content hash are refused"))
         return out
 
 

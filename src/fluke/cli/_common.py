@@ -146,25 +146,6 @@ def cli_errors() -> Iterator[None]:
         sys.exit(2)
 
 
-# -- transitional: verbs not yet moved onto fluke.analysis still print through these -----------
-def console():
-    """A rich console on stdout that never parses markup (see :func:`fluke.analysis.make_console`)."""
-    from ..analysis import make_console
-
-    return make_console()
-
-
-def emit_json(kind: str, payload: dict[str, Any]) -> None:
-    """Print one JSON document: ``{"format_version": 1, "kind": ..., **payload}``, redacted."""
-    from ..analysis import dumps
-    from ..record import redact
-
-    sys.stdout.write(dumps({"format_version": 1, "kind": kind, **redact(payload)}).decode() + "\n")
-
-
-from ..format import fmt_p, fmt_share  # noqa: E402  (transitional re-export)
-
-
 class _Bar:
     """A transient rich progress bar on stderr: one task per file, or one for a run of N."""
 

@@ -30,9 +30,11 @@ from ._suite import SuiteAnswers, poisson_binomial_pmf, runs_to_certify, suite_q
 from ._unknown import (UNKNOWN_POLICIES, UnknownOutcomes, apply_unknown_policy, check_unknown_policy,
                        counts_with_unknowns, describe_unknowns)
 from ._variance import Projection, VarianceComponents, grand_mean_sd, variance_components
-from ._weekly import CanaryChart, WeeklyReview, bh_reject, canary_chart, p_greater, review_week
+from ._multiplicity import bh_qvalues, bh_reject
+from ._weekly import CanaryChart, WeeklyReview, canary_chart, p_greater, review_week
 
 __all__ = [
+    "bh_qvalues", "bh_reject",
     # posteriors, the running account, suite questions, weekly review, calibration (issue 4)
     "UNIFORM", "BetaMixture", "BetaPosterior", "BrierDecomposition", "CalibrationReport",
     "CalibrationScore", "CalibrationTest", "CanaryChart", "ChangeDetection", "FamilyFit",
@@ -56,5 +58,5 @@ __all__ = [
     "Belief", "EarlierVersion", "believe", "as_beta", "HYPERPRIOR", "FamilyPosterior", "hyperprior_grid",
     "UNKNOWN_POLICIES", "UnknownOutcomes", "apply_unknown_policy", "check_unknown_policy",
     "counts_with_unknowns", "describe_unknowns", "default_ks", "pass_at_k_curve", "FEW_CLUSTERS",
-    "FewClustersWarning", "PredictionMatch", "match_predictions", "bh_reject", "ResetRate", "reset_rate",
+    "FewClustersWarning", "PredictionMatch", "match_predictions", "ResetRate", "reset_rate",
 ]

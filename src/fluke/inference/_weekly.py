@@ -24,9 +24,10 @@ from scipy import integrate, special, stats
 
 from ..errors import UsageError
 from ._account import betabinom_cdf
+from ._multiplicity import bh_reject
 from ._beta import UNIFORM, BetaPosterior, Prior, check_counts, posterior
 
-__all__ = ["p_greater", "WeeklyReview", "review_week", "CanaryChart", "canary_chart", "bh_reject"]
+__all__ = ["p_greater", "WeeklyReview", "review_week", "CanaryChart", "canary_chart"]
 
 
 def p_greater(x: BetaPosterior, y: BetaPosterior) -> np.ndarray:
@@ -97,24 +98,6 @@ class WeeklyReview:
                     f"regression-set scenarios (one-sided Fisher), and P(worse) ≥ {self.level:g}")
         return f"{flagged} flagged regressed ({rule}); expected false flags among them {self.expected_false_flags:.2f}"
 
-
-def bh_reject(pvalues, q: float) -> np.ndarray:
-    """Benjamini–Hochberg: which hypotheses to reject at false-discovery rate ``q`` (NaN: not tested).
-
-    >>> bh_reject([0.001, 0.02, 0.04, 0.5, float("nan")], 0.05).tolist()
-    [True, True, False, False, False]
-    """
-    p = np.asarray(pvalues, dtype=float).ravel()
-    tested = np.isfinite(p)
-    m = int(tested.sum())
-    out = np.zeros(p.shape, bool)
-    if m == 0:
-        return out
-    order = np.argsort(np.where(tested, p, np.inf))[:m]
-    passed = p[order] <= q * np.arange(1, m + 1) / m
-    if passed.any():
-        out[order[: np.flatnonzero(passed).max() + 1]] = True
-    return out
 
 
 def review_week(old_successes, old_trials, new_successes, new_trials, *, frontier=None,

@@ -5,8 +5,9 @@
 >>> ledger.migrations()
 ['0001_runs_versions_documents_grades', '0002_runs_keyed_by_hash_with_counts']
 
-The package imports its parts on first use, so the ledger's writer process
-(``python -m fluke.ledger._writer``) starts without loading pydantic.
+The package imports its parts on first use. Every failure of the storage underneath (a
+full disk, a lost connection, a damaged or newer ledger, a stored run that no longer
+reads) is a :class:`fluke.errors.LedgerError` naming the ledger and saying what to do.
 """
 
 from __future__ import annotations

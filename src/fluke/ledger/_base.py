@@ -39,17 +39,22 @@ class Ledger:
     #: The SQL dialect, which picks a migration step's variant.
     dialect = "sqlite"
 
+    #: True when the ledger could only be opened for reading (a read-only file or mount).
+    read_only = False
+
     def __init__(self, url: str, *, create: bool = True) -> None:
         self.url = url
+        #: The URL as it may be printed (a password in it is masked).
+        self.name = redact_url(url)
         self._depth = 0
-        self._background: list[Any] = []   # writer processes still checkpointing
         if not create and self._exists() is False:
             raise LedgerError(self._missing())
         self._conn = self._connect()
-        if not create and "migrations" not in self._tables():
-            self._conn.close()
-            raise LedgerError(self._missing())
-        self._migrate()
+        with self.faults():
+            if not create and "migrations" not in self._tables():
+                self._conn.close()
+                raise LedgerError(self._missing())
+            self._migrate()
 
     # -- backend hooks -------------------------------------------------------------
     def _exists(self) -> bool | None:
@@ -67,9 +72,33 @@ class Ledger:
         """A writer of one ingest on this connection (inside the current transaction)."""
         raise NotImplementedError  # pragma: no cover - abstract
 
-    def _piped_writer(self) -> Any:
-        """A writer in another process for a large ingest, or None where there is none."""
-        return None
+    def _fault(self, exc: Exception) -> LedgerError | None:
+        """The :class:`LedgerError` for an error of the backend's driver, or None if ``exc``
+        is not one (it then propagates as it is)."""
+        return None  # pragma: no cover - overridden
+
+    @contextlib.contextmanager
+    def faults(self) -> Iterator[None]:
+        """Turn the driver's errors (disk full, connection lost, a corrupted file, ...) into
+        one :class:`LedgerError` that names the ledger and says what to do.
+
+        >>> from fluke.ledger import open_ledger
+        >>> ledger = open_ledger(":memory:")
+        >>> with ledger.faults():
+        ...     ledger._conn.execute("SELECT * FROM no_such_table")
+        Traceback (most recent call last):
+        ...
+        fluke.errors.LedgerError: :memory:: the ledger failed (no such table: no_such_table)
+        """
+        try:
+            yield
+        except LedgerError:
+            raise
+        except Exception as exc:
+            error = self._fault(exc)
+            if error is None:
+                raise
+            raise error from None
 
     def _ordered_runs(self, where: str, limit: int | None) -> str:
         """SQL for ``(body, source)`` of the runs matching ``where``, in :meth:`runs` order."""
@@ -90,17 +119,20 @@ class Ledger:
 
     def execute(self, sql: str, params: Sequence[Any] = ()) -> Any:
         """Run one statement (``?`` placeholders on every backend); return the cursor."""
-        cur = self._conn.cursor()
-        cur.execute(self._sql(sql), tuple(params))
+        with self.faults():
+            cur = self._conn.cursor()
+            cur.execute(self._sql(sql), tuple(params))
         return cur
 
     def executemany(self, sql: str, rows: Iterable[Sequence[Any]]) -> None:
         """Run one statement per row of parameters."""
-        self._conn.cursor().executemany(self._sql(sql), rows)
+        with self.faults():
+            self._conn.cursor().executemany(self._sql(sql), rows)
 
     def query(self, sql: str, params: Sequence[Any] = ()) -> list[tuple]:
         """Run a query and return all its rows."""
-        return list(self.execute(sql, params).fetchall())
+        with self.faults():
+            return list(self.execute(sql, params).fetchall())
 
     #: Rows fetched at a time by :meth:`stream`: enough to amortise a round trip, few enough
     #: that a batch of run bodies stays a few megabytes.
@@ -112,13 +144,14 @@ class Ledger:
         The ledger may be queried (or written) between rows. Breaking off early closes
         the cursor when the generator is closed or collected.
         """
-        cur = self._conn.cursor()
-        try:
-            cur.execute(self._sql(sql), tuple(params))
-            while rows := cur.fetchmany(self.BATCH):
-                yield from rows
-        finally:
-            cur.close()
+        with self.faults():
+            cur = self._conn.cursor()
+            try:
+                cur.execute(self._sql(sql), tuple(params))
+                while rows := cur.fetchmany(self.BATCH):
+                    yield from rows
+            finally:
+                cur.close()
 
     @contextlib.contextmanager
     def atomic(self) -> Iterator["Ledger"]:
@@ -130,34 +163,33 @@ class Ledger:
             finally:
                 self._depth -= 1
             return
-        self._begin()
+        with self.faults():
+            self._begin()
         self._depth = 1
         try:
             yield self
         except BaseException:
-            self._conn.rollback()
+            with contextlib.suppress(Exception):   # a lost connection cannot roll back: the server does
+                self._conn.rollback()
             raise
         else:
-            self._conn.commit()
+            try:
+                with self.faults():
+                    self._conn.commit()
+            except LedgerError:   # a COMMIT that failed (a full disk) may leave the transaction open
+                with contextlib.suppress(Exception):
+                    self._conn.rollback()
+                raise
         finally:
             self._depth = 0
 
     def _begin(self) -> None:
         """Start a transaction (drivers that autocommit-off start one implicitly)."""
 
-    def settle(self) -> None:
-        """Wait for writer processes of past ingests to finish their checkpoint.
-
-        Their runs are committed (and readable) before :meth:`ingest` returns; this waits for
-        the copy into the main database file. :meth:`close` settles first.
-        """
-        while self._background:
-            self._background.pop().wait()
-
     def close(self) -> None:
-        """Close the connection (after any writer process has finished)."""
-        self.settle()
-        self._conn.close()
+        """Close the connection."""
+        with contextlib.suppress(Exception):   # already lost: nothing to close
+            self._conn.close()
 
     def __enter__(self) -> "Ledger":
         return self
@@ -166,15 +198,23 @@ class Ledger:
         self.close()
 
     def _migrate(self) -> None:
-        with self.atomic():
-            if "migrations" not in self._tables():
-                self.execute("CREATE TABLE migrations (name TEXT PRIMARY KEY, applied_at TEXT NOT NULL)")
+        if "migrations" not in self._tables():
+            if self.read_only:
+                raise LedgerError(f"{self.name}: is read-only and holds no fluke ledger; "
+                                  "choose another --ledger")
+            with self.atomic():
+                if "migrations" not in self._tables():
+                    self.execute("CREATE TABLE migrations (name TEXT PRIMARY KEY, applied_at TEXT NOT NULL)")
         applied = {name for (name,) in self.query("SELECT name FROM migrations")}
         known = {name for name, _ in MIGRATIONS}
         if applied - known:
             raise LedgerError(
-                f"{self.url}: written by a newer fluke (migrations {sorted(applied - known)}); "
+                f"{self.name}: written by a newer fluke (migrations {sorted(applied - known)}); "
                 "upgrade with: pip install -U fluke")
+        pending = [name for name, _ in MIGRATIONS if name not in applied]
+        if pending and self.read_only:
+            raise LedgerError(f"{self.name}: is read-only and needs upgrading to this fluke's layout "
+                              f"({', '.join(pending)}); open it once where it can be written")
         for name, statements in MIGRATIONS:
             if name in applied:
                 continue
@@ -195,18 +235,23 @@ class Ledger:
         return [name for (name,) in self.query("SELECT name FROM migrations ORDER BY name")]
 
     # -- runs ----------------------------------------------------------------------
-    #: An ingest outgrowing this many runs hands its writing to a second process, if the
-    #: backend has one (SQLite files do), while this one keeps building rows.
-    PIPE_AFTER = 20_000
+    #: An ingest holds the rows it has built, to write them in one short transaction at its
+    #: end, until they reach this many bytes or runs; past that its transaction begins and
+    #: each batch is written as it is built (see :mod:`fluke.ledger._ingest`).
+    HOLD_BYTES = 32 * 2 ** 20
+    HOLD_RUNS = 20_000
 
     def ingest(self, runs: Iterable[Run], *, progress: Any = None) -> IngestResult:
         """Store ``runs`` in one transaction; runs already present are skipped.
 
-        If the iterable raises part-way (a bad record in a file), nothing of it is kept.
-        ``progress`` is called with the number of runs handled after each batch. A large
-        ingest into a SQLite file is written by a second process while this one reads and
-        hashes (see :mod:`fluke.ledger._ingest`); the outcome is the same.
+        If the iterable raises part-way (a bad record in a file), or the ledger fails (disk
+        full, connection lost), nothing of it is kept. ``progress`` is called with the number
+        of runs handled after each batch. Memory stays bounded by bytes whatever the number
+        of runs.
         """
+        if self.read_only:
+            raise LedgerError(f"{self.name}: is read-only here, so nothing can be ingested into it; "
+                              "copy it somewhere writable or choose another --ledger")
         return ingest_runs(self, runs, progress=progress)
 
     def _where(self, *, scenario: str | None = None, version: str | Sequence[str] | None = None,
@@ -222,9 +267,9 @@ class Ledger:
                 params.append(scenario)
         if isinstance(version, str):
             clauses.append("vid = ?")
-            params.append(version_id(version))
+            params.append(_vid(version))
         elif version is not None:
-            vids = [version_id(v) for v in version]
+            vids = [_vid(v) for v in version]
             clauses.append(f"vid IN ({', '.join('?' * len(vids)) or 'NULL'})")
             params.extend(vids)
         if since is not None:
@@ -256,7 +301,7 @@ class Ledger:
         """
         for body, source in self.run_bodies(scenario=scenario, version=version, condition=condition,
                                             since=since, until=until, limit=limit):
-            yield row_run(body, source)
+            yield row_run(body, source, ledger=self.name)
 
     def run_bodies(self, *, scenario: str | None = None, version: str | Sequence[str] | None = None,
                    condition: str | None = None, since: str | None = None, until: str | None = None,
@@ -269,7 +314,7 @@ class Ledger:
         sql = self._ordered_runs(where, None if condition else limit)
         given = 0
         for body, source in self.stream(sql, params):
-            if condition and not body_holds(body, condition):
+            if condition and not body_holds(body, condition, ledger=self.name):
                 continue
             yield body, source
             given += 1
@@ -286,7 +331,7 @@ class Ledger:
         if not condition:
             return int(self.query(f"SELECT COUNT(*) FROM runs{where}", params)[0][0])
         return sum(1 for (body,) in self.stream(f"SELECT body FROM runs{where}", params)
-                   if body_holds(body, condition))
+                   if body_holds(body, condition, ledger=self.name))
 
     def empty(self) -> bool:
         """True when the ledger holds no runs (one indexed probe, whatever its size)."""
@@ -375,7 +420,7 @@ class Ledger:
         rows = self.stream(f"SELECT r.body, i.recorded_at FROM runs r JOIN ingests i ON i.id = r.ingest{where}",
                            params)
         return {body_hash(body): at for body, at in rows
-                if not condition or body_holds(body, condition)}
+                if not condition or body_holds(body, condition, ledger=self.name)}
 
     def stored_runs(self, **filters: Any) -> Iterator[StoredRun]:
         """Every stored run matching the filters with its ingest time, checked against its key.
@@ -391,11 +436,11 @@ class Ledger:
         for key, body, source, at in rows:
             stored = int(key).to_bytes(8, "big", signed=True).hex()
             try:
-                run = row_run(body, source)
-            except ValueError as exc:          # pydantic's ValidationError is a ValueError
+                run = row_run(body, source, ledger=self.name)
+            except (ValueError, LedgerError) as exc:   # a body that no longer reads as a run
                 yield StoredRun(stored, None, at, False, f"the stored body no longer reads as a run ({exc})")
                 continue
-            if condition and not body_holds(body, condition):
+            if condition and not body_holds(body, condition, ledger=self.name):
                 continue
             intact = hash_key(run.hash) == int(key)
             yield StoredRun(stored, run, at, intact, None if intact else
@@ -409,8 +454,14 @@ class Ledger:
             "SELECT v.version, v.identity, c.n, c.s, v.first_recorded FROM versions v JOIN "
             "(SELECT vid, SUM(trials) AS n, COUNT(DISTINCT scenario) AS s FROM counts GROUP BY vid) c "
             "ON c.vid = v.vid ORDER BY v.first_recorded, v.version")
-        return [VersionInfo(v, Identity.model_validate_json(i), int(n), int(s), first)
-                for v, i, n, s, first in rows]
+        return [VersionInfo(v, self._identity(v, i), int(n), int(s), first) for v, i, n, s, first in rows]
+
+    def _identity(self, version: str, stored: str) -> Identity:
+        try:
+            return Identity.model_validate_json(stored)
+        except ValueError:   # pydantic's ValidationError, for JSON edited outside fluke
+            raise LedgerError(f"{self.name}: the stored identity of version {version[:12]} is no longer "
+                              "valid; the ledger was changed outside fluke. Restore it from a backup") from None
 
     def select_versions(self, selector: str) -> list[str]:
         """Every version hash named by a hash prefix or ``field=value[,field=value]`` (maybe none)."""
@@ -463,7 +514,14 @@ class Ledger:
         """Every document of ``kind``, oldest first."""
         rows = self.query("SELECT digest, body, recorded_at FROM documents WHERE kind = ? "
                           "ORDER BY recorded_at, digest", (kind,))
-        return [Document(d, kind, orjson.loads(b), r) for d, b, r in rows]
+        return [Document(d, kind, self._json(b, f"{kind} document {d[:12]}"), r) for d, b, r in rows]
+
+    def _json(self, text: str, what: str) -> Any:
+        try:
+            return orjson.loads(text)
+        except orjson.JSONDecodeError as exc:
+            raise LedgerError(f"{self.name}: {what} is not valid JSON ({exc.msg}); the ledger was changed "
+                              "outside fluke. Restore it from a backup") from None
 
     def put_grades(self, spec_digest: str, rows: Iterable[tuple[str, dict[str, Any]]]) -> int:
         """Store per-run grades under a spec digest (one transaction); return how many were new."""
@@ -480,7 +538,15 @@ class Ledger:
     def grades(self, spec_digest: str) -> dict[str, dict[str, Any]]:
         """The stored grades for a spec digest, by run hash."""
         rows = self.query("SELECT run_hash, body FROM grades WHERE spec_digest = ?", (spec_digest,))
-        return {h: orjson.loads(b) for h, b in rows}
+        return {h: self._json(b, f"the grade of run {h[:12]}") for h, b in rows}
+
+
+def _vid(version: str) -> int:
+    """The key of a full version hash given as a filter; a selector error for anything else."""
+    if not isinstance(version, str) or len(version) < 15 or any(c not in "0123456789abcdef" for c in version):
+        raise SelectorError(f"{version!r} is not a version hash; resolve a prefix or field=value selector "
+                            "with Ledger.resolve_version first")
+    return version_id(version)
 
 
 def _matches(component: Any, wanted: str) -> bool:

@@ -1,9 +1,13 @@
-"""One ingest: runs in, batches of rows built, a writer chosen, one transaction.
+"""One ingest: runs in, batches of rows built, one transaction, memory bounded by bytes.
 
-Rows are built here, in this process (hashing each run's content once). The first
-batches are held until the ingest either ends (small: written on the ledger's own
-connection) or outgrows :attr:`Ledger.PIPE_AFTER` (large: handed to the backend's writer
-process, if it has one, while this process keeps reading and hashing).
+Rows are built here (hashing each run's content once) in batches of at most :data:`BATCH`
+runs or :data:`BATCH_BYTES` bytes of run bodies, whichever comes first. The first batches
+are held, up to :attr:`Ledger.HOLD_BYTES` or :attr:`Ledger.HOLD_RUNS`: a small ingest is
+then written at its end in one short transaction (SQLite's write lock is held only for
+the writing). A larger one opens its transaction then and writes each batch as it is
+built, so what is held never grows with the size of the input, however many runs it has.
+
+Versions and counts are written at the end, in key order (see :mod:`fluke.ledger._writer`).
 
 >>> import os, tempfile
 >>> from fluke.ledger import open_ledger
@@ -16,6 +20,7 @@ IngestResult(added=5, skipped=2)
 
 from __future__ import annotations
 
+import contextlib
 import datetime as _dt
 from typing import TYPE_CHECKING, Any, Iterable
 
@@ -28,8 +33,10 @@ from ._writer import tally
 if TYPE_CHECKING:
     from ._base import Ledger
 
-#: Runs are written in batches of this many rows (all inside one transaction).
+#: A batch of rows is written when it holds this many runs ...
 BATCH = 5000
+#: ... or this many bytes of run bodies (τ²-bench runs are about 40 KB each).
+BATCH_BYTES = 8 * 2 ** 20
 
 
 def utcnow() -> str:
@@ -40,62 +47,56 @@ def utcnow() -> str:
 def ingest_runs(ledger: "Ledger", runs: Iterable[Run], *, progress: Any = None) -> IngestResult:
     """Store ``runs`` in ``ledger`` in one transaction (see :meth:`Ledger.ingest`)."""
     recorded_at = utcnow()
-    known: set[str] = set()          # versions met in this ingest
-    pending: list[tuple] = []        # versions met before a writer was chosen
-    batches: list[tuple] = []        # batches built before a writer was chosen
-    writer: Any = None
-    piped = False
+    known: set[str] = set()                      # versions met in this ingest
+    versions: list[tuple[int, str, str]] = []    # (vid, version, identity JSON) of those
+    held: list[tuple] = []                       # batches built before the transaction began
+    held_bytes = 0
+    offered: dict[tuple, list[int]] = {}         # trials and passes of every run offered
+    overlap = OverlapCheck()                     # where the first runs are stored from, afterwards
     seen = 0
-    rows = Rows(known)
-    offered: dict[tuple, list[int]] = {}   # trials and passes of every run offered
-    overlap = OverlapCheck()               # where the first runs are stored from, afterwards
+    writer: Any = None
 
-    def flush() -> None:
-        nonlocal rows, seen, writer, piped
-        if rows:
+    with contextlib.ExitStack() as stack:
+
+        def start() -> Any:
+            stack.enter_context(ledger.atomic())
+            new = ledger._run_writer()
+            new.begin(recorded_at)
+            return new
+
+        def flush(rows: Rows) -> None:
+            nonlocal seen, writer, held_bytes
             for identity in rows.identities:
                 body = canonical_json(identity.model_dump(mode="json", exclude={"date"})).decode()
-                pending.append((version_id(identity.version), identity.version, body))
-            batches.append(rows.columns())
+                versions.append((version_id(identity.version), identity.version, body))
             overlap.see(rows.keys, rows.sources)
             tally(offered, rows.vids, rows.scenarios, rows.conditions, rows.passed)
             seen += len(rows)
-            rows = Rows(known)
-        if writer is None and seen >= ledger.PIPE_AFTER and not ledger._depth:
-            writer = ledger._piped_writer()
-            piped = writer is not None
-            if piped:
-                writer.begin(recorded_at)
-        if writer is not None:
-            for version in pending:
-                writer.put_version(*version)
-            pending.clear()
-            for batch in batches:
-                writer.put_runs(*batch)
-            batches.clear()
-        if progress:
-            progress(seen)
+            held.append(rows.columns())
+            held_bytes += rows.size
+            if writer is None and (held_bytes >= ledger.HOLD_BYTES or seen >= ledger.HOLD_RUNS):
+                writer = start()
+            if writer is not None:
+                while held:
+                    writer.put_runs(*held.pop(0))
+            if progress:
+                progress(seen)
 
-    try:
+        stack.enter_context(ledger.faults())
+        rows = Rows(known)
         add, keys = rows.add, rows.keys
         for run in runs:
             add(run)
-            if len(keys) >= BATCH:
-                flush()
+            if len(keys) >= BATCH or rows.size >= BATCH_BYTES:
+                flush(rows)
+                rows = Rows(known)
                 add, keys = rows.add, rows.keys
-        if piped:
-            flush()
-            added = writer.finish(offered)
-            ledger._background.append(writer)
-            return IngestResult(added=added, skipped=seen - added, warnings=overlap.warnings(ledger))
-    except BaseException:
-        if piped:
-            writer.abort()
-        raise
-    with ledger.atomic():
-        writer = ledger._run_writer()
-        writer.begin(recorded_at)
-        flush()
+        if rows:
+            flush(rows)
+        if writer is None:
+            writer = start()
+            while held:
+                writer.put_runs(*held.pop(0))
+        writer.put_versions(versions)
         added = writer.finish(offered)
     return IngestResult(added=added, skipped=seen - added, warnings=overlap.warnings(ledger))
-

@@ -2,11 +2,13 @@
 
 from __future__ import annotations
 
+import contextlib
 import itertools
 from typing import Any, Iterable, Iterator, Sequence
 
 from ..errors import LedgerError, require
 from ._base import Ledger
+from ._faults import postgres_fault
 from ._writer import RunWriter
 
 
@@ -27,20 +29,25 @@ class PostgresLedger(Ledger):
             first = str(exc).strip().splitlines()[0] if str(exc).strip() else type(exc).__name__
             raise LedgerError(f"cannot connect to the PostgreSQL ledger: {first}") from None
 
+    def _fault(self, exc: Exception) -> LedgerError | None:
+        return postgres_fault(self.name, exc)
+
     def stream(self, sql: str, params: Sequence[Any] = ()) -> Iterator[tuple]:
         """Rows as they are read, through a server-side cursor (:attr:`BATCH` rows a fetch).
 
         The cursor is declared WITH HOLD, so a transaction committed between rows (a write
         while reading) does not close it; it is closed when the generator ends or is closed.
         """
-        cur = self._conn.cursor(name=f"fluke_stream_{next(_CURSORS)}", withhold=True)
-        cur.itersize = self.BATCH
-        try:
-            cur.execute(self._sql(sql), tuple(params))
-            while rows := cur.fetchmany(self.BATCH):
-                yield from rows
-        finally:
-            cur.close()
+        with self.faults():
+            cur = self._conn.cursor(name=f"fluke_stream_{next(_CURSORS)}", withhold=True)
+            cur.itersize = self.BATCH
+            try:
+                cur.execute(self._sql(sql), tuple(params))
+                while rows := cur.fetchmany(self.BATCH):
+                    yield from rows
+            finally:
+                with contextlib.suppress(Exception):   # a lost connection has no cursor to close
+                    cur.close()
 
     def _begin(self) -> None:
         # psycopg opens a transaction implicitly; end any read-only one left open.
@@ -54,8 +61,12 @@ class PostgresLedger(Ledger):
         return PostgresRunWriter(self._conn)
 
     def _json_field(self, *path: str, integer: bool = False) -> str:
-        field = f"(body::jsonb #>> '{{{','.join(path)}}}')"
-        return f"{field}::bigint" if integer else field
+        # PostgreSQL's JSON functions refuse a document holding the escape \u0000 (a NUL in a
+        # tool result, say), which its text type cannot carry; the field read here never holds
+        # one (a run refuses NUL in names), so the escape is swapped for a harmless one first
+        # and one such run cannot make every query fail. Trials sort as numbers of any size.
+        field = f"(replace(body, '\\u0000', '\\u0001')::json #>> '{{{','.join(path)}}}')"
+        return f"{field}::numeric" if integer else field
 
 
 class PostgresRunWriter(RunWriter):

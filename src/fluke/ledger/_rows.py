@@ -29,10 +29,13 @@ scenario and condition in the same transaction as the runs), never from the rows
 from __future__ import annotations
 
 import hashlib
+from typing import Any
 
 import orjson
+from pydantic import ValidationError
 
-from ..record import CANONICAL, Identity, Run, condition_key, content_fields, json_default
+from ..errors import FormatVersionError, InputError, LedgerError
+from ..record import CANONICAL, FORMAT_VERSION, Identity, Run, condition_key, content_fields, json_default
 
 _sha256 = hashlib.sha256
 _VIDS: dict[str, int] = {}
@@ -71,7 +74,8 @@ class Rows:
     :attr:`Run.hash`.
     """
 
-    __slots__ = ("keys", "vids", "scenarios", "conditions", "passed", "sources", "bodies", "identities", "known")
+    __slots__ = ("keys", "vids", "scenarios", "conditions", "passed", "sources", "bodies", "identities", "known",
+                 "size")
 
     def __init__(self, known: set[str] | None = None) -> None:
         self.keys: list[int] = []
@@ -83,6 +87,8 @@ class Rows:
         self.bodies: list[bytes] = []
         self.identities: list[Identity] = []
         self.known = set() if known is None else known
+        #: bytes of the bodies so far (what a batch is bounded by)
+        self.size = 0
 
     def __len__(self) -> int:
         return len(self.keys)
@@ -92,9 +98,12 @@ class Rows:
         return self.keys, self.vids, self.scenarios, self.conditions, self.passed, self.sources, self.bodies
 
     def add(self, run: Run) -> None:
-        """Append ``run``'s row."""
-        values = content_fields(run)
-        body = orjson.dumps(values, default=json_default, option=CANONICAL)
+        """Append ``run``'s row; a run that cannot be stored as JSON is an InputError naming it."""
+        try:
+            values = content_fields(run)
+            body = orjson.dumps(values, default=json_default, option=CANONICAL)
+        except (orjson.JSONEncodeError, RecursionError) as exc:
+            raise unstorable(run, exc) from None
         raw = _sha256(body).digest()
         run.__dict__.setdefault("hash", raw.hex())
         identity = run.identity
@@ -113,21 +122,87 @@ class Rows:
         self.passed.append(1 if values["outcome"]["passed"] else 0)
         self.sources.append(None if run.source is None else run.source.model_dump_json())
         self.bodies.append(body)
+        self.size += len(body)
 
 
-def row_run(body: str | bytes, source: str | None = None) -> Run:
-    """Rebuild a Run from its stored body and source; its hash is the body's own."""
-    fields = orjson.loads(body)
+def unstorable(run: Run, exc: Exception) -> InputError:
+    """The error for a run built in code (not read from a file) that JSON cannot hold.
+
+    >>> run = Run.model_construct(scenario="s", events=[], identity=Identity(), condition={}, tags=[],
+    ...                           outcome=None, cost={}, seed=2 ** 70, source=None)
+    >>> unstorable(run, TypeError("Integer exceeds 64-bit range")).field
+    'seed'
+    """
+    source = run.source
+    field = None
+    for name in ("identity", "condition", "events", "cost", "seed"):
+        try:
+            orjson.dumps(getattr(run, name), default=json_default, option=CANONICAL)
+        except (orjson.JSONEncodeError, RecursionError):
+            field = name
+            break
+    return InputError(source.file if source else None,
+                      f"record {source.position}" if source and source.position is not None else
+                      f"run of scenario {run.scenario!r}"[:80], field,
+                      f"cannot be stored as JSON ({exc})", hint="nest it less deeply or store it as a string")
+
+
+def row_run(body: str | bytes, source: str | None = None, *, ledger: str = "the ledger") -> Run:
+    """Rebuild a Run from its stored body and source; its hash is the body's own.
+
+    A body that no longer reads as a run (edited outside fluke, or written by a newer fluke)
+    is a :class:`LedgerError` (a :class:`FormatVersionError` for a newer format) naming the
+    ledger, the run and the field.
+    """
+    fields = _parse(body, ledger, "body")
     if source is not None:
-        fields["source"] = orjson.loads(source)
-    run = Run.model_validate(fields)
+        fields["source"] = _parse(source, ledger, "source", body)
+    try:
+        run = Run.model_validate(fields)
+    except ValidationError as exc:
+        raise _invalid_run(exc, fields, body, ledger) from None
+    except RecursionError:
+        raise _bad_body(ledger, body, None, "is nested too deep to read") from None
     run.__dict__["hash"] = body_hash(body)
     return run
 
 
-def body_holds(body: str | bytes, wanted: str) -> bool:
+def _parse(text: str | bytes, ledger: str, column: str, body: str | bytes | None = None) -> dict[str, Any]:
+    try:
+        value = orjson.loads(text)
+    except orjson.JSONDecodeError as exc:
+        raise _bad_body(ledger, body if body is not None else text, column if column != "body" else None,
+                        f"is not valid JSON ({exc.msg})") from None
+    if not isinstance(value, dict):
+        raise _bad_body(ledger, body if body is not None else text, column if column != "body" else None,
+                        f"is a JSON {type(value).__name__}, not a run")
+    return value
+
+
+def _bad_body(ledger: str, body: str | bytes, field: str | None, message: str) -> LedgerError:
+    where = f" field {field}" if field else ""
+    return LedgerError(f"{ledger}: stored run {body_hash(body)[:12]}:{where} {message}; it was changed outside "
+                       "fluke. Restore the ledger from a backup, or delete that row "
+                       f"(its key is {hash_key(body_hash(body))})")
+
+
+def _invalid_run(exc: ValidationError, fields: dict[str, Any], body: str | bytes, ledger: str) -> LedgerError:
+    err = exc.errors()[0]
+    field = ".".join(str(p) for p in err["loc"]) or None
+    version = fields.get("format_version")
+    if isinstance(version, int) and not isinstance(version, bool) and version > FORMAT_VERSION:
+        return FormatVersionError(ledger, f"stored run {body_hash(body)[:12]}", "format_version",
+                                  f"was written by a newer fluke (run format {version}; this fluke reads "
+                                  f"{FORMAT_VERSION})", hint="upgrade with: pip install -U fluke")
+    return _bad_body(ledger, body, field, f"no longer validates as a run ({err['msg']})")
+
+
+def body_holds(body: str | bytes, wanted: str, *, ledger: str = "the ledger") -> bool:
     """Does a stored run's condition hold every ``key=value`` pair of ``wanted``?"""
-    return condition_matches(condition_key(orjson.loads(body)["condition"]), wanted)
+    condition = _parse(body, ledger, "body").get("condition")
+    if not isinstance(condition, dict):
+        raise _bad_body(ledger, body, "condition", "is not an object of key=value pairs")
+    return condition_matches(condition_key(condition), wanted)
 
 
 def condition_matches(key: str, wanted: str) -> bool:

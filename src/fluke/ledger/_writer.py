@@ -1,12 +1,9 @@
 """Writing one ingest: its record, new versions, the runs not yet stored, and the counts.
 
-:class:`RunWriter` does it on a connection whose transaction the caller owns. For a large
-ingest into a SQLite file, :class:`PipedWriter` runs the same writer in a second process
-(``python -m fluke.ledger._writer``), fed batches of rows through a pipe, so that building
-rows (Python) and storing them (SQLite) use both cores. Either way the whole ingest is one
-transaction: if the run source raises part-way, or the writer fails, nothing is kept.
-
-This module imports nothing heavy (no pydantic), so the writer process starts quickly.
+:class:`RunWriter` does it on the ledger's connection, inside the transaction of the whole
+ingest that its caller owns: if the run source raises part-way, or a write fails, nothing
+is kept. Rows that several ingests may lock at once (versions, counts) are written in key
+order, so concurrent ingests into PostgreSQL wait for one another instead of deadlocking.
 
 >>> import sqlite3, os, tempfile
 >>> from fluke.ledger import open_ledger
@@ -30,18 +27,12 @@ This module imports nothing heavy (no pydantic), so the writer process starts qu
 
 from __future__ import annotations
 
-import contextlib
-import os
-import pickle
-import queue
 import sqlite3
-import subprocess
-import sys
-import threading
 from collections import Counter
 from itertools import compress
 from pathlib import Path
 from typing import Any, Iterable, Sequence
+from urllib.parse import quote
 
 from ..errors import LedgerError
 
@@ -83,9 +74,12 @@ class RunWriter:
         self.recorded_at = recorded_at
         self.ingest = self._new_ingest(recorded_at)
 
-    def put_version(self, vid: int, version: str, identity: str) -> None:
-        """Store a version's identity the first time any ingest sees it."""
-        self.conn.cursor().execute(self._sql(_PUT_VERSION), (vid, version, identity, self.recorded_at))
+    def put_versions(self, versions: Iterable[tuple[int, str, str]]) -> None:
+        """Store the identities of versions no ingest has seen before, ``(vid, version, identity)``,
+        in the order of ``vid`` (the lock order every ingest shares)."""
+        rows = [(vid, version, identity, self.recorded_at) for vid, version, identity in sorted(versions)]
+        if rows:
+            self.conn.cursor().executemany(self._sql(_PUT_VERSION), rows)
 
     def put_runs(self, keys: Sequence[int], vids: Sequence[int], scenarios: Sequence[str],
                  conditions: Sequence[str], passed: Sequence[int], sources: Sequence[str | None],
@@ -135,7 +129,7 @@ class RunWriter:
         """Add the tally of the runs added (``offered`` less those skipped) to ``counts``;
         return how many runs this ingest added."""
         rows = []
-        for group, (n, k) in offered.items():
+        for group, (n, k) in sorted(offered.items()):   # one lock order for every ingest
             n_skipped, k_skipped = self.skipped.get(group, (0, 0))
             if n > n_skipped:
                 rows.append((*group, n - n_skipped, k - k_skipped))
@@ -203,130 +197,22 @@ def connect_sqlite(path: str) -> sqlite3.Connection:
     return conn
 
 
-# -- the writer process ------------------------------------------------------------------
-class PipedWriter:
-    """A :class:`SqliteRunWriter` in a child process, with the same methods.
+def connect_sqlite_readonly(path: str) -> sqlite3.Connection:
+    """A read-only connection to a ledger file this process cannot write (a read-only mount,
+    a file of another user).
 
-    Messages are pickled onto the child's stdin by a sender thread (so building rows never
-    waits on the pipe); the child answers once, when the ingest is committed or has failed.
-    After a commit it goes on to checkpoint the write-ahead log into the main file, which
-    readers and later writers do not wait for; :meth:`wait` does.
+    WAL mode needs its ``-shm`` file even to read; where that cannot be made and no write-ahead
+    log is left over (the file was closed cleanly), the file is opened as immutable: nothing
+    can change it while it is read, since nobody can write where it lives.
     """
-
-    def __init__(self, path: str) -> None:
-        package_root = str(Path(__file__).resolve().parents[2])
-        env = dict(os.environ)
-        env["PYTHONPATH"] = os.pathsep.join(p for p in (package_root, env.get("PYTHONPATH")) if p)
-        self._proc = subprocess.Popen([sys.executable, "-m", "fluke.ledger._writer", path],
-                                      stdin=subprocess.PIPE, stdout=subprocess.PIPE, env=env)
-        self._queue: queue.Queue[bytes | None] = queue.Queue(maxsize=8)
-        self._failed = False
-        self._sender = threading.Thread(target=self._send_all, daemon=True)
-        self._sender.start()
-
-    def _send_all(self) -> None:
-        pipe = self._proc.stdin
-        try:
-            while (data := self._queue.get()) is not None:
-                pipe.write(data)
-            pipe.close()
-        except (BrokenPipeError, OSError):
-            self._failed = True   # the child stopped: its answer says why
-            while self._queue.get() is not None:
-                pass
-
-    def _send(self, *message: Any) -> None:
-        if self._failed:
-            self._answer()
-        self._queue.put(pickle.dumps(message, protocol=pickle.HIGHEST_PROTOCOL))
-
-    def _answer(self) -> int:
-        try:
-            reply = pickle.load(self._proc.stdout)
-        except (EOFError, pickle.UnpicklingError):
-            reply = ("error", f"the ledger writer process stopped (exit status {self._proc.wait()})")
-        if reply[0] != "done":
-            self._proc.wait()
-            raise LedgerError(reply[1])
-        self._proc.stdout.close()
-        return int(reply[1])
-
-    def wait(self) -> int:
-        """Wait until the child has checkpointed and exited; return its exit status."""
-        return self._proc.wait()
-
-    def begin(self, recorded_at: str) -> None:
-        self._send("begin", recorded_at)
-
-    def put_version(self, vid: int, version: str, identity: str) -> None:
-        self._send("version", vid, version, identity)
-
-    def put_runs(self, keys: Sequence[int], vids: Sequence[int], scenarios: Sequence[str],
-                 conditions: Sequence[str], passed: Sequence[int], sources: Sequence[str | None],
-                 bodies: Sequence[bytes]) -> int:
-        # One byte string for the bodies (JSON never holds a raw newline): far cheaper to pickle.
-        self._send("runs", keys, vids, scenarios, conditions, passed, sources, b"\n".join(bodies))
-        return len(keys)   # the exact number comes with the answer
-
-    def finish(self, offered: dict[tuple, list[int]]) -> int:
-        """Commit in the child; return how many runs it added."""
-        self._send("commit", offered)
-        self._queue.put(None)
-        self._sender.join()
-        return self._answer()
-
-    def abort(self) -> None:
-        """Stop without committing: the child's transaction is rolled back."""
-        self._queue.put(None)
-        self._sender.join(timeout=5)
-        if self._proc.poll() is None:
-            self._proc.kill()
-        self._proc.wait()
-
-
-def _serve(path: str) -> int:
-    """The child's loop: apply the parent's messages to one transaction; answer once."""
-    out = sys.stdout.buffer
-    conn = None
+    uri = "file:" + quote(str(Path(path).resolve()))
+    conn = sqlite3.connect(uri + "?mode=ro", uri=True, isolation_level=None, check_same_thread=False)
     try:
-        conn = connect_sqlite(path)
-        conn.execute("PRAGMA wal_autocheckpoint=0")   # checkpoint after answering, not in COMMIT
-        conn.execute("BEGIN IMMEDIATE")
-        writer = SqliteRunWriter(conn)
-        source = sys.stdin.buffer
-        while True:
-            try:
-                message = pickle.load(source)
-            except EOFError:
-                conn.rollback()   # the parent gave up: keep nothing
-                return 1
-            kind = message[0]
-            if kind == "runs":
-                writer.put_runs(*message[1:7], message[7].decode().split("\n"))
-            elif kind == "version":
-                writer.put_version(*message[1:])
-            elif kind == "begin":
-                writer.begin(message[1])
-            elif kind == "commit":
-                added = writer.finish(message[1])
-                conn.execute("COMMIT")
-                pickle.dump(("done", added), out)
-                out.flush()
-                out.close()
-                # The runs are committed (in the write-ahead log) and the parent goes on.
-                # Copying those pages into the main file happens here, after the answer,
-                # instead of inside the COMMIT (SQLite's automatic checkpoint).
-                with contextlib.suppress(sqlite3.Error):   # a checkpoint left undone is redone later
-                    conn.execute("PRAGMA wal_checkpoint(PASSIVE)")
-                conn.close()
-                return 0
-    except (LedgerError, sqlite3.Error) as exc:
-        if conn is not None and conn.in_transaction:
-            conn.rollback()
-        pickle.dump(("error", f"{path}: {exc}"), out)
-        out.flush()
-        return 1
-
-
-if __name__ == "__main__":
-    sys.exit(_serve(sys.argv[1]))
+        conn.execute("SELECT COUNT(*) FROM sqlite_master").fetchone()
+        return conn
+    except sqlite3.OperationalError:
+        conn.close()
+    wal = Path(path + "-wal")
+    if wal.exists() and wal.stat().st_size > 0:
+        raise sqlite3.OperationalError("its write-ahead log holds changes that only a writable copy can read")
+    return sqlite3.connect(uri + "?immutable=1", uri=True, isolation_level=None, check_same_thread=False)

@@ -10,11 +10,13 @@ from __future__ import annotations
 
 from typing import Annotated, Any, Literal, Union
 
-from pydantic import BaseModel, ConfigDict, Field
+from pydantic import BaseModel, ConfigDict, Field, field_validator
+
+from ._storable import check_json
 
 
 class _Event(BaseModel):
-    model_config = ConfigDict(frozen=True, extra="forbid")
+    model_config = ConfigDict(frozen=True, extra="forbid", allow_inf_nan=False)
 
 
 class UserMessage(_Event):
@@ -53,6 +55,11 @@ class ToolCall(_Event):
     t_end: float | None = None
     agent: str | None = None
     requestor: Literal["agent", "user"] = "agent"
+
+    @field_validator("args", "result")
+    @classmethod
+    def _storable(cls, value: Any) -> Any:
+        return check_json(value)
 
 
 Event = Annotated[Union[UserMessage, AgentMessage, ToolCall], Field(discriminator="kind")]

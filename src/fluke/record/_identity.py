@@ -14,9 +14,10 @@ from __future__ import annotations
 from functools import cached_property
 from typing import Any
 
-from pydantic import BaseModel, ConfigDict
+from pydantic import BaseModel, ConfigDict, field_validator
 
 from ._canonical import digest
+from ._storable import check_json, check_name
 
 IDENTITY_FIELDS = ("model", "harness", "tools", "world", "grader", "policy")
 Component = str | dict[str, Any] | None
@@ -38,6 +39,16 @@ class Identity(BaseModel):
     grader: Component = None
     policy: Component = None
     date: str | None = None
+
+    @field_validator(*IDENTITY_FIELDS)
+    @classmethod
+    def _storable(cls, value: Component) -> Component:
+        return check_json(value) if isinstance(value, dict) else value
+
+    @field_validator("date")
+    @classmethod
+    def _date_storable(cls, value: str | None) -> str | None:
+        return check_name(value)
 
     @cached_property
     def version(self) -> str:

@@ -15,7 +15,7 @@ from __future__ import annotations
 
 import hashlib
 from functools import cached_property
-from typing import Any, Literal
+from typing import Annotated, Any, Literal
 
 import orjson
 from pydantic import BaseModel, ConfigDict, Field, field_validator, model_serializer
@@ -24,23 +24,26 @@ from ..errors import FormatVersionError, InputTypeError
 from ._canonical import CANONICAL
 from ._events import Event, ToolCall
 from ._identity import Identity
+from ._storable import check_name
 
 #: The version of the stored run format this fluke writes. Readers refuse newer ones.
 FORMAT_VERSION = 1
 
 Label = Literal["complete", "should_ask", "fail", "error"]
 ConditionValue = str | int | float | bool | None
+#: Integers a ledger stores exactly (PostgreSQL sorts trials as BIGINT).
+Int64 = Annotated[int, Field(ge=-(2 ** 63), le=2 ** 63 - 1)]
 
 
 class Outcome(BaseModel):
     """How the run ended. ``died_at`` is the event index where a failed run failed."""
 
-    model_config = ConfigDict(frozen=True, extra="forbid")
+    model_config = ConfigDict(frozen=True, extra="forbid", allow_inf_nan=False)
 
     passed: bool | None = None
     reward: float | None = None
     label: Label | None = None
-    died_at: int | None = Field(default=None, ge=0)
+    died_at: int | None = Field(default=None, ge=0, le=2 ** 63 - 1)
 
 
 class Source(BaseModel):
@@ -50,7 +53,7 @@ class Source(BaseModel):
 
     adapter: str
     file: str | None = None
-    position: int | str | None = None
+    position: Int64 | str | None = None
 
 
 class GoldCall(BaseModel):
@@ -72,11 +75,11 @@ class GoldCall(BaseModel):
 class Run(BaseModel):
     """One execution of one scenario. Immutable and content-addressed (see :attr:`hash`)."""
 
-    model_config = ConfigDict(frozen=True, extra="forbid")
+    model_config = ConfigDict(frozen=True, extra="forbid", allow_inf_nan=False)
 
     format_version: int = FORMAT_VERSION
     scenario: str = Field(min_length=1)
-    trial: int = 0
+    trial: Int64 = 0
     unit: str | None = None
     condition: dict[str, ConditionValue] = Field(default_factory=dict)
     tags: list[str] = Field(default_factory=list)
@@ -85,7 +88,7 @@ class Run(BaseModel):
     outcome: Outcome = Field(default_factory=Outcome)
     cost: dict[str, float] = Field(default_factory=dict)
     latency: float | None = None
-    seed: int | str | None = None
+    seed: Int64 | str | None = None
     tape: str | None = None
     error: str | None = None
     source: Source | None = None
@@ -108,6 +111,29 @@ class Run(BaseModel):
             raise FormatVersionError(
                 None, None, None, f"format_version {value} is newer than this fluke reads ({FORMAT_VERSION}); "
                 "upgrade with: pip install -U fluke")
+        return value
+
+    @field_validator("scenario", "unit", "tape")
+    @classmethod
+    def _name_storable(cls, value: str | None) -> str | None:
+        return check_name(value)
+
+    @field_validator("tags")
+    @classmethod
+    def _tags_storable(cls, value: list[str]) -> list[str]:
+        for tag in value:
+            check_name(tag)
+        return value
+
+    @field_validator("condition")
+    @classmethod
+    def _condition_storable(cls, value: dict[str, ConditionValue]) -> dict[str, ConditionValue]:
+        for key, item in value.items():
+            check_name(key)
+            if isinstance(item, str):
+                check_name(item)
+            elif isinstance(item, int) and not isinstance(item, bool) and not -(2 ** 63) <= item < 2 ** 63:
+                raise ValueError(f"condition {key}={item} is outside 64 bits; write it as a string")
         return value
 
     @cached_property
