@@ -33,8 +33,7 @@ from dataclasses import dataclass
 import numpy as np
 
 from ..errors import InputError
-from ..inference import clustered_interval
-from ._fisher import bh_qvalues
+from ..inference import bh_qvalues, clustered_interval
 from ._passrate import pass_rate_limit
 from ._stratified import stratified_test
 from ._verdict import DIFFERENT, verdict_of
@@ -74,13 +73,7 @@ def adjust_pvalues(pvalues, correction: str = "holm") -> np.ndarray:
         raise InputError(None, None, "correction", f"correction={correction!r} must be one of "
                          + ", ".join(repr(c) for c in CORRECTIONS))
     p = np.asarray(pvalues, dtype=float).reshape(-1)
-    if correction == "holm":
-        return holm_adjust(p)
-    out = np.full(p.shape, np.nan)
-    ok = np.isfinite(p)
-    if ok.any():
-        out[ok] = bh_qvalues(p[ok])
-    return out
+    return holm_adjust(p) if correction == "holm" else bh_qvalues(p)
 
 
 @dataclass(frozen=True)
