@@ -191,7 +191,7 @@ def leaderboard(ledger, versions: Sequence[str] | None = None, *, baseline: str 
 
     ``baseline`` (a selector naming one version) tests each version against it instead of every
     pair. ``correction`` is ``"holm"`` or ``"bh"``. Cost and latency are read by a scan of the stored
-    runs (about 17 s over 1M runs on SQLite, against 0.5 s for the rest): ``costs=None`` reads them
+    runs (5–17 s over 1M runs on SQLite, against about 1 s for the rest): ``costs=None`` reads them
     when the chosen versions hold at most :data:`COST_SCAN_LIMIT` runs, ``True`` always, ``False`` never.
     """
     from ..comparison import CORRECTIONS, leaderboard_counts
