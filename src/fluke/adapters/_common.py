@@ -13,6 +13,7 @@ import datetime as _dt
 import reprlib
 from typing import Any, Iterator
 
+import orjson
 from pydantic import ValidationError
 
 from ..errors import InputError
@@ -175,6 +176,9 @@ def building(file: str | None, record: str | None) -> Iterator[None]:
         raise validation_error(exc, file=file, record=record) from None
     except RecursionError:
         raise InputError(file, record, None, "is nested too deep to read",
+                         hint="fluke reads records nested up to a few hundred levels") from None
+    except orjson.JSONEncodeError as exc:  # a digest of a value too deep (or too odd) for JSON
+        raise InputError(file, record, None, f"cannot be stored as JSON ({exc})",
                          hint="fluke reads records nested up to a few hundred levels") from None
 
 

@@ -33,6 +33,7 @@ from dataclasses import dataclass
 import numpy as np
 from scipy import special, stats
 
+from ..inference import check_level
 from ..errors import InputError
 
 __all__ = ["Allocation", "CertificationPlan", "PairedPlan", "allocate_certification", "allocate_difference",
@@ -41,8 +42,7 @@ __all__ = ["Allocation", "CertificationPlan", "PairedPlan", "allocate_certificat
 
 def _z(alpha: float, power: float) -> float:
     for name, value in (("alpha", alpha), ("power", power)):
-        if not 0 < value < 1:
-            raise InputError(None, None, name, f"{name}={value!r} must lie strictly between 0 and 1")
+        check_level(value, name)
     return float(stats.norm.ppf(1 - alpha / 2) + stats.norm.ppf(power))
 
 
