@@ -322,11 +322,11 @@ def _read_file(path: Path) -> Any:
         text = path.read_text(encoding="utf-8")
     except OSError as exc:
         raise SpecError(f"{path}: cannot be read ({exc.strerror})") from None
-    except ValueError:  # a NUL in the name: no such file can exist
-        raise SpecError(f"{str(path)!r}: is not a file name (it holds a NUL character)") from None
     except UnicodeDecodeError as exc:
         raise SpecError(f"{path}: is not UTF-8 text (byte {exc.object[exc.start]:#04x} at offset "
                         f"{exc.start}); save the spec as UTF-8") from None
+    except ValueError:  # a NUL in the name: no such file can exist
+        raise SpecError(f"{str(path)!r}: is not a file name (it holds a NUL character)") from None
     suffix = path.suffix.lower()
     try:
         if suffix in (".yaml", ".yml"):
