@@ -47,6 +47,8 @@ _EXPORTS: dict[str, str] = {
     "calibration": "_calibration", "CalibrationResult": "_calibration",
     "match_predictions": "_calibration", "PredictionMatch": "_calibration",
     "UNKNOWN_CHOICES": "_unknowns", "check_unknown": "_unknowns", "unknown_note": "_unknowns",
+    "leaderboard": "_leaderboard", "LeaderboardResult": "_leaderboard",
+    "plan": "_plan", "PlanResult": "_plan",
 }
 
 __all__ = sorted(_EXPORTS) + ["render"]
