@@ -30,9 +30,9 @@ def _unknown(run) -> bool:
     return int(run.scenario.split("/")[-1]) % 10 < 8 and run.trial in (0, 2)
 
 
-def _runs():
+def _runs(model="gpt-4o"):
     out = []
-    for run in read_file(need(TAU_AIRLINE), identity={"model": "gpt-4o"}):
+    for run in read_file(need(TAU_AIRLINE), identity={"model": model}):
         if _unknown(run):
             run = run.model_copy(update={"outcome": Outcome(passed=None, reward=None)})
         out.append(run)
@@ -145,3 +145,19 @@ def test_compare_still_accepts_failure_as_the_old_spelling(real):
     new = _json(url, "compare", "model=gpt-4o@0-1", "model=gpt-4o@2-3", "--no-record", "--unknown", "fail")
     assert old["unknown_policy"] == new["unknown_policy"] == "fail"
     assert (old["pvalue"], old["a"]["compared"]) == (new["pvalue"], new["a"]["compared"])
+
+
+@pytest.mark.parametrize("policy", ["fail", "exclude"])
+def test_leaderboard_follows_the_policy(real, policy, tmp_path):
+    _, runs = real
+    twin = _runs("gpt-4o-twin")     # the same runs under another name: a second version
+    path = tmp_path / "two.db"
+    with open_ledger(str(path)) as ledger:
+        ledger.ingest(runs + twin)
+    rate, counted, unknowns = _expected(runs, policy)
+    doc = _json(str(path), "leaderboard", "--replicates", "100", "--no-costs", "--unknown", policy)
+    assert [(1 - v["passes"] / v["trials"], v["trials"]) for v in doc["versions"]] == \
+        [(pytest.approx(rate, abs=1e-12), counted)] * 2
+    assert (doc["unknowns"], doc["unknown_policy"]) == (2 * unknowns, policy)
+    text = _text(str(path), "leaderboard", "--replicates", "100", "--no-costs", "--unknown", policy)
+    assert f"{2 * unknowns} unknown outcomes " + ("counted as failures" if policy == "fail" else "left out") in text

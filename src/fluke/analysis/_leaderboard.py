@@ -31,6 +31,7 @@ from ..errors import UsageError
 from ..format import fmt_num, fmt_p, fmt_prob, natural_key
 from ._document import Column, Heading, Span, Table, blank, line, note
 from ._result import Result
+from ._unknowns import apply_to_counts, check_unknown, unknown_fields, unknown_note
 from ._select import check_level, require_runs, versions as ledger_versions
 
 #: Above this many runs, cost and latency are read only when asked for (a scan of every stored run).
@@ -49,6 +50,8 @@ class LeaderboardResult(Result):
     rows: int = 10
     costs_read: bool = True
     runs: int = 0
+    unknowns: int = 0                         # runs of unknown outcome in the strata compared
+    unknown_policy: str = "fail"
 
     def conditional_on(self) -> str:
         b = self.board
@@ -79,6 +82,7 @@ class LeaderboardResult(Result):
             "baseline": b.baseline, "correction": b.correction, "alpha": b.alpha, "power": b.power,
             "ceiling": b.ceiling, "confidence_level": b.confidence_level, "replicates": b.replicates,
             "seed": b.seed, "costs_read": self.costs_read, "conditional_on": self.conditional_on(),
+            **unknown_fields(self.unknowns, self.unknown_policy),
         }
 
     def blocks(self) -> list:
@@ -149,7 +153,8 @@ class LeaderboardResult(Result):
                             "them are not counted)"))
         out += [blank(), note(f"Conditional on: {self.conditional_on()}."),
                 note(f"P(first): share of the {b.replicates} resamples in which the version ranks first; "
-                     "ties share the better rank.")]
+                     "ties share the better rank."),
+                unknown_note(self.unknowns, self.unknown_policy)]
         return out
 
 
@@ -186,14 +191,16 @@ def leaderboard(ledger, versions: Sequence[str] | None = None, *, baseline: str 
                 scenario: str | None = None, condition: str | None = None, correction: str = "holm",
                 alpha: float = 0.05, power: float = 0.8, ceiling: float = 5.0, replicates: int = 2000,
                 seed: int = 0, confidence_level: float = 0.95, costs: bool | None = None,
-                rows: int = 10) -> LeaderboardResult:
+                rows: int = 10, unknown: str = "fail") -> LeaderboardResult:
     """Every version (or those the ``versions`` selectors name) on the strata all of them ran.
 
     ``baseline`` (a selector naming one version) tests each version against it instead of every
     pair. ``correction`` is ``"holm"`` or ``"bh"``. Cost and latency are read by a scan of the stored
     runs (5–17 s over 1M runs on SQLite, against about 1 s for the rest): ``costs=None`` reads them
     when the chosen versions hold at most :data:`COST_SCAN_LIMIT` runs, ``True`` always, ``False`` never.
+    ``unknown``: a run whose outcome is unknown is a failure (``"fail"``) or is left out (``"exclude"``).
     """
+    unknown = check_unknown(unknown)
     from ..comparison import CORRECTIONS, leaderboard_counts
 
     check_level(alpha, "alpha")
@@ -225,7 +232,8 @@ def leaderboard(ledger, versions: Sequence[str] | None = None, *, baseline: str 
     labels = _labels([i for i in ledger_versions(ledger) if i.version in chosen])
     cells: dict[tuple[str, str], dict[str, tuple[int, int]]] = {}
     for r in ledger.counts(version=chosen, scenario=scenario, condition=condition):
-        cells.setdefault((r.scenario, r.condition), {})[r.version] = (r.passes, r.trials)
+        cells.setdefault((r.scenario, r.condition), {})[r.version] = (
+            r.passes, apply_to_counts(r.trials, r.passes, r.unknowns, unknown)[0], r.unknowns)
     common = sorted((key for key, by in cells.items() if len(by) == len(chosen)),
                     key=lambda key: (natural_key(key[0]), key[1]))
     k = [[cells[key][v][0] for key in common] for v in chosen]
@@ -243,7 +251,8 @@ def leaderboard(ledger, versions: Sequence[str] | None = None, *, baseline: str 
         for version, parts in ledger.spend(version=chosen).items():
             spend[labels[version]] = {key: total / count for key, (count, total) in parts.items() if count}
     return LeaderboardResult(board, tuple((labels[v], v) for v in chosen), len(cells) - len(common), spend,
-                             rows=rows, costs_read=bool(costs), runs=held)
+                             rows=rows, costs_read=bool(costs), runs=held,
+                             unknowns=sum(cells[key][v][2] for key in common for v in chosen), unknown_policy=unknown)
 
 
 __all__ = ["LeaderboardResult", "leaderboard"]

@@ -4,7 +4,7 @@ from __future__ import annotations
 
 import click
 
-from ._common import Context, output_options, pass_context
+from ._common import Context, output_options, pass_context, unknown_option
 
 
 @click.command()
@@ -23,11 +23,12 @@ from ._common import Context, output_options, pass_context
 @click.option("--seed", type=int, default=0, show_default=True, help="Seed of the rank bootstrap.")
 @click.option("--costs/--no-costs", default=None,
               help="Read cost and latency (a scan of the stored runs); by default only up to 200,000 runs.")
+@unknown_option
 @output_options
 @pass_context
 def leaderboard(ctx: Context, versions: tuple[str, ...], baseline: str | None, correction: str,
                 scenario: str | None, condition: str | None, alpha: float, power: float, ceiling: float,
-                replicates: int, seed: int, costs: bool | None) -> None:
+                replicates: int, seed: int, costs: bool | None, unknown: str) -> None:
     """Every version on the scenarios all of them ran: rates, pairs, groups and ranks.
 
     VERSIONS are selectors (hash prefix or field=value); none means every version.
@@ -42,7 +43,8 @@ def leaderboard(ctx: Context, versions: tuple[str, ...], baseline: str | None, c
 
     ctx.emit(board(ctx.ledger(), list(versions) or None, baseline=baseline, correction=correction,
                    scenario=scenario, condition=condition, alpha=alpha, power=power, ceiling=ceiling,
-                   replicates=replicates, seed=seed, costs=costs, rows=10_000 if ctx.all_rows else 10))
+                   replicates=replicates, seed=seed, costs=costs, rows=10_000 if ctx.all_rows else 10,
+                   unknown=unknown))
 
 
 @click.command()
