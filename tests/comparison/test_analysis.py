@@ -205,6 +205,9 @@ def test_fixcheck_to_dict_is_the_old_json(ledger, name, args, control):
         assert "nothing is called improved" in result.render()
     else:
         assert doc.pop("bar") is None
+    # issue 14: the unknown-outcome policy and its count (none of these real runs is unknown)
+    assert [doc.pop(k) for k in ("unknowns", "unknown_policy", "unknowns_by_arm")] == [
+        0, "fail", {"first": 0, "candidate": 0, "control": 0}]
     assert doc == old
     text = result.render()
     assert text.splitlines()[0].startswith("candidate − control" if control else "No control: nothing is called")
@@ -226,7 +229,11 @@ def test_fixcheck_refuses_a_first_run_without_failures(tmp_path):
 
 def test_consistency_to_dict_is_the_old_json(ledger):
     result = analysis.consistency(ledger, ["model=gpt-4o", "model=gpt-4.1"])
-    assert as_doc(result) == golden("consistency")
+    doc = as_doc(result)
+    # issue 14: the unknown-outcome policy and its count (none of these real runs is unknown)
+    assert [doc.pop("unknowns"), doc.pop("unknown_policy")] == [0, "fail"]
+    assert [agent.pop("unknowns") for agent in doc["agents"]] == [0, 0]
+    assert doc == golden("consistency")
     [table] = md_tables(result.render("markdown"))
     assert [row[0] for row in table[1:]] == ["model=gpt-4o", "model=gpt-4.1"]
     assert table[1][3] == "58.0% (116/200)" and table[1][5] == "0.747"
