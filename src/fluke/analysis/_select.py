@@ -93,13 +93,19 @@ def parse_trials(text: str, where: str) -> set[int]:
 
 @dataclasses.dataclass(frozen=True)
 class Arm:
-    """Runs picked out of the ledger by one selector (maybe several versions, maybe some trials)."""
+    """Runs picked out of the ledger by one selector (maybe several versions, maybe some trials).
+
+    ``runs`` holds each run reduced as it streamed (:class:`fluke.analysis.RunFacts`: scenario,
+    condition, trial, hash, version, outcome, the events a comparison reads), never whole runs;
+    ``hard`` maps a failed run's hash to its first hard violation when a grading spec was given.
+    """
 
     selector: str
     versions: tuple[str, ...]
     labels: tuple[str, ...]
     trials: tuple[int, ...] | None
     runs: tuple[Any, ...]
+    hard: dict[str, Any] | None = dataclasses.field(default=None, compare=False)
 
     def describe(self) -> dict[str, Any]:
         return {"selector": self.selector, "versions": list(self.versions), "labels": list(self.labels),
@@ -112,23 +118,38 @@ class Arm:
         return f"{self.selector} ({names}{trials})"
 
 
-def select_arm(ledger, text: str, *, scenario: str | None = None, condition: str | None = None) -> Arm:
-    """The runs one arm selector names: ``selector[@trials]``."""
+def select_arm(ledger, text: str, *, scenario: str | None = None, condition: str | None = None,
+               spec: Any = None) -> Arm:
+    """The runs one arm selector names: ``selector[@trials]``, each reduced as it streams.
+
+    With ``spec`` (a loaded grading spec) every failed run without ``died_at`` is graded as it
+    streams and its first hard violation kept in ``Arm.hard``.
+    """
+    from ._facts import reduce_run
+
     selector, _, trials_text = text.partition("@")
     require_runs(ledger)
     versions_ = ledger.select_versions(selector) if selector else [i.version for i in versions(ledger)]
     if not versions_:
         ledger.resolve_version(selector)  # raises, listing what the ledger holds
     trials = parse_trials(trials_text, text) if trials_text else None
-    runs = [r for r in ledger.runs(version=versions_, scenario=scenario, condition=condition)
-            if trials is None or r.trial in trials]
+    hard: dict[str, Any] | None = None if spec is None else {}
+    runs = []
+    for run in ledger.runs(version=versions_, scenario=scenario, condition=condition):
+        if trials is not None and run.trial not in trials:
+            continue
+        if hard is not None and run.outcome.passed is False and run.outcome.died_at is None:
+            from ..grading import first_hard_index, grade_run
+
+            hard[run.hash] = first_hard_index(grade_run(run, spec))
+        runs.append(reduce_run(run, hard))
     if not runs:
         raise SelectorError(f"{text!r} names {len(versions_)} version(s) but no runs"
                             + (f" in scenario {scenario!r}" if scenario else "")
                             + (f" with trials {sorted(trials)}" if trials else ""))
-    labels = {r.version: r.identity.label() for r in runs}
+    labels = {r.version: r.label for r in runs}
     return Arm(text, tuple(v for v in versions_ if v in labels), tuple(labels[v] for v in versions_ if v in labels),
-               tuple(sorted(trials)) if trials is not None else None, tuple(runs))
+               tuple(sorted(trials)) if trials is not None else None, tuple(runs), hard)
 
 
 def disjoint(*arms: Arm) -> None:
