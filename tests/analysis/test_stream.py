@@ -74,3 +74,18 @@ def test_reduced_arm_compares_like_whole_runs(ledger):
     assert got == want and got["where"] == want["where"]
     for x, y in zip(outcome_arrays(arm_a.runs), outcome_arrays(whole_a)):
         assert x.tolist() == y.tolist()
+
+
+def test_streamed_runs_are_redacted_like_every_json_output(ledger):
+    from fluke.record import Identity, Outcome, Run, ToolCall
+
+    secret = "sk-proj-abcdefghijklmnopqrstuvwx"
+    ledger.ingest([Run(scenario="s", identity=Identity(model="m"), outcome=Outcome(passed=True),
+                       events=[ToolCall(tool="login", args={"key": secret}, ok=True)])])
+    for lines in (True, False):
+        out = io.BytesIO()
+        write_runs(ledger, out, lines=lines)
+        assert secret not in out.getvalue().decode() and "[REDACTED" in out.getvalue().decode()
+    out = io.BytesIO()
+    write_runs(ledger, out)
+    assert out.getvalue().decode() == list_runs(ledger).to_json() + "\n"

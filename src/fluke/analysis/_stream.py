@@ -39,7 +39,7 @@ def write_runs(ledger, out: IO[bytes], *, lines: bool = False, version: str | No
     ``lines`` writes JSON lines (one ``{"hash", "version", "run"}`` per line); otherwise one
     indented document equal to ``list_runs(...).to_json()``.
     """
-    from ..record import redact
+    from ..record import may_hold_secret, redact
 
     chosen = select_versions(ledger, version)
     if chosen is None:
@@ -53,9 +53,13 @@ def write_runs(ledger, out: IO[bytes], *, lines: bool = False, version: str | No
         out.write(head[:head.rindex(b"[")] + b"[")
     written = 0
     for run in ledger.runs(limit=limit, **filters):
-        entry = redact({"hash": run.hash, "version": run.version, "run": run.model_dump(mode="json")})
+        entry = {"hash": run.hash, "version": run.version, "run": run.model_dump(mode="json")}
+        flat = dumps(entry, indent=False)
+        if may_hold_secret(flat):   # else no string is secret-shaped and redact would change nothing
+            entry = redact(entry)
+            flat = dumps(entry, indent=False)
         if lines:
-            out.write(dumps(entry, indent=False) + b"\n")
+            out.write(flat + b"\n")
         else:
             body = dumps(entry).replace(b"\n", b"\n    ")
             out.write((b"\n    " if not written else b",\n    ") + body)
