@@ -22,7 +22,7 @@ _EXPORTS: dict[str, str] = {
     "Arm": "_select", "EmptyLedger": "_select", "select_arm": "_select", "pick_version": "_select",
     "version_label": "_select", "check_level": "_select", "disjoint": "_select",
     "RunFacts": "_facts", "reduce_run": "_facts", "write_runs": "_stream",
-    "TABLE_ROWS": "_document",
+    "TABLE_ROWS": "_document", "check_budget": "_budget", "available_memory": "_budget",
     "grade": "_grade", "GradeResult": "_grade", "parse_prior": "_grade",
     "believe": "_believe", "predict": "_believe", "review": "_believe", "BeliefResult": "_believe",
     "PredictionResult": "_believe", "ReviewResult": "_believe", "Beliefs": "_beliefs", "beliefs": "_beliefs",

@@ -91,6 +91,10 @@ def parse_trials(text: str, where: str) -> set[int]:
     return out
 
 
+#: What an arm keeps of one run (a :class:`fluke.analysis.RunFacts`), for the memory check.
+FACT_BYTES = 400
+
+
 @dataclasses.dataclass(frozen=True)
 class Arm:
     """Runs picked out of the ledger by one selector (maybe several versions, maybe some trials).
@@ -133,6 +137,10 @@ def select_arm(ledger, text: str, *, scenario: str | None = None, condition: str
     if not versions_:
         ledger.resolve_version(selector)  # raises, listing what the ledger holds
     trials = parse_trials(trials_text, text) if trials_text else None
+    from ._budget import check_budget
+
+    check_budget(ledger.count(version=versions_, scenario=scenario, condition=condition), f"the arm {text!r}",
+                 FACT_BYTES, hint="narrow the arm to fewer versions, trials (@0-4) or scenarios (--scenario)")
     hard: dict[str, Any] | None = None if spec is None else {}
     runs = []
     for run in ledger.runs(version=versions_, scenario=scenario, condition=condition):
