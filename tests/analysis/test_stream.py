@@ -89,3 +89,30 @@ def test_streamed_runs_are_redacted_like_every_json_output(ledger):
     out = io.BytesIO()
     write_runs(ledger, out)
     assert out.getvalue().decode() == list_runs(ledger).to_json() + "\n"
+
+
+def _same(x, y) -> None:
+    for name in ("scenario", "trial", "hash", "version", "label"):
+        assert getattr(x, name) == getattr(y, name), name
+    assert (x.outcome.passed, x.outcome.died_at) == (y.outcome.passed, y.outcome.died_at)
+    assert x.condition_key() == y.condition_key() and len(x.events) == len(y.events)
+    assert x.events.kept == y.events.kept   # the same shared stand-ins at the same steps
+
+
+def test_reductions_from_stored_json_equal_those_from_whole_runs_on_real_runs(ledger):
+    import orjson
+
+    from fluke.adapters import read_file
+    from fluke.analysis import reduce_body, reduce_run
+
+    from ..conftest import TAU2_RESULTS, TAU_AIRLINE, need
+
+    tau2 = sorted(need(TAU2_RESULTS).glob("*.json"))[0]
+    ledger.ingest(list(read_file(need(TAU_AIRLINE), identity={"model": "gpt-4o"})) + list(read_file(tau2)))
+    _fill(ledger)
+    runs = list(ledger.runs())
+    bodies = list(ledger.run_bodies())
+    assert len(runs) == len(bodies) > 300
+    hard = {r.hash: 2 for r in runs[::3]}
+    for run, (body, _) in zip(runs, bodies):
+        _same(reduce_body(body, orjson.loads(body), hard), reduce_run(run, hard))

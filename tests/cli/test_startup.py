@@ -39,3 +39,15 @@ def test_format_names_are_the_registry():
     from fluke.adapters import FORMAT_NAMES, FORMATS
 
     assert FORMAT_NAMES == tuple(FORMATS)
+
+
+def test_verbs_that_need_no_statistics_import_no_scipy(tmp_path):
+    from fluke.ledger import open_ledger
+    from fluke.record import Identity, Outcome, Run
+
+    url = str(tmp_path / "l.db")
+    open_ledger(url).ingest([Run(scenario=f"s{i}", identity=Identity(model="m"), outcome=Outcome(passed=i % 2 == 0))
+                             for i in range(6)])
+    for args in (["summary"], ["runs"], ["runs", "--jsonl"], ["--json", "runs"], ["export", "-o", str(tmp_path / "x")]):
+        found = loaded("--ledger", url, *args, cwd=tmp_path)
+        assert "scipy" not in found and "numpy" not in found, (args, found)

@@ -17,19 +17,31 @@ same shape, so a million runs hold a million small objects, not twenty million e
 ('s', 2, False, 2, 'refund')
 >>> facts.hash == run.hash, facts.condition_key()
 (True, '')
+
+:func:`reduce_body` gives the same from a run's stored JSON without building the Run (several
+times faster; a test holds the two equal on real runs):
+
+>>> import orjson
+>>> from fluke.record import content_json
+>>> body = content_json(run)
+>>> same = reduce_body(body, orjson.loads(body))
+>>> (same.hash, same.version, same.events[-1].tool, len(same.events)) == (run.hash, run.version, 'refund', 2)
+True
 """
 
 from __future__ import annotations
 
+import hashlib
 from typing import Any, Mapping
 
-from ..record import ToolCall
+from ..record import Identity, ToolCall, condition_key
 
 #: Shared stand-ins: one outcome per (passed, died_at), one event per (tool, ok) or kind.
 _OUTCOMES: dict[tuple, "_Outcome"] = {}
 _MARKS: dict[tuple, Any] = {}
 _EVENTS: dict[tuple, "_Events"] = {}
 _STRINGS: dict[str, str] = {}
+_IDENTITIES: dict[bytes, tuple[str, str]] = {}
 
 
 class _Outcome:
@@ -46,6 +58,19 @@ class _Kind:
 
     def __init__(self, kind: str):
         self.kind = kind
+
+
+def _mark_of(doc: dict) -> Any:
+    """The stand-in of a stored event (a JSON object)."""
+    if doc.get("kind") == "tool":
+        key = ("tool", doc.get("tool"), doc.get("ok"))
+        if key not in _MARKS:
+            _MARKS[key] = ToolCall.model_construct(tool=doc.get("tool"), ok=doc.get("ok"))
+        return _MARKS[key]
+    key = ("kind", doc.get("kind"))
+    if key not in _MARKS:
+        _MARKS[key] = _Kind(doc.get("kind"))
+    return _MARKS[key]
 
 
 def _mark(event) -> Any:
@@ -102,6 +127,47 @@ class RunFacts:
         return f"RunFacts({self.scenario!r}, trial={self.trial}, passed={self.outcome.passed})"
 
 
+def _shape(size: int, kept: tuple) -> _Events:
+    ekey = (size, tuple((i, id(m)) for i, m in kept))
+    shape = _EVENTS.get(ekey)
+    if shape is None:
+        shape = _EVENTS[ekey] = _Events(size, kept)
+    return shape
+
+
+def _outcome(passed, died_at) -> _Outcome:
+    okey = (passed, died_at)
+    outcome = _OUTCOMES.get(okey)
+    if outcome is None:
+        outcome = _OUTCOMES[okey] = _Outcome(*okey)
+    return outcome
+
+
+def reduce_body(body: str | bytes, doc: dict, hard: Mapping[str, int | None] | None = None) -> RunFacts:
+    """:func:`reduce_run` of the run stored as ``body`` (its JSON; ``doc`` is it parsed), without the Run."""
+    raw = body.encode() if isinstance(body, str) else body
+    run_hash = hashlib.sha256(raw).hexdigest()
+    events = doc.get("events") or ()
+    size = len(events)
+    outcome = doc.get("outcome") or {}
+    died_at = outcome.get("died_at")
+    steps = {size - 1} if size else set()
+    if died_at is not None:
+        steps.add(died_at)
+    if hard is not None and hard.get(run_hash) is not None:
+        steps.add(int(hard[run_hash]))
+    kept = tuple(sorted((i, _mark_of(events[i])) for i in steps if 0 <= i < size))
+    ident = doc.get("identity") or {}
+    ikey = repr(sorted(ident.items())).encode()
+    named = _IDENTITIES.get(ikey)
+    if named is None:
+        identity = Identity.model_validate(ident)
+        named = _IDENTITIES[ikey] = (_intern(identity.version), _intern(identity.label()))
+    return RunFacts(_intern(doc["scenario"]), doc.get("trial", 0), run_hash, named[0], named[1],
+                    _outcome(outcome.get("passed"), died_at), _shape(size, kept),
+                    _intern(condition_key(doc.get("condition") or {})))
+
+
 def reduce_run(run, hard: Mapping[str, int | None] | None = None) -> RunFacts:
     """``run`` reduced to :class:`RunFacts`; ``hard`` (hash → first hard violation) names one more
     step whose event is kept (see :func:`fluke.comparison.survival_data`)."""
@@ -115,14 +181,6 @@ def reduce_run(run, hard: Mapping[str, int | None] | None = None) -> RunFacts:
     if hard is not None and hard.get(run_hash) is not None:
         steps.add(int(hard[run_hash]))
     kept = tuple(sorted((i, _mark(events[i])) for i in steps if 0 <= i < size))
-    ekey = (size, tuple((i, id(m)) for i, m in kept))
-    shape = _EVENTS.get(ekey)
-    if shape is None:
-        shape = _EVENTS[ekey] = _Events(size, kept)
-    okey = (run.outcome.passed, died_at)
-    outcome = _OUTCOMES.get(okey)
-    if outcome is None:
-        outcome = _OUTCOMES[okey] = _Outcome(*okey)
     identity = run.identity
     return RunFacts(_intern(run.scenario), run.trial, run_hash, _intern(identity.version), _intern(identity.label()),
-                    outcome, shape, _intern(run.condition_key()))
+                    _outcome(run.outcome.passed, died_at), _shape(size, kept), _intern(run.condition_key()))

@@ -129,7 +129,11 @@ def select_arm(ledger, text: str, *, scenario: str | None = None, condition: str
     With ``spec`` (a loaded grading spec) every failed run without ``died_at`` is graded as it
     streams and its first hard violation kept in ``Arm.hard``.
     """
-    from ._facts import reduce_run
+    import hashlib
+
+    import orjson
+
+    from ._facts import reduce_body
 
     selector, _, trials_text = text.partition("@")
     require_runs(ledger)
@@ -143,14 +147,21 @@ def select_arm(ledger, text: str, *, scenario: str | None = None, condition: str
                  FACT_BYTES, hint="narrow the arm to fewer versions, trials (@0-4) or scenarios (--scenario)")
     hard: dict[str, Any] | None = None if spec is None else {}
     runs = []
-    for run in ledger.runs(version=versions_, scenario=scenario, condition=condition):
-        if trials is not None and run.trial not in trials:
+    for body, source in ledger.run_bodies(version=versions_, scenario=scenario, condition=condition):
+        doc = orjson.loads(body)
+        if trials is not None and doc.get("trial", 0) not in trials:
             continue
-        if hard is not None and run.outcome.passed is False and run.outcome.died_at is None:
+        outcome = doc.get("outcome") or {}
+        if hard is not None and outcome.get("passed") is False and outcome.get("died_at") is None:
             from ..grading import first_hard_index, grade_run
+            from ..record import Run
 
-            hard[run.hash] = first_hard_index(grade_run(run, spec))
-        runs.append(reduce_run(run, hard))
+            if source is not None:
+                doc["source"] = orjson.loads(source)
+            run = Run.model_validate(doc)   # only a run the spec must place is built whole
+            hard[hashlib.sha256(body.encode() if isinstance(body, str) else body).hexdigest()] = \
+                first_hard_index(grade_run(run, spec))
+        runs.append(reduce_body(body, doc, hard))
     if not runs:
         raise SelectorError(f"{text!r} names {len(versions_)} version(s) but no runs"
                             + (f" in scenario {scenario!r}" if scenario else "")
