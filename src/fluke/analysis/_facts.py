@@ -143,6 +143,16 @@ def _outcome(passed, died_at) -> _Outcome:
     return outcome
 
 
+def identity_names(ident: dict) -> tuple[str, str]:
+    """``(version hash, label)`` of a stored identity (a JSON object), worked out once per identity."""
+    ikey = repr(sorted(ident.items())).encode()
+    named = _IDENTITIES.get(ikey)
+    if named is None:
+        identity = Identity.model_validate(ident)
+        named = _IDENTITIES[ikey] = (_intern(identity.version), _intern(identity.label()))
+    return named
+
+
 def reduce_body(body: str | bytes, doc: dict, hard: Mapping[str, int | None] | None = None) -> RunFacts:
     """:func:`reduce_run` of the run stored as ``body`` (its JSON; ``doc`` is it parsed), without the Run."""
     raw = body.encode() if isinstance(body, str) else body
@@ -157,12 +167,7 @@ def reduce_body(body: str | bytes, doc: dict, hard: Mapping[str, int | None] | N
     if hard is not None and hard.get(run_hash) is not None:
         steps.add(int(hard[run_hash]))
     kept = tuple(sorted((i, _mark_of(events[i])) for i in steps if 0 <= i < size))
-    ident = doc.get("identity") or {}
-    ikey = repr(sorted(ident.items())).encode()
-    named = _IDENTITIES.get(ikey)
-    if named is None:
-        identity = Identity.model_validate(ident)
-        named = _IDENTITIES[ikey] = (_intern(identity.version), _intern(identity.label()))
+    named = identity_names(doc.get("identity") or {})
     return RunFacts(_intern(doc["scenario"]), doc.get("trial", 0), run_hash, named[0], named[1],
                     _outcome(outcome.get("passed"), died_at), _shape(size, kept),
                     _intern(condition_key(doc.get("condition") or {})))

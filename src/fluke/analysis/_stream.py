@@ -3,7 +3,9 @@
 No list of runs is built: each run is read, turned into its entry ``{"hash", "version", "run"}``
 (the run redacted as every JSON output is), written, and dropped. ``--json`` writes the same
 document :class:`fluke.analysis.RunsResult` gives (``format_version``, ``kind``, ``total``,
-``runs``), indented the same way; ``--jsonl`` writes one entry per line.
+``runs``), indented the same way, with each run's keys in sorted order (as stored) where the
+listing follows the record's field order; ``--jsonl`` writes one entry per line. No Run is
+built: each entry is the stored JSON, so a listing runs at the speed of a copy.
 
 >>> import io, json, os, tempfile
 >>> from fluke.ledger import open_ledger
@@ -37,7 +39,7 @@ def write_runs(ledger, out: IO[bytes], *, lines: bool = False, version: str | No
     """Write the runs :func:`fluke.analysis.list_runs` lists to ``out`` as they stream; how many.
 
     ``lines`` writes JSON lines (one ``{"hash", "version", "run"}`` per line); otherwise one
-    indented document equal to ``list_runs(...).to_json()``.
+    indented document equal, as JSON, to ``list_runs(...).to_json()``.
     """
     from ..record import may_hold_secret, redact
 
@@ -51,9 +53,19 @@ def write_runs(ledger, out: IO[bytes], *, lines: bool = False, version: str | No
             raise EmptyLedger()
         head = dumps({"format_version": JSON_FORMAT_VERSION, "kind": "runs", "total": total, "runs": []})
         out.write(head[:head.rindex(b"[")] + b"[")
+    import hashlib
+
+    import orjson
+
+    from ._facts import identity_names
+
     written = 0
-    for run in ledger.runs(limit=limit, **filters):
-        entry = {"hash": run.hash, "version": run.version, "run": run.model_dump(mode="json")}
+    for body, source in ledger.run_bodies(limit=limit, **filters):
+        # the stored body is the run's content (keys sorted); with its source it is the Run's JSON
+        doc = orjson.loads(body)
+        doc["source"] = None if source is None else orjson.loads(source)
+        raw = body.encode() if isinstance(body, str) else body
+        entry = {"hash": hashlib.sha256(raw).hexdigest(), "version": identity_names(doc["identity"])[0], "run": doc}
         flat = dumps(entry, indent=False)
         if may_hold_secret(flat):   # else no string is secret-shaped and redact would change nothing
             entry = redact(entry)
