@@ -128,10 +128,10 @@ def table(name: str, sizes: list[int], rows: dict[str, dict[int, tuple]]) -> Non
     print(f"\n{name}")
     head = "".join(f"{f'{n:,} runs':>22}" for n in sizes)
     pairs = list(zip(sizes, sizes[1:]))
-    print(f"{'verb':<14}{head}" + "".join(f"{f'exp {a // 1000}k→{b // 1000}k':>14}" for a, b in pairs))
+    print(f"{'verb':<14}{head}" + "".join(f"{f'exp {a // 1000}k→{b // 1000}k':>16}" for a, b in pairs))
     for verb, got in rows.items():
         cells = "".join(f"{got[n][0]:>9.2f} s {got[n][1]:>7.0f} MB" if n in got else f"{'—':>22}" for n in sizes)
-        exps = "".join(f"{exponent(got[a][0], got[b][0], a, b):>14.2f}" if a in got and b in got else f"{'—':>14}"
+        exps = "".join(f"{exponent(got[a][0], got[b][0], a, b):>16.2f}" if a in got and b in got else f"{'—':>16}"
                        for a, b in pairs)
         print(f"{verb:<14}{cells}{exps}", flush=True)
 
