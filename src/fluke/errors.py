@@ -112,3 +112,12 @@ class ClaimFailed(FlukeError, AssertionError):
     def __init__(self, claim) -> None:
         super().__init__(claim.message())
         self.claim = claim
+
+
+class TooLargeError(UsageError):
+    """A request would need more memory than the machine has: said before starting, with a
+    narrower query to ask instead. ``need`` and ``have`` are in bytes."""
+
+    def __init__(self, message: str, need: int, have: int) -> None:
+        super().__init__(message)
+        self.need, self.have = need, have

@@ -16,7 +16,7 @@ from __future__ import annotations
 import math
 import re
 
-__all__ = ["fmt_count_share", "fmt_num", "fmt_p", "fmt_pct", "fmt_points", "fmt_prob", "fmt_share",
+__all__ = ["describe_unknowns", "fmt_count_share", "fmt_num", "fmt_p", "fmt_pct", "fmt_points", "fmt_prob", "fmt_share",
            "natural_key", "safe", "visible"]
 
 
@@ -147,3 +147,17 @@ def safe(text: str, *, newlines: bool = True) -> str:
     from .record import redact_text
 
     return visible(redact_text(text if isinstance(text, str) else str(text)), newlines=newlines)
+
+def describe_unknowns(unknowns: int, policy: str) -> str:
+    """The phrase for ``unknowns`` under ``policy``.
+
+    >>> describe_unknowns(0, "fail")
+    'no unknown outcomes'
+    """
+    if unknowns == 0:
+        return "no unknown outcomes"
+    noun = "outcome" if unknowns == 1 else "outcomes"
+    what = "counted as failures" if policy == "fail" else "left out"
+    if unknowns == 1 and policy == "fail":
+        what = "counted as a failure"
+    return f"{unknowns} unknown {noun} {what}"

@@ -97,9 +97,12 @@ def cell_name(cell: tuple[str, str]) -> str:
 
 
 def _tags(ledger, version: str) -> dict[str, list[str]]:
+    import orjson
+
     tags: dict[str, set[str]] = {}
-    for run in ledger.runs(version=version):
-        tags.setdefault(run.scenario, set()).update(run.tags)
+    for body, _ in ledger.run_bodies(version=version):   # two fields of each stored run, not the whole Run
+        doc = orjson.loads(body)
+        tags.setdefault(doc["scenario"], set()).update(doc.get("tags") or ())
     return {s: sorted(t) for s, t in tags.items()}
 
 

@@ -163,15 +163,23 @@ class ComparisonResult(Result):
         return out
 
 
-def hard_violations(runs, spec_path: str | None) -> dict[str, int] | None:
-    """Each failed run's first hard violation under a grading spec (by run hash), for runs with no died_at."""
+def _load_spec(spec_path: str | None):
     if not spec_path:
         return None
     try:
-        from ..grading import first_hard_index, grade_run, load_spec
+        from ..grading import load_spec
     except ImportError as exc:  # grading ships in its own sub-package
         raise FlukeError(f"spec={spec_path!r} needs fluke.grading, which this build lacks ({exc})") from None
-    spec = load_spec(spec_path)
+    return load_spec(spec_path)
+
+
+def hard_violations(runs, spec_path: str | None) -> dict[str, int] | None:
+    """Each failed run's first hard violation under a grading spec (by run hash), for runs with no died_at."""
+    spec = _load_spec(spec_path)
+    if spec is None:
+        return None
+    from ..grading import first_hard_index, grade_run
+
     return {r.hash: first_hard_index(grade_run(r, spec)) for r in runs
             if r.outcome.passed is False and r.outcome.died_at is None}
 
@@ -226,11 +234,12 @@ def compare(ledger, a: str, b: str, *, scenario: str | None = None, condition: s
     if rows < 0:
         raise UsageError(f"rows={rows!r} must be at least 0")
     unknown = check_unknown(unknown)
-    arm_a = select_arm(ledger, a, scenario=scenario, condition=condition)
-    arm_b = select_arm(ledger, b, scenario=scenario, condition=condition)
-    disjoint(arm_a, arm_b)
     spec = None if spec is None else str(spec)
-    hard = hard_violations(arm_a.runs + arm_b.runs, spec)
+    loaded = _load_spec(spec)
+    arm_a = select_arm(ledger, a, scenario=scenario, condition=condition, spec=loaded)
+    arm_b = select_arm(ledger, b, scenario=scenario, condition=condition, spec=loaded)
+    disjoint(arm_a, arm_b)
+    hard = None if loaded is None else {**arm_a.hard, **arm_b.hard}
     policy = "failure" if unknown == "fail" else unknown    # the comparison library's spelling
     found = compare_versions(arm_a.runs, arm_b.runs, hard_index=hard, unknown_policy=policy, alpha=alpha,
                              power=power, ceiling=ceiling, hazard_ceiling=hazard_ceiling,

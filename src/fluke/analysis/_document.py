@@ -59,20 +59,27 @@ class Column:
     key: bool = False
 
 
+#: How many rows a table shows by default (``--all`` shows every one).
+TABLE_ROWS = 25
+
+
 @dataclass(frozen=True)
 class Table:
     """Rows already in the order a reader wants (worst first); renderers show ``limit`` of them.
 
     ``more`` names what the cut rows are (``"scenarios"``); the renderer says how many were left
-    out and how to see them all (``--all``, or the JSON output).
+    out and how to see them all (``--all``, or the JSON output). ``total`` is how many rows the
+    table has when the producer built only the first ones (a listing of a million runs builds
+    the rows it shows, not a million).
     """
 
     title: str
     columns: Sequence[Column]
     rows: Sequence[Sequence[Cell]]
-    limit: int | None = 25
+    limit: int | None = TABLE_ROWS
     more: str = "rows"
     notes: Sequence[str] = field(default_factory=tuple)
+    total: int | None = None
 
 
 @dataclass(frozen=True)

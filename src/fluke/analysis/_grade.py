@@ -159,6 +159,10 @@ class GradeResult(Result):
         return out
 
 
+#: What grading keeps of one run (its grade and violations), for the memory check.
+GRADE_BYTES = 4_000
+
+
 def grade(ledger, spec, *, files: Sequence[str] = (), input_format: str | None = None,
           identity: dict | None = None, version: str | None = None, scenario: str | None = None,
           prior: str | Sequence[float] = (0.5, 0.5), level: float = 0.95, store: bool = True,
@@ -185,24 +189,31 @@ def grade(ledger, spec, *, files: Sequence[str] = (), input_format: str | None =
 
         if version or scenario:
             raise UsageError("--version/--scenario filter the ledger only; with FILES, grade the files you want")
-        runs = [r for path in files for r in read_file(path, format=input_format, identity=identity or {})]
+        runs = (r for path in files for r in read_file(path, format=input_format, identity=identity or {}))
         source = ", ".join(files)
     else:
         chosen = select_versions(ledger, version)
         if chosen is None:
             require_runs(ledger)
-        runs = list(ledger.runs(scenario=scenario, version=chosen))
+        from ._budget import check_budget
+
+        check_budget(ledger.count(scenario=scenario, version=chosen), "grade", GRADE_BYTES,
+                     hint="grade one version or scenario at a time (--version, --scenario)")
+        runs = ledger.runs(scenario=scenario, version=chosen)
         source = f"ledger {ledger.url}"
-    grades = [grade_run(r, spec) for r in runs]
-    labels = {r.version: r.identity.label() for r in runs}
+    grades, labels = [], {}
+    for run in runs:   # each run is graded as it streams and dropped: only its grade is kept
+        grades.append(grade_run(run, spec))
+        if run.version not in labels:
+            labels[run.version] = run.identity.label()
     stored = None
     if not files and store:
         ledger.put_document("spec", spec.body)
         stored = ledger.put_grades(spec.digest, [(g.run_hash, g.to_dict()) for g in grades])
     by_version: dict[str, list] = {}
     unknowns: dict[str, int] = {}
-    for r, g in zip(runs, grades):
-        missing = r.outcome.passed is None
+    for g in grades:   # the runs streamed past; a grade's output_ok is its run's outcome
+        missing = g.output_ok is None
         unknowns[g.version] = unknowns.get(g.version, 0) + missing
         if not (missing and unknown == "exclude"):
             by_version.setdefault(g.version, []).append(g)

@@ -52,9 +52,10 @@ def _cell_text(cell: Cell) -> tuple[str, str | None]:
 
 def _shown(table: Table, all_rows: bool) -> tuple[Sequence, int]:
     rows = table.rows
-    if all_rows or table.limit is None or len(rows) <= table.limit:
-        return rows, 0
-    return rows[:table.limit], len(rows) - table.limit
+    size = len(rows) if table.total is None else max(table.total, len(rows))
+    if all_rows or table.limit is None or size <= table.limit:
+        return rows, size - len(rows)
+    return rows[:table.limit], size - table.limit
 
 
 def _more_text(table: Table, hidden: int, how: str) -> str:

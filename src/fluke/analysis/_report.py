@@ -103,6 +103,10 @@ def _versions(ledger, selectors: Sequence[str]) -> list[str] | None:
     return chosen
 
 
+#: What the report's explorer holds of one run of about 20 events (a parsed run: 40–120 KB).
+REPORT_BYTES = 48_000
+
+
 def report(ledger, *, out: str | Path = "fluke-report.html", versions: Sequence[str] = (), bar: float = 0.9,
            level: float = 0.95, max_runs: int = 1000, title: str | None = None, spec: str | None = None,
            alpha: float = 0.05, power: float = 0.8, ceiling: float = 5.0,
@@ -121,6 +125,11 @@ def report(ledger, *, out: str | Path = "fluke-report.html", versions: Sequence[
         from ..errors import UsageError
 
         raise UsageError(f"--out {out}: the folder {path.parent} does not exist (create it first)")
+    from ._budget import check_budget
+
+    check_budget(ledger.count(version=chosen), "report", REPORT_BYTES,
+                 hint="report on fewer versions (--version; fluke summary lists them), or ask the question "
+                      "directly: fluke compare / believe / passk read counts or one reduction per run")
     runs = list(ledger.runs(version=chosen))
     grades, _ = grade_for_report(runs, spec)
     data = collect_report(ledger, versions=chosen, bar=bar, level=level, max_runs=max_runs, title=title,

@@ -91,15 +91,25 @@ def parse_trials(text: str, where: str) -> set[int]:
     return out
 
 
+#: What an arm keeps of one run (a :class:`fluke.analysis.RunFacts`), for the memory check.
+FACT_BYTES = 400
+
+
 @dataclasses.dataclass(frozen=True)
 class Arm:
-    """Runs picked out of the ledger by one selector (maybe several versions, maybe some trials)."""
+    """Runs picked out of the ledger by one selector (maybe several versions, maybe some trials).
+
+    ``runs`` holds each run reduced as it streamed (:class:`fluke.analysis.RunFacts`: scenario,
+    condition, trial, hash, version, outcome, the events a comparison reads), never whole runs;
+    ``hard`` maps a failed run's hash to its first hard violation when a grading spec was given.
+    """
 
     selector: str
     versions: tuple[str, ...]
     labels: tuple[str, ...]
     trials: tuple[int, ...] | None
     runs: tuple[Any, ...]
+    hard: dict[str, Any] | None = dataclasses.field(default=None, compare=False)
 
     def describe(self) -> dict[str, Any]:
         return {"selector": self.selector, "versions": list(self.versions), "labels": list(self.labels),
@@ -112,23 +122,53 @@ class Arm:
         return f"{self.selector} ({names}{trials})"
 
 
-def select_arm(ledger, text: str, *, scenario: str | None = None, condition: str | None = None) -> Arm:
-    """The runs one arm selector names: ``selector[@trials]``."""
+def select_arm(ledger, text: str, *, scenario: str | None = None, condition: str | None = None,
+               spec: Any = None) -> Arm:
+    """The runs one arm selector names: ``selector[@trials]``, each reduced as it streams.
+
+    With ``spec`` (a loaded grading spec) every failed run without ``died_at`` is graded as it
+    streams and its first hard violation kept in ``Arm.hard``.
+    """
+    import hashlib
+
+    import orjson
+
+    from ._facts import reduce_body
+
     selector, _, trials_text = text.partition("@")
     require_runs(ledger)
     versions_ = ledger.select_versions(selector) if selector else [i.version for i in versions(ledger)]
     if not versions_:
         ledger.resolve_version(selector)  # raises, listing what the ledger holds
     trials = parse_trials(trials_text, text) if trials_text else None
-    runs = [r for r in ledger.runs(version=versions_, scenario=scenario, condition=condition)
-            if trials is None or r.trial in trials]
+    from ._budget import check_budget
+
+    check_budget(ledger.count(version=versions_, scenario=scenario, condition=condition), f"the arm {text!r}",
+                 FACT_BYTES, hint="narrow the arm to fewer versions, trials (@0-4) or scenarios (--scenario)")
+    hard: dict[str, Any] | None = None if spec is None else {}
+    runs = []
+    for body, source in ledger.run_bodies(version=versions_, scenario=scenario, condition=condition):
+        doc = orjson.loads(body)
+        if trials is not None and doc.get("trial", 0) not in trials:
+            continue
+        outcome = doc.get("outcome") or {}
+        if hard is not None and outcome.get("passed") is False and outcome.get("died_at") is None:
+            from ..grading import first_hard_index, grade_run
+            from ..record import Run
+
+            if source is not None:
+                doc["source"] = orjson.loads(source)
+            run = Run.model_validate(doc)   # only a run the spec must place is built whole
+            hard[hashlib.sha256(body.encode() if isinstance(body, str) else body).hexdigest()] = \
+                first_hard_index(grade_run(run, spec))
+        runs.append(reduce_body(body, doc, hard))
     if not runs:
         raise SelectorError(f"{text!r} names {len(versions_)} version(s) but no runs"
                             + (f" in scenario {scenario!r}" if scenario else "")
                             + (f" with trials {sorted(trials)}" if trials else ""))
-    labels = {r.version: r.identity.label() for r in runs}
+    labels = {r.version: r.label for r in runs}
     return Arm(text, tuple(v for v in versions_ if v in labels), tuple(labels[v] for v in versions_ if v in labels),
-               tuple(sorted(trials)) if trials is not None else None, tuple(runs))
+               tuple(sorted(trials)) if trials is not None else None, tuple(runs), hard)
 
 
 def disjoint(*arms: Arm) -> None:

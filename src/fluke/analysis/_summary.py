@@ -109,12 +109,16 @@ def summary(ledger, *, version: str | None = None, scenario: str | None = None,
 
 @dataclass(frozen=True)
 class RunsResult(Result):
-    """A listing of stored runs (the whole run in JSON; a line per run in text)."""
+    """A listing of stored runs (the whole run in JSON; a line per run in text).
+
+    ``listed`` is set when only the first ``runs`` of ``listed`` were read (a text table).
+    """
 
     kind = "runs"
     runs: tuple
     labels: dict
     total: int
+    listed: int | None = None
 
     def payload(self) -> dict[str, Any]:
         return {"total": self.total, "runs": [{"hash": r.hash, "version": r.version, "run": r.model_dump(mode="json")}
@@ -128,18 +132,34 @@ class RunsResult(Result):
                 for r in self.runs]
         cols = [Column("run"), Column("version"), Column("scenario", key=True), Column("trial", "right"),
                 Column("condition"), Column("passed"), Column("reward", "right"), Column("events", "right")]
+        if self.listed is not None:   # only the first rows were read (text output)
+            shown = f"{self.listed} of {self.total}" if self.total > self.listed else f"{self.listed}"
+            return [Table(f"{shown} runs", cols, rows, more="runs", total=self.listed)]
         shown = f"{len(self.runs)} of {self.total}" if self.total > len(self.runs) else f"{len(self.runs)}"
         return [Table(f"{shown} runs", cols, rows, more="runs")]
 
 
 def list_runs(ledger, *, version: str | None = None, scenario: str | None = None, condition: str | None = None,
-              since: str | None = None, until: str | None = None, limit: int | None = None) -> RunsResult:
-    """The stored runs matching the filters, in ingest order (at most ``limit``)."""
+              since: str | None = None, until: str | None = None, limit: int | None = None,
+              rows: int | None = None) -> RunsResult:
+    """The stored runs matching the filters, in ingest order (at most ``limit``).
+
+    ``rows`` reads only that many (for a text table that shows its first rows; ``total`` still
+    counts every match), so listing a huge ledger reads a screenful. For the whole listing as
+    JSON or JSON lines, streamed, see :func:`fluke.analysis.write_runs`.
+    """
     chosen = select_versions(ledger, version)
     if chosen is None:
         require_runs(ledger)
     filters = dict(version=chosen, scenario=scenario, condition=condition, since=since, until=until)
-    runs = tuple(ledger.runs(limit=limit, **filters))
+    cut = rows is not None and (limit is None or rows < limit)
+    runs = tuple(ledger.runs(limit=rows if cut else limit, **filters))
+    if cut and len(runs) >= rows:
+        total = ledger.count(**filters)
+        listed = total if limit is None else min(total, limit)
+        if listed > len(runs):
+            labels = {v.version: v.identity.label() for v in ledger_versions(ledger)}
+            return RunsResult(runs, labels, total, listed=listed)
     total = ledger.count(**filters) if limit is not None and len(runs) >= limit else len(runs)
     if not runs and chosen is None and not any((scenario, condition, since, until)):
         raise EmptyLedger()

@@ -40,7 +40,7 @@ def check_unknown(policy: str) -> str:
 
 def unknown_note(unknowns: int, policy: str) -> Line:
     """The line every output prints: how many outcomes were unknown and what was done with them."""
-    from ..inference import describe_unknowns
+    from ..format import describe_unknowns
 
     if unknowns:
         return note(f"{describe_unknowns(unknowns, policy)} (--unknown {policy})")

@@ -6,7 +6,7 @@ import sys
 
 import click
 
-from ..adapters import FORMATS
+from ..adapters import FORMAT_NAMES
 from ._common import Context, output_options, pass_context, unknown_option
 
 
@@ -14,7 +14,7 @@ from ._common import Context, output_options, pass_context, unknown_option
 @click.argument("files", nargs=-1, type=click.Path(dir_okay=False))
 @click.option("--spec", "spec_path", required=True, type=click.Path(dir_okay=False),
               help="The spec: a YAML, JSON or TOML file.")
-@click.option("--input-format", "input_format", type=click.Choice(sorted(FORMATS)),
+@click.option("--input-format", "input_format", type=click.Choice(sorted(FORMAT_NAMES)),
               help="Force the input format of FILES (default: detected).")
 @click.option("--identity", "identity", multiple=True, metavar="FIELD=VALUE",
               help="Fill an identity field FILES lack (model, harness, ...).")

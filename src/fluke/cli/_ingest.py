@@ -6,13 +6,13 @@ import sys
 
 import click
 
-from ..adapters import FORMATS
+from ..adapters import FORMAT_NAMES
 from ._common import Context, json_option, pass_context, progress_bar
 
 
 @click.command()
 @click.argument("files", nargs=-1, required=True, type=click.Path(dir_okay=False))
-@click.option("--format", "input_format", type=click.Choice(sorted(FORMATS)), help="Force the input format.")
+@click.option("--format", "input_format", type=click.Choice(sorted(FORMAT_NAMES)), help="Force the input format.")
 @click.option("--identity", "identity", multiple=True, metavar="FIELD=VALUE",
               help="Fill an identity field the file lacks (model, harness, tools, world, grader, policy, date).")
 @click.option("--score", help="Inspect AI: the scorer (or scorer.key) that decides pass/fail when a log has several.")

@@ -28,18 +28,26 @@ def _filters(func: Callable) -> Callable:
 @click.command()
 @_filters
 @click.option("--limit", type=click.IntRange(min=1), default=None, help="Show at most this many runs.")
+@click.option("--jsonl", is_flag=True, help="Stream one JSON line per run ({hash, version, run}).")
 @output_options
 @pass_context
-def runs(ctx: Context, limit: int | None, **filters: Any) -> None:
+def runs(ctx: Context, limit: int | None, jsonl: bool, **filters: Any) -> None:
     """List runs, filtered by scenario, version, condition and date.
+
+    --json and --jsonl stream the runs (any number); text shows the first rows and a count.
 
     \b
     Example:
       fluke runs --scenario 'airline/1*' --version model=gpt-4o --limit 20
+      fluke runs --jsonl > runs.jsonl
     """
-    from ..analysis import list_runs
+    from ..analysis import TABLE_ROWS, list_runs, write_runs
 
-    ctx.emit(list_runs(ctx.ledger(), limit=limit, **filters))
+    if jsonl or ctx.fmt == "json":
+        write_runs(ctx.ledger(), sys.stdout.buffer, lines=jsonl, limit=limit, **filters)
+        sys.stdout.buffer.flush()
+        return
+    ctx.emit(list_runs(ctx.ledger(), limit=limit, rows=None if ctx.all_rows else TABLE_ROWS, **filters))
 
 
 @click.command()

@@ -18,6 +18,7 @@ from dataclasses import dataclass
 import numpy as np
 
 from ..errors import UsageError
+from ..format import describe_unknowns  # noqa: F401  (the phrase lives with the other formatters)
 
 __all__ = ["UNKNOWN_POLICIES", "UnknownOutcomes", "apply_unknown_policy", "counts_with_unknowns",
            "check_unknown_policy", "describe_unknowns"]
@@ -52,19 +53,6 @@ class UnknownOutcomes:
         return describe_unknowns(self.unknowns, self.policy)
 
 
-def describe_unknowns(unknowns: int, policy: str) -> str:
-    """The phrase for ``unknowns`` under ``policy``.
-
-    >>> describe_unknowns(0, "fail")
-    'no unknown outcomes'
-    """
-    if unknowns == 0:
-        return "no unknown outcomes"
-    noun = "outcome" if unknowns == 1 else "outcomes"
-    what = "counted as failures" if policy == "fail" else "left out"
-    if unknowns == 1 and policy == "fail":
-        what = "counted as a failure"
-    return f"{unknowns} unknown {noun} {what}"
 
 
 def apply_unknown_policy(passed, policy: str = "fail") -> UnknownOutcomes:

@@ -1,0 +1,191 @@
+"""Each run reduced, as it streams, to what the comparing verbs read of it.
+
+``compare``, ``fixcheck`` and ``consistency`` need of a run its scenario, condition, trial,
+hash, version, whether it passed, where it died (``died_at``, or its first hard violation
+under a grading spec, or its last event when that is a failed tool call) and the name of the
+event at that step. :class:`RunFacts` keeps exactly that, in a few hundred bytes whatever the
+run's size, and reads like a :class:`fluke.record.Run` for those fields, so the statistics in
+:mod:`fluke.comparison` (``compare_versions``, ``outcome_arrays``) take it unchanged and give
+the same answer. The outcome and the handful of kept events are shared between runs of the
+same shape, so a million runs hold a million small objects, not twenty million events.
+
+>>> from fluke.record import Outcome, Run, ToolCall, UserMessage
+>>> run = Run(scenario="s", trial=2, outcome=Outcome(passed=False),
+...           events=[UserMessage(text="hi " * 1000), ToolCall(tool="refund", ok=False)])
+>>> facts = reduce_run(run)
+>>> facts.scenario, facts.trial, facts.outcome.passed, len(facts.events), facts.events[-1].tool
+('s', 2, False, 2, 'refund')
+>>> facts.hash == run.hash, facts.condition_key()
+(True, '')
+
+:func:`reduce_body` gives the same from a run's stored JSON without building the Run (several
+times faster; a test holds the two equal on real runs):
+
+>>> import orjson
+>>> from fluke.record import content_json
+>>> body = content_json(run)
+>>> same = reduce_body(body, orjson.loads(body))
+>>> (same.hash, same.version, same.events[-1].tool, len(same.events)) == (run.hash, run.version, 'refund', 2)
+True
+"""
+
+from __future__ import annotations
+
+import hashlib
+from typing import Any, Mapping
+
+from ..record import Identity, ToolCall, condition_key
+
+#: Shared stand-ins: one outcome per (passed, died_at), one event per (tool, ok) or kind.
+_OUTCOMES: dict[tuple, "_Outcome"] = {}
+_MARKS: dict[tuple, Any] = {}
+_EVENTS: dict[tuple, "_Events"] = {}
+_STRINGS: dict[str, str] = {}
+_IDENTITIES: dict[bytes, tuple[str, str]] = {}
+
+
+class _Outcome:
+    __slots__ = ("passed", "died_at")
+
+    def __init__(self, passed, died_at):
+        self.passed, self.died_at = passed, died_at
+
+
+class _Kind:
+    """A non-tool event reduced to its kind (all the comparison reads of it)."""
+
+    __slots__ = ("kind",)
+
+    def __init__(self, kind: str):
+        self.kind = kind
+
+
+def _mark_of(doc: dict) -> Any:
+    """The stand-in of a stored event (a JSON object)."""
+    if doc.get("kind") == "tool":
+        key = ("tool", doc.get("tool"), doc.get("ok"))
+        if key not in _MARKS:
+            _MARKS[key] = ToolCall.model_construct(tool=doc.get("tool"), ok=doc.get("ok"))
+        return _MARKS[key]
+    key = ("kind", doc.get("kind"))
+    if key not in _MARKS:
+        _MARKS[key] = _Kind(doc.get("kind"))
+    return _MARKS[key]
+
+
+def _mark(event) -> Any:
+    if isinstance(event, ToolCall):
+        key = ("tool", event.tool, event.ok)
+        if key not in _MARKS:
+            _MARKS[key] = ToolCall.model_construct(tool=event.tool, ok=event.ok)
+        return _MARKS[key]
+    key = ("kind", event.kind)
+    if key not in _MARKS:
+        _MARKS[key] = _Kind(event.kind)
+    return _MARKS[key]
+
+
+class _Events:
+    """The length of a run's event list and the few events a comparison looks at."""
+
+    __slots__ = ("size", "kept")
+
+    def __init__(self, size: int, kept: tuple):
+        self.size, self.kept = size, dict(kept)
+
+    def __len__(self) -> int:
+        return self.size
+
+    def __bool__(self) -> bool:
+        return self.size > 0
+
+    def __getitem__(self, index: int):
+        if index < 0:
+            index += self.size
+        return self.kept[index]
+
+
+def _intern(text: str) -> str:
+    return _STRINGS.setdefault(text, text)
+
+
+class RunFacts:
+    """One run reduced: ``scenario``, ``trial``, ``hash``, ``version``, ``outcome`` (passed,
+    died_at), ``events`` (its length, the last event and the event at each step it may have
+    died at) and :meth:`condition_key`. ``label`` is the identity label of its version."""
+
+    __slots__ = ("scenario", "trial", "hash", "version", "label", "outcome", "events", "_condition")
+
+    def __init__(self, scenario, trial, run_hash, version, label, outcome, events, condition):
+        self.scenario, self.trial, self.hash, self.version = scenario, trial, run_hash, version
+        self.label, self.outcome, self.events, self._condition = label, outcome, events, condition
+
+    def condition_key(self) -> str:
+        return self._condition
+
+    def __repr__(self) -> str:
+        return f"RunFacts({self.scenario!r}, trial={self.trial}, passed={self.outcome.passed})"
+
+
+def _shape(size: int, kept: tuple) -> _Events:
+    ekey = (size, tuple((i, id(m)) for i, m in kept))
+    shape = _EVENTS.get(ekey)
+    if shape is None:
+        shape = _EVENTS[ekey] = _Events(size, kept)
+    return shape
+
+
+def _outcome(passed, died_at) -> _Outcome:
+    okey = (passed, died_at)
+    outcome = _OUTCOMES.get(okey)
+    if outcome is None:
+        outcome = _OUTCOMES[okey] = _Outcome(*okey)
+    return outcome
+
+
+def identity_names(ident: dict) -> tuple[str, str]:
+    """``(version hash, label)`` of a stored identity (a JSON object), worked out once per identity."""
+    ikey = repr(sorted(ident.items())).encode()
+    named = _IDENTITIES.get(ikey)
+    if named is None:
+        identity = Identity.model_validate(ident)
+        named = _IDENTITIES[ikey] = (_intern(identity.version), _intern(identity.label()))
+    return named
+
+
+def reduce_body(body: str | bytes, doc: dict, hard: Mapping[str, int | None] | None = None) -> RunFacts:
+    """:func:`reduce_run` of the run stored as ``body`` (its JSON; ``doc`` is it parsed), without the Run."""
+    raw = body.encode() if isinstance(body, str) else body
+    run_hash = hashlib.sha256(raw).hexdigest()
+    events = doc.get("events") or ()
+    size = len(events)
+    outcome = doc.get("outcome") or {}
+    died_at = outcome.get("died_at")
+    steps = {size - 1} if size else set()
+    if died_at is not None:
+        steps.add(died_at)
+    if hard is not None and hard.get(run_hash) is not None:
+        steps.add(int(hard[run_hash]))
+    kept = tuple(sorted((i, _mark_of(events[i])) for i in steps if 0 <= i < size))
+    named = identity_names(doc.get("identity") or {})
+    return RunFacts(_intern(doc["scenario"]), doc.get("trial", 0), run_hash, named[0], named[1],
+                    _outcome(outcome.get("passed"), died_at), _shape(size, kept),
+                    _intern(condition_key(doc.get("condition") or {})))
+
+
+def reduce_run(run, hard: Mapping[str, int | None] | None = None) -> RunFacts:
+    """``run`` reduced to :class:`RunFacts`; ``hard`` (hash → first hard violation) names one more
+    step whose event is kept (see :func:`fluke.comparison.survival_data`)."""
+    events = run.events
+    size = len(events)
+    run_hash = run.hash
+    steps = {size - 1} if size else set()
+    died_at = run.outcome.died_at
+    if died_at is not None:
+        steps.add(died_at)
+    if hard is not None and hard.get(run_hash) is not None:
+        steps.add(int(hard[run_hash]))
+    kept = tuple(sorted((i, _mark(events[i])) for i in steps if 0 <= i < size))
+    identity = run.identity
+    return RunFacts(_intern(run.scenario), run.trial, run_hash, _intern(identity.version), _intern(identity.label()),
+                    _outcome(run.outcome.passed, died_at), _shape(size, kept), _intern(run.condition_key()))
