@@ -23,7 +23,8 @@ from ._feed import (
     suite_questions_from,
     violations_from,
 )
-from ._html import redacted, render_html, script_json
+from ._headline import headline_from
+from ._html import headline_panel, redacted, render_html, script_json
 from ._model import (
     REPORT_FORMAT_VERSION,
     SECTIONS,
@@ -32,6 +33,7 @@ from ._model import (
     BoundaryCell,
     Calibration,
     CalibrationBin,
+    Claim,
     Comparison,
     Contrast,
     Explorer,
@@ -58,6 +60,7 @@ __all__ = [
     "BoundaryCell",
     "Calibration",
     "CalibrationBin",
+    "Claim",
     "Comparison",
     "Contrast",
     "DemoResult",
@@ -84,6 +87,8 @@ __all__ = [
     "enrich",
     "explorer_run",
     "grade_for_report",
+    "headline_from",
+    "headline_panel",
     "luck_from",
     "null_from",
     "null_from_pvalues",

@@ -12,6 +12,7 @@ from ..errors import FlukeError
 from ..grading import first_hard_index, grade_run, load_spec, luck_rate
 from ..inference import posterior, suite_questions
 from ._feed import comparison_from, luck_from, suite_questions_from
+from ._headline import headline_from
 
 _NO_SPEC = "no spec given (pass --spec SPEC to grade the runs and show the luck rate)"
 
@@ -69,4 +70,5 @@ def enrich(data: Any, runs: list, grades: list | None, *, spec_path: str | None,
                                                    f"per scenario; bar {board.bar:g}")))
         updates["suite_questions"] = blocks
         missing.pop("suite_questions", None)
-    return data.model_copy(update={**updates, "missing": missing})
+    data = data.model_copy(update={**updates, "missing": missing})
+    return data.model_copy(update={"headline": headline_from(data)})

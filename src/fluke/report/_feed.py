@@ -90,6 +90,9 @@ def comparison_from(arms: Sequence[tuple[str, str]], found: Any, steps: Any | No
         steps=[int(r.step) for r in rows], qvalues=qvalues,
         step_labels=[getattr(r, "label", None) for r in rows] if rows else None, verdict=str(rates.verdict),
         pvalue=float(rates.pvalue), detection_limit=limit, ceiling=float(rates.ceiling), alpha=float(rates.alpha),
+        difference=float(rates.difference), difference_lo=float(rates.interval[0]),
+        difference_hi=float(rates.interval[1]), difference_level=float(rates.confidence_level),
+        passes=[int(rates.passes_a), int(rates.passes_b)], uninformative=int(rates.uninformative),
         note=_runs_needed(rates),
         conditional_on=(f"{label_a} ({version_a[:12]}) against {label_b} ({version_b[:12]}); "
                         f"{rates.conditional_on()}; B − A = {rates.difference:+.1f} points; detection limit in "
