@@ -97,7 +97,7 @@ def test_every_section_renders_and_hostile_runs_stay_inert(chromium, tmp_path, a
     # Only the file itself was fetched: no fonts, scripts or images from anywhere.
     assert requests(chromium) == [path.resolve().as_uri()]
     boxes = chart_boxes(chromium)
-    expected = {"suite-board-0", "luck", "contrasts", "comparison", "null-calibration", "boundary-0", "calibration"}
+    expected = {"paired-0", "suite-board-0", "luck", "contrasts", "comparison", "null-calibration", "boundary-0", "calibration"}
     assert {b["chart"] for b in boxes} == expected
     for b in boxes:
         assert b["w"] > 100 and b["h"] > 20 and b["sw"] > 100 and b["marks"] > 3, b

@@ -2,9 +2,17 @@
 
 from __future__ import annotations
 
+import json
+
+import numpy as np
 import pytest
+from click.testing import CliRunner
+
+from fluke.cli import group
 
 from fluke.report import headline_from, run_demo
+
+from ..conftest import SHARED, need
 
 
 @pytest.fixture(scope="module")
@@ -31,3 +39,54 @@ def test_the_headline_answers_each_question_in_four_parts(demo):
     assert claims["How often was a pass luck?"].answer.startswith(f"{luck.lucky} of {luck.green} green runs")
     for claim in data.headline:
         assert claim.happened and claim.infer and claim.conditional_on and claim.carried
+
+
+def test_p_b_better_agrees_with_monte_carlo():
+    from fluke.report import p_b_better
+
+    rng = np.random.default_rng(11)
+    for k_a, n_a, k_b, n_b in [(3, 10, 7, 10), (20, 24, 14, 24), (0, 1, 1, 1), (5, 5, 5, 5)]:
+        draws = 200_000
+        hits = rng.beta(1 + k_b, 1 + n_b - k_b, draws) > rng.beta(1 + k_a, 1 + n_a - k_a, draws)
+        share = hits.mean()
+        assert abs(p_b_better(k_a, n_a, k_b, n_b) - share) < 4 * np.sqrt(share * (1 - share) / draws) + 1e-4
+
+
+def test_the_demo_paired_view_sorts_by_evidence(demo):
+    view = demo.data.paired
+    assert not view.single_run and len(view.rows) == 48
+    strength = [min(r.p_b_better, 1 - r.p_b_better) for r in view.rows]
+    assert strength == sorted(strength)
+    assert view.counts["worse"] == sum(r.p_b_better <= 0.05 for r in view.rows) > view.counts["better"]
+
+
+TAU2 = SHARED / "data/tau2-bench/src/experiments/model_training/results"
+
+
+def tau2_retail_report(tmp_path):
+    """gpt-4.1 against its fine-tune on τ²-bench retail (one run per task), written by ``fluke report``."""
+    base = need(TAU2 / "gpt-4.1_retail_defautl_gpt-4.1_1trials.json")
+    tuned = need(TAU2 / "ft:gpt-4.1-2025-04-14:sierra:tau2-full-sft:BzrYdMNm_retail_default_gpt-4.1_1trials.json")
+    ledger, out = str(tmp_path / "t2.db"), tmp_path / "t2.html"
+    runner = CliRunner()
+    for path in (base, tuned):
+        assert runner.invoke(group, ["--ledger", ledger, "ingest", str(path)]).exit_code == 0
+    result = runner.invoke(group, ["--ledger", ledger, "--json", "report", "--out", str(out)])
+    assert result.exit_code == 0, result.output
+    return json.loads(result.output), out, base, tuned
+
+
+def test_one_run_per_task_pairs_into_counts(tmp_path):
+    doc, out, base, tuned = tau2_retail_report(tmp_path)
+    # The oracle: the files' own rewards, task by task.
+    def passed(path):
+        return {str(s["task_id"]): s["reward_info"]["reward"] >= 1 for s in json.loads(path.read_text())["simulations"]}
+    a, b = passed(base), passed(tuned)
+    expected = {"broken": sum(a[t] and not b[t] for t in a), "fixed": sum(b[t] and not a[t] for t in a),
+                "both fail": sum(not a[t] and not b[t] for t in a), "both pass": sum(a[t] and b[t] for t in a)}
+    view = doc["paired"]
+    assert view["single_run"] is True and view["counts"] == expected
+    assert sum(expected.values()) == 40 and expected["broken"] > 0 and expected["fixed"] > 0
+    html = out.read_text()
+    assert 'data-chart="suite-board' not in html and 'data-chart="paired' not in html  # counts, not forty bars
+    assert html.count('class="moves one-run"') == 2

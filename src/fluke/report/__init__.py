@@ -24,6 +24,7 @@ from ._feed import (
     violations_from,
 )
 from ._headline import headline_from
+from ._paired import p_b_better, paired_from
 from ._html import headline_panel, redacted, render_html, script_json
 from ._model import (
     REPORT_FORMAT_VERSION,
@@ -44,6 +45,8 @@ from ._model import (
     LuckCase,
     LuckRate,
     NullCalibration,
+    Paired,
+    PairedRow,
     ReportData,
     ScenarioPosterior,
     SuiteBoard,
@@ -72,6 +75,8 @@ __all__ = [
     "LuckCase",
     "LuckRate",
     "NullCalibration",
+    "Paired",
+    "PairedRow",
     "ReportData",
     "ScenarioPosterior",
     "SuiteBoard",
@@ -92,6 +97,8 @@ __all__ = [
     "luck_from",
     "null_from",
     "null_from_pvalues",
+    "p_b_better",
+    "paired_from",
     "redacted",
     "render_html",
     "run_demo",

@@ -12,8 +12,11 @@ from __future__ import annotations
 import numpy as np
 
 from ..format import natural_key
-from ._model import Boundary, Calibration, Comparison, Forest, LuckRate, NullCalibration, SuiteBoard
-from ._svg import Scale, Svg, fmt_count_share, fmt_p, fmt_pct, fmt_prob, shorten
+from ._model import Boundary, Calibration, Comparison, Forest, LuckRate, NullCalibration, PairedRow, SuiteBoard
+from ._svg import Scale, Svg, fmt_count_share, fmt_p, fmt_pct, fmt_prob, middle, shorten
+
+#: Characters of a row label an SVG chart shows (the rest: hover, and the table below).
+LABEL = 34
 
 WIDTH = 900
 ROW = 22
@@ -245,4 +248,32 @@ def calibration_chart(calibration: Calibration) -> str:
         svg.circle(x(b.mean_forecast), y(b.observed_share), 3 + 9 * (b.n / nmax) ** 0.5, class_="cal-pt", tip=tip)
         svg.text(tx, top + 32 + 18 * i, f"{fmt_pct(b.mean_forecast)} → {fmt_pct(b.observed_share)} ({b.n})",
                  class_="num")
+    return svg.render()
+
+
+def paired_chart(rows: list[PairedRow], *, label_a: str, label_b: str, key: str = "0") -> str:
+    """Each cell's posterior mean under A (hollow) and B (filled), joined by the shift, with P(θ_B > θ_A)."""
+    left, right, top = 250, WIDTH - 150, 26
+    height = top + ROW * len(rows) + 44
+    x = Scale(0.0, 1.0, left, right)
+    svg = Svg(WIDTH, height, chart=f"paired-{key}", title=f"Paired view: {label_b} against {label_a}, {len(rows)} cells",
+              desc="posterior mean pass rate of each cell under A (hollow) and B (filled); P(θ_B > θ_A) at right")
+    bottom = top + ROW * len(rows)
+    for i in range(0, len(rows), 2):
+        svg.rect(0, top + ROW * i, WIDTH, ROW, class_="stripe")
+    svg.x_axis(x, bottom + 4, ticks=x.ticks(5), fmt=_pct_axis, label="posterior mean pass rate", grid_top=top - 6)
+    svg.text(WIDTH - 4, top - 10, "A → B · P(B > A)", anchor="end", class_="col-head")
+    for i, r in enumerate(rows):
+        cy = top + ROW * i + ROW / 2
+        name = r.scenario + (f" [{r.condition}]" if r.condition else "")
+        mean_a, mean_b = (1 + r.passes_a) / (2 + r.runs_a), (1 + r.passes_b) / (2 + r.runs_b)
+        tip = (f"{name}: A {r.passes_a}/{r.runs_a}, B {r.passes_b}/{r.runs_b}; shift {100 * r.shift:+.1f} points; "
+               f"P(θ_B > θ_A) = {r.p_b_better:.3f}; {r.move}")
+        cls = {"worse": "mv-worse", "better": "mv-better"}.get(r.move, "mv-flat")
+        svg.text(6, cy + 4, middle(name, LABEL), tip=tip)
+        svg.line(x(mean_a), cy, x(mean_b), cy, class_=f"shift {cls}")
+        svg.circle(x(mean_a), cy, 4, class_="pt-a", tip=tip)
+        svg.circle(x(mean_b), cy, 4.5, class_=f"pt-b {cls}", tip=tip)
+        svg.text(right + 70, cy + 4, f"{r.passes_a}/{r.runs_a} → {r.passes_b}/{r.runs_b}", anchor="end", class_="num")
+        svg.text(WIDTH - 4, cy + 4, fmt_prob(r.p_b_better, 2), anchor="end", class_=f"num prob {cls}-text")
     return svg.render()

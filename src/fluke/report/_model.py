@@ -23,7 +23,7 @@ from pydantic import BaseModel, ConfigDict, Field
 REPORT_FORMAT_VERSION = 1
 
 #: Section names, in the order the HTML report shows them.
-SECTIONS = ("suite_board", "suite_questions", "luck", "contrasts", "comparison", "null_calibration",
+SECTIONS = ("paired", "suite_board", "suite_questions", "luck", "contrasts", "comparison", "null_calibration",
             "boundary", "calibration", "explorer")
 
 
