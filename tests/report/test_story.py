@@ -90,3 +90,21 @@ def test_one_run_per_task_pairs_into_counts(tmp_path):
     html = out.read_text()
     assert 'data-chart="suite-board' not in html and 'data-chart="paired' not in html  # counts, not forty bars
     assert html.count('class="moves one-run"') == 2
+
+
+def test_report_uses_the_grades_stored_in_the_ledger(demo, tmp_path):
+    from fluke.analysis import report
+    from fluke.errors import SelectorError
+    from fluke.ledger import open_ledger
+
+    with open_ledger(str(demo.ledger)) as ledger:
+        digest = ledger.documents("spec")[-1].digest
+        stored = report(ledger, out=tmp_path / "r.html", versions=["model=support-desk-v1", "model=support-desk-v2"])
+        again = report(ledger, out=tmp_path / "s.html", spec_digest=digest[:10],
+                       versions=["model=support-desk-v1", "model=support-desk-v2"])
+        with pytest.raises(SelectorError, match="no stored specs match"):
+            report(ledger, out=tmp_path / "t.html", spec_digest="0000000000")
+    # No --spec given: the luck rate is the one the demo computed from the grades it graded and stored.
+    assert stored.data.luck.pooled == demo.data.luck.pooled == again.data.luck.pooled
+    assert f"under spec {digest[:12]}" in stored.data.luck.conditional_on
+    assert "luck" not in stored.data.missing

@@ -106,9 +106,12 @@ def _versions(ledger, selectors: Sequence[str]) -> list[str] | None:
 def report(ledger, *, out: str | Path = "fluke-report.html", versions: Sequence[str] = (), bar: float = 0.9,
            level: float = 0.95, max_runs: int = 1000, title: str | None = None, spec: str | None = None,
            alpha: float = 0.05, power: float = 0.8, ceiling: float = 5.0,
-           hazard_ceiling: float = 1.3) -> ReportResult:
-    """Write the HTML report of ``versions`` (selectors; default all) to ``out`` and return its summary."""
-    from ..report import collect_report, enrich, grade_for_report, redacted, render_html, violations_from
+           hazard_ceiling: float = 1.3, spec_digest: str | None = None) -> ReportResult:
+    """Write the HTML report of ``versions`` (selectors; default all) to ``out`` and return its summary.
+
+    Grades: with ``spec`` the runs are graded against it; without, the grades ``fluke grade`` stored
+    in the ledger are used, under ``spec_digest`` (a prefix) or else the newest stored spec."""
+    from ..report import collect_report, enrich, grade_for_report, redacted, render_html, stored_grades, violations_from
 
     for value, name in ((bar, "bar"), (level, "level"), (alpha, "alpha"), (power, "power")):
         check_level(value, name)
@@ -122,11 +125,22 @@ def report(ledger, *, out: str | Path = "fluke-report.html", versions: Sequence[
 
         raise UsageError(f"--out {out}: the folder {path.parent} does not exist (create it first)")
     runs = list(ledger.runs(version=chosen))
-    grades, _ = grade_for_report(runs, spec)
+    if spec is not None and spec_digest is not None:
+        from ..errors import UsageError
+
+        raise UsageError("give --spec (grade now) or --spec-digest (use stored grades), not both")
+    why = ""
+    if spec is not None:
+        grades, _ = grade_for_report(runs, spec)
+    else:
+        grades, used, why = stored_grades(ledger, runs, spec_digest)
     data = collect_report(ledger, versions=chosen, bar=bar, level=level, max_runs=max_runs, title=title,
                           runs=runs, violations=violations_from(grades) if grades is not None else None)
     data = enrich(data, runs, grades, spec_path=spec, alpha=alpha, power=power, ceiling=ceiling,
-                  hazard_ceiling=hazard_ceiling)
+                  hazard_ceiling=hazard_ceiling, no_grades=why or None)
+    if spec is None and grades is not None and data.luck is not None:
+        cond = f"grades stored in the ledger under spec {used[:12]}; {data.luck.conditional_on}"
+        data = data.model_copy(update={"luck": data.luck.model_copy(update={"conditional_on": cond})})
     html = render_html(data)
     tmp = path.with_name(path.name + ".part")
     try:

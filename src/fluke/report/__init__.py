@@ -11,7 +11,7 @@ True
 
 from ._collect import collect_report, deaths_by_step, explorer_run, uniform_beta_board
 from ._demo import DemoResult, run_demo
-from ._enrich import enrich, grade_for_report
+from ._enrich import enrich, grade_for_report, stored_grades
 from ._feed import (
     board_from,
     calibration_from,
@@ -103,6 +103,7 @@ __all__ = [
     "render_html",
     "run_demo",
     "script_json",
+    "stored_grades",
     "suite_questions_from",
     "uniform_beta_board",
     "violations_from",
