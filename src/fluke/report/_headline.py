@@ -27,7 +27,7 @@ def _every(data: ReportData, board) -> str:
         if block.version == board.version:
             q = next((q for q in block.questions if q.name.startswith("P(every")), None)
             if q is not None:
-                op = q.display if q.display[:1] in "<>" else "= " + q.display
+                op = q.display[0] + " " + q.display[1:] if q.display[:1] in "<>" else "= " + q.display
                 return f"P(every scenario clears {board.bar:g}) {op}"
     return ""
 
