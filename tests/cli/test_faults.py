@@ -22,7 +22,8 @@ READ_VERBS: dict[str, list[str]] = {
     "runs": [], "export": [], "summary": [], "believe": [], "predict": [], "calibration": [],
     "compare": ["model=a", "model=b"], "fixcheck": ["model=a@0", "model=a@1"], "consistency": ["model=a"],
     "interval": [], "passk": [], "contrast": ["--factors", "memory,retry"], "unseal": ["abc123"],
-    "grade": ["--spec", "SPEC"], "report": ["--out", "OUT"], "gate": ["RULE"],
+    "grade": ["--spec", "SPEC"], "report": ["--out", "OUT"], "gate": ["RULE"], "leaderboard": [],
+    "plan": ["--budget", "10", "--version", "model=a", "--bar", "0.9"],
 }
 
 

@@ -77,7 +77,11 @@ def _verbs(folder) -> list[list[str]]:
     spec = str(folder / "spec.yaml")
     return [["summary"], ["runs"], ["believe", "--statements"], ["compare", "model=a*", "model=b*", "--no-record"],
             ["consistency", "model=a*"], ["fixcheck", "model=a*@0", "model=a*@1"], ["interval"], ["passk"],
-            ["grade", "--spec", spec, "--violations", "--no-store"], ["report", "--out", str(folder / "r.html")]]
+            ["grade", "--spec", spec, "--violations", "--no-store"], ["report", "--out", str(folder / "r.html")],
+            ["leaderboard", "--replicates", "100", "--all",
+             *(Identity(model=f"{v} {HOSTILE[0]} {next(iter(SECRETS))}").version[:12] for v in "ab")],
+            ["plan", "--budget", "20", "--version", Identity(model=f"a {HOSTILE[0]} {next(iter(SECRETS))}").version[:12],
+             "--against", Identity(model=f"b {HOSTILE[0]} {next(iter(SECRETS))}").version[:12]]]
 
 
 def _check_bytes(text: str, where: str) -> None:

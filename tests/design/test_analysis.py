@@ -250,7 +250,11 @@ def test_seal_then_unseal_results_are_the_old_json(tmp_path):
     dec = report.decision
     expected = {"format_version": 1, "kind": "unseal", "digest": report.digest, "sealed_at": report.sealed_at,
                 "intact": True, "problems": [], "runs": 240, "early_runs": [], "decision": vars(dec),
-                "decision_text": dec.text(), "holds": report.holds, "rule": report.rule}
+                "decision_text": dec.text(), "holds": report.holds, "rule": report.rule,
+                # issue 14: every unseal is recorded, so the second look (design_unseal above) is look 2
+                "edited": [], "timing": dict(report.basis), "timing_text": report.timing(), "look": 1,
+                "recorded_as": result.report.record}
+    assert report.look == 2 and result.report.record is not None
     same(json_roundtrip(result.to_dict()), json_roundtrip(expected))
     assert result.holds is report.holds is True
     assert result.render().startswith(f"seal {sealed.digest[:12]} — memory helps, sealed ")

@@ -13,6 +13,7 @@ import datetime as _dt
 import reprlib
 from typing import Any, Iterator
 
+import orjson
 from pydantic import ValidationError
 
 from ..errors import InputError
@@ -176,6 +177,9 @@ def building(file: str | None, record: str | None) -> Iterator[None]:
     except RecursionError:
         raise InputError(file, record, None, "is nested too deep to read",
                          hint="fluke reads records nested up to a few hundred levels") from None
+    except orjson.JSONEncodeError as exc:  # a digest of a value too deep (or too odd) for JSON
+        raise InputError(file, record, None, f"cannot be stored as JSON ({exc})",
+                         hint="fluke reads records nested up to a few hundred levels") from None
 
 
 def epoch(iso: Any) -> float | None:
@@ -220,3 +224,21 @@ def with_identity(identity: dict[str, Any], supplied: dict[str, Any], *, file: s
         err = validation_error(exc, file=file, record=record)
         raise InputError(file, record, f"identity.{err.field}" if err.field else "identity", err.message,
                          hint="fix the value, or give it with --identity") from None
+
+
+def each_run(found: list | None, *, file: str | None, missing: str, hint: str, build) -> Iterator[Run]:
+    """The runs of a document holding one or more message lists: ``build(item, record, position)``
+    for each item of ``found``, inside :func:`building`; ``found`` None says the document holds none.
+
+    >>> list(each_run(None, file="x.json", missing="no messages", hint="h", build=None))
+    Traceback (most recent call last):
+    ...
+    fluke.errors.InputError: x.json: no messages (h)
+    """
+    if found is None:
+        raise InputError(file, None, None, missing, hint=hint)
+    for position, item in enumerate(found):
+        record = f"run {position}" if len(found) > 1 else None
+        with building(file, record):
+            run = build(item, record, position)
+        yield run

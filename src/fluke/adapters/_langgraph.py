@@ -37,7 +37,7 @@ from typing import Any, Iterator
 
 from ..errors import InputError
 from ..record import AgentMessage, Run, Source, ToolCall, UserMessage
-from ._common import as_str, building, expect_dict, expect_list
+from ._common import as_str, each_run, expect_dict, expect_list
 from ._runparts import RunBase, parse_arguments, result_of, text_of, tool_name
 
 _TYPES = {"human", "ai", "tool", "system", "function", "chat", "remove", "developer"}
@@ -128,15 +128,10 @@ def sniff(doc: Any) -> bool:
 def read(doc: Any, *, file: str | None, identity: dict[str, Any]) -> Iterator[Run]:
     """Yield one run per message list in ``doc``."""
     base = RunBase.from_options(identity, file=file)
-    runs = _runs_in(doc)
-    if runs is None:
-        raise InputError(file, None, None, "holds no LangChain message list",
-                         hint="dump it with messages_to_dict(state['messages'])")
-    for position, (messages, state) in enumerate(runs):
-        record = f"run {position}" if len(runs) > 1 else None
-        with building(file, record):
-            run = _read_one(messages, state, base, file=file, record=record, position=position)
-        yield run
+    yield from each_run(_runs_in(doc), file=file, missing="holds no LangChain message list",
+                        hint="dump it with messages_to_dict(state['messages'])",
+                        build=lambda item, record, position: _read_one(item[0], item[1], base, file=file,
+                                                                       record=record, position=position))
 
 
 def _read_one(messages: list[tuple[str, dict[str, Any]]], state: dict[str, Any], base: RunBase,

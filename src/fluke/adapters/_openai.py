@@ -44,7 +44,7 @@ from typing import Any, Callable, Iterator
 
 from ..errors import InputError
 from ..record import AgentMessage, Run, Source, ToolCall, UserMessage
-from ._common import as_str, building, epoch, expect_dict, expect_list
+from ._common import as_str, building, each_run, epoch, expect_dict, expect_list
 from ._runparts import RunBase, parse_arguments, result_of, text_of, tool_name
 
 _ROLES = {"system", "developer", "user", "assistant", "tool", "function"}
@@ -130,18 +130,16 @@ def sniff(doc: Any) -> bool:
 def read(doc: Any, *, file: str | None, identity: dict[str, Any]) -> Iterator[Run]:
     """Yield one run per message list in ``doc``."""
     base = RunBase.from_options(identity, file=file)
-    runs = _runs_in(doc)
-    if runs is None:
-        raise InputError(file, None, None, "holds no OpenAI chat message list",
-                         hint="expected a list of {role, content, tool_calls?} messages")
-    for position, (messages, model) in enumerate(runs):
-        record = f"run {position}" if len(runs) > 1 else None
-        events = chat_events(messages, file=file, record=record)
-        with building(file, record):
-            run = Run(scenario=base.scenario_or(None, record), trial=(base.trial or 0) + position,
-                      unit=base.unit, identity=base.identity_with({"model": model}), events=events,
-                      source=Source(adapter="openai", file=file, position=position))
-        yield run
+
+    def build(item, record, position):
+        messages, model = item
+        return Run(scenario=base.scenario_or(None, record), trial=(base.trial or 0) + position, unit=base.unit,
+                   identity=base.identity_with({"model": model}),
+                   events=chat_events(messages, file=file, record=record),
+                   source=Source(adapter="openai", file=file, position=position))
+
+    yield from each_run(_runs_in(doc), file=file, missing="holds no OpenAI chat message list",
+                        hint="expected a list of {role, content, tool_calls?} messages", build=build)
 
 
 def _call(call_id: Any, name: Any, arguments: Any, agent: Any, *, requestor: str = "agent",

@@ -46,6 +46,8 @@ _EXPORTS: dict[str, str] = {
     "seal": "_seal", "SealResult": "_seal", "unseal": "_seal", "UnsealResult": "_seal",
     "calibration": "_calibration", "CalibrationResult": "_calibration",
     "match_predictions": "_calibration", "PredictionMatch": "_calibration",
+    "leaderboard": "_leaderboard", "LeaderboardResult": "_leaderboard",
+    "plan": "_plan", "PlanResult": "_plan",
 }
 
 __all__ = sorted(_EXPORTS) + ["render"]

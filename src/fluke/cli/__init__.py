@@ -42,6 +42,8 @@ VERBS: dict[str, str] = {
     "report": "fluke.cli._report:report",
     "demo": "fluke.cli._demo:demo",
     "gate": "fluke.cli._gate:gate",
+    "leaderboard": "fluke.cli._many:leaderboard",
+    "plan": "fluke.cli._many:plan",
 }
 
 

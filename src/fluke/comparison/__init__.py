@@ -38,6 +38,8 @@ from ._fixcheck import (
                        rerun_rule,
 )
 from ._intervals import ClusteredMean, clustered_mean, wilson_interval
+from ._leaderboard import (CORRECTIONS, Leaderboard, PairTest, SeparatingStratum, Standing, adjust_pvalues,
+                           holm_adjust, indistinct_groups, leaderboard_counts, rank_bootstrap)
 from ._logrank import LogRankResult, logrank_batch, logrank_test
 from ._passrate import UNKNOWN_POLICIES, PassRateComparison, compare_pass_rates, pass_rate_limit
 from ._runs import RunComparison, compare_runs
@@ -75,4 +77,7 @@ __all__ = [
     "runs_needed_per_arm", "sequential_evalues", "sequential_test", "stratified_cox",
     "stratified_information", "stratified_pvalues", "stratified_test", "survival_data",
     "verdict_of", "verdicts_of", "wilson_interval",
+    # many versions at once (issue 13)
+    "CORRECTIONS", "Leaderboard", "PairTest", "SeparatingStratum", "Standing", "adjust_pvalues",
+    "holm_adjust", "indistinct_groups", "leaderboard_counts", "rank_bootstrap",
 ]

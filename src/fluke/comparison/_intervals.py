@@ -18,6 +18,7 @@ from dataclasses import dataclass
 import numpy as np
 from scipy import stats
 
+from ..inference import check_level
 from ..errors import InputError
 from ..inference import clustered_interval
 
@@ -25,10 +26,7 @@ __all__ = ["ClusteredMean", "clustered_mean", "wilson_interval"]
 
 
 def _check_level(confidence_level: float) -> float:
-    if not 0 < confidence_level < 1:
-        raise InputError(None, None, "confidence_level",
-                         f"confidence_level={confidence_level!r} must lie strictly between 0 and 1")
-    return confidence_level
+    return check_level(confidence_level, "confidence_level")  # the one level check, in inference
 
 
 def wilson_interval(successes: int, trials: int, *, confidence_level: float = 0.95) -> tuple[float, float]:

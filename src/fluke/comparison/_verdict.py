@@ -27,6 +27,7 @@ from scipy import stats
 
 from ..errors import InputError
 from ..format import fmt_p
+from ..inference import check_level
 from ._logrank import LogRankResult, logrank_test
 
 __all__ = [
@@ -61,10 +62,8 @@ def detection_z(alpha: float, power: float) -> float:
     >>> round(detection_z(0.05, 0.8), 4)
     2.8016
     """
-    if not 0 < alpha < 1:
-        raise InputError(None, None, "alpha", f"alpha={alpha!r} must lie strictly between 0 and 1")
-    if not 0 < power < 1:
-        raise InputError(None, None, "power", f"power={power!r} must lie strictly between 0 and 1")
+    check_level(alpha, "alpha")
+    check_level(power, "power")
     return float(stats.norm.ppf(1 - alpha / 2) + stats.norm.ppf(power))
 
 

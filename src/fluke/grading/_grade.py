@@ -30,7 +30,7 @@ from ..record import Run
 from ._spec import Spec, load_spec
 from ._provenance import Provenance
 from ._reference import ReferenceResult, grade_reference
-from ._text import _CLASSES, find_secrets, identifiers, redact, secret_checks, shown
+from ._text import find_secrets, identifiers, redact, secret_checks, shown
 
 _SORTED = orjson.OPT_SORT_KEYS | orjson.OPT_NON_STR_KEYS
 _NO_CHECKS: frozenset[str] = frozenset()
@@ -129,18 +129,7 @@ class _IdCache(dict):
     dict subscript, a miss computes in ``__missing__``."""
 
     def __missing__(self, value: str) -> list[str]:
-        # The two common shapes are decided here, without a second call (identifiers() decides
-        # the rest, and agrees on these: tests/grading/test_provenance.py checks it).
-        if value.isascii():
-            classes = value.encode().translate(_CLASSES)
-            if 2 not in classes and 1 not in classes:
-                found = []          # no capital, digit or @: prose, an enum
-            elif 2 in classes and 4 not in classes and value[-1] != "." and 3 <= len(value) <= 128:
-                found = [value]     # one token with a digit or @: an order id, an email, a date
-            else:
-                found = identifiers(value)
-        else:
-            found = identifiers(value)
+        found = identifiers(value)  # the one identifier rule (grading/_text.py); misses are rare
         if len(value) <= 64:
             if len(self) >= 50_000:
                 self.clear()

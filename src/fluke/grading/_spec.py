@@ -325,6 +325,8 @@ def _read_file(path: Path) -> Any:
     except UnicodeDecodeError as exc:
         raise SpecError(f"{path}: is not UTF-8 text (byte {exc.object[exc.start]:#04x} at offset "
                         f"{exc.start}); save the spec as UTF-8") from None
+    except ValueError:  # a NUL in the name: no such file can exist
+        raise SpecError(f"{str(path)!r}: is not a file name (it holds a NUL character)") from None
     suffix = path.suffix.lower()
     try:
         if suffix in (".yaml", ".yml"):

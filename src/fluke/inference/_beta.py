@@ -17,6 +17,7 @@ from dataclasses import dataclass
 import numpy as np
 from scipy import special, stats
 from ..errors import UsageError, UsageTypeError
+from ._check import check_level
 
 __all__ = ["Prior", "UNIFORM", "BetaPosterior", "BetaMixture", "posterior", "check_counts",
            "parse_prior", "log_marginal"]
@@ -146,8 +147,7 @@ class _Belief:
 
 
 def _check_level(level: float) -> None:
-    if not 0 < level < 1:
-        raise UsageError(f"level={level} must be between 0 and 1 (e.g. 0.9)")
+    check_level(level, "level")
 
 
 @dataclass(frozen=True, eq=False)

@@ -17,6 +17,7 @@ from typing import Sequence
 import numpy as np
 from scipy import stats
 from ..errors import UsageError
+from ._check import check_level
 
 __all__ = ["brier_score", "BrierDecomposition", "brier_decomposition", "ReliabilityTable",
            "reliability_table", "CalibrationTest", "calibration_test", "CalibrationScore",
@@ -241,8 +242,7 @@ def score_predictions(probability, outcome, *, families: Sequence[str | None] | 
     (0.21, ['a', 'b'], 2)
     """
     p, y = _check(probability, outcome)
-    if not 0 < alpha < 1:
-        raise UsageError(f"alpha={alpha} must be between 0 and 1")
+    check_level(alpha, "alpha")
     base = float(y.mean())
     by_family: dict[str, CalibrationScore] = {}
     if families is not None:

@@ -29,6 +29,7 @@ from dataclasses import dataclass
 import numpy as np
 from scipy import special
 
+from ._check import check_level  # noqa: F401  (re-exported; one level check)
 from ..errors import UsageError, UsageTypeError
 
 __all__ = [
@@ -82,22 +83,6 @@ def check_values(values) -> np.ndarray:
                          "drop them (and say why) before computing an interval")
     return y
 
-
-def check_level(confidence_level: float, name: str = "confidence_level") -> float:
-    """A level strictly between 0 and 1 (a confidence or credible level, α, power), or a
-    :class:`fluke.errors.UsageError` naming ``name`` and the value. Every level fluke takes
-    is checked here.
-
-    >>> check_level(0.95)
-    0.95
-    >>> check_level(1.5, "--level")
-    Traceback (most recent call last):
-    ...
-    fluke.errors.UsageError: --level=1.5 must lie strictly between 0 and 1
-    """
-    if not 0.0 < confidence_level < 1.0:
-        raise UsageError(f"{name}={confidence_level!r} must lie strictly between 0 and 1")
-    return float(confidence_level)
 
 
 @dataclass(frozen=True)

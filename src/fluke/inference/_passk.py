@@ -31,6 +31,7 @@ from dataclasses import dataclass, field
 
 import numpy as np
 from scipy import stats
+from ._check import check_level
 from ..errors import UsageError
 
 __all__ = [
@@ -159,8 +160,7 @@ def _over_scenarios(per, w, stat, level):
     scenario gives 1 (or 0) there is no spread: the bound is then the Clopper–Pearson one
     for "all G scenarios are at 1".
     """
-    if not 0 < level < 1:
-        raise UsageError(f"confidence_level={level} must lie strictly between 0 and 1")
+    check_level(level, "confidence_level")
     used = w > 0
     g = int(used.sum())
     if g < 2:

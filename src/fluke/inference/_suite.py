@@ -19,6 +19,7 @@ from scipy import special
 
 from ..errors import UsageError
 from ._beta import BetaMixture, BetaPosterior, posterior  # noqa: F401  (posterior: used by the doctests)
+from ._check import check_level
 
 __all__ = ["SuiteAnswers", "suite_questions", "poisson_binomial_pmf", "runs_to_certify",
            "suite_runs_to_certify"]
@@ -92,8 +93,7 @@ def suite_questions(belief, *, bar: float = 0.9) -> SuiteAnswers:
     >>> round(a.average_mean, 3), round(a.average_sd, 4)
     (0.917, 0.0108)
     """
-    if not 0 < bar < 1:
-        raise UsageError(f"bar={bar} must be between 0 and 1 (e.g. 0.9)")
+    check_level(bar, "bar")
     mean = np.atleast_1d(np.asarray(belief.mean, dtype=float))
     if mean.size == 0:
         raise UsageError("the suite has no scenarios")
@@ -203,8 +203,6 @@ def _smallest(ok, shape: tuple[int, ...], max_runs: int) -> np.ndarray:
 
 
 def _check(bar: float, level: float) -> None:
-    if not 0 < bar < 1:
-        raise UsageError(f"bar={bar} must be between 0 and 1 (e.g. 0.9)")
-    if not 0 < level < 1:
-        raise UsageError(f"level={level} must be between 0 and 1 (e.g. 0.95)")
+    check_level(bar, "bar")
+    check_level(level, "level")
 

@@ -26,6 +26,7 @@ from ..errors import UsageError
 from ._account import betabinom_cdf
 from ._multiplicity import bh_reject
 from ._beta import UNIFORM, BetaPosterior, Prior, check_counts, posterior
+from ._check import check_level
 
 __all__ = ["p_greater", "WeeklyReview", "review_week", "CanaryChart", "canary_chart"]
 
@@ -121,8 +122,7 @@ def review_week(old_successes, old_trials, new_successes, new_trials, *, frontie
     ko, no, kn, nn = (np.atleast_1d(v) for v in (ko, no, kn, nn))
     if ko.shape != kn.shape:
         raise UsageError(f"old counts cover {ko.size} scenarios and new counts {kn.size}; pair them one to one")
-    if not 0 < level < 1:
-        raise UsageError(f"level={level} must be between 0 and 1")
+    check_level(level, "level")
     if clean_batch < 1:
         raise UsageError(f"clean_batch={clean_batch} must be at least 1")
     front = np.zeros(ko.shape, bool) if frontier is None else np.asarray(frontier, bool)
@@ -130,8 +130,7 @@ def review_week(old_successes, old_trials, new_successes, new_trials, *, frontie
         raise UsageError(f"frontier has {front.size} entries for {ko.size} scenarios")
     if control not in ("fdr", "none"):
         raise UsageError(f"control={control!r} must be 'fdr' (Benjamini–Hochberg across scenarios) or 'none'")
-    if not 0 < fdr < 1:
-        raise UsageError(f"fdr={fdr} must be between 0 and 1 (e.g. 0.05)")
+    check_level(fdr, "fdr")
     old, new = posterior(ko, no, prior=prior), posterior(kn, nn, prior=prior)
     p_worse = p_greater(old, new)
     total = ko + kn
@@ -175,8 +174,7 @@ def canary_chart(carried: BetaPosterior, successes, trials, *, alarm_at: float =
     >>> chart.alarm[:, 0].tolist(), round(float(chart.tail[1, 0]), 4)
     ([False, True], 0.0062)
     """
-    if not 0 < alarm_at < 1:
-        raise UsageError(f"alarm_at={alarm_at} must be between 0 and 1 (e.g. 0.01)")
+    check_level(alarm_at, "alarm_at")
     k, n = check_counts(successes, trials)
     if k.ndim != 2:
         raise UsageError(f"successes has shape {k.shape}; give (batches, canaries)")

@@ -364,6 +364,37 @@ class Ledger:
         out.sort(key=lambda r: (r.version, r.scenario, r.condition))
         return out
 
+    def spend(self, *, version: str | Sequence[str] | None = None) -> dict[str, dict[str, tuple[int, float]]]:
+        """Per version, ``{"latency": (runs carrying it, sum), "cost.<key>": (runs, sum), ...}`` by SQL.
+
+        Read from the stored bodies in two aggregate queries (no run is built); a version whose
+        runs carry neither cost nor latency is absent.
+
+        >>> import tempfile, os
+        >>> from fluke.ledger import open_ledger
+        >>> from fluke.record import Run, Identity
+        >>> ledger = open_ledger(os.path.join(tempfile.mkdtemp(), "s.db"))
+        >>> _ = ledger.ingest([Run(scenario="s", trial=t, latency=2.0 + t, cost={"usd": 0.5}) for t in range(2)])
+        >>> list(ledger.spend().values())[0]
+        {'latency': (2, 5.0), 'cost.usd': (2, 1.0)}
+        """
+        where, params = self._where(version=version)
+        names = dict(self.query("SELECT vid, version FROM versions"))
+        out: dict[str, dict[str, tuple[int, float]]] = {}
+        latency = f"CAST({self._json_field('latency')} AS DOUBLE PRECISION)"
+        for vid, count, total in self.query(f"SELECT vid, COUNT({latency}), SUM({latency}) FROM runs{where} "
+                                            "GROUP BY vid", params):
+            if int(count):
+                out.setdefault(names[vid], {})["latency"] = (int(count), float(total))
+        if self.dialect == "postgresql":
+            sql = ("SELECT vid, j.key, COUNT(*), SUM(CAST(j.value AS DOUBLE PRECISION)) FROM runs, "
+                   "jsonb_each_text(CAST(body AS jsonb) -> 'cost') AS j")
+        else:
+            sql = "SELECT vid, j.key, COUNT(*), SUM(j.value) FROM runs, json_each(runs.body, '$.cost') AS j"
+        for vid, key, count, total in self.query(f"{sql}{where} GROUP BY vid, j.key", params):
+            out.setdefault(names[vid], {})[f"cost.{key}"] = (int(count), float(total))
+        return out
+
     def _stored(self, run_hash: str) -> tuple[str, str] | None:
         try:
             key = hash_key(run_hash)

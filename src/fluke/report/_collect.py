@@ -18,10 +18,10 @@ from urllib.parse import urlsplit, urlunsplit
 import numpy as np
 import orjson
 
-from ..errors import UsageError
 from ..inference import posterior
 from ..record import Run, ToolCall, UserMessage, redact
 from ..format import natural_key
+from ..inference import check_level
 from ._feed import board_from
 from ._paired import paired_from
 from ._model import (
@@ -62,10 +62,8 @@ def uniform_beta_board(counts: Iterable[Any], *, version: str, label: str, bar: 
     >>> round(row.mean, 3), round(row.p_above_bar, 3)
     (0.857, 0.469)
     """
-    if not 0 < bar < 1:
-        raise UsageError(f"bar={bar} must be between 0 and 1")
-    if not 0 < level < 1:
-        raise UsageError(f"level={level} must be between 0 and 1")
+    check_level(bar, "bar")
+    check_level(level, "level")
     rows = list(counts)
     cells = [(r.scenario, r.condition or "", int(r.passes), int(r.trials)) for r in rows]
     belief = posterior([c[2] for c in cells], [c[3] for c in cells])

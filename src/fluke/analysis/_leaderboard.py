@@ -1,0 +1,249 @@
+"""``leaderboard``: many versions on the same scenarios — which differ, how sure the ranking is.
+
+Reads only the ledger's count table (``ledger.counts``) for the pass rates, and two aggregate
+queries for cost and latency (:meth:`fluke.ledger.Ledger.spend`), so no run is built; then
+calls :func:`fluke.comparison.leaderboard_counts` over the strata (scenario × condition) that
+every chosen version ran.
+
+>>> import os, tempfile
+>>> from fluke.ledger import open_ledger
+>>> from fluke.record import Identity, Outcome, Run
+>>> ledger = open_ledger(os.path.join(tempfile.mkdtemp(), "lb.db"))
+>>> rates = {"good": 0.9, "fair": 0.6, "poor": 0.2}
+>>> _ = ledger.ingest([Run(scenario=f"s{s}", trial=t, identity=Identity(model=m), latency=1.5,
+...                        outcome=Outcome(passed=(s * 7 + t * 3) % 10 < 10 * r))
+...                    for m, r in rates.items() for s in range(12) for t in range(5)])
+>>> result = leaderboard(ledger, replicates=200)
+>>> [s.label for s in result.board.ordered()]
+['good', 'fair', 'poor']
+>>> print(result.render())  # doctest: +ELLIPSIS
+3 versions on 12 strata (12 scenarios): 3 groups that cannot be told apart...
+...
+"""
+
+from __future__ import annotations
+
+import math
+from dataclasses import dataclass
+from typing import Any, Sequence
+
+from ..errors import UsageError
+from ..format import fmt_num, fmt_p, fmt_prob, natural_key
+from ._document import Column, Heading, Span, Table, blank, line, note
+from ._result import Result
+from ._select import check_level, require_runs, versions as ledger_versions
+
+#: Above this many runs, cost and latency are read only when asked for (a scan of every stored run).
+COST_SCAN_LIMIT = 200_000
+
+
+@dataclass(frozen=True)
+class LeaderboardResult(Result):
+    """Standings, pair tests, groups and ranks of many versions (``board``), with what each run cost."""
+
+    kind = "leaderboard"
+    board: Any
+    versions: tuple[tuple[str, str], ...]     # (label, version hash), in the board's row order
+    left_out: int                             # strata some chosen version did not run
+    spend: dict                               # label -> {"latency": mean s, "cost.<key>": mean, ...}
+    rows: int = 10
+    costs_read: bool = True
+    runs: int = 0
+
+    def conditional_on(self) -> str:
+        b = self.board
+        return (f"the {b.strata} strata (scenario × condition) every one of {len(self.versions)} versions ran, "
+                f"in {b.scenarios} scenarios (the unit); each pair by the stratified test, "
+                f"{_correction(b.correction)} across {len(b.pairs)} pairs at α = {b.alpha:g}, detection limit at "
+                f"α/{len(b.pairs)} and power {b.power:g} (ceiling {b.ceiling:g} points); ranks from "
+                f"{b.replicates} bootstrap resamples of the scenarios, seed {b.seed}")
+
+    def payload(self) -> dict[str, Any]:
+        b = self.board
+        hashes = dict(self.versions)
+        return {
+            "versions": [{"label": s.label, "version": hashes[s.label], "passes": s.passes, "trials": s.trials,
+                          "rate_points": s.rate, "interval_points": [s.low, s.high], "rank": s.rank,
+                          "rank_interval": [s.rank_low, s.rank_high], "p_first": s.p_first, "group": s.group,
+                          "spend": self.spend.get(s.label, {})} for s in b.ordered()],
+            "pairs": [{"a": p.a, "b": p.b, "difference_points": p.difference, "interval_points": [p.low, p.high],
+                       "test": p.method, "pvalue": p.pvalue, "adjusted_pvalue": p.adjusted,
+                       "detection_limit": p.detection_limit, "verdict": p.verdict} for p in b.pairs],
+            "groups": None if b.groups is None else [list(g) for g in b.groups],
+            "forest": b.forest(),
+            "separating": [{"stratum": x.stratum, "scenario": x.scenario, "spread_points": x.spread,
+                            "best": x.best, "best_rate": x.best_rate, "worst": x.worst, "worst_rate": x.worst_rate,
+                            "at_best": x.ties[0], "at_worst": x.ties[1]}
+                           for x in b.separating],
+            "unsolved": list(b.unsolved), "strata": b.strata, "scenarios": b.scenarios, "left_out": self.left_out,
+            "baseline": b.baseline, "correction": b.correction, "alpha": b.alpha, "power": b.power,
+            "ceiling": b.ceiling, "confidence_level": b.confidence_level, "replicates": b.replicates,
+            "seed": b.seed, "costs_read": self.costs_read, "conditional_on": self.conditional_on(),
+        }
+
+    def blocks(self) -> list:
+        from ..comparison import DIFFERENT, TOO_SMALL
+
+        b = self.board
+        level = f"{100 * b.confidence_level:g}%"
+        if b.groups is not None:
+            head = (f"{len(self.versions)} versions on {b.strata} strata ({b.scenarios} scenarios): "
+                    f"{len(b.groups)} group{'s' if len(b.groups) != 1 else ''} that cannot be told apart")
+        else:
+            found = sum(p.verdict == DIFFERENT for p in b.pairs)
+            head = (f"{len(self.versions)} versions on {b.strata} strata ({b.scenarios} scenarios): "
+                    f"{found} of {len(b.pairs)} differ from the baseline {b.baseline}")
+        costs = sorted({k for v in self.spend.values() for k in v})
+        out: list = [Heading(head)]
+        if b.groups is not None:
+            out.append(line("groups (no pair inside found different): "
+                            + "; ".join(f"{_letter(i)} = {', '.join(g)}" for i, g in enumerate(b.groups))))
+        cols = [Column("rank", "right"), Column("version", key=True), Column("pass rate", "right"),
+                Column(f"{level} interval", "right"), Column(f"rank {level}", "right"),
+                Column("P(first)", "right")]
+        if b.groups is not None:
+            cols.append(Column("group"))
+        cols += [Column(k.removeprefix("cost.") + (" (s)" if k == "latency" else ""), "right") for k in costs]
+        rows = []
+        for s in b.ordered():
+            row = [str(s.rank), s.label, f"{s.rate:.1f} ({s.passes}/{s.trials})", _interval(s.low, s.high),
+                   f"{s.rank_low}–{s.rank_high}", fmt_prob(s.p_first)]
+            if b.groups is not None:
+                row.append(s.group)
+            spent = self.spend.get(s.label, {})
+            row += [fmt_num(spent[k]) if k in spent else "—" for k in costs]
+            rows.append(row)
+        out.append(Table("pass rate per version (points, mean over strata), best first", cols, rows, limit=None,
+                         more="versions"))
+        style = {DIFFERENT: "bad", TOO_SMALL: "warn"}
+        pairs = sorted(b.pairs, key=lambda p: (p.adjusted if math.isfinite(p.adjusted) else 2.0, p.a, p.b))
+        out.append(Table(
+            f"pairs, B − A in points, {_correction(b.correction)} across {len(b.pairs)} pairs",
+            [Column("A"), Column("B", key=True), Column("B − A", "right"), Column(f"{level} interval", "right"),
+             Column("test"), Column("p", "right"), Column("adjusted", "right"), Column("limit", "right"),
+             Column("verdict")],
+            [[p.a, p.b, f"{p.difference:+.1f}", _interval(p.low, p.high, sign=True), p.method, fmt_p(p.pvalue),
+              fmt_p(p.adjusted), f"{p.detection_limit:.1f}" if math.isfinite(p.detection_limit) else "—",
+              Span(p.verdict, style.get(p.verdict, "good"))] for p in pairs],
+            limit=self.rows, more="pairs"))
+        if b.separating and self.rows:
+            out.append(Table("strata that separate the versions most (best − worst, points)",
+                             [Column("stratum", key=True), Column("spread", "right"), Column("best"),
+                              Column("worst")],
+                             [[x.stratum, f"{x.spread:.0f}", f"{x.best} {x.best_rate:.0f}" + _more(x.ties[0]),
+                               f"{x.worst} {x.worst_rate:.0f}" + _more(x.ties[1])] for x in b.separating],
+                             limit=self.rows, more="strata"))
+        if b.unsolved:
+            shown = sorted(b.unsolved, key=natural_key)
+            out.append(line(f"no version passed {len(shown)} of {b.strata} strata: " + ", ".join(shown[:12])
+                            + (f" and {len(shown) - 12} more" if len(shown) > 12 else "")))
+        else:
+            out.append(line("every stratum was passed by at least one version"))
+        if self.left_out:
+            out.append(line(f"left out: {self.left_out} strata that not every chosen version ran"))
+        if not self.costs_read:
+            out.append(note(f"cost and latency not read: that scans all {self.runs:,} stored runs "
+                            "(ask for them with --costs)"))
+        elif costs:
+            out.append(note("cost and latency: means over the runs that carry them (a version's runs without "
+                            "them are not counted)"))
+        out += [blank(), note(f"Conditional on: {self.conditional_on()}."),
+                note(f"P(first): share of the {b.replicates} resamples in which the version ranks first; "
+                     "ties share the better rank.")]
+        return out
+
+
+def _correction(name: str) -> str:
+    from ..comparison import CORRECTIONS
+
+    return CORRECTIONS[name]
+
+
+def _more(ties: int) -> str:
+    return f" (and {ties - 1} more)" if ties > 1 else ""
+
+
+def _letter(i: int) -> str:
+    return chr(97 + i) if i < 26 else f"g{i + 1}"
+
+
+def _interval(lo: float, hi: float, *, sign: bool = False) -> str:
+    if not (math.isfinite(lo) and math.isfinite(hi)):
+        return "—"
+    return f"[{lo:+.1f}, {hi:+.1f}]" if sign else f"[{lo:.1f}, {hi:.1f}]"
+
+
+def _labels(infos) -> dict[str, str]:
+    """A readable label per version: its identity label, with a hash prefix where labels collide."""
+    raw = {i.version: i.identity.label() for i in infos}
+    seen: dict[str, int] = {}
+    for lab in raw.values():
+        seen[lab] = seen.get(lab, 0) + 1
+    return {v: (lab if seen[lab] == 1 else f"{lab} {v[:8]}") for v, lab in raw.items()}
+
+
+def leaderboard(ledger, versions: Sequence[str] | None = None, *, baseline: str | None = None,
+                scenario: str | None = None, condition: str | None = None, correction: str = "holm",
+                alpha: float = 0.05, power: float = 0.8, ceiling: float = 5.0, replicates: int = 2000,
+                seed: int = 0, confidence_level: float = 0.95, costs: bool | None = None,
+                rows: int = 10) -> LeaderboardResult:
+    """Every version (or those the ``versions`` selectors name) on the strata all of them ran.
+
+    ``baseline`` (a selector naming one version) tests each version against it instead of every
+    pair. ``correction`` is ``"holm"`` or ``"bh"``. Cost and latency are read by a scan of the stored
+    runs (5–17 s over 1M runs on SQLite, against about 1 s for the rest): ``costs=None`` reads them
+    when the chosen versions hold at most :data:`COST_SCAN_LIMIT` runs, ``True`` always, ``False`` never.
+    """
+    from ..comparison import CORRECTIONS, leaderboard_counts
+
+    check_level(alpha, "alpha")
+    check_level(power, "power")
+    check_level(confidence_level, "confidence_level")
+    if correction not in CORRECTIONS:
+        raise UsageError(f"correction={correction!r} must be one of {', '.join(CORRECTIONS)}")
+    if not ceiling > 0:
+        raise UsageError(f"ceiling={ceiling!r} must be a positive number of points")
+    if replicates < 100:
+        raise UsageError(f"replicates={replicates} must be at least 100")
+    infos = require_runs(ledger)
+    if versions:
+        chosen: list[str] = []
+        for selector in versions:
+            found = ledger.select_versions(selector)
+            if not found:
+                ledger.resolve_version(selector)  # raises, listing what the ledger holds
+            chosen += [v for v in found if v not in chosen]
+    else:
+        chosen = [i.version for i in infos]
+    base = None
+    if baseline:
+        base = ledger.resolve_version(baseline)
+        if base not in chosen:
+            chosen.append(base)
+    if len(chosen) < 2:
+        raise UsageError(f"a leaderboard needs at least two versions; {len(chosen)} selected")
+    labels = _labels([i for i in ledger_versions(ledger) if i.version in chosen])
+    cells: dict[tuple[str, str], dict[str, tuple[int, int]]] = {}
+    for r in ledger.counts(version=chosen, scenario=scenario, condition=condition):
+        cells.setdefault((r.scenario, r.condition), {})[r.version] = (r.passes, r.trials)
+    common = sorted((key for key, by in cells.items() if len(by) == len(chosen)),
+                    key=lambda key: (natural_key(key[0]), key[1]))
+    k = [[cells[key][v][0] for key in common] for v in chosen]
+    n = [[cells[key][v][1] for key in common] for v in chosen]
+    strata = [s if not c else f"{s} {c}" for s, c in common]
+    board = leaderboard_counts(k, n, labels=[labels[v] for v in chosen], scenarios=[s for s, _ in common],
+                               strata=strata, baseline=None if base is None else labels[base],
+                               correction=correction, alpha=alpha, power=power, ceiling=ceiling,
+                               replicates=replicates, seed=seed, confidence_level=confidence_level)
+    spend: dict[str, dict[str, float]] = {}
+    held = sum(i.runs for i in ledger_versions(ledger) if i.version in chosen)
+    if costs is None:
+        costs = held <= COST_SCAN_LIMIT
+    if costs:
+        for version, parts in ledger.spend(version=chosen).items():
+            spend[labels[version]] = {key: total / count for key, (count, total) in parts.items() if count}
+    return LeaderboardResult(board, tuple((labels[v], v) for v in chosen), len(cells) - len(common), spend,
+                             rows=rows, costs_read=bool(costs), runs=held)
+
+
+__all__ = ["LeaderboardResult", "leaderboard"]

@@ -1,0 +1,215 @@
+"""``plan``: how many runs, on how many scenarios, before any run — and where the next runs go.
+
+Three answers, each asked for by its option (the statistics are in :mod:`fluke.design`):
+
+* ``detect`` (points): runs per scenario and version, or scenarios, for the paired stratified
+  test to detect that difference (:func:`fluke.design.paired_sample_size`);
+* ``bar``: clean runs to certify P(θ > bar) ≥ ``level`` on one scenario and on a suite
+  (:func:`fluke.design.certification_plan`), from the ledger's counts when a version is named;
+* ``budget``: where the next runs should go, from the ledger's counts: certifying one version's
+  suite (with ``bar``), or telling two versions apart (``version`` and ``against``).
+
+With ``seal`` the plan is sealed in the ledger (``fluke unseal`` later decides it on the runs
+recorded after).
+
+>>> import os, tempfile
+>>> from fluke.ledger import open_ledger
+>>> ledger = open_ledger(os.path.join(tempfile.mkdtemp(), "plan.db"))
+>>> result = plan(ledger, bar=0.9, level=0.95, scenarios=50)
+>>> result.certification.single_runs, result.certification.suite_runs
+(28, 65)
+>>> print(result.render())  # doctest: +ELLIPSIS
+certify: 28 clean runs certify one scenario (P(θ > 0.9) ≥ 0.95); 65 clean runs on each of 50 ...
+...
+"""
+
+from __future__ import annotations
+
+from dataclasses import dataclass
+from typing import Any
+
+import yaml
+
+from ..errors import UsageError
+from ..format import fmt_num, fmt_prob, natural_key
+from ._document import Column, Span, Table, blank, line, note
+from ._result import Result
+from ._select import check_level, require_runs, version_label
+
+
+@dataclass(frozen=True)
+class PlanResult(Result):
+    """The answers asked for: a two-version size, a certification count, an allocation, a seal."""
+
+    kind = "plan"
+    paired: Any = None            # fluke.design.PairedPlan
+    certification: Any = None     # fluke.design.CertificationPlan
+    allocation: Any = None        # fluke.design.Allocation
+    strata: tuple[str, ...] = ()  # the allocation's scenarios, in its order
+    versions: tuple[str, ...] = ()
+    sealed: str | None = None
+
+    def payload(self) -> dict[str, Any]:
+        import dataclasses
+
+        out: dict[str, Any] = {"versions": list(self.versions), "sealed": self.sealed}
+        for name in ("paired", "certification", "allocation"):
+            part = getattr(self, name)
+            out[name] = None if part is None else dataclasses.asdict(part)
+        if self.paired is not None:
+            out["paired"]["summary"] = self.paired.summary()
+        if self.certification is not None:
+            out["certification"]["summary"] = self.certification.summary()
+        if self.allocation is not None:
+            out["allocation"]["scenarios"] = list(self.strata)
+        return out
+
+    def blocks(self) -> list:
+        out: list = []
+        if self.paired is not None:
+            out.append(line(Span("detect: ", "bold"), self.paired.summary()))
+        if self.certification is not None:
+            c = self.certification
+            out.append(line(Span("certify: ", "bold"), c.summary()))
+            if c.remaining is not None:
+                need = sorted(zip(self.strata, c.remaining), key=lambda x: (-x[1], natural_key(x[0])))
+                out.append(Table("clean runs each scenario still needs alone (most first)",
+                                 [Column("scenario", key=True), Column("runs", "right")],
+                                 [[s, "never" if r == float("inf") else f"{r:.0f}"] for s, r in need],
+                                 more="scenarios"))
+        if self.allocation is not None:
+            a = self.allocation
+            rows = sorted(((s, r) for s, r in zip(self.strata, a.runs) if r), key=lambda x: (-x[1], natural_key(x[0])))
+            out.append(line(Span("next runs: ", "bold"),
+                            f"{a.budget} runs to {a.decision}: {len(rows)} of {len(a.runs)} scenarios get some"))
+            out.append(Table("where the next runs go", [Column("scenario", key=True), Column("runs", "right")],
+                             [[s, str(r)] for s, r in rows], more="scenarios"))
+            fmt = fmt_prob if a.measure.startswith("P(") else (lambda x: fmt_num(x, 3))
+            out.append(line(f"expected gain, {a.measure}: now {fmt(a.before)}; after these runs "
+                            f"{fmt(a.after_plan)}; after the same runs spread evenly {fmt(a.after_even)}"
+                            + (f" (Monte Carlo over the posterior predictive, {a.draws} draws, seed {a.seed})"
+                               if a.draws else "")))
+        if self.sealed:
+            out.append(line("sealed: ", Span(self.sealed, "bold"), "; decide it later with ",
+                            Span(f"fluke unseal {self.sealed[:12]}", "code")))
+        if not out:
+            out.append(line("nothing to plan: give --detect POINTS, --bar RATE, or --budget RUNS"))
+        out += [blank(), note(self.conditional_on())]
+        return out
+
+    def conditional_on(self) -> str:
+        parts = []
+        if self.paired is not None:
+            source = (" (per-scenario posterior means from the ledger, uniform prior)" if self.versions else "")
+            parts.append(f"pass rate {self.paired.rate:.3g} for the first version{source}, the CMH normal "
+                         "approximation, independent runs, the same scenarios for both versions")
+        if self.certification is not None:
+            parts.append(f"prior {self.certification.prior} per scenario, scenarios independent, clean runs")
+        if self.allocation is not None:
+            parts.append("the counts in the ledger now; rates as their posterior means (uniform prior)")
+        return "Conditional on: " + "; ".join(parts or ["nothing yet"]) + "."
+
+
+def _counts(ledger, version: str, scenario, condition) -> dict[tuple[str, str], tuple[int, int]]:
+    return {(r.scenario, r.condition): (r.passes, r.trials)
+            for r in ledger.counts(version=version, scenario=scenario, condition=condition)}
+
+
+def _name(key: tuple[str, str]) -> str:
+    return key[0] if not key[1] else f"{key[0]} {key[1]}"
+
+
+def plan(ledger=None, *, detect: float | None = None, rate: float | None = None, scenarios: int | None = None,
+         runs: int | None = None, bar: float | None = None, level: float = 0.95, budget: int | None = None,
+         version: str | None = None, against: str | None = None, scenario: str | None = None,
+         condition: str | None = None, alpha: float = 0.05, power: float = 0.8, draws: int = 2000,
+         seed: int = 0, seal: bool = False) -> PlanResult:
+    """Plan runs: ``detect`` points between two versions, certify at ``bar``, or allocate ``budget`` runs."""
+    from ..design import (allocate_certification, allocate_difference, certification_plan,
+                          paired_sample_size)
+
+    check_level(alpha, "alpha")
+    check_level(power, "power")
+    check_level(level, "level")
+    if bar is not None:
+        check_level(bar, "bar")
+    if against and not version:
+        raise UsageError("--against needs --version (the two versions to tell apart)")
+    counts_a = counts_b = None
+    names: list[str] = []
+    if version:
+        if ledger is None:
+            raise UsageError("naming a version needs a ledger")
+        require_runs(ledger)
+        va = ledger.resolve_version(version)
+        counts_a = _counts(ledger, va, scenario, condition)
+        chosen = [va]
+        if against:
+            vb = ledger.resolve_version(against)
+            counts_b = _counts(ledger, vb, scenario, condition)
+            chosen.append(vb)
+        names = [version_label(ledger, v) for v in chosen]
+    paired = cert = alloc = None
+    strata: tuple[str, ...] = ()
+    if detect is not None:
+        if rate is None and counts_a:
+            # posterior means (uniform prior): a scenario seen once is not a certain pass or failure
+            per = [(k + 1) / (n + 2) for k, n in (counts_a[key] for key in sorted(counts_a))]
+            given = sum(per) / len(per) if runs else per
+            paired = paired_sample_size(detect, given, scenarios=None if runs else len(per), runs=runs,
+                                        alpha=alpha, power=power)
+        else:
+            if rate is None:
+                raise UsageError("--detect needs --rate (the expected pass rate) or --version (rates from the ledger)")
+            if (scenarios is None) == (runs is None):
+                raise UsageError("--detect needs --scenarios (to plan runs per scenario) or --runs (to plan scenarios)")
+            paired = paired_sample_size(detect, rate, scenarios=scenarios, runs=runs, alpha=alpha, power=power)
+    if bar is not None and budget is None:
+        if counts_a:
+            keys = sorted(counts_a, key=lambda k: (natural_key(k[0]), k[1]))
+            cert = certification_plan(bar=bar, level=level, passes=[counts_a[k][0] for k in keys],
+                                      trials=[counts_a[k][1] for k in keys])
+            strata = tuple(_name(k) for k in keys)
+        else:
+            cert = certification_plan(bar=bar, level=level, scenarios=scenarios or 1)
+    if budget is not None:
+        if not counts_a:
+            raise UsageError("--budget needs --version: the allocation starts from the runs the ledger holds")
+        if counts_b is not None:
+            keys = sorted(set(counts_a) & set(counts_b), key=lambda k: (natural_key(k[0]), k[1]))
+            if not keys:
+                raise UsageError("the two versions share no scenario to allocate runs over")
+            alloc = allocate_difference([counts_a[k][0] for k in keys], [counts_a[k][1] for k in keys],
+                                        [counts_b[k][0] for k in keys], [counts_b[k][1] for k in keys], budget)
+        else:
+            if bar is None:
+                raise UsageError("--budget with one version allocates runs to certify it: give --bar too "
+                                 "(or --against VERSION to tell two versions apart)")
+            keys = sorted(counts_a, key=lambda k: (natural_key(k[0]), k[1]))
+            alloc = allocate_certification([counts_a[k][0] for k in keys], [counts_a[k][1] for k in keys], budget,
+                                           bar=bar, level=level, draws=draws, seed=seed)
+        strata = tuple(_name(k) for k in keys)
+    sealed = None
+    if seal:
+        sealed = _seal(ledger, version, bar, level, paired, cert, alloc, strata)
+    return PlanResult(paired, cert, alloc, strata, tuple(names), sealed)
+
+
+def _seal(ledger, version, bar, level, paired, cert, alloc, strata) -> str:
+    """Seal the plan: the decision is the version's pass rate, its lower bound above the bar."""
+    from ..design import seal as put_seal
+
+    if ledger is None or bar is None:
+        raise UsageError("--seal needs a ledger and --bar: the sealed decision is 'the pass rate's lower bound "
+                         "clears the bar'")
+    rule: dict[str, Any] = {
+        "name": f"plan: pass rate above {bar:g}",
+        "decision": {"statistic": "mean", "outcome": "passed", "unit": "scenario", "bound": "lower", "above": bar,
+                     "confidence_level": level},
+        "notes": "; ".join(p.summary() for p in (paired, cert) if p is not None)
+                 + ("" if alloc is None else f"; next {alloc.budget} runs: "
+                    + ", ".join(f"{s}: {r}" for s, r in zip(strata, alloc.runs) if r)),
+    }
+    if version:
+        rule["scope"] = {"version": ledger.resolve_version(version)}
+    return put_seal(ledger, yaml.safe_dump(rule, sort_keys=False, allow_unicode=True))

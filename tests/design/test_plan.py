@@ -1,0 +1,116 @@
+"""Planning: the two-version size achieves its power, certification reproduces seed 001, allocation saves runs.
+
+Oracles: a simulation of the stratified test fluke runs (fixed generator, tolerance from the
+Monte Carlo error), closed forms for the certification counts (1 − bar^(m+1) under Beta(1 + m, 1)),
+and a sequential simulation of a suite for the allocation.
+"""
+
+from __future__ import annotations
+
+import math
+
+import numpy as np
+import pytest
+
+from fluke.comparison import pass_rate_limit, stratified_information, stratified_pvalues
+from fluke.design import (allocate_certification, allocate_difference, certification_decided, certification_plan,
+                          paired_power, paired_sample_size)
+from fluke.errors import InputError
+
+
+def _simulated_power(rates_a, delta, runs, reps, rng, alpha=0.05):
+    """Share of ``reps`` simulated comparisons in which the stratified test (auto rule) finds p < α."""
+    g = rates_a.size
+    rates_b = np.where(rates_a - delta >= 0, rates_a - delta, rates_a + delta)
+    ka = rng.binomial(runs, rates_a, size=(reps, g))
+    kb = rng.binomial(runs, rates_b, size=(reps, g))
+    n = np.full((reps, g), runs)
+    p = stratified_pvalues(n - ka, n, n - kb, n)
+    limit = pass_rate_limit(stratified_information(n - ka, n, n - kb, n), n, n)
+    return float(np.mean(p < alpha)), float(np.median(limit))
+
+
+@pytest.mark.parametrize("rates, detect", [(0.7, 10.0), ("mixed", 8.0)])
+def test_planned_size_achieves_the_requested_power_within_mc_error(rates, detect):
+    rng = np.random.default_rng(1301)
+    rate = np.linspace(0.55, 0.92, 40) if rates == "mixed" else rates
+    plan = paired_sample_size(detect, rate, scenarios=40, alpha=0.05, power=0.8)
+    reps = 4000
+    achieved, median_limit = _simulated_power(np.broadcast_to(np.asarray(rate, float), (40,)).copy(),
+                                              detect / 100, plan.runs_per_scenario, reps, rng)
+    se = math.sqrt(0.8 * 0.2 / reps)    # 0.0063
+    print(f"{rates}: {plan.runs_per_scenario} runs per scenario; power predicted {plan.power_at_plan:.3f}, "
+          f"simulated {achieved:.3f} ± {se:.3f}; median limit {median_limit:.2f} points")
+    assert abs(achieved - plan.power_at_plan) <= 3 * se
+    assert achieved >= 0.8 - 3 * se
+    # one run fewer falls short of the requested power (the plan is the smallest size)
+    assert paired_power(detect, rate, runs=plan.runs_per_scenario - 1, scenarios=40) < 0.8
+    # the limit the comparison will report after these runs sits at the planned difference
+    assert median_limit == pytest.approx(detect, rel=0.05)
+
+
+def test_scenarios_for_a_fixed_number_of_runs_match_the_two_sample_formula():
+    plan = paired_sample_size(5, 0.8, runs=5)
+    z = 1.959964 + 0.841621
+    mid = 0.775
+    assert plan.scenarios == math.ceil(2 * z**2 * mid * (1 - mid) / (5 * 0.05**2))
+    assert plan.detection_limit <= 5.0
+    with pytest.raises(InputError, match="not both"):
+        paired_sample_size(5, 0.8, runs=5, scenarios=10)
+
+
+def test_certification_reproduces_seed_001():
+    plan = certification_plan(bar=0.9, level=0.95, scenarios=50)
+    assert (plan.single_runs, plan.suite_runs) == (28, 65)
+    # closed forms under the uniform prior: P(θ > bar | m clean runs) = 1 − bar^(m + 1)
+    assert 1 - 0.9**29 >= 0.95 > 1 - 0.9**28
+    assert (1 - 0.9**66) ** 50 >= 0.95 > (1 - 0.9**65) ** 50
+    held = certification_plan(bar=0.9, level=0.95, passes=[10, 28], trials=[10, 28])
+    assert held.remaining == (18.0, 0.0)
+
+
+def _runs_to_decide(truth, k0, n0, rng, *, plan: bool, batch=40, bar=0.9, level=0.95, cap=20_000):
+    k, n = k0.copy(), n0.copy()
+    spent = 0
+    while certification_decided(k, n, bar=bar, level=level)[0] == 0 and spent < cap:
+        if plan:
+            extra = np.array(allocate_certification(k, n, batch, bar=bar, level=level, draws=100).runs)
+        else:
+            extra = np.bincount(np.arange(spent, spent + batch) % k.size, minlength=k.size)
+        k += rng.binomial(extra, truth)
+        n += extra
+        spent += int(extra.sum())
+    return spent
+
+
+def test_allocation_reaches_the_decision_with_fewer_runs_than_spreading_evenly():
+    """A suite of 30 scenarios, all truly at 0.995: 20 already hold 60 clean runs, 10 hold 5."""
+    rng = np.random.default_rng(1313)
+    truth = np.full(30, 0.995)
+    n0 = np.r_[np.full(20, 60), np.full(10, 5)]
+    k0 = n0.copy()
+    planned, even = [], []
+    for _ in range(20):
+        planned.append(_runs_to_decide(truth, k0, n0, rng, plan=True))
+        even.append(_runs_to_decide(truth, k0, n0, rng, plan=False))
+    planned_mean, even_mean = np.mean(planned), np.mean(even)
+    print(f"runs to the decision: planned {planned_mean:.0f}, even {even_mean:.0f}, ratio even/planned "
+          f"{even_mean / planned_mean:.2f}")
+    diff = np.array(even) - np.array(planned)
+    assert diff.mean() > 3 * diff.std(ddof=1) / math.sqrt(diff.size)
+    assert even_mean / planned_mean > 1.3
+
+
+def test_allocation_expected_gain_is_printed_and_favours_the_plan():
+    a = allocate_certification(np.r_[np.full(20, 60), np.full(10, 5)], np.r_[np.full(20, 60), np.full(10, 5)],
+                               300, draws=2000, seed=3)
+    assert sum(a.runs) == 300 and sum(a.runs[:20]) < sum(a.runs[20:])
+    assert a.after_plan > a.after_even
+    d = allocate_difference([10, 5, 9], [10, 10, 10], [10, 4, 6], [10, 10, 10], 40)
+    assert sum(d.runs) == 40 and d.after_plan <= d.after_even < d.before
+    # oracle: the standard error after the plan, by the formula written out
+    pa = (1 + np.array([10, 5, 9])) / 12
+    pb = (1 + np.array([10, 4, 6])) / 12
+    m = np.array(d.runs) / 2
+    se = 100 * math.sqrt(np.sum(pa * (1 - pa) / (10 + m) + pb * (1 - pb) / (10 + m))) / 3
+    assert d.after_plan == pytest.approx(se)
