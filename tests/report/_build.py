@@ -20,6 +20,8 @@ from fluke.report import (
     Contrast,
     Explorer,
     Forest,
+    Leaderboard,
+    LeaderRow,
     LuckCase,
     LuckRate,
     ReportData,
@@ -100,6 +102,12 @@ def full_report(runs: list[Run]) -> tuple[ReportData, Run, int]:
         generated_at="2026-11-30 09:00 UTC", ledger="test",
         versions=[VersionRef(version=version, label=label, runs=len(runs))],
         suite_board=[board], paired=paired_from(*halves),
+        leaderboard=Leaderboard(rows=[
+            LeaderRow(label="gpt-4o <b>", version=version, passes=84, trials=200, rate=42.0, low=35.1, high=48.9,
+                      rank=1, rank_low=1, rank_high=2, p_first=0.7, group="a"),
+            LeaderRow(label="second half", version="f" * 64, passes=40, trials=100, rate=40.0, low=30.2, high=49.8,
+                      rank=2, rank_low=1, rank_high=2, p_first=0.3, group="a")],
+            groups=[["gpt-4o <b>", "second half"]], strata=50, scenarios=50, conditional_on="illustrative"),
         suite_questions=[SuiteQuestions(version=version, label=label, questions=[
             SuiteQuestion(name="average pass rate", value=0.42, display="0.42 (0.36–0.49)",
                           conditional_on="uniform priors per scenario"),

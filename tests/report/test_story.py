@@ -108,3 +108,34 @@ def test_report_uses_the_grades_stored_in_the_ledger(demo, tmp_path):
     assert stored.data.luck.pooled == demo.data.luck.pooled == again.data.luck.pooled
     assert f"under spec {digest[:12]}" in stored.data.luck.conditional_on
     assert "luck" not in stored.data.missing
+
+
+def tau_four_ways(path, ledger_path):
+    """τ-bench gpt-4o airline with each trial recorded as its own version: one agent four times."""
+    from fluke.adapters import read_file
+    from fluke.ledger import open_ledger
+
+    with open_ledger(str(ledger_path)) as ledger:
+        for t in range(4):
+            ledger.ingest([r for r in read_file(path, identity={"model": f"gpt-4o trial {t}"}) if r.trial == t])
+    return ledger_path
+
+
+def test_three_or_more_versions_get_the_leaderboard(tmp_path):
+    from fluke.analysis import leaderboard, report
+    from fluke.ledger import open_ledger
+
+    from ..conftest import TAU_AIRLINE
+
+    path = tau_four_ways(need(TAU_AIRLINE), tmp_path / "four.db")
+    with open_ledger(str(path)) as ledger:
+        result = report(ledger, out=tmp_path / "lb.html")
+        oracle = leaderboard(ledger, costs=False).payload()
+    lb = result.data.leaderboard
+    assert [(r.label, r.rank_low, r.rank_high, r.group) for r in lb.rows] == [
+        (v["label"], *v["rank_interval"], v["group"] or "") for v in oracle["versions"]]
+    assert sum(r.passes for r in lb.rows) == 84 and len(lb.rows) == 4  # the file's 84 passes of 200
+    assert result.data.paired is None and "leaderboard" not in result.data.missing
+    html = (tmp_path / "lb.html").read_text()
+    assert html.count('data-chart="leaderboard"') == 1
+    assert result.data.headline[0].question == "Which version is best?"

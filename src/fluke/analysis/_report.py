@@ -29,7 +29,19 @@ def _summary_blocks(data) -> list:
     """The terminal summary of a report's data: the boards' worst rows, the suite questions, luck, comparison."""
     from ..report import SECTIONS
 
-    out: list = []
+    out: list = [line(Span(f"{c.question} ", "dim"), Span(c.answer, "bold")) for c in data.headline or []]
+    if data.leaderboard is not None:
+        lb = data.leaderboard
+        out.append(Table(f"leaderboard: {len(lb.rows)} versions on {lb.strata} strata, best first",
+                         [Column("rank", "right"), Column("version", key=True), Column("pass rate", "right"),
+                          Column("interval", "right"), Column("rank interval", "right"), Column("group")],
+                         [[str(r.rank), r.label, f"{r.rate:.1f} ({r.passes}/{r.trials})", f"{r.low:.1f}–{r.high:.1f}",
+                           f"{r.rank_low}–{r.rank_high}", r.group or "—"] for r in lb.rows],
+                         limit=10, more="versions"))
+    if data.paired is not None:
+        p = data.paired
+        out.append(line(f"paired, {p.label_b} against {p.label_a}: "
+                        + ", ".join(f"{n} {move}" for move, n in p.counts.items())))
     for board in data.suite_board or []:
         k = sum(r.successes for r in board.rows)
         n = sum(r.trials for r in board.rows)
@@ -103,6 +115,22 @@ def _versions(ledger, selectors: Sequence[str]) -> list[str] | None:
     return chosen
 
 
+def _with_leaderboard(ledger, data, *, alpha: float, power: float, ceiling: float):
+    """``data`` with the leaderboard of its versions (three or more), or the reason it has none."""
+    from ..errors import FlukeError
+    from ..report import headline_from, leaderboard_from
+    from ._leaderboard import leaderboard
+
+    try:
+        found = leaderboard(ledger, [v.version for v in data.versions], alpha=alpha, power=power, ceiling=ceiling,
+                            costs=False)
+    except FlukeError as exc:
+        return data.model_copy(update={"missing": {**data.missing, "leaderboard": f"not ranked: {exc}"}})
+    missing = {k: v for k, v in data.missing.items() if k != "leaderboard"}
+    data = data.model_copy(update={"leaderboard": leaderboard_from(found), "missing": missing})
+    return data.model_copy(update={"headline": headline_from(data)})
+
+
 def report(ledger, *, out: str | Path = "fluke-report.html", versions: Sequence[str] = (), bar: float = 0.9,
            level: float = 0.95, max_runs: int = 1000, title: str | None = None, spec: str | None = None,
            alpha: float = 0.05, power: float = 0.8, ceiling: float = 5.0,
@@ -138,6 +166,8 @@ def report(ledger, *, out: str | Path = "fluke-report.html", versions: Sequence[
                           runs=runs, violations=violations_from(grades) if grades is not None else None)
     data = enrich(data, runs, grades, spec_path=spec, alpha=alpha, power=power, ceiling=ceiling,
                   hazard_ceiling=hazard_ceiling, no_grades=why or None)
+    if len(data.versions) >= 3:
+        data = _with_leaderboard(ledger, data, alpha=alpha, power=power, ceiling=ceiling)
     if spec is None and grades is not None and data.luck is not None:
         cond = f"grades stored in the ledger under spec {used[:12]}; {data.luck.conditional_on}"
         data = data.model_copy(update={"luck": data.luck.model_copy(update={"conditional_on": cond})})

@@ -12,7 +12,7 @@ from __future__ import annotations
 import numpy as np
 
 from ..format import natural_key
-from ._model import Boundary, Calibration, Comparison, Forest, LuckRate, NullCalibration, PairedRow, SuiteBoard
+from ._model import Boundary, Calibration, Comparison, Forest, Leaderboard, LuckRate, NullCalibration, PairedRow, SuiteBoard
 from ._svg import Scale, Svg, fmt_count_share, fmt_p, fmt_pct, fmt_prob, middle
 
 #: Characters of a row label an SVG chart shows (the rest: hover, and the table below).
@@ -295,4 +295,36 @@ def paired_chart(rows: list[PairedRow], *, label_a: str, label_b: str, key: str 
         svg.circle(x(mean_b), cy, 4.5, class_=f"pt-b {cls}", tip=tip)
         svg.text(right + 70, cy + 4, f"{r.passes_a}/{r.runs_a} → {r.passes_b}/{r.runs_b}", anchor="end", class_="num")
         svg.text(WIDTH - 4, cy + 4, fmt_prob(r.p_b_better, 2), anchor="end", class_=f"num prob {cls}-text")
+    return svg.render()
+
+
+def leaderboard_chart(board: Leaderboard) -> str:
+    """Each version's pass rate (points) with its interval, best first, coloured by group; rank
+    interval and P(first) at right."""
+    rows = board.rows
+    lo = min([r.low for r in rows] + [100.0])
+    hi = max([r.high for r in rows] + [0.0])
+    left, right, top = 250, WIDTH - 190, 26
+    height = top + ROW * len(rows) + 44
+    x = Scale(max(lo - 5, 0.0), min(hi + 5, 100.0), left, right)
+    svg = Svg(WIDTH, height, chart="leaderboard", title=f"Leaderboard of {len(rows)} versions",
+              desc="pass rate in points with its interval per version, best first; rank interval and P(first)")
+    bottom = top + ROW * len(rows)
+    for i in range(0, len(rows), 2):
+        svg.rect(0, top + ROW * i, WIDTH, ROW, class_="stripe")
+    svg.x_axis(x, bottom + 4, ticks=x.ticks(6), fmt=lambda v: f"{v:g}", label="pass rate (points, mean over strata)",
+               grid_top=top - 6)
+    svg.text(WIDTH - 4, top - 10, "group · rank interval · P(first)", anchor="end", class_="col-head")
+    groups = sorted({r.group for r in rows if r.group})
+    for i, r in enumerate(rows):
+        cy = top + ROW * i + ROW / 2
+        cls = f"grp{groups.index(r.group) % 4}" if r.group else "grp0"
+        tip = (f"{r.label}: {r.rate:.1f} points ({r.passes}/{r.trials}), interval {r.low:.1f}–{r.high:.1f}; "
+               f"rank {r.rank} ({r.rank_low}–{r.rank_high}); P(first) = {r.p_first:.3f}"
+               + (f"; group {r.group}" if r.group else ""))
+        svg.text(6, cy + 4, middle(r.label, LABEL), tip=tip)
+        svg.line(x(r.low), cy, x(r.high), cy, class_=f"whisker {cls}")
+        svg.rect(x(r.rate) - 4.5, cy - 4.5, 9, 9, class_=f"est {cls}", tip=tip)
+        svg.text(WIDTH - 4, cy + 4, f"{r.group + ' · ' if r.group else ''}{r.rank_low}–{r.rank_high} · "
+                 f"{fmt_prob(r.p_first, 2)}", anchor="end", class_="num")
     return svg.render()

@@ -220,7 +220,9 @@ def collect_report(ledger: Any, *, versions: Sequence[str] | None = None, bar: f
     if paired is None:
         missing["paired"] = ("one version selected: name two versions with --version for the paired view"
                              if len(chosen) < 2 else "the paired view pairs two versions; this report has "
-                             f"{len(chosen)} (see fluke leaderboard)")
+                             f"{len(chosen)}: see the leaderboard")
+    if len(chosen) < 3:
+        missing["leaderboard"] = "fewer than three versions selected (two are compared and paired instead)"
     everything = sorted((r for v in chosen for r in by_version[v]),
                         key=lambda r: (chosen.index(r.version), natural_key(r.scenario), r.trial, r.hash))
     explorer = Explorer(runs=[explorer_run(r, (violations or {}).get(r.hash, ()), label=labels[r.version])

@@ -57,7 +57,13 @@ def _boards_claim(data: ReportData) -> list[Claim]:
         all_clear &= clear == cells
         none_clear &= clear == 0
     lead = "" if len(boards) > 1 else f"{boards[0].label}: "
-    return [Claim(question="Which scenarios clear the bar?", answer=lead + "; ".join(answers) + ".",
+    answer = lead + "; ".join(answers) + "."
+    if len(boards) > 2:  # many versions: the range, each version's own count is in the parts and the boards
+        clears = [sum(r.p_above_bar >= 0.95 for r in b.rows) for b in boards]
+        span = f"{min(clears)}" if min(clears) == max(clears) else f"{min(clears)}–{max(clears)}"
+        answer = (f"In each of {len(boards)} versions, {span} scenario cells clear the bar "
+                  f"{boards[0].bar:g} with probability ≥ 0.95.")
+    return [Claim(question="Which scenarios clear the bar?", answer=answer,
                   happened="; ".join(happened), infer="; ".join(infer), conditional_on=conds[0] if len(set(
                       c.split(";", 1)[-1] for c in conds)) == 1 else " | ".join(conds),
                   carried=NOTHING_CARRIED, section="suite-board",
@@ -127,7 +133,27 @@ def _luck_claim(data: ReportData) -> list[Claim]:
                   tone="good" if p.lucky == 0 else "warn")]
 
 
+def _leader_claim(data: ReportData) -> list[Claim]:
+    lb = data.leaderboard
+    if lb is None or not lb.rows:
+        return []
+    top = lb.rows[0]
+    tied = [r.label for r in lb.rows if r.rank_low == 1]
+    answer = (f"{top.label} ranks first (P(first) = {top.p_first:.2f})" if len(tied) == 1 else
+              f"{len(tied)} of {len(lb.rows)} versions could rank first; {top.label} does most often "
+              f"(P(first) = {top.p_first:.2f})")
+    groups = (f"; {len(lb.groups)} group{'s' if len(lb.groups) != 1 else ''} that cannot be told apart"
+              if lb.groups else "")
+    return [Claim(question="Which version is best?", answer=answer + groups + ".",
+                  happened=f"{len(lb.rows)} versions on the {lb.strata} strata all of them ran; {top.label}: "
+                           f"{fmt_share(top.passes, top.trials)} passed",
+                  infer=f"{top.label}: {top.rate:.1f} points ({lb.level:.0%} interval {top.low:.1f}–{top.high:.1f}), "
+                        f"rank interval {top.rank_low}–{top.rank_high}",
+                  conditional_on=lb.conditional_on or "the strata every version ran", carried="nothing",
+                  section="leaderboard", tone="neutral")]
+
+
 def headline_from(data: ReportData) -> list[Claim]:
     """The headline claims of ``data``: the comparison and where it sits, the bar per version,
     the luck rate; in that order, each only when its section holds data."""
-    return _comparison_claims(data)[:1] + _boards_claim(data) + _luck_claim(data) + _comparison_claims(data)[1:]
+    return _comparison_claims(data)[:1] + _leader_claim(data) + _boards_claim(data) + _luck_claim(data) + _comparison_claims(data)[1:]

@@ -23,7 +23,7 @@ from pydantic import BaseModel, ConfigDict, Field
 REPORT_FORMAT_VERSION = 1
 
 #: Section names, in the order the HTML report shows them.
-SECTIONS = ("paired", "suite_board", "suite_questions", "luck", "contrasts", "comparison", "null_calibration",
+SECTIONS = ("paired", "leaderboard", "suite_board", "suite_questions", "luck", "contrasts", "comparison", "null_calibration",
             "boundary", "calibration", "explorer")
 
 
@@ -285,6 +285,35 @@ class Paired(_Model):
     conditional_on: str = ""
 
 
+class LeaderRow(_Model):
+    """One version on the leaderboard: pass rate in points (mean over strata) with its interval,
+    rank with its bootstrap interval, P(first) and its group (a letter; "" without groups)."""
+
+    label: str
+    version: str
+    passes: int = Field(ge=0)
+    trials: int = Field(ge=0)
+    rate: float
+    low: float
+    high: float
+    rank: int
+    rank_low: int
+    rank_high: int
+    p_first: float
+    group: str = ""
+
+
+class Leaderboard(_Model):
+    """Many versions at once, best first, from :func:`fluke.analysis.leaderboard`."""
+
+    rows: list[LeaderRow]
+    groups: list[list[str]] | None = None
+    strata: int = 0
+    scenarios: int = 0
+    level: float = 0.95
+    conditional_on: str = ""
+
+
 class VersionRef(_Model):
     version: str
     label: str
@@ -302,6 +331,7 @@ class ReportData(_Model):
     versions: list[VersionRef] = Field(default_factory=list)
     headline: list[Claim] | None = None
     paired: Paired | None = None
+    leaderboard: Leaderboard | None = None
     suite_board: list[SuiteBoard] | None = None
     suite_questions: list[SuiteQuestions] | None = None
     luck: LuckRate | None = None

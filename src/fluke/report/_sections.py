@@ -18,6 +18,8 @@ from ._svg import esc, fmt_count_share, fmt_p, fmt_pct, fmt_prob
 TITLES: dict[str, tuple[str, str]] = {
     "paired": ("Paired view: A against B", ("Scenario by scenario, what moved between the two versions, "
                "strongest evidence first.")),
+    "leaderboard": ("Leaderboard: many versions", ("Every version's pass rate on the strata all of them ran, "
+                    "best first, with its interval, its rank interval and the groups that cannot be told apart.")),
     "suite_board": ("Suite board", ("Each scenario's pass rate as a credible interval against the bar, "
                     "coloured by the probability that the rate clears it. Worst first.")),
     "suite_questions": ("Suite questions", "What the per-scenario posteriors say about the whole suite."),
@@ -165,6 +167,21 @@ def paired(data: ReportData) -> str:
         ["scenario", "A passed", "B passed", "shift (points)", "P(θ_B > θ_A)", "move"], rows, {1, 2, 3, 4}))
 
 
+def leaderboard(data: ReportData) -> str:
+    lb = data.leaderboard
+    assert lb is not None
+    letter = {r.label: r.group for r in lb.rows}
+    groups = ("" if not lb.groups else "<p>Groups (no pair inside found different): " + esc("; ".join(
+        f"{letter.get(g[0]) or '?'} = {', '.join(g)}" for g in lb.groups)) + ".</p>")
+    level = f"{lb.level:.0%}"
+    rows = [[str(r.rank), r.label, f"{r.rate:.1f} ({r.passes}/{r.trials})", f"{r.low:.1f}–{r.high:.1f}",
+             f"{r.rank_low}–{r.rank_high}", fmt_prob(r.p_first), r.group or "—"] for r in lb.rows]
+    return (f"<p>{len(lb.rows)} versions on {lb.strata} strata ({lb.scenarios} scenarios).</p>" + groups
+            + _chart(charts.leaderboard_chart(lb)) + _cond(lb.conditional_on)
+            + _details("the numbers", _table(["rank", "version", "pass rate", f"{level} interval", f"rank {level}",
+                                              "P(first)", "group"], rows, {0, 2, 3, 4, 5})))
+
+
 def suite_questions(data: ReportData) -> str:
     out = []
     for block in data.suite_questions or []:
@@ -280,7 +297,7 @@ def explorer(data: ReportData) -> str:
 
 
 RENDERERS: dict[str, Callable[[ReportData], str]] = {
-    "paired": paired,
+    "paired": paired, "leaderboard": leaderboard,
     "suite_board": suite_board, "suite_questions": suite_questions, "luck": luck, "contrasts": contrasts,
     "comparison": comparison, "null_calibration": null_calibration, "boundary": boundary,
     "calibration": calibration, "explorer": explorer,
