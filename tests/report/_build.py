@@ -20,6 +20,8 @@ from fluke.report import (
     Contrast,
     Explorer,
     Forest,
+    Leaderboard,
+    LeaderRow,
     LuckCase,
     LuckRate,
     ReportData,
@@ -28,6 +30,7 @@ from fluke.report import (
     VersionRef,
     deaths_by_step,
     explorer_run,
+    paired_from,
     uniform_beta_board,
 )
 from fluke.report._feed import null_from_pvalues
@@ -75,6 +78,15 @@ def full_report(runs: list[Run]) -> tuple[ReportData, Run, int]:
     counts = [CountRow(version, s, "", n, k) for s, (n, k) in per_scenario.items()]
     board = uniform_beta_board(counts, version=version, label=label, bar=0.9)
     half = len(runs) // 2
+    halves = []
+    for part, name in ((runs[:half], "first half"), (runs[half:], "second half")):
+        tally: dict[str, list[int]] = {}
+        for r in part:
+            tally.setdefault(r.scenario, [0, 0])
+            tally[r.scenario][0] += 1
+            tally[r.scenario][1] += bool(r.outcome.passed)
+        halves.append(uniform_beta_board([CountRow(version, s, "", n, k) for s, (n, k) in tally.items()],
+                                         version=version, label=name))
     comparison = deaths_by_step([("first half", version, runs[:half]), ("second half", "f" * 64, runs[half:])])
     comparison = comparison.model_copy(update={
         "qvalues": [0.5 if d == 0 else 0.02 for d in comparison.arms[0].deaths],
@@ -89,7 +101,13 @@ def full_report(runs: list[Run]) -> tuple[ReportData, Run, int]:
         title="fluke report <script>document.title='pwned'</script>",
         generated_at="2026-11-30 09:00 UTC", ledger="test",
         versions=[VersionRef(version=version, label=label, runs=len(runs))],
-        suite_board=[board],
+        suite_board=[board], paired=paired_from(*halves),
+        leaderboard=Leaderboard(rows=[
+            LeaderRow(label="gpt-4o <b>", version=version, passes=84, trials=200, rate=42.0, low=35.1, high=48.9,
+                      rank=1, rank_low=1, rank_high=2, p_first=0.7, group="a"),
+            LeaderRow(label="second half", version="f" * 64, passes=40, trials=100, rate=40.0, low=30.2, high=49.8,
+                      rank=2, rank_low=1, rank_high=2, p_first=0.3, group="a")],
+            groups=[["gpt-4o <b>", "second half"]], strata=50, scenarios=50, conditional_on="illustrative"),
         suite_questions=[SuiteQuestions(version=version, label=label, questions=[
             SuiteQuestion(name="average pass rate", value=0.42, display="0.42 (0.36–0.49)",
                           conditional_on="uniform priors per scenario"),

@@ -1,6 +1,6 @@
 """Screenshot an HTML report from disk with headless Chromium (network off).
 
-    PYTHONPATH=src python -m tests.report.screenshot report.html docs/img/report.png --height 1100
+    PYTHONPATH=src python -m tests.report.screenshot report.html docs/img/report-tau-bench.png --width 1400 --height 900
     PYTHONPATH=src python -m tests.report.screenshot report.html shot.png --click 'button[data-run]' --section explorer
 """
 

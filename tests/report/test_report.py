@@ -189,7 +189,7 @@ def test_report_json_is_the_model_with_its_format_version(tmp_path):
     assert data.comparison.arms[0].deaths == [0, 6]  # the six failed runs end at event 1
     assert [(c.condition, c.works, c.should_ask) for c in data.boundary[0].cells] == [("name=unique", 6, 6)]
     assert "abc123" not in result.output and "abc123" not in out.read_text()
-    assert data.missing["luck"].startswith("no spec given")
+    assert data.missing["luck"].startswith("no grades stored in the ledger")
 
 
 def test_report_terminal_output_names_the_file_and_the_counts(tmp_path):

@@ -29,7 +29,19 @@ def _summary_blocks(data) -> list:
     """The terminal summary of a report's data: the boards' worst rows, the suite questions, luck, comparison."""
     from ..report import SECTIONS
 
-    out: list = []
+    out: list = [line(Span(f"{c.question} ", "dim"), Span(c.answer, "bold")) for c in data.headline or []]
+    if data.leaderboard is not None:
+        lb = data.leaderboard
+        out.append(Table(f"leaderboard: {len(lb.rows)} versions on {lb.strata} strata, best first",
+                         [Column("rank", "right"), Column("version", key=True), Column("pass rate", "right"),
+                          Column("interval", "right"), Column("rank interval", "right"), Column("group")],
+                         [[str(r.rank), r.label, f"{r.rate:.1f} ({r.passes}/{r.trials})", f"{r.low:.1f}–{r.high:.1f}",
+                           f"{r.rank_low}–{r.rank_high}", r.group or "—"] for r in lb.rows],
+                         limit=10, more="versions"))
+    if data.paired is not None:
+        p = data.paired
+        out.append(line(f"paired, {p.label_b} against {p.label_a}: "
+                        + ", ".join(f"{n} {move}" for move, n in p.counts.items())))
     for board in data.suite_board or []:
         k = sum(r.successes for r in board.rows)
         n = sum(r.trials for r in board.rows)
@@ -107,12 +119,31 @@ def _versions(ledger, selectors: Sequence[str]) -> list[str] | None:
 REPORT_BYTES = 48_000
 
 
+def _with_leaderboard(ledger, data, *, alpha: float, power: float, ceiling: float):
+    """``data`` with the leaderboard of its versions (three or more), or the reason it has none."""
+    from ..errors import FlukeError
+    from ..report import headline_from, leaderboard_from
+    from ._leaderboard import leaderboard
+
+    try:
+        found = leaderboard(ledger, [v.version for v in data.versions], alpha=alpha, power=power, ceiling=ceiling,
+                            costs=False)
+    except FlukeError as exc:
+        return data.model_copy(update={"missing": {**data.missing, "leaderboard": f"not ranked: {exc}"}})
+    missing = {k: v for k, v in data.missing.items() if k != "leaderboard"}
+    data = data.model_copy(update={"leaderboard": leaderboard_from(found), "missing": missing})
+    return data.model_copy(update={"headline": headline_from(data)})
+
+
 def report(ledger, *, out: str | Path = "fluke-report.html", versions: Sequence[str] = (), bar: float = 0.9,
            level: float = 0.95, max_runs: int = 1000, title: str | None = None, spec: str | None = None,
            alpha: float = 0.05, power: float = 0.8, ceiling: float = 5.0,
-           hazard_ceiling: float = 1.3) -> ReportResult:
-    """Write the HTML report of ``versions`` (selectors; default all) to ``out`` and return its summary."""
-    from ..report import collect_report, enrich, grade_for_report, redacted, render_html, violations_from
+           hazard_ceiling: float = 1.3, spec_digest: str | None = None) -> ReportResult:
+    """Write the HTML report of ``versions`` (selectors; default all) to ``out`` and return its summary.
+
+    Grades: with ``spec`` the runs are graded against it; without, the grades ``fluke grade`` stored
+    in the ledger are used, under ``spec_digest`` (a prefix) or else the newest stored spec."""
+    from ..report import collect_report, enrich, grade_for_report, redacted, render_html, stored_grades, violations_from
 
     for value, name in ((bar, "bar"), (level, "level"), (alpha, "alpha"), (power, "power")):
         check_level(value, name)
@@ -131,11 +162,24 @@ def report(ledger, *, out: str | Path = "fluke-report.html", versions: Sequence[
                  hint="report on fewer versions (--version; fluke summary lists them), or ask the question "
                       "directly: fluke compare / believe / passk read counts or one reduction per run")
     runs = list(ledger.runs(version=chosen))
-    grades, _ = grade_for_report(runs, spec)
+    if spec is not None and spec_digest is not None:
+        from ..errors import UsageError
+
+        raise UsageError("give --spec (grade now) or --spec-digest (use stored grades), not both")
+    why = ""
+    if spec is not None:
+        grades, _ = grade_for_report(runs, spec)
+    else:
+        grades, used, why = stored_grades(ledger, runs, spec_digest)
     data = collect_report(ledger, versions=chosen, bar=bar, level=level, max_runs=max_runs, title=title,
                           runs=runs, violations=violations_from(grades) if grades is not None else None)
     data = enrich(data, runs, grades, spec_path=spec, alpha=alpha, power=power, ceiling=ceiling,
-                  hazard_ceiling=hazard_ceiling)
+                  hazard_ceiling=hazard_ceiling, no_grades=why or None)
+    if len(data.versions) >= 3:
+        data = _with_leaderboard(ledger, data, alpha=alpha, power=power, ceiling=ceiling)
+    if spec is None and grades is not None and data.luck is not None:
+        cond = f"grades stored in the ledger under spec {used[:12]}; {data.luck.conditional_on}"
+        data = data.model_copy(update={"luck": data.luck.model_copy(update={"conditional_on": cond})})
     html = render_html(data)
     tmp = path.with_name(path.name + ".part")
     try:

@@ -11,19 +11,22 @@ True
 
 from ._collect import collect_report, deaths_by_step, explorer_run, uniform_beta_board
 from ._demo import DemoResult, run_demo
-from ._enrich import enrich, grade_for_report
+from ._enrich import enrich, grade_for_report, stored_grades
 from ._feed import (
     board_from,
     calibration_from,
     comparison_from,
     contrasts_from,
+    leaderboard_from,
     luck_from,
     null_from,
     null_from_pvalues,
     suite_questions_from,
     violations_from,
 )
-from ._html import redacted, render_html, script_json
+from ._headline import headline_from
+from ._paired import p_b_better, paired_from
+from ._html import headline_panel, redacted, render_html, script_json
 from ._model import (
     REPORT_FORMAT_VERSION,
     SECTIONS,
@@ -32,6 +35,7 @@ from ._model import (
     BoundaryCell,
     Calibration,
     CalibrationBin,
+    Claim,
     Comparison,
     Contrast,
     Explorer,
@@ -39,9 +43,13 @@ from ._model import (
     ExplorerRun,
     ExplorerViolation,
     Forest,
+    Leaderboard,
+    LeaderRow,
     LuckCase,
     LuckRate,
     NullCalibration,
+    Paired,
+    PairedRow,
     ReportData,
     ScenarioPosterior,
     SuiteBoard,
@@ -58,6 +66,7 @@ __all__ = [
     "BoundaryCell",
     "Calibration",
     "CalibrationBin",
+    "Claim",
     "Comparison",
     "Contrast",
     "DemoResult",
@@ -66,9 +75,13 @@ __all__ = [
     "ExplorerRun",
     "ExplorerViolation",
     "Forest",
+    "Leaderboard",
+    "LeaderRow",
     "LuckCase",
     "LuckRate",
     "NullCalibration",
+    "Paired",
+    "PairedRow",
     "ReportData",
     "ScenarioPosterior",
     "SuiteBoard",
@@ -84,13 +97,19 @@ __all__ = [
     "enrich",
     "explorer_run",
     "grade_for_report",
+    "leaderboard_from",
+    "headline_from",
+    "headline_panel",
     "luck_from",
     "null_from",
     "null_from_pvalues",
+    "p_b_better",
+    "paired_from",
     "redacted",
     "render_html",
     "run_demo",
     "script_json",
+    "stored_grades",
     "suite_questions_from",
     "uniform_beta_board",
     "violations_from",

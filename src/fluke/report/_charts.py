@@ -12,8 +12,11 @@ from __future__ import annotations
 import numpy as np
 
 from ..format import natural_key
-from ._model import Boundary, Calibration, Comparison, Forest, LuckRate, NullCalibration, SuiteBoard
-from ._svg import Scale, Svg, fmt_count_share, fmt_p, fmt_pct, fmt_prob, shorten
+from ._model import Boundary, Calibration, Comparison, Forest, Leaderboard, LuckRate, NullCalibration, PairedRow, SuiteBoard
+from ._svg import Scale, Svg, fmt_count_share, fmt_p, fmt_pct, fmt_prob, middle
+
+#: Characters of a row label an SVG chart shows (the rest: hover, and the table below).
+LABEL = 34
 
 WIDTH = 900
 ROW = 22
@@ -42,7 +45,7 @@ def _pct_axis(v: float) -> str:
 def suite_board_chart(board: SuiteBoard, *, key: str = "0") -> str:
     """Each scenario's credible interval against the bar, coloured by P(θ > bar), worst first."""
     rows = sorted(board.rows, key=lambda r: (r.p_above_bar, r.mean, natural_key(r.scenario), natural_key(r.condition)))
-    left, right, top = 210, WIDTH - 170, 26
+    left, right, top = 250, WIDTH - 170, 26
     height = top + ROW * len(rows) + 44
     x = Scale(0.0, 1.0, left, right)
     svg = Svg(WIDTH, height, chart=f"suite-board-{key}",
@@ -60,7 +63,7 @@ def suite_board_chart(board: SuiteBoard, *, key: str = "0") -> str:
         name = r.scenario + (f" [{r.condition}]" if r.condition else "")
         tip = (f"{name}: {r.successes}/{r.trials} passed; mean {r.mean:.3f}; "
                f"{board.level:.0%} interval {r.lo:.3f}–{r.hi:.3f}; P(θ > {board.bar:g}) = {r.p_above_bar:.3f}")
-        svg.text(left - 10, cy + 4, shorten(name, 30), anchor="end", tip=tip)
+        svg.text(6, cy + 4, middle(name, LABEL), tip=tip)
         cls = prob_class(r.p_above_bar)
         svg.rect(x(r.lo), cy - 4, x(r.hi) - x(r.lo), 8, class_=f"iv {cls}", tip=tip)
         svg.circle(x(r.mean), cy, 4.5, class_=f"pt {cls}", tip=tip)
@@ -72,7 +75,7 @@ def suite_board_chart(board: SuiteBoard, *, key: str = "0") -> str:
 def luck_chart(luck: LuckRate) -> str:
     """Luck rate per case (lucky / green) with its interval; '—' where nothing was green."""
     cases = list(luck.cases) + ([luck.pooled] if luck.pooled else [])
-    left, right, top = 210, WIDTH - 190, 14
+    left, right, top = 250, WIDTH - 190, 14
     height = top + ROW * len(cases) + 44
     x = Scale(0.0, 1.0, left, right)
     svg = Svg(WIDTH, height, chart="luck", title=f"Luck rate for {len(luck.cases)} cases",
@@ -82,8 +85,8 @@ def luck_chart(luck: LuckRate) -> str:
     for i, c in enumerate(cases):
         cy = top + ROW * i + ROW / 2
         pooled = luck.pooled is not None and i == len(cases) - 1
-        svg.text(left - 10, cy + 4, shorten("all cases (pooled)" if pooled else c.case, 30), anchor="end",
-                 class_="lbl strong" if pooled else "lbl")
+        svg.text(6, cy + 4, middle("all cases (pooled)" if pooled else c.case, LABEL),
+                 class_="lbl strong" if pooled else "lbl", tip=c.case)
         text = f"{fmt_pct(c.share)} ({c.lucky}/{c.green} green)"
         if c.share is None:
             svg.text(left + 4, cy + 4, "— nothing green, no luck to measure", class_="muted")
@@ -101,7 +104,7 @@ def forest_chart(forest: Forest) -> str:
     lo = min([c.lo for c in rows] + [forest.null_value])
     hi = max([c.hi for c in rows] + [forest.null_value])
     pad = (hi - lo) * 0.08 or 0.1
-    left, right, top = 210, WIDTH - 170, 14
+    left, right, top = 250, WIDTH - 170, 14
     height = top + ROW * len(rows) + 44
     x = Scale(lo - pad, hi + pad, left, right)
     svg = Svg(WIDTH, height, chart="contrasts", title=f"Forest plot of {len(rows)} contrasts ({forest.measure})",
@@ -114,7 +117,7 @@ def forest_chart(forest: Forest) -> str:
         clear = c.lo > forest.null_value or c.hi < forest.null_value
         cls = "clear" if clear else "unclear"
         tip = f"{c.label}: {c.estimate:.3g} [{c.lo:.3g}, {c.hi:.3g}]"
-        svg.text(left - 10, cy + 4, shorten(c.label, 30), anchor="end", tip=tip)
+        svg.text(6, cy + 4, middle(c.label, LABEL), tip=tip)
         svg.line(x(c.lo), cy, x(c.hi), cy, class_=f"whisker {cls}")
         svg.rect(x(c.estimate) - 4.5, cy - 4.5, 9, 9, class_=f"est {cls}", tip=tip)
         svg.text(WIDTH - 4, cy + 4, f"{c.estimate:+.3g} [{c.lo:.3g}, {c.hi:.3g}]", anchor="end", class_="num")
@@ -122,46 +125,65 @@ def forest_chart(forest: Forest) -> str:
 
 
 def deaths_chart(comparison: Comparison) -> str:
-    """Deaths at each step, one bar per arm; steps whose q-value clears alpha are marked."""
+    """Deaths at each step, one bar per arm, each step placed at its value (56, 61 and 102 are not
+    evenly spaced) and named by what died there when one tool dominates; steps whose q-value clears
+    alpha are marked."""
     steps, arms = comparison.steps, comparison.arms
+    names = comparison.step_labels or [None] * len(steps)
     left, right, top, plot_h = 56, WIDTH - 12, 16, 220
     ymax = max([max(a.deaths, default=0) for a in arms] + [1])
-    y = Scale(0.0, float(ymax), top + plot_h, top)
-    band = (right - left) / max(len(steps), 1)
-    bar = max(min(band * 0.8 / len(arms), 22), 1.5)
+    y = Scale(0.0, float(ymax) * 1.08, top + plot_h, top)
+    lo, hi = (min(steps), max(steps)) if steps else (0, 1)
+    x = Scale(lo - 0.5, hi + 0.5, left + 8, right - 8)
+    unit = (x.r1 - x.r0) / max(hi - lo + 1, 1)  # pixels per step
+    gap = min([b - a for a, b in zip(steps, steps[1:])] + [1]) * unit
+    bar = max(min(gap * 0.8 / len(arms), 22), 1.5)
     qstrip = comparison.qvalues is not None
-    height = top + plot_h + (62 if qstrip else 44) + 22
+    named = any(names)
+    height = top + plot_h + (62 if qstrip else 44) + (14 if named else 0) + 6 + 16 * len(arms)
     svg = Svg(WIDTH, height, chart="comparison",
               title="Deaths by step: " + " vs ".join(a.label for a in arms),
-              desc="number of failed runs that died at each event index, per arm")
+              desc="number of failed runs that died at each event index, per arm; steps placed at their values")
     ticks = [t for t in y.ticks(5) if abs(t - round(t)) < 1e-9]
     svg.y_axis(y, left, ticks=ticks, fmt=lambda v: f"{v:.0f}", label="deaths", grid_right=right)
-    every = max(1, int(np.ceil(len(steps) / 25)))
     base = top + plot_h
+    last_label = -1e9
     for j, step in enumerate(steps):
-        x0 = left + band * j + (band - bar * len(arms)) / 2
+        cx = x(step)
+        x0 = cx - bar * len(arms) / 2
+        what = f" ({names[j]})" if names[j] else ""
         for a, arm in enumerate(arms):
             d = arm.deaths[j]
             svg.rect(x0 + a * bar, y(d), bar - 0.5, base - y(d), class_=f"arm{a}",
-                     tip=f"{arm.label}: {d} of {arm.runs} runs died at step {step}")
-        if j % every == 0:
-            svg.text(left + band * (j + 0.5), base + 15, str(step), anchor="middle", class_="tick")
+                     tip=f"{arm.label}: {d} of {arm.runs} runs died at step {step}{what}")
+        room = 64 if named else 26
+        if cx - last_label >= room:  # a label only where it does not collide with the previous one
+            svg.text(cx, base + 15, str(step), anchor="middle", class_="tick")
+            if names[j]:
+                after = x(steps[j + 1]) - cx if j + 1 < len(steps) else 2 * (right - cx)
+                before = cx - last_label if last_label > -1e8 else 2 * (cx - left + 40)
+                fits = int(min(after - 6, before - 6, 170) / 6.2)  # 11px labels, about 6 px a character
+                svg.text(cx, base + 28, middle(names[j], max(fits, 8)), anchor="middle", class_="tick tool",
+                         tip=f"step {step}: {names[j]}")
+            last_label = cx
     svg.line(left, base, right, base, class_="axis")
-    label_y = base + 32
+    strip = base + (36 if named else 22)
+    label_y = strip + 10
     if qstrip:
         for j, q in enumerate(comparison.qvalues or []):
             hit = q is not None and q < comparison.alpha
-            svg.rect(left + band * j + 1, base + 22, band - 2, 10, class_="q-hit" if hit else "q-cell",
-                     tip=f"step {steps[j]}: q = {fmt_p(q)}")
-        svg.text(left - 6, base + 31, "q", anchor="end", class_="tick")
-        label_y = base + 50
-    svg.text((left + right) / 2, label_y, "step (event index where the run died)", anchor="middle", class_="axis-label")
-    lx = left
-    for a, arm in enumerate(arms):
-        svg.rect(lx, height - 14, 10, 10, class_=f"arm{a}")
-        caption = f"{shorten(arm.label, 40)} ({sum(arm.deaths)} deaths in {arm.runs} runs)"
-        svg.text(lx + 14, height - 5, caption, class_="legend")
-        lx += 24 + 7 * len(caption)
+            w = max(min(gap, 24) - 2, 2)
+            svg.rect(x(steps[j]) - w / 2, strip, w, 10, class_="q-hit" if hit else "q-cell",
+                     tip=f"step {steps[j]}{f' ({names[j]})' if names[j] else ''}: q = {fmt_p(q)}")
+        svg.text(left - 6, strip + 9, "q", anchor="end", class_="tick")
+        label_y = strip + 28
+    svg.text((left + right) / 2, label_y, "step (event index where the run died" + (", and the tool called there)"
+             if named else ")"), anchor="middle", class_="axis-label")
+    for a, arm in enumerate(arms):  # one line per arm, so long labels never run off the chart
+        ly = height - 16 * (len(arms) - a) + 12
+        svg.rect(left, ly - 9, 10, 10, class_=f"arm{a}")
+        svg.text(left + 14, ly, f"{middle(arm.label, 80)} ({sum(arm.deaths)} deaths in {arm.runs} runs)",
+                 class_="legend", tip=arm.label)
     return svg.render()
 
 
@@ -195,14 +217,14 @@ _SEGMENTS = (("works", "works"), ("should_ask", "ask"), ("fails", "fails"), ("er
 def boundary_chart(boundary: Boundary, *, key: str = "0") -> str:
     """Each condition's outcomes as a stacked bar: works, should ask, fails, errors; or not yet run."""
     cells = boundary.cells
-    left, right, top = 210, WIDTH - 230, 14
+    left, right, top = 250, WIDTH - 230, 14
     height = top + ROW * len(cells) + 30
     svg = Svg(WIDTH, height, chart=f"boundary-{key}",
               title=f"Boundary chart for {boundary.label}: {len(cells)} conditions",
               desc="share of runs at each condition that worked, should have asked, failed, or errored")
     for i, c in enumerate(cells):
         cy = top + ROW * i + ROW / 2
-        svg.text(left - 10, cy + 4, shorten(c.condition or "(no condition)", 30), anchor="end")
+        svg.text(6, cy + 4, middle(c.condition or "(no condition)", LABEL), tip=c.condition or "(no condition)")
         if c.trials == 0:
             svg.rect(left, cy - 6, right - left, 12, class_="not-run", tip=f"{c.condition}: not yet run")
             svg.text((left + right) / 2, cy + 4, "not yet run", anchor="middle", class_="muted")
@@ -245,4 +267,64 @@ def calibration_chart(calibration: Calibration) -> str:
         svg.circle(x(b.mean_forecast), y(b.observed_share), 3 + 9 * (b.n / nmax) ** 0.5, class_="cal-pt", tip=tip)
         svg.text(tx, top + 32 + 18 * i, f"{fmt_pct(b.mean_forecast)} → {fmt_pct(b.observed_share)} ({b.n})",
                  class_="num")
+    return svg.render()
+
+
+def paired_chart(rows: list[PairedRow], *, label_a: str, label_b: str, key: str = "0") -> str:
+    """Each cell's posterior mean under A (hollow) and B (filled), joined by the shift, with P(θ_B > θ_A)."""
+    left, right, top = 250, WIDTH - 150, 26
+    height = top + ROW * len(rows) + 44
+    x = Scale(0.0, 1.0, left, right)
+    svg = Svg(WIDTH, height, chart=f"paired-{key}", title=f"Paired view: {label_b} against {label_a}, {len(rows)} cells",
+              desc="posterior mean pass rate of each cell under A (hollow) and B (filled); P(θ_B > θ_A) at right")
+    bottom = top + ROW * len(rows)
+    for i in range(0, len(rows), 2):
+        svg.rect(0, top + ROW * i, WIDTH, ROW, class_="stripe")
+    svg.x_axis(x, bottom + 4, ticks=x.ticks(5), fmt=_pct_axis, label="posterior mean pass rate", grid_top=top - 6)
+    svg.text(WIDTH - 4, top - 10, "A → B · P(B > A)", anchor="end", class_="col-head")
+    for i, r in enumerate(rows):
+        cy = top + ROW * i + ROW / 2
+        name = r.scenario + (f" [{r.condition}]" if r.condition else "")
+        mean_a, mean_b = (1 + r.passes_a) / (2 + r.runs_a), (1 + r.passes_b) / (2 + r.runs_b)
+        tip = (f"{name}: A {r.passes_a}/{r.runs_a}, B {r.passes_b}/{r.runs_b}; shift {100 * r.shift:+.1f} points; "
+               f"P(θ_B > θ_A) = {r.p_b_better:.3f}; {r.move}")
+        cls = {"worse": "mv-worse", "better": "mv-better"}.get(r.move, "mv-flat")
+        svg.text(6, cy + 4, middle(name, LABEL), tip=tip)
+        svg.line(x(mean_a), cy, x(mean_b), cy, class_=f"shift {cls}")
+        svg.circle(x(mean_a), cy, 4, class_="pt-a", tip=tip)
+        svg.circle(x(mean_b), cy, 4.5, class_=f"pt-b {cls}", tip=tip)
+        svg.text(right + 70, cy + 4, f"{r.passes_a}/{r.runs_a} → {r.passes_b}/{r.runs_b}", anchor="end", class_="num")
+        svg.text(WIDTH - 4, cy + 4, fmt_prob(r.p_b_better, 2), anchor="end", class_=f"num prob {cls}-text")
+    return svg.render()
+
+
+def leaderboard_chart(board: Leaderboard) -> str:
+    """Each version's pass rate (points) with its interval, best first, coloured by group; rank
+    interval and P(first) at right."""
+    rows = board.rows
+    lo = min([r.low for r in rows] + [100.0])
+    hi = max([r.high for r in rows] + [0.0])
+    left, right, top = 250, WIDTH - 190, 26
+    height = top + ROW * len(rows) + 44
+    x = Scale(max(lo - 5, 0.0), min(hi + 5, 100.0), left, right)
+    svg = Svg(WIDTH, height, chart="leaderboard", title=f"Leaderboard of {len(rows)} versions",
+              desc="pass rate in points with its interval per version, best first; rank interval and P(first)")
+    bottom = top + ROW * len(rows)
+    for i in range(0, len(rows), 2):
+        svg.rect(0, top + ROW * i, WIDTH, ROW, class_="stripe")
+    svg.x_axis(x, bottom + 4, ticks=x.ticks(6), fmt=lambda v: f"{v:g}", label="pass rate (points, mean over strata)",
+               grid_top=top - 6)
+    svg.text(WIDTH - 4, top - 10, "group · rank interval · P(first)", anchor="end", class_="col-head")
+    groups = sorted({r.group for r in rows if r.group})
+    for i, r in enumerate(rows):
+        cy = top + ROW * i + ROW / 2
+        cls = f"grp{groups.index(r.group) % 4}" if r.group else "grp0"
+        tip = (f"{r.label}: {r.rate:.1f} points ({r.passes}/{r.trials}), interval {r.low:.1f}–{r.high:.1f}; "
+               f"rank {r.rank} ({r.rank_low}–{r.rank_high}); P(first) = {r.p_first:.3f}"
+               + (f"; group {r.group}" if r.group else ""))
+        svg.text(6, cy + 4, middle(r.label, LABEL), tip=tip)
+        svg.line(x(r.low), cy, x(r.high), cy, class_=f"whisker {cls}")
+        svg.rect(x(r.rate) - 4.5, cy - 4.5, 9, 9, class_=f"est {cls}", tip=tip)
+        svg.text(WIDTH - 4, cy + 4, f"{r.group + ' · ' if r.group else ''}{r.rank_low}–{r.rank_high} · "
+                 f"{fmt_prob(r.p_first, 2)}", anchor="end", class_="num")
     return svg.render()

@@ -23,6 +23,7 @@ from ..record import Run, ToolCall, UserMessage, redact
 from ..format import natural_key
 from ..inference import check_level
 from ._feed import board_from
+from ._paired import paired_from
 from ._model import (
     Arm,
     Boundary,
@@ -215,6 +216,13 @@ def collect_report(ledger: Any, *, versions: Sequence[str] | None = None, bar: f
                 for v in chosen if any(r.condition for r in by_version[v])]
     if not boundary:
         missing["boundary"] = "the selected runs carry no conditions"
+    paired = paired_from(boards[0], boards[1]) if len(chosen) == 2 and len(boards) == 2 else None
+    if paired is None:
+        missing["paired"] = ("one version selected: name two versions with --version for the paired view"
+                             if len(chosen) < 2 else "the paired view pairs two versions; this report has "
+                             f"{len(chosen)}: see the leaderboard")
+    if len(chosen) < 3:
+        missing["leaderboard"] = "fewer than three versions selected (two are compared and paired instead)"
     everything = sorted((r for v in chosen for r in by_version[v]),
                         key=lambda r: (chosen.index(r.version), natural_key(r.scenario), r.trial, r.hash))
     explorer = Explorer(runs=[explorer_run(r, (violations or {}).get(r.hash, ()), label=labels[r.version])
@@ -224,5 +232,5 @@ def collect_report(ledger: Any, *, versions: Sequence[str] | None = None, bar: f
         generated_at=datetime.now(UTC).strftime("%Y-%m-%d %H:%M UTC"),
         ledger=safe_url(getattr(ledger, "url", None)),
         versions=[VersionRef(version=v, label=labels[v], runs=len(by_version[v])) for v in chosen],
-        suite_board=boards or None, comparison=comparison, boundary=boundary or None,
+        paired=paired, suite_board=boards or None, comparison=comparison, boundary=boundary or None,
         explorer=explorer if everything else None, missing=missing)

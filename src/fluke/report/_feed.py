@@ -24,6 +24,8 @@ from ._model import (
     Comparison,
     Contrast,
     Forest,
+    Leaderboard,
+    LeaderRow,
     LuckCase,
     LuckRate,
     NullCalibration,
@@ -90,6 +92,9 @@ def comparison_from(arms: Sequence[tuple[str, str]], found: Any, steps: Any | No
         steps=[int(r.step) for r in rows], qvalues=qvalues,
         step_labels=[getattr(r, "label", None) for r in rows] if rows else None, verdict=str(rates.verdict),
         pvalue=float(rates.pvalue), detection_limit=limit, ceiling=float(rates.ceiling), alpha=float(rates.alpha),
+        difference=float(rates.difference), difference_lo=float(rates.interval[0]),
+        difference_hi=float(rates.interval[1]), difference_level=float(rates.confidence_level),
+        passes=[int(rates.passes_a), int(rates.passes_b)], uninformative=int(rates.uninformative),
         note=_runs_needed(rates),
         conditional_on=(f"{label_a} ({version_a[:12]}) against {label_b} ({version_b[:12]}); "
                         f"{rates.conditional_on()}; B − A = {rates.difference:+.1f} points; detection limit in "
@@ -177,3 +182,17 @@ def calibration_from(score: Any, *, conditional_on: str = "") -> Calibration:
             for a, b, c, m, o in zip(t.lower, t.upper, t.count, t.mean_forecast, t.observed) if c > 0]
     return Calibration(bins=bins, brier=float(score.brier), baseline_brier=float(score.baseline_brier),
                        n=int(score.predictions), conditional_on=conditional_on)
+
+
+def leaderboard_from(result: Any) -> Leaderboard:
+    """A leaderboard result (``board`` with ``ordered()``, ``groups``, ``strata``, ``scenarios``,
+    ``confidence_level``; ``versions`` = (label, hash) pairs; ``conditional_on()``) as a section."""
+    b = result.board
+    hashes = dict(result.versions)
+    rows = [LeaderRow(label=s.label, version=hashes[s.label], passes=int(s.passes), trials=int(s.trials),
+                      rate=float(s.rate), low=float(s.low), high=float(s.high), rank=int(s.rank),
+                      rank_low=int(s.rank_low), rank_high=int(s.rank_high), p_first=float(s.p_first),
+                      group=str(s.group or "")) for s in b.ordered()]
+    return Leaderboard(rows=rows, groups=None if b.groups is None else [list(g) for g in b.groups],
+                       strata=int(b.strata), scenarios=int(b.scenarios), level=float(b.confidence_level),
+                       conditional_on=str(_value(result, "conditional_on")))

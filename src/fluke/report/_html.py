@@ -20,6 +20,7 @@ from importlib import resources
 import orjson
 
 from ..record import redact
+from ._headline import headline_from
 from ._model import SECTIONS, ReportData
 from ._sections import RENDERERS, TITLES
 from ._svg import esc
@@ -63,13 +64,44 @@ def _section(name: str, data: ReportData) -> str:
             f'<p class="what">{esc(what)}</p>{RENDERERS[name](data)}</section>')
 
 
+_PARTS = (("happened", "What happened"), ("infer", "What we infer"), ("conditional_on", "Conditional on"),
+          ("carried", "Carried from before"))
+
+
+def _part(text: str, keep: int = 2) -> str:
+    """The first ``keep`` clauses of a '; '-separated text, the rest behind a disclosure."""
+    clauses = [c.strip() for c in text.split("; ") if c.strip()]
+    if len(clauses) <= keep + 1:
+        return esc(text)
+    rest = "; ".join(clauses[keep:])
+    return (f'{esc("; ".join(clauses[:keep]))}; <details class="rest"><summary>{len(clauses) - keep} more</summary>'
+            f"{esc(rest)}</details>")
+
+
+def headline_panel(data: ReportData) -> str:
+    """The headline panel: each claim's sentence, then its four parts (what happened, what we
+    infer, what it is conditional on, what was carried), linked to the section it summarises."""
+    claims = data.headline if data.headline is not None else headline_from(data)
+    if not claims:
+        return ('<section class="headline" id="headline" aria-labelledby="headline-h"><h2 id="headline-h">At a '
+                'glance</h2><p class="missing">Nothing to summarise: no section holds data.</p></section>')
+    items = []
+    for c in claims:
+        parts = "".join(f"<dt>{esc(title)}</dt><dd>{_part(getattr(c, key))}</dd>" for key, title in _PARTS)
+        more = f' <a class="more" href="#{esc(c.section)}">details</a>' if c.section else ""
+        items.append(f'<li class="claim tone-{esc(c.tone)}"><p class="q">{esc(c.question)}</p>'
+                     f'<p class="a">{esc(c.answer)}{more}</p><dl class="parts">{parts}</dl></li>')
+    return ('<section class="headline" id="headline" aria-labelledby="headline-h"><h2 id="headline-h">At a glance'
+            f'</h2><ol class="claims">{"".join(items)}</ol></section>')
+
+
 def render_html(data: ReportData) -> str:
     """Render the report as one HTML document (a string); secrets are redacted first."""
     data = redacted(data)
     css, js = _static("report.css"), _static("report.js")
     csp = (f"default-src 'none'; style-src {_sha256(css)}; script-src {_sha256(js)}; img-src data:; "
            "base-uri 'none'; form-action 'none'")
-    toc = "".join(f'<li><a href="#{n.replace("_", "-")}"{"" if getattr(data, n) is not None else " class=off"}>'
+    toc = '<li><a href="#headline">At a glance</a></li>' + "".join(f'<li><a href="#{n.replace("_", "-")}"{"" if getattr(data, n) is not None else " class=off"}>'
                   f'{esc(TITLES[n][0])}</a></li>' for n in SECTIONS)
     versions = "".join(f'<li><span class="mono">{esc(v.version[:12])}</span> {esc(v.label)} · {v.runs} runs</li>'
                        for v in data.versions)
@@ -88,6 +120,7 @@ def render_html(data: ReportData) -> str:
         '<a class="skip" href="#main">Skip to the report</a>'
         f'<header class="top"><h1>{esc(data.title)}</h1><p class="sub">{meta}</p>'
         f'<ul class="versions" aria-label="versions in this report">{versions}</ul></header>'
+        f'<div class="glance">{headline_panel(data)}</div>'
         f'<div class="layout"><nav class="toc" aria-label="sections"><ol>{toc}</ol></nav>'
         f'<main id="main">{body}</main></div>'
         f'<footer><p>Written by fluke (report format {data.format_version}). Every figure is conditional on '

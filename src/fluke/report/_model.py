@@ -23,7 +23,7 @@ from pydantic import BaseModel, ConfigDict, Field
 REPORT_FORMAT_VERSION = 1
 
 #: Section names, in the order the HTML report shows them.
-SECTIONS = ("suite_board", "suite_questions", "luck", "contrasts", "comparison", "null_calibration",
+SECTIONS = ("paired", "leaderboard", "suite_board", "suite_questions", "luck", "contrasts", "comparison", "null_calibration",
             "boundary", "calibration", "explorer")
 
 
@@ -126,6 +126,13 @@ class Comparison(_Model):
     detection_limit: float | None = None
     ceiling: float | None = None
     alpha: float = 0.05
+    #: B − A in points with its interval (``level``), and the passes behind it, when computed.
+    difference: float | None = None
+    difference_lo: float | None = None
+    difference_hi: float | None = None
+    difference_level: float | None = None
+    passes: list[int] | None = None
+    uninformative: int | None = None
     conditional_on: str = ""
     note: str = ""
 
@@ -233,6 +240,80 @@ class Explorer(_Model):
     total: int = Field(ge=0, description="runs selected in the ledger; more than len(runs) when capped")
 
 
+class Claim(_Model):
+    """One headline answer, in seed 001's four parts: what happened, what we infer, what it is
+    conditional on, what was carried. ``section`` is the anchor of the section it summarises."""
+
+    question: str
+    answer: str
+    happened: str
+    infer: str
+    conditional_on: str
+    carried: str
+    section: str = ""
+    tone: Literal["good", "bad", "warn", "neutral"] = "neutral"
+
+
+class PairedRow(_Model):
+    """One scenario cell under both versions: counts, the move, and the evidence for it.
+
+    ``move`` is fixed / broken / both pass / both fail with one run a side, else "better",
+    "worse" or "no clear shift"; ``p_b_better`` is P(θ_B > θ_A) under uniform priors."""
+
+    scenario: str
+    condition: str = ""
+    passes_a: int = Field(ge=0)
+    runs_a: int = Field(ge=0)
+    passes_b: int = Field(ge=0)
+    runs_b: int = Field(ge=0)
+    shift: float
+    p_b_better: float
+    move: str
+
+
+class Paired(_Model):
+    """Scenario by scenario, what moved between version A and version B, sorted by evidence."""
+
+    label_a: str
+    label_b: str
+    version_a: str
+    version_b: str
+    rows: list[PairedRow]
+    #: move → scenario cells, in a fixed order.
+    counts: dict[str, int]
+    single_run: bool
+    conditional_on: str = ""
+
+
+class LeaderRow(_Model):
+    """One version on the leaderboard: pass rate in points (mean over strata) with its interval,
+    rank with its bootstrap interval, P(first) and its group (a letter; "" without groups)."""
+
+    label: str
+    version: str
+    passes: int = Field(ge=0)
+    trials: int = Field(ge=0)
+    rate: float
+    low: float
+    high: float
+    rank: int
+    rank_low: int
+    rank_high: int
+    p_first: float
+    group: str = ""
+
+
+class Leaderboard(_Model):
+    """Many versions at once, best first, from :func:`fluke.analysis.leaderboard`."""
+
+    rows: list[LeaderRow]
+    groups: list[list[str]] | None = None
+    strata: int = 0
+    scenarios: int = 0
+    level: float = 0.95
+    conditional_on: str = ""
+
+
 class VersionRef(_Model):
     version: str
     label: str
@@ -248,6 +329,9 @@ class ReportData(_Model):
     generated_at: str | None = None
     ledger: str | None = None
     versions: list[VersionRef] = Field(default_factory=list)
+    headline: list[Claim] | None = None
+    paired: Paired | None = None
+    leaderboard: Leaderboard | None = None
     suite_board: list[SuiteBoard] | None = None
     suite_questions: list[SuiteQuestions] | None = None
     luck: LuckRate | None = None

@@ -16,6 +16,10 @@ from ._svg import esc, fmt_count_share, fmt_p, fmt_pct, fmt_prob
 
 #: section -> (heading, one sentence on what it shows)
 TITLES: dict[str, tuple[str, str]] = {
+    "paired": ("Paired view: A against B", ("Scenario by scenario, what moved between the two versions, "
+               "strongest evidence first.")),
+    "leaderboard": ("Leaderboard: many versions", ("Every version's pass rate on the strata all of them ran, "
+                    "best first, with its interval, its rank interval and the groups that cannot be told apart.")),
     "suite_board": ("Suite board", ("Each scenario's pass rate as a credible interval against the bar, "
                     "coloured by the probability that the rate clears it. Worst first.")),
     "suite_questions": ("Suite questions", "What the per-scenario posteriors say about the whole suite."),
@@ -61,6 +65,46 @@ _LEGEND = ('<ul class="legend-row" aria-label="colour key for P(θ &gt; bar)">'
            '<li><span class="sw p0"></span>&lt; 0.20</li></ul>')
 
 
+def _one_run_board(board) -> str:
+    """One run per cell: every passed cell has the same posterior, and every failed one, so the
+    board is two counts (with that posterior) and the list of failed cells, not a bar per cell."""
+    failed = sorted((r for r in board.rows if r.successes == 0), key=lambda r: natural_key(_cell(r)))
+    passed = [r for r in board.rows if r.successes == 1]
+    chips = []
+    for name, rows, tone in (("failed", failed, "bad"), ("passed", passed, "good")):
+        if rows:
+            r = rows[0]
+            chips.append(f'<li class="mv tone-{tone}"><b>{len(rows)}</b> {name} <span class="sub">each: mean '
+                         f'{r.mean:.3f}, {board.level:.0%} interval {r.lo:.3f}–{r.hi:.3f}, P(θ &gt; {board.bar:g}) '
+                         f'{esc(fmt_prob(r.p_above_bar))}</span></li>')
+    items = "".join(f"<li>{esc(_cell(r))}</li>" for r in failed)
+    listing = _details(f"the {len(failed)} failed cells", f'<ul class="cells">{items}</ul>') if failed else ""
+    return (f'<p class="sub">One run per scenario cell: each cell\'s posterior is one of two, so the board shows '
+            f'counts.</p><ul class="moves one-run" data-board="{esc(board.version[:12])}" aria-label="cells by '
+            f'outcome">{"".join(chips)}</ul>{listing}')
+
+
+def _board_charts(board, key: str) -> str:
+    """The board's chart: the worst :data:`SHOW` cells, the rest behind "show all"; grouped by
+    family (the scenario's prefix before "/") when the board holds more than one."""
+    rows = sorted(board.rows, key=lambda r: (r.p_above_bar, r.mean, natural_key(r.scenario)))
+    shown, rest = rows[:SHOW], rows[SHOW:]
+    out = charts.suite_board_chart(board.model_copy(update={"rows": shown}), key=key)
+    if not rest:
+        return _chart(out)
+    families: dict[str, list] = {}
+    for r in rest:
+        families.setdefault(r.scenario.split("/", 1)[0] if "/" in r.scenario else "", []).append(r)
+    if len(families) > 1:
+        inner = "".join(f"<h4>{esc(fam or '(no family)')} ({len(rs)})</h4>" + _chart(charts.suite_board_chart(
+            board.model_copy(update={"rows": rs}), key=f"{key}-{j}")) for j, (fam, rs) in
+            enumerate(sorted(families.items(), key=lambda kv: natural_key(kv[0]))))
+    else:
+        inner = _chart(charts.suite_board_chart(board.model_copy(update={"rows": rest}), key=f"{key}-rest"))
+    return (f'<p class="sub">The {len(shown)} worst of {len(rows)} cells; the rest below.</p>' + _chart(out)
+            + _details(f"show all {len(rows)} cells ({len(rest)} more)", inner))
+
+
 def suite_board(data: ReportData) -> str:
     out = []
     for i, board in enumerate(data.suite_board or []):
@@ -70,13 +114,72 @@ def suite_board(data: ReportData) -> str:
         out.append(f'<h3>{esc(board.label)} <span class="mono sub">{esc(board.version[:12])}</span></h3>'
                    f'<p>{len(board.rows)} scenario cells, {esc(fmt_count_share(k, n))} runs passed; '
                    f'{clear} of {len(board.rows)} clear the bar {board.bar:g} with probability ≥ 0.95.</p>')
-        out.append(_LEGEND + _chart(charts.suite_board_chart(board, key=str(i))) + _cond(board.conditional_on))
+        if board.rows and all(r.trials == 1 for r in board.rows):
+            out.append(_one_run_board(board) + _cond(board.conditional_on))
+        else:
+            out.append(_LEGEND + _board_charts(board, str(i)) + _cond(board.conditional_on))
         rows = [[r.scenario + (f" [{r.condition}]" if r.condition else ""), fmt_count_share(r.successes, r.trials),
                  f"{r.mean:.3f}", f"{r.lo:.3f}–{r.hi:.3f}", fmt_prob(r.p_above_bar)]
                 for r in sorted(board.rows, key=lambda r: (r.p_above_bar, r.mean, natural_key(r.scenario)))]
         out.append(_details("the numbers", _table(["scenario", "passed", "mean", f"{board.level:.0%} interval",
                                                    f"P(θ > {board.bar:g})"], rows, {1, 2, 3, 4})))
     return "".join(out)
+
+
+#: Rows a board or paired chart shows before "show all".
+SHOW = 50
+
+_MOVE_TONE = {"broken": "bad", "worse": "bad", "fixed": "good", "better": "good"}
+
+
+def _cell(r) -> str:
+    return r.scenario + (f" [{r.condition}]" if r.condition else "")
+
+
+def paired(data: ReportData) -> str:
+    view = data.paired
+    assert view is not None
+    chips = "".join(f'<li class="mv tone-{_MOVE_TONE.get(m, "neutral")}"><b>{n}</b> {esc(m)}</li>'
+                    for m, n in view.counts.items())
+    out = [f'<p>A = <b>{esc(view.label_a)}</b> <span class="mono sub">{esc(view.version_a[:12])}</span>, '
+           f'B = <b>{esc(view.label_b)}</b> <span class="mono sub">{esc(view.version_b[:12])}</span>; '
+           f'{len(view.rows)} scenario cells in both' + ('' if view.single_run else '; hollow circle A, filled circle B')
+           + f'.</p><ul class="moves" aria-label="scenario cells by move">{chips}</ul>']
+    if view.single_run:
+        for move in view.counts:
+            cells = [r for r in view.rows if r.move == move]
+            if not cells:
+                continue
+            items = "".join(f"<li>{esc(_cell(r))}</li>" for r in cells)
+            body = f'<ul class="cells">{items}</ul>'
+            out.append(f"<h3>{esc(move)} ({len(cells)})</h3>{body}" if move in ("broken", "fixed")
+                       else _details(f"{move}: {len(cells)} cells", body))
+        return "".join(out) + _cond(view.conditional_on)
+    shown, rest = view.rows[:SHOW], view.rows[SHOW:]
+    out.append(_chart(charts.paired_chart(shown, label_a=view.label_a, label_b=view.label_b)))
+    if rest:
+        out.append(_details(f"show all {len(view.rows)} cells ({len(rest)} more, weaker evidence)",
+                            _chart(charts.paired_chart(rest, label_a=view.label_a, label_b=view.label_b, key="rest"))))
+    out.append(_cond(view.conditional_on))
+    rows = [[_cell(r), f"{r.passes_a}/{r.runs_a}", f"{r.passes_b}/{r.runs_b}", f"{100 * r.shift:+.1f}",
+             fmt_prob(r.p_b_better), r.move] for r in view.rows]
+    return "".join(out) + _details("the numbers", _table(
+        ["scenario", "A passed", "B passed", "shift (points)", "P(θ_B > θ_A)", "move"], rows, {1, 2, 3, 4}))
+
+
+def leaderboard(data: ReportData) -> str:
+    lb = data.leaderboard
+    assert lb is not None
+    letter = {r.label: r.group for r in lb.rows}
+    groups = ("" if not lb.groups else "<p>Groups (no pair inside found different): " + esc("; ".join(
+        f"{letter.get(g[0]) or '?'} = {', '.join(g)}" for g in lb.groups)) + ".</p>")
+    level = f"{lb.level:.0%}"
+    rows = [[str(r.rank), r.label, f"{r.rate:.1f} ({r.passes}/{r.trials})", f"{r.low:.1f}–{r.high:.1f}",
+             f"{r.rank_low}–{r.rank_high}", fmt_prob(r.p_first), r.group or "—"] for r in lb.rows]
+    return (f"<p>{len(lb.rows)} versions on {lb.strata} strata ({lb.scenarios} scenarios).</p>" + groups
+            + _chart(charts.leaderboard_chart(lb)) + _cond(lb.conditional_on)
+            + _details("the numbers", _table(["rank", "version", "pass rate", f"{level} interval", f"rank {level}",
+                                              "P(first)", "group"], rows, {0, 2, 3, 4, 5})))
 
 
 def suite_questions(data: ReportData) -> str:
@@ -194,6 +297,7 @@ def explorer(data: ReportData) -> str:
 
 
 RENDERERS: dict[str, Callable[[ReportData], str]] = {
+    "paired": paired, "leaderboard": leaderboard,
     "suite_board": suite_board, "suite_questions": suite_questions, "luck": luck, "contrasts": contrasts,
     "comparison": comparison, "null_calibration": null_calibration, "boundary": boundary,
     "calibration": calibration, "explorer": explorer,

@@ -48,6 +48,19 @@ def shorten(text: str, limit: int) -> str:
     return text if len(text) <= limit else text[: limit - 1] + "…"
 
 
+def middle(text: str, limit: int) -> str:
+    """Cut a label to ``limit`` characters in the middle, keeping its start and its end (where ids
+    that share a prefix differ).
+
+    >>> middle("airline/really-long-name-17", 16)
+    'airline/…name-17'
+    """
+    if len(text) <= limit:
+        return text
+    tail = (limit - 1) // 2
+    return text[: limit - 1 - tail] + "…" + text[len(text) - tail:]
+
+
 @dataclass(frozen=True)
 class Scale:
     """Linear map from a data domain to a pixel range.

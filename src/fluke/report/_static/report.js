@@ -37,6 +37,7 @@
       b.type = "button";
       b.setAttribute("data-run", r.hash);
       b.setAttribute("aria-pressed", "false");
+      b.title = r.scenario + (r.condition ? " [" + r.condition + "]" : "") + " · trial " + r.trial;
       b.appendChild(el("span", "mono", r.scenario));
       b.appendChild(document.createTextNode(" · trial " + r.trial));
       b.appendChild(outcomeBadge(r));
@@ -103,12 +104,26 @@
     detail.appendChild(ol);
   }
 
-  list.addEventListener("click", function (e) {
-    var b = e.target.closest("button[data-run]");
-    if (!b) { return; }
+  function select(b) {
     list.querySelectorAll("button[aria-pressed=true]").forEach(function (x) { x.setAttribute("aria-pressed", "false"); });
     b.setAttribute("aria-pressed", "true");
     show(byHash[b.getAttribute("data-run")]);
+  }
+  list.addEventListener("click", function (e) {
+    var b = e.target.closest("button[data-run]");
+    if (b) { select(b); }
+  });
+  /* Keyboard: Tab reaches the list; arrow keys, Home and End move through the runs and show each. */
+  list.addEventListener("keydown", function (e) {
+    var buttons = Array.prototype.slice.call(list.querySelectorAll("button[data-run]"));
+    var at = buttons.indexOf(document.activeElement);
+    if (at < 0 || !buttons.length) { return; }
+    var to = {ArrowDown: at + 1, ArrowUp: at - 1, Home: 0, End: buttons.length - 1}[e.key];
+    if (to === undefined) { return; }
+    e.preventDefault();
+    var b = buttons[Math.max(0, Math.min(buttons.length - 1, to))];
+    b.focus();
+    select(b);
   });
   if (filter) { filter.addEventListener("input", renderList); }
   renderList();
