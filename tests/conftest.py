@@ -15,6 +15,15 @@ from pathlib import Path
 
 import pytest
 
+try:  # CI reruns the same examples every time (a failure there is reproducible); locally they vary
+    from hypothesis import settings as _hypothesis_settings
+
+    _hypothesis_settings.register_profile("ci", derandomize=True, database=None, deadline=None)
+    if os.environ.get("CI"):
+        _hypothesis_settings.load_profile("ci")
+except ImportError:  # pragma: no cover - hypothesis is a test extra
+    pass
+
 ROOT = Path(__file__).resolve().parents[1]
 SHARED = ROOT.parent / "shared"
 DATA = SHARED / "data"
