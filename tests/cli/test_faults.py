@@ -102,7 +102,7 @@ def test_output_into_a_missing_folder_is_one_line(verb, flag, tmp_path, ledger_w
     assert not target.parent.exists()
 
 
-@pytest.mark.skipif(os.geteuid() == 0, reason="root writes into read-only folders; covered by the subprocess test")
+@pytest.mark.skipif(os.geteuid() == 0, reason="root may write into read-only folders; test_output_onto_a_folder_is_one_line covers an unwritable path for root")
 @pytest.mark.parametrize("verb,flag", [("report", "--out"), ("export", "-o")])
 def test_output_into_a_read_only_folder_is_one_line(verb, flag, tmp_path, ledger_with_runs):
     folder = tmp_path / "ro"
