@@ -60,9 +60,10 @@ def test_unreliable(fluke_runs):
     result.assert_outcomes(failed=1)
     out = result.stdout.str()
     assert "ClaimFailed: fluke claim FAILS: P(θ > 0.6) ≥ 0.95 on every scenario" in out
-    fails = re.findall(r"fails: (refund/\d): P\(θ > 0.6\) = (\S+) from (\d+)/40 runs passed; the runs put it below",
-                       out)
-    assert len(fails) == 3
+    # the claim prints in the failure and again in the short summary when pytest is not quiet (as in CI)
+    fails = sorted(set(re.findall(r"fails: (refund/\d): P\(θ > 0.6\) = (\S+) from (\d+)/40 runs passed; the runs "
+                                  r"put it below", out)))
+    assert [f[0] for f in fails] == ["refund/0", "refund/1", "refund/2"]
     for _, shown, passes in fails:  # the printed posterior is the uniform-prior Beta's tail
         expected = stats.beta(1 + int(passes), 1 + 40 - int(passes)).sf(0.6)
         assert shown == "<0.001" if expected < 0.001 else abs(float(shown) - expected) < 5e-4
