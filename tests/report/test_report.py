@@ -225,3 +225,28 @@ def test_terminal_summary_prints_run_strings_as_text_not_markup_or_escapes(tmp_p
     assert result.exit_code == 0, result.output
     assert "[red]evil[/]" in result.output and "[link=http://x]m[/link]" in result.output
     assert "\x1b" not in result.output
+
+
+def test_the_report_shows_what_fluke_believe_prints(tmp_path):
+    # Issue 11: the report calls the answer layer, so its board and suite questions are believe's numbers.
+    import json as _json
+
+    from fluke import analysis
+
+    runs = [Run(scenario=f"s{i}", trial=t, identity={"model": "m"}, outcome=Outcome(passed=(t * (i + 1)) % 5 != 0))
+            for i in range(6) for t in range(7)]
+    url = _ledger_with(tmp_path, runs)
+    out = tmp_path / "r.html"
+    doc = _json.loads(CliRunner().invoke(group, ["--ledger", url, "--json", "report", "--out", str(out)]).stdout)
+    with open_ledger(url) as ledger:
+        said = analysis.believe(ledger, bar=0.9, level=0.95).to_dict()
+    board = {r["scenario"]: r for r in doc["suite_board"][0]["rows"]}
+    assert len(board) == 6
+    for row in said["scenarios"]:
+        mine = board[row["scenario"]]
+        assert mine["mean"] == pytest.approx(row["mean"], rel=1e-12)
+        assert mine["p_above_bar"] == pytest.approx(row["p_above"], rel=1e-12)
+        assert [mine["lo"], mine["hi"]] == pytest.approx(row["interval"], rel=1e-12)
+    questions = {q["name"]: q for q in doc["suite_questions"][0]["questions"]}
+    assert any(q["value"] == pytest.approx(said["suite"]["average_mean"]) for q in questions.values()
+               if isinstance(q.get("value"), float))

@@ -135,6 +135,27 @@ def _with_leaderboard(ledger, data, *, alpha: float, power: float, ceiling: floa
     return data.model_copy(update={"headline": headline_from(data)})
 
 
+def _boards(ledger, chosen, *, bar: float, level: float):
+    """The suite board and suite questions of each version, from :func:`fluke.analysis.believe`: the
+    report shows the same posteriors ``fluke believe`` prints (uniform prior, this version's runs)."""
+    from ..report import board_from
+    from ._believe import believe
+    from ._select import versions as ledger_versions
+
+    boards, suites = [], {}
+    for v in (chosen if chosen is not None else [i.version for i in ledger_versions(ledger)]):
+        found = believe(ledger, version=v, bar=bar, level=level)
+        b = found.b
+        cells = [(s, c, int(k), int(n)) for (s, c), k, n in zip(b.cells, b.k, b.n)]
+        label = b.label.split(" (", 1)[-1][:-1] if b.label.endswith(")") else b.label
+        boards.append(board_from(b.belief, cells, version=v, label=label, bar=bar, level=level, conditional_on=(
+            f"version {v[:12]} ({label}); prior {b.prior_text[0]}, nothing carried from other versions; "
+            f"{level:.0%} equal-tailed credible intervals; bar {bar:g}; runs exchangeable within a scenario "
+            "cell; a run with no recorded outcome counts as a failure (as fluke believe)")))
+        suites[v] = found.suite
+    return boards, suites
+
+
 def report(ledger, *, out: str | Path = "fluke-report.html", versions: Sequence[str] = (), bar: float = 0.9,
            level: float = 0.95, max_runs: int = 1000, title: str | None = None, spec: str | None = None,
            alpha: float = 0.05, power: float = 0.8, ceiling: float = 5.0,
@@ -171,10 +192,12 @@ def report(ledger, *, out: str | Path = "fluke-report.html", versions: Sequence[
         grades, _ = grade_for_report(runs, spec)
     else:
         grades, used, why = stored_grades(ledger, runs, spec_digest)
+    boards, suites = _boards(ledger, chosen, bar=bar, level=level)
     data = collect_report(ledger, versions=chosen, bar=bar, level=level, max_runs=max_runs, title=title,
-                          runs=runs, violations=violations_from(grades) if grades is not None else None)
+                          runs=runs, violations=violations_from(grades) if grades is not None else None,
+                          boards=boards)
     data = enrich(data, runs, grades, spec_path=spec, alpha=alpha, power=power, ceiling=ceiling,
-                  hazard_ceiling=hazard_ceiling, no_grades=why or None)
+                  hazard_ceiling=hazard_ceiling, no_grades=why or None, suites=suites)
     if len(data.versions) >= 3:
         data = _with_leaderboard(ledger, data, alpha=alpha, power=power, ceiling=ceiling)
     if spec is None and grades is not None and data.luck is not None:

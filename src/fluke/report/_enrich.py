@@ -60,7 +60,8 @@ def stored_grades(ledger: Any, runs: list, spec_digest: str | None = None) -> tu
 
 
 def enrich(data: Any, runs: list, grades: list | None, *, spec_path: str | None, alpha: float, power: float,
-           ceiling: float = 5.0, hazard_ceiling: float = 1.3, no_grades: str | None = None) -> Any:
+           ceiling: float = 5.0, hazard_ceiling: float = 1.3, no_grades: str | None = None,
+           suites: dict | None = None) -> Any:
     """``data`` with the luck rate, the two-version comparison and the suite questions added;
     reasons for what is left out go to ``missing``. ``grades`` are the runs' grades (or None, and
     then ``no_grades`` says why)."""
@@ -94,8 +95,11 @@ def enrich(data: Any, runs: list, grades: list | None, *, spec_path: str | None,
     if data.suite_board:
         blocks = []
         for board in data.suite_board:
-            belief = posterior([r.successes for r in board.rows], [r.trials for r in board.rows])
-            blocks.append(suite_questions_from(suite_questions(belief, bar=board.bar), version=board.version,
+            answers = (suites or {}).get(board.version)
+            if answers is None:
+                belief = posterior([r.successes for r in board.rows], [r.trials for r in board.rows])
+                answers = suite_questions(belief, bar=board.bar)
+            blocks.append(suite_questions_from(answers, version=board.version,
                                                label=board.label, conditional_on=(
                                                    f"version {board.version[:12]} ({board.label}); uniform prior "
                                                    f"per scenario; bar {board.bar:g}")))
