@@ -190,16 +190,31 @@ class SqliteRunWriter(RunWriter):
         return {k for (k,) in conn.execute("SELECT k FROM runs WHERE rowid > ?", (last,))}
 
 
-def connect_sqlite(path: str) -> sqlite3.Connection:
-    """A connection to a SQLite ledger file with the pragmas every fluke connection uses."""
-    conn = sqlite3.connect(path, isolation_level=None, check_same_thread=False, timeout=30)
-    conn.execute("PRAGMA page_size=16384")  # a new file only (before WAL is on): fewer, fuller pages
-    conn.execute("PRAGMA journal_mode=WAL")
-    conn.execute("PRAGMA synchronous=NORMAL")
-    conn.execute("PRAGMA cache_size=-262144")  # up to 256 MiB: keeps the key index hot on big ingests
-    conn.execute("PRAGMA journal_size_limit=67108864")  # a big ingest's log shrinks back after checkpoint
-    conn.execute("PRAGMA foreign_keys=ON")
-    return conn
+def connect_sqlite(path: str, *, wait: float = 30.0) -> sqlite3.Connection:
+    """A connection to a SQLite ledger file with the pragmas every fluke connection uses.
+
+    Switching a new file to WAL can meet another process's lock without SQLite's busy handler
+    waiting for it ("database is locked" at once); the set-up is then tried again, for ``wait``
+    seconds at most, as the busy timeout would have waited.
+    """
+    import time
+
+    deadline = time.monotonic() + wait
+    while True:
+        conn = sqlite3.connect(path, isolation_level=None, check_same_thread=False, timeout=wait)
+        try:
+            conn.execute("PRAGMA page_size=16384")  # a new file only (before WAL is on): fewer, fuller pages
+            conn.execute("PRAGMA journal_mode=WAL")
+            conn.execute("PRAGMA synchronous=NORMAL")
+            conn.execute("PRAGMA cache_size=-262144")  # up to 256 MiB: keeps the key index hot on big ingests
+            conn.execute("PRAGMA journal_size_limit=67108864")  # a big ingest's log shrinks back after checkpoint
+            conn.execute("PRAGMA foreign_keys=ON")
+            return conn
+        except sqlite3.OperationalError as exc:
+            conn.close()
+            if "locked" not in str(exc) or time.monotonic() > deadline:
+                raise
+            time.sleep(0.05)
 
 
 def connect_sqlite_readonly(path: str) -> sqlite3.Connection:
