@@ -47,7 +47,7 @@ _EXPORTS: dict[str, str] = {
     "contrast": "_contrast", "ContrastResult": "_contrast", "parse_factors": "_contrast",
     "seal": "_seal", "SealResult": "_seal", "unseal": "_seal", "UnsealResult": "_seal",
     "calibration": "_calibration", "CalibrationResult": "_calibration",
-    "match_predictions": "_calibration", "PredictionMatch": "_calibration",
+    "match_predictions": "_calibration",
     "UNKNOWN_CHOICES": "_unknowns", "check_unknown": "_unknowns", "unknown_note": "_unknowns",
     "leaderboard": "_leaderboard", "LeaderboardResult": "_leaderboard",
     "plan": "_plan", "PlanResult": "_plan",
