@@ -28,6 +28,7 @@ from ..errors import InputError, SpecError
 from ..format import fmt_num
 from ._document import Span, line, note
 from ._result import Result
+from ._unknowns import unknown_note
 
 
 @dataclass(frozen=True)
@@ -98,6 +99,7 @@ class UnsealResult(Result):
         bounds = "" if dec.low is None else f" ({fmt_num(dec.low, 4)} to {fmt_num(dec.high, 4)})"
         out.append(line(f"decision: {dec.statistic} = {fmt_num(dec.estimate, 4)}{bounds} on {dec.runs} runs; "
                         f"{dec.text()}"))
+        out.append(unknown_note(dec.unknowns, dec.unknown_policy, declared="the sealed rule's decision.unknown"))
         if r.look > 1:
             out.append(line(Span(f"look {r.look}: ", "warn"), f"this seal has been opened {r.look - 1} time(s) before; "
                             "every look is recorded in the ledger with the runs it used"))

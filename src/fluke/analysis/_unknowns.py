@@ -38,14 +38,22 @@ def check_unknown(policy: str) -> str:
     return policy
 
 
-def unknown_note(unknowns: int, policy: str) -> Line:
-    """The line every output prints: how many outcomes were unknown and what was done with them."""
+def unknown_note(unknowns: int, policy: str, *, declared: str | None = None) -> Line:
+    """The line every output prints: how many outcomes were unknown and what was done with them.
+
+    ``declared`` names where the policy came from when it is not the ``--unknown`` option (a
+    sealed rule's key, say).
+
+    >>> unknown_note(2, "fail", declared="decision.unknown").plain()
+    '2 unknown outcomes counted as failures (decision.unknown: fail)'
+    """
     from ..format import describe_unknowns
 
+    source = f"--unknown {policy}" if declared is None else f"{declared}: {policy}"
     if unknowns:
-        return note(f"{describe_unknowns(unknowns, policy)} (--unknown {policy})")
+        return note(f"{describe_unknowns(unknowns, policy)} ({source})")
     what = "counted as a failure" if policy == "fail" else "left out"
-    return note(f"no unknown outcomes (one would be {what}: --unknown {policy})")
+    return note(f"no unknown outcomes (one would be {what}: {source})")
 
 
 def apply_to_counts(trials: int, passes: int, unknowns: int, policy: str) -> tuple[int, int]:
