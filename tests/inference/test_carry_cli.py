@@ -81,3 +81,20 @@ def test_a21_only_what_was_carried_is_discounted_and_the_prior_is_printed_per_sc
     assert "prior declared Beta(8, 2) (nothing carried: no earlier version ran this scenario)" in text
     assert "carried into 1 of 2 scenarios" in text
     assert "carried: nothing" not in text.split("Carried from before:")[1].split("\n")[0]
+
+
+def test_the_change_check_prints_how_often_it_resets_an_unchanged_scenario(a21):
+    # issue 14, point 5: the reset rule's false-reset rate, from simulation under no change, printed
+    from .test_weekly_edges import _exact_two_version_reset
+
+    args = ["--version", "model=v2", "--carry-from", "model=v1", "--discount", "1", "--odds", "4"]
+    result = CliRunner().invoke(group, ["--ledger", a21, "believe", *args, "--json"])
+    r = json.loads(result.stdout)["reset_rate"]
+    assert (r["trials"], r["versions"], r["seed"]) == (5, 2, 2026)
+    exact = _exact_two_version_reset(r["theta"], r["trials"], 4)
+    assert r["per_version"] == pytest.approx(exact, abs=4 * (exact * (1 - exact) / r["histories"]) ** 0.5 + 1e-4)
+    text = _believe(a21, *args, text=True)
+    assert f"False resets: under no change (θ = {r['theta']:g}, 5 runs per version" in text
+    # no change check asked for: no reset rate
+    assert json.loads(CliRunner().invoke(group, ["--ledger", a21, "believe", "--version", "model=v2",
+                                                 "--json"]).stdout)["reset_rate"] is None
