@@ -28,7 +28,7 @@ from ..format import fmt_num, fmt_p, fmt_share
 from ._document import Column, Table, line, note
 from ._result import Result
 from ._select import require_runs
-from ._unknowns import check_unknown, unknown_fields, unknown_note
+from ._unknowns import check_unknown, closing_notes, unknown_fields, unknown_note
 
 
 def match_predictions(ledger, version: str | None = None, *, unknown: str = "fail"):
@@ -108,7 +108,9 @@ class CalibrationResult(Result):
             out.append(Table(title, [Column("predicted", "right", key=True), Column("runs", "right"),
                                      Column("mean prediction", "right"), Column("passed", "right")],
                              rows, limit=None, more="bins"))
-        out.append(unknown_note(self.unknowns, self.unknown_policy))
+        out += closing_notes(["each run scored against the latest prediction for its version, scenario and "
+                              "condition made before the run was recorded", "runs independent given the predictions",
+                              f"Spiegelhalter's test at α = {r.alpha:g}"], self.unknowns, self.unknown_policy)
         if self.before_any:
             out.append(note(f"{self.before_any} runs recorded before any prediction for their scenario were not scored"))
         out.append(note("A predictor that always says the average is calibrated and useless: compare the Brier "

@@ -32,10 +32,10 @@ import yaml
 
 from ..errors import UsageError
 from ..format import fmt_num, fmt_prob, natural_key
-from ._document import Column, Span, Table, blank, line, note
+from ._document import Column, Span, Table, blank, line
 from ._result import Result
 from ._select import check_level, require_runs, version_label
-from ._unknowns import apply_to_counts, check_unknown, unknown_note
+from ._unknowns import apply_to_counts, check_unknown, closing_notes
 
 
 @dataclass(frozen=True)
@@ -98,12 +98,9 @@ class PlanResult(Result):
                             Span(f"fluke unseal {self.sealed[:12]}", "code")))
         if not out:
             out.append(line("nothing to plan: give --detect POINTS, --bar RATE, or --budget RUNS"))
-        out += [blank(), note(self.conditional_on())]
-        if self.unknowns is not None:
-            out.append(unknown_note(self.unknowns, self.unknown_policy))
-        return out
+        return out + [blank()] + closing_notes(self.conditional_on(), self.unknowns, self.unknown_policy)
 
-    def conditional_on(self) -> str:
+    def conditional_on(self) -> list[str]:
         parts = []
         if self.paired is not None:
             source = (" (per-scenario posterior means from the ledger, uniform prior)" if self.versions else "")
@@ -113,7 +110,7 @@ class PlanResult(Result):
             parts.append(f"prior {self.certification.prior} per scenario, scenarios independent, clean runs")
         if self.allocation is not None:
             parts.append("the counts in the ledger now; rates as their posterior means (uniform prior)")
-        return "Conditional on: " + "; ".join(parts or ["nothing yet"]) + "."
+        return parts
 
 
 def _counts(ledger, version: str, scenario, condition, unknown: str) -> tuple[dict[tuple[str, str], tuple[int, int]], int]:

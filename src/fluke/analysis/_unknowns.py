@@ -56,6 +56,23 @@ def unknown_note(unknowns: int, policy: str, *, declared: str | None = None) -> 
     return note(f"no unknown outcomes (one would be {what}: {source})")
 
 
+def closing_notes(conditional_on, unknowns: int | None = None, policy: str = "fail", *,
+                  declared: str | None = None) -> list[Line]:
+    """The lines a claim ends with: what it is conditional on, then, when it counted outcomes
+    (``unknowns`` not None), :func:`unknown_note`. ``conditional_on`` is a phrase or a list of them
+    (empty ones dropped), joined with "; " and closed with one full stop.
+
+    >>> [n.plain() for n in closing_notes(["version 3f2a", "", "runs independent."], 2, "exclude")]
+    ['Conditional on: version 3f2a; runs independent.', '2 unknown outcomes left out (--unknown exclude)']
+    """
+    parts = [conditional_on] if isinstance(conditional_on, str) else list(conditional_on)
+    text = "; ".join(p.strip().rstrip(".") for p in parts if p and p.strip()) or "nothing yet"
+    out = [note(f"Conditional on: {text}.")]
+    if unknowns is not None:
+        out.append(unknown_note(unknowns, policy, declared=declared))
+    return out
+
+
 def apply_to_counts(trials: int, passes: int, unknowns: int, policy: str) -> tuple[int, int]:
     """``(trials, passes)`` of a count row under the policy (the ledger's trials include unknowns)."""
     return (trials - unknowns if policy == "exclude" else trials), passes
