@@ -18,7 +18,8 @@ from __future__ import annotations
 from ..errors import UsageError
 from ._document import Line, note
 
-#: The policies, as every verb's ``unknown=`` and ``--unknown`` spell them.
+#: The policies, as every verb's ``unknown=`` and ``--unknown`` spell them (those of
+#: :data:`fluke.inference.UNKNOWN_POLICIES`, repeated so that a count-only verb imports no numpy).
 UNKNOWN_CHOICES = ("fail", "exclude")
 
 
@@ -30,6 +31,7 @@ def check_unknown(policy: str) -> str:
     ...
     fluke.errors.UsageError: unknown='drop' must be 'fail' (count it as a failure, the default) or 'exclude' (leave it out)
     """
+    # checked here, not by fluke.inference.check_unknown_policy: verbs such as summary must not import numpy
     if policy == "failure":
         return "fail"
     if policy not in UNKNOWN_CHOICES:

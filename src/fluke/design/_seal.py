@@ -41,7 +41,8 @@ from typing import Any, Iterable
 
 import yaml
 
-from ..errors import SpecError
+from ..errors import SpecError, UsageError
+from ..inference import check_unknown_policy
 from ..record import digest
 
 __all__ = ["Decision", "SealCheck", "check_seal", "evaluate_rule", "in_scope", "parse_rule",
@@ -105,9 +106,10 @@ def parse_rule(text: str) -> dict:
     if dec["unit"] not in ("unit", "scenario"):
         raise _fail("decision.unit", f"{dec['unit']!r} must be 'unit' or 'scenario'")
     dec.setdefault("confidence_level", 0.95)
-    if dec.get("unknown", DEFAULT_UNKNOWN) not in ("fail", "exclude"):
-        raise _fail("decision.unknown", f"{dec['unknown']!r} must be 'fail' (count an unknown outcome as a "
-                    "failure, the default) or 'exclude' (leave it out)")
+    try:
+        check_unknown_policy(dec.get("unknown", DEFAULT_UNKNOWN))
+    except UsageError as exc:
+        raise _fail("decision.unknown", str(exc)) from None
     if stat in ("pass_at_k", "pass_hat_k"):
         k = dec.get("k")
         if isinstance(k, bool) or not isinstance(k, int) or k < 1:
