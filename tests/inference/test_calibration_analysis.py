@@ -10,7 +10,7 @@ from markdown_it import MarkdownIt
 
 from fluke import analysis
 from fluke.cli import group
-from fluke.errors import UsageError
+from fluke.errors import EmptyLedgerError, UsageError
 from fluke.inference import score_predictions
 from fluke.ledger import open_ledger
 
@@ -91,7 +91,7 @@ def test_calibration_for_one_version_and_refusals(halves, tmp_path):
     with pytest.raises(UsageError, match="bins=0"):
         analysis.calibration(ledger, bins=0)
     empty = open_ledger(str(tmp_path / "empty.db"))
-    with pytest.raises(analysis.EmptyLedger):
+    with pytest.raises(EmptyLedgerError):
         analysis.calibration(empty)
     m = analysis.match_predictions(ledger)
     assert (m.outcome.size, m.predictions, set(m.outcome.tolist())) == (100, 50, {0.0, 1.0})
