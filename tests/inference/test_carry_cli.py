@@ -27,15 +27,19 @@ def _believe(url, *args, text=False):
     return result.stdout if text else {s["scenario"]: s for s in json.loads(result.stdout)["scenarios"]}
 
 
+def _ledger(folder, batches) -> str:
+    """A SQLite ledger with one ingest per ``(model, {scenario: outcomes})`` batch, in order."""
+    url = str(folder / "acc.db")
+    with open_ledger(url) as led:
+        for model, outcomes in batches:
+            led.ingest([Run(scenario=s, trial=t, identity=Identity(model=model), outcome=Outcome(passed=v))
+                        for s, vs in outcomes.items() for t, v in enumerate(vs)])
+    return url
+
+
 @pytest.fixture(scope="module")
 def a19(tmp_path_factory):
-    url = str(tmp_path_factory.mktemp("a19") / "acc.db")
-    with open_ledger(url) as led:
-        led.ingest([Run(scenario="s", trial=t, identity=Identity(model="v1"), outcome=Outcome(passed=True))
-                    for t in range(50)])
-        led.ingest([Run(scenario="s", trial=t, identity=Identity(model="v2"), outcome=Outcome(passed=t != 0))
-                    for t in range(5)])
-    return url
+    return _ledger(tmp_path_factory.mktemp("a19"), [("v1", {"s": [True] * 50}), ("v2", {"s": [False] + [True] * 4})])
 
 
 def test_a19_both_modes_print_the_one_mixture_posterior(a19):
@@ -56,13 +60,8 @@ def test_a19_both_modes_print_the_one_mixture_posterior(a19):
 
 @pytest.fixture(scope="module")
 def a21(tmp_path_factory):
-    url = str(tmp_path_factory.mktemp("a21") / "acc.db")
-    with open_ledger(url) as led:
-        led.ingest([Run(scenario="old", trial=t, identity=Identity(model="v1"), outcome=Outcome(passed=True))
-                    for t in range(10)])
-        led.ingest([Run(scenario=s, trial=t, identity=Identity(model="v2"), outcome=Outcome(passed=True))
-                    for s in ("old", "new") for t in range(5)])
-    return url
+    return _ledger(tmp_path_factory.mktemp("a21"), [("v1", {"old": [True] * 10}),
+                                                    ("v2", {"old": [True] * 5, "new": [True] * 5})])
 
 
 @pytest.mark.parametrize("delta", [0.5, 0.0])
