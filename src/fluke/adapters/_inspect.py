@@ -39,7 +39,7 @@ from typing import Any, Iterable, Iterator
 from ..errors import InputError
 from ..record import AgentMessage, Run, ToolCall, UserMessage, digest
 from ._archive import Archive
-from ._common import as_dict, as_list, build_run, epoch, with_identity
+from ._common import as_dict, as_list, build_run, building, epoch, with_identity
 from ._runparts import text_of
 
 DOCUMENTS = True
@@ -82,7 +82,10 @@ def read(docs: Iterable[tuple[str | None, Any]], *, file: str, identity: dict[st
                              hint="expected {version, eval, samples} or a .eval archive")
         log = _LogInfo(header, file, record, options.get("score"))
         for where, sample in samples:
-            yield _run(sample, log, pass_at, identity, file, where if record is None else f"{record}: {where}")
+            where = where if record is None else f"{record}: {where}"
+            with building(file, where):   # a value the run model refuses names its field
+                run = _run(sample, log, pass_at, identity, file, where)
+            yield run
 
 
 def _pass_at(value: Any, file: str) -> float:
@@ -230,7 +233,7 @@ def _run(sample: Any, log: _LogInfo, pass_at: float, supplied: dict[str, Any], f
     fields = {
         "scenario": f"{log.task}/{sid}",
         "trial": ep - 1,
-        "identity": with_identity(log.identity, supplied),
+        "identity": with_identity(log.identity, supplied, file=file, record=where),
         "events": events,
         "outcome": outcome,
         "cost": cost,
