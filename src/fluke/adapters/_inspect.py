@@ -80,7 +80,8 @@ def read(docs: Iterable[tuple[str | None, Any]], *, file: str, identity: dict[st
         else:
             raise InputError(file, record, None, "is not an Inspect AI log",
                              hint="expected {version, eval, samples} or a .eval archive")
-        log = _LogInfo(header, file, record, options.get("score"))
+        with building(file, record):   # a header value too deep to digest names the file
+            log = _LogInfo(header, file, record, options.get("score"))
         for where, sample in samples:
             where = where if record is None else f"{record}: {where}"
             with building(file, where):   # a value the run model refuses names its field
@@ -107,9 +108,11 @@ class _LogInfo:
                              hint="upgrade fluke, or convert it with: inspect log convert --to json")
         ev = header["eval"]
         self.task = str(ev.get("task") or "task")
-        scorers = [s for s in as_list(ev.get("scorers")) if isinstance(s, dict) and s.get("name")]
+        scorers = [s for s in as_list(ev.get("scorers")) if isinstance(s, dict) and isinstance(s.get("name"), str)
+                   and s["name"]]
         headline = ((header.get("results") or {}).get("headline") or {}) if isinstance(header.get("results"), dict) else {}
         default = headline.get("scorer") if isinstance(headline, dict) else None
+        default = default if isinstance(default, str) else None
         self.score_name = str(score) if score is not None else (
             default or (scorers[0]["name"] if scorers else None))
         scorer, _, self.score_key = (self.score_name or "").partition(".")
