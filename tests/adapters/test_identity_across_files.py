@@ -91,3 +91,4 @@ def test_fluke_ingest_says_when_a_file_reads_as_runs_stored_from_another_file(tm
 
     with open_ledger(db) as ledger:
         assert ledger.count() == 8
+
