@@ -220,3 +220,39 @@ def test_fluke_ingest_of_a_mutated_file_ends_in_one_line_and_exit_2(reader, tmp_
 
     one_example()
     assert seen["exit 2"] >= CLI_EXAMPLES // 2 and seen["exit 0"] >= 1, dict(seen)
+
+
+PG_EXAMPLES = 40
+
+
+@pytest.mark.postgres
+def test_a_postgres_ledger_reading_mutated_stored_bodies_raises_only_fluke_errors(postgres_url):
+    """The same stored bodies on a real PostgreSQL server, whose SQL reads each body as JSON
+    (the trial it sorts by): ``PG_EXAMPLES`` × 8 bodies (no NUL: its text type cannot hold
+    one, so no run stores one). A refused read leaves the ledger answering the next call."""
+    need(TAU2), need(SAMPLES)
+    bodies = [Mutator(b) for b in stored_bodies()]
+    seen: Counter[str] = Counter()
+    with open_ledger(postgres_url) as ledger:
+        ledger.ingest([row_run(GOOD_BODY)])
+
+        @_settings(PG_EXAMPLES)
+        @given(st.lists(st.binary(min_size=2, max_size=40), min_size=8, max_size=8))
+        def one_example(batch):
+            for raw in batch:
+                head, rest = (raw[0], raw[1:]) if raw else (0, b"")
+                text = bodies[head % len(bodies)].input(rest).decode("utf-8", "replace").replace("\x00", "")
+                ledger.execute("UPDATE runs SET body = ?", (text,))
+                try:
+                    assert len(list(ledger.runs())) == 1
+                    list(ledger.runs(condition="a=1"))
+                    ledger.count(since="2000-01-01")
+                except FlukeError as exc:
+                    assert "\n" not in str(exc)
+                    seen["refused"] += 1
+                else:
+                    seen["read"] += 1
+
+        one_example()
+        assert ledger.count() == 1   # still answering, after every refusal
+    assert seen["refused"] >= 8 * PG_EXAMPLES // 20 and seen["read"] >= 8 * PG_EXAMPLES // 20, dict(seen)
