@@ -160,6 +160,9 @@ def _retype(value: Any, ch: Choices) -> Any:
     return ch.pick([0, "", [], {}])
 
 
+_EMPTY = object()
+
+
 class Mutator:
     """Mutated copies of one parsed seed; ``lines`` writes a list as JSON Lines."""
 
@@ -182,7 +185,7 @@ class Mutator:
                 continue
             op = ch.pick(self.OPS)
             holder = _update(holder, path[:-1], lambda parent: self._edit(parent, path[-1], op, ch))
-        return holder[0] if holder else None
+        return holder[0] if holder else _EMPTY
 
     def _edit(self, parent: Any, key: Any, op: str, ch: Choices) -> Any:
         parent = dict(parent) if isinstance(parent, dict) else list(parent)   # the seed stays as it is
@@ -219,7 +222,7 @@ class Mutator:
         return parent
 
     def encode(self, tree: Any, ch: Choices) -> bytes:
-        if tree is None and not self.holder:
+        if tree is _EMPTY:   # the whole document deleted: an empty file
             return b""
         if self.lines and isinstance(tree, list):
             data = b"".join(dumps(x, ch) + b"\n" for x in tree)
@@ -311,6 +314,8 @@ class EvalMutator:
             names = [n for n in z.namelist() if not n.startswith("samples/") or "epoch_1" in n]
             self.members = {n: json.loads(_read_member(path, z.getinfo(n))) for n in names}
         self.names = list(self.members)
+        # the members the reader reads, twice as likely to be the one edited as the others
+        self.targets = self.names + [n for n in self.names if n.startswith("samples/") or n == "header.json"]
         self.trees = {n: Mutator(t) for n, t in self.members.items()}
         self.real = path.read_bytes()
 
@@ -322,7 +327,7 @@ class EvalMutator:
                 at = ch.below(len(data))
                 data[at] ^= 1 << ch.below(8)
             return bytes(data[:len(data) - ch.below(64) if ch.below(2) else len(data)])
-        target = ch.pick(self.names)
+        target = ch.pick(self.targets)
         members = []
         for name in self.names:
             data = orjson.dumps(self.members[name])
@@ -424,7 +429,6 @@ def _fluke_runs() -> list[Any]:
     return [json.loads(r.model_copy(update={"events": r.events[:8]}).model_dump_json()) for r in runs]
 
 
-#: reader → (seeds, whether the seeds are written as JSON Lines)
 def seeds(reader: str) -> list[Mutator] | EvalMutator:
     """The mutators of a reader's real inputs (small cuts of real files)."""
     if reader == "tau-bench":
