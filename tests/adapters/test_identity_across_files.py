@@ -13,6 +13,8 @@ from click.testing import CliRunner
 
 from fluke.adapters import read_file
 
+from ..ledger.test_overlap import _results
+
 from .conftest import SAMPLES
 
 
@@ -56,14 +58,6 @@ def test_the_same_runs_from_another_agent_are_another_version(samples, ledger, t
     first, second = ledger.ingest(a), ledger.ingest(b)
     assert (first.added, second.added, second.warnings) == (len(a), len(carrying), ())
     assert len({c.version for c in ledger.counts()}) == len({r.version for r in a + b})
-
-
-def _results(folder, outcomes):
-    folder.mkdir(parents=True)
-    trials = [{"task_id": f"t{i}", "trial_name": f"t{i}.1-of-1.run", "is_resolved": ok, "failure_mode": "unset"}
-              for i, ok in enumerate(outcomes)]
-    (folder / "results.json").write_text(json.dumps({"id": "r", "results": trials}))
-    return folder / "results.json"
 
 
 def test_fluke_ingest_says_when_a_file_reads_as_runs_stored_from_another_file(tmp_path):
