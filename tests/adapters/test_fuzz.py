@@ -35,7 +35,8 @@ from fluke.ledger._rows import row_run
 
 from .._repro import GOOD_BODY
 from ..conftest import need
-from ._fuzz import EVAL_SAMPLE, SAMPLES, TAU2, TAU_AIRLINE, EvalMutator, Mutator, seeds, stored_bodies
+from ._fuzz import EvalMutator, Mutator
+from ._fuzz_seeds import EVAL_SAMPLE, SAMPLES, TAU2, TAU_AIRLINE, seeds, stored_bodies
 from .conftest import FUZZ_COUNTS
 
 FUZZ_INPUTS = int(os.environ.get("FLUKE_FUZZ_INPUTS", "10240"))
