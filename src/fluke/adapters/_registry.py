@@ -52,20 +52,22 @@ class Format:
 
 
 #: Detection tries formats in this order; the first whose ``sniff`` says yes wins.
-FORMATS: dict[str, Format] = {f.name: f for f in [
-    Format("fluke", "fluke.adapters._fluke_jsonl", "fluke's own JSONL (one Run per line)"),
-    Format("tau2-bench", "fluke.adapters._tau2bench", "τ²-bench results {timestamp, info, tasks, simulations}"),
-    Format("tau-bench", "fluke.adapters._taubench", "τ-bench v1 results [{task_id, trial, reward, info, traj}]"),
-    Format("langgraph", "fluke.adapters._langgraph", "LangGraph/LangChain message lists"),
-    Format("openai", "fluke.adapters._openai", "OpenAI chat-completions message lists"),
-    Format("n8n", "fluke.adapters._n8n", "n8n execution payloads"),
-    Format("inspect", "fluke.adapters._inspect", "Inspect AI eval logs (.eval archives and .json)"),
-    Format("openinference", "fluke.adapters._openinference", "OpenInference spans (OTLP JSON)"),
-    Format("otel-genai", "fluke.adapters._otel_genai", "OpenTelemetry GenAI spans (OTLP JSON)"),
-    Format("openai-agents", "fluke.adapters._agents_sdk", "OpenAI Agents SDK trace and span exports"),
-    Format("openai-agents-items", "fluke.adapters._agents_items", "OpenAI Agents SDK run items and RunState JSON"),
-    Format("terminal-bench", "fluke.adapters._terminal_bench", "Terminal-Bench and Harbor results"),
-    Format("crewai", "fluke.adapters._crewai", "CrewAI event-bus logs (tool_usage_* events)"),
+#: One row per format: its name, its module in this package, and a line of description.
+FORMATS: dict[str, Format] = {name: Format(name, f"fluke.adapters.{module}", description)
+                              for name, module, description in [
+    ("fluke", "_fluke_jsonl", "fluke's own JSONL (one Run per line)"),
+    ("tau2-bench", "_tau2bench", "τ²-bench results {timestamp, info, tasks, simulations}"),
+    ("tau-bench", "_taubench", "τ-bench v1 results [{task_id, trial, reward, info, traj}]"),
+    ("langgraph", "_langgraph", "LangGraph/LangChain message lists"),
+    ("openai", "_openai", "OpenAI chat-completions message lists"),
+    ("n8n", "_n8n", "n8n execution payloads"),
+    ("inspect", "_inspect", "Inspect AI eval logs (.eval archives and .json)"),
+    ("openinference", "_openinference", "OpenInference spans (OTLP JSON)"),
+    ("otel-genai", "_otel_genai", "OpenTelemetry GenAI spans (OTLP JSON)"),
+    ("openai-agents", "_agents_sdk", "OpenAI Agents SDK trace and span exports"),
+    ("openai-agents-items", "_agents_items", "OpenAI Agents SDK run items and RunState JSON"),
+    ("terminal-bench", "_terminal_bench", "Terminal-Bench and Harbor results"),
+    ("crewai", "_crewai", "CrewAI event-bus logs (tool_usage_* events)"),
 ]}
 
 
