@@ -3,7 +3,7 @@
 The parent reads stored bodies (never pydantic Runs) as they stream from the ledger, cuts
 them into chunks and hands each chunk to the runner's executor as one job; a worker grades
 the bodies (:class:`fluke.grading.ChunkGrader`) and returns each grade as its canonical JSON.
-The parent stores each chunk's grades as it comes back, one transaction per chunk, keyed by
+The parent stores the grades as they come back, one transaction per batch of chunks, keyed by
 the spec's digest and the run's hash. So a grade that was interrupted (Ctrl-C, ``kill -9``)
 and started again reads back what was stored and grades only the rest; the answer is the
 one an uninterrupted grade gives, because a stored grade is the grade of that body under
@@ -18,10 +18,10 @@ that spec.
 ...                        events=[ToolCall(tool="refund" if t else "lookup", ok=True)]) for t in range(5)])
 >>> spec = load_spec({"tools": ["lookup", "refund"], "forbidden": ["refund"]})
 >>> first = grade_ledger(ledger, spec, chunk=2)
->>> first.stored, first.reused, sum(g.hard for g in first.grades)
-(5, 0, 4)
+>>> first.graded, first.stored, first.reused, sum(g.hard for g in first.grades)
+(5, 5, 0, 4)
 >>> again = grade_ledger(ledger, spec, chunk=2)
->>> again.stored, again.reused, again.grades == first.grades
+>>> again.graded, again.reused, again.grades == first.grades
 (0, 5, True)
 """
 
@@ -36,17 +36,21 @@ import orjson
 
 from ..errors import LedgerError, UsageError
 
-#: Runs per chunk (one job, one stored batch): big enough that sending a chunk costs little
-#: next to grading it, small enough that an interruption loses a fraction of a second.
+#: Runs per chunk (one job): big enough that sending a chunk costs little next to grading it.
 CHUNK = 500
+#: Grades stored per transaction: a commit costs a sync to disk (tens of milliseconds), so
+#: several chunks share one; an interruption loses at most this many grades' work.
+BATCH = 5_000
 
 
 @dataclass(frozen=True)
 class LedgerGrades:
-    """The grades of the selected runs in ledger order, how many were newly stored and how
-    many were read back from an earlier grade, and which executor graded them."""
+    """The grades of the selected runs in ledger order; how many were graded here, how many
+    of those were newly stored, how many were read back from an earlier grade; which
+    executor graded them on how many workers."""
 
     grades: tuple
+    graded: int
     stored: int | None
     reused: int
     executor: str
@@ -90,13 +94,13 @@ def _stored_grade(text: str, name: str):
 
 def grade_ledger(ledger, spec, *, version: Any = None, scenario: str | None = None, store: bool = True,
                  executor: str | None = None, jobs: int | None = None, address: str | None = None,
-                 chunk: int = CHUNK, total: int | None = None,
+                 chunk: int = CHUNK, batch: int = BATCH, total: int | None = None,
                  progress: Callable[[int, int], None] | None = None) -> LedgerGrades:
     """Grade the ledger's runs (filtered by ``version``/``scenario``) against a loaded spec.
 
     With ``store``, grades already stored under the spec's digest are read back instead of
-    graded again, and each chunk's new grades are stored as one transaction as soon as it
-    is graded. ``executor`` is one of :data:`fluke.runner.EXECUTORS` (``address``: the Ray
+    graded again, and new grades are stored as they come back, ``batch`` (at least) to a
+    transaction. ``executor`` is one of :data:`fluke.runner.EXECUTORS` (``address``: the Ray
     cluster's); ``progress(done, total)`` is called as chunks finish.
     """
     from ..grading import ChunkGrader, RunGrade
@@ -138,6 +142,7 @@ def grade_ledger(ledger, spec, *, version: Any = None, scenario: str | None = No
     grader = ChunkGrader(spec.body, ledger.name)
     stored = 0
     done = 0
+    pending: list[tuple[str, bytes]] = []   # graded, not yet stored
     for job, attempt in run_jobs(chunks(), grader):
         if attempt.error:
             raise RuntimeError(f"grading a chunk of {len(job.input)} runs failed: {attempt.error}\n"
@@ -147,12 +152,17 @@ def grade_ledger(ledger, spec, *, version: Any = None, scenario: str | None = No
             _raise_fault(value)
         grades = [RunGrade.from_dict(orjson.loads(g)) for g in value]
         if store:
-            stored += ledger.put_grades(spec.digest, [(g.run_hash, raw) for g, raw in zip(grades, value)])
+            pending += [(g.run_hash, raw) for g, raw in zip(grades, value)]
+            if len(pending) >= batch:
+                stored += ledger.put_grades(spec.digest, pending)
+                pending = []
         for i, g in zip(starts.pop(job.case), grades):
             slots[i] = g
         done += len(grades)
         if progress is not None:
             progress(done + reused, total)
+    if pending:
+        stored += ledger.put_grades(spec.digest, pending)
     if progress is not None:
         progress(len(slots), len(slots))
-    return LedgerGrades(tuple(slots), stored if store else None, reused, executor, jobs)
+    return LedgerGrades(tuple(slots), done, stored if store else None, reused, executor, jobs)

@@ -46,10 +46,11 @@ def grade(ctx: Context, files: tuple[str, ...], spec_path: str, input_format: st
     the ledger stores each run's grade under the spec's SHA-256 digest, with the spec
     itself, so any verdict can be re-created. Runs are read in chunks of 500 and graded on
     every core (--jobs, --executor processes) or on a Ray cluster (--executor ray --address);
-    each chunk's grades are stored as one transaction as it is done, so a grade that was
+    grades are stored as they are done, a few thousand to a transaction, so a grade that was
     interrupted (Ctrl-C, a killed process) and started again grades only what was not yet
-    stored, and gives the same answer. --no-store grades every run afresh. Exit code 1 when the gate fails (a hard
-    violation anywhere, or a soft check failed by a strict majority of a case's runs).
+    stored, and gives the same answer. --no-store grades every run afresh. Exit code 1 when
+    the gate fails (a hard violation anywhere, or a soft check failed by a strict majority of
+    a case's runs).
 
     \b
     Example:
