@@ -100,22 +100,35 @@ KILLED = textwrap.dedent("""
 
 
 @pytest.mark.slow
-def test_a_grade_killed_with_sigkill_resumes_without_regrading_what_it_stored(airline, tmp_path):
+@pytest.mark.parametrize("how", [signal.SIGKILL, signal.SIGINT])
+def test_a_grade_killed_part_way_resumes_without_regrading_what_it_stored(airline, tmp_path, how):
+    """SIGKILL to the grading process alone; SIGINT to its whole process group, as Ctrl-C
+    on a terminal sends it (its worker processes too)."""
     from fluke.analysis import grade_ledger
     from fluke.ledger import open_ledger
 
     url, spec, expected = airline
     copy = _copy(url, tmp_path)
-    proc = subprocess.Popen([sys.executable, "-c", KILLED, copy, str(SPEC)], stdout=subprocess.PIPE, text=True)
+    proc = subprocess.Popen([sys.executable, "-c", KILLED, copy, str(SPEC)], stdout=subprocess.PIPE,
+                            stderr=subprocess.PIPE, text=True, start_new_session=True)
     try:
         for line in proc.stdout:
             if int(line) >= 60:
                 break
-        proc.send_signal(signal.SIGKILL)
+        if how == signal.SIGKILL:
+            proc.send_signal(signal.SIGKILL)
+        else:
+            os.killpg(proc.pid, signal.SIGINT)
+        proc.wait(60)
     finally:
-        proc.kill()
-        proc.wait(30)
-    assert proc.returncode == -signal.SIGKILL
+        if proc.poll() is None:
+            proc.kill()
+            proc.wait(30)
+    if how == signal.SIGKILL:
+        assert proc.returncode == -signal.SIGKILL
+    else:   # the parent stopped on KeyboardInterrupt; the workers (which ignore SIGINT) said nothing
+        err = proc.stderr.read()
+        assert proc.returncode == -signal.SIGINT and err.count("Traceback") == 1 and "KeyboardInterrupt" in err
     with open_ledger(copy) as ledger:
         kept = len(ledger.grades(spec.digest))
         assert kept == 60             # three whole batches of 20; nothing of a fourth

@@ -14,6 +14,7 @@ from __future__ import annotations
 
 import inspect
 import os
+import signal
 import time
 import traceback
 from concurrent.futures import FIRST_COMPLETED, Future, ProcessPoolExecutor, ThreadPoolExecutor, wait
@@ -122,13 +123,19 @@ def _process_result(future: Future) -> Attempt:
         return Attempt(error=f"worker process failed: {type(exc).__name__}: {exc}")
 
 
+def _ignore_interrupt() -> None:
+    """In a worker process: Ctrl-C is the parent's to handle (it stops the pool), so a
+    worker does not die mid-task with a traceback of its own."""
+    signal.signal(signal.SIGINT, signal.SIG_IGN)
+
+
 def run_processes(jobs: Iterable[Job], agent: Callable[..., Any], *,
                   workers: int | None) -> Iterator[tuple[Job, Attempt]]:
     """Up to ``workers`` calls at once in worker processes (default: one per core): for
     agents that compute in Python. The agent and each job's input must be picklable."""
     workers = workers or os.cpu_count() or 1
     accepted = _accepted(agent)
-    pool = ProcessPoolExecutor(max_workers=workers)
+    pool = ProcessPoolExecutor(max_workers=workers, initializer=_ignore_interrupt)
     try:
         yield from _windowed(jobs, lambda job: pool.submit(call_agent, agent, job, accepted),
                              lambda fs: wait(fs, return_when=FIRST_COMPLETED), _process_result, 2 * workers)
