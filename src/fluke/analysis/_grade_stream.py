@@ -54,18 +54,23 @@ class LedgerGrades:
     stored: int | None
     reused: int
     executor: str
-    jobs: int
+    jobs: int | None
 
 
-def pick_executor(executor: str | None, jobs: int | None, runs: int, chunk: int = CHUNK) -> tuple[str, int]:
+def pick_executor(executor: str | None, jobs: int | None, runs: int, chunk: int = CHUNK) -> tuple[str, int | None]:
     """``(executor, jobs)``: as asked, else worker processes on every core when there are
-    chunks enough to share, else this process.
+    chunks enough to share, else this process. Ray's ``jobs`` stays None unless given: the
+    cluster's CPUs decide how many chunks are in flight.
 
-    >>> pick_executor(None, 1, 10_000), pick_executor(None, 2, 100), pick_executor("ray", None, 5)[0]
-    (('local', 1), ('local', 1), 'ray')
+    >>> pick_executor(None, 1, 10_000), pick_executor(None, 2, 100), pick_executor("ray", None, 5)
+    (('local', 1), ('local', 1), ('ray', None))
     """
     if jobs is not None and jobs < 1:
         raise UsageError(f"jobs={jobs} must be at least 1")
+    if executor == "local":
+        return "local", 1
+    if executor == "ray":
+        return "ray", jobs
     if executor is not None:
         return executor, jobs or (os.cpu_count() or 1)
     jobs = jobs or (os.cpu_count() or 1)
