@@ -8,6 +8,7 @@ lucky, 13.1%) is the figure the airline test derives from the raw JSON.
 
 from __future__ import annotations
 
+import contextlib
 import os
 import signal
 import sqlite3
@@ -124,6 +125,10 @@ def test_a_grade_killed_part_way_resumes_without_regrading_what_it_stored(airlin
         if proc.poll() is None:
             proc.kill()
             proc.wait(30)
+        workers = _session(proc.pid)
+        with contextlib.suppress(ProcessLookupError):   # (only if the check below is to fail)
+            os.killpg(proc.pid, signal.SIGKILL)
+    assert workers == [], "worker processes outlived their killed parent"
     if how == signal.SIGKILL:
         assert proc.returncode == -signal.SIGKILL
     else:   # the parent stopped on KeyboardInterrupt; the workers (which ignore SIGINT) said nothing
@@ -136,6 +141,27 @@ def test_a_grade_killed_part_way_resumes_without_regrading_what_it_stored(airlin
         assert (again.graded, again.stored, again.reused) == (200 - kept, 200 - kept, kept)
         assert list(again.grades) == expected
         assert len(ledger.grades(spec.digest)) == 200
+
+
+def _session(sid: int, wait: float = 10.0) -> list[int]:
+    """The processes still alive in session ``sid`` after up to ``wait`` seconds."""
+    import time
+
+    deadline = time.monotonic() + wait
+    while True:
+        alive = []
+        for entry in os.listdir("/proc"):
+            if entry.isdigit():
+                try:
+                    stat = Path(f"/proc/{entry}/stat").read_text()
+                except OSError:
+                    continue
+                fields = stat.rsplit(")", 1)[1].split()
+                if fields[0] != "Z" and int(fields[3]) == sid:   # state, ..., session id
+                    alive.append(int(entry))
+        if not alive or time.monotonic() > deadline:
+            return alive
+        time.sleep(0.2)
 
 
 def _cli(*args):

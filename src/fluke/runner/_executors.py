@@ -15,6 +15,7 @@ from __future__ import annotations
 import inspect
 import os
 import signal
+import threading
 import time
 import traceback
 from concurrent.futures import FIRST_COMPLETED, Future, ProcessPoolExecutor, ThreadPoolExecutor, wait
@@ -123,10 +124,19 @@ def _process_result(future: Future) -> Attempt:
         return Attempt(error=f"worker process failed: {type(exc).__name__}: {exc}")
 
 
-def _ignore_interrupt() -> None:
+def _worker_init() -> None:
     """In a worker process: Ctrl-C is the parent's to handle (it stops the pool), so a
-    worker does not die mid-task with a traceback of its own."""
+    worker does not die mid-task with a traceback of its own; and a worker whose parent was
+    killed (``kill -9``), which would wait on the parent's queue for ever, exits."""
     signal.signal(signal.SIGINT, signal.SIG_IGN)
+    parent = os.getppid()
+
+    def watch() -> None:
+        while os.getppid() == parent:
+            time.sleep(1.0)
+        os._exit(1)
+
+    threading.Thread(target=watch, name="fluke-parent-watch", daemon=True).start()
 
 
 def run_processes(jobs: Iterable[Job], agent: Callable[..., Any], *,
@@ -135,7 +145,7 @@ def run_processes(jobs: Iterable[Job], agent: Callable[..., Any], *,
     agents that compute in Python. The agent and each job's input must be picklable."""
     workers = workers or os.cpu_count() or 1
     accepted = _accepted(agent)
-    pool = ProcessPoolExecutor(max_workers=workers, initializer=_ignore_interrupt)
+    pool = ProcessPoolExecutor(max_workers=workers, initializer=_worker_init)
     try:
         yield from _windowed(jobs, lambda job: pool.submit(call_agent, agent, job, accepted),
                              lambda fs: wait(fs, return_when=FIRST_COMPLETED), _process_result, 2 * workers)
