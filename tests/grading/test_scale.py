@@ -204,3 +204,19 @@ def test_the_ledger_is_untouched_by_a_missing_ledger_path(tmp_path):
     missing = tmp_path / "none.db"
     result = _cli("--ledger", str(missing), "grade", "--spec", str(SPEC), "--jobs", "2")
     assert result.exit_code == 2 and "no ledger at" in result.output and not os.path.exists(missing)
+
+
+def test_on_each_backend_batches_are_stored_between_reads_and_a_second_grade_reads_them_back(ledger):
+    """The runs stream through the ledger's cursor while batches commit between reads (a
+    PostgreSQL server and a SQLite file alike); a second grade grades nothing."""
+    from fluke.adapters import read_file
+    from fluke.analysis import grade_ledger
+
+    runs = list(read_file(need(TAU_AIRLINE), identity={"model": "gpt-4o"}))
+    ledger.ingest(runs)
+    spec = load_spec(SPEC)
+    expected = [grade_run(r, spec) for r in ledger.runs()]
+    first = grade_ledger(ledger, spec, executor="processes", jobs=2, chunk=16, batch=16)
+    assert (first.graded, first.stored, list(first.grades)) == (200, 200, expected)
+    again = grade_ledger(ledger, spec, executor="local", chunk=16)
+    assert (again.graded, again.stored, again.reused, list(again.grades)) == (0, 0, 200, expected)
