@@ -524,22 +524,30 @@ class Ledger:
             raise LedgerError(f"{self.name}: {what} is not valid JSON ({exc.msg}); the ledger was changed "
                               "outside fluke. Restore it from a backup") from None
 
-    def put_grades(self, spec_digest: str, rows: Iterable[tuple[str, dict[str, Any]]]) -> int:
-        """Store per-run grades under a spec digest (one transaction); return how many were new."""
+    def put_grades(self, spec_digest: str, rows: Iterable[tuple[str, dict[str, Any] | str | bytes]]) -> int:
+        """Store per-run grades under a spec digest (one transaction); return how many were new.
+
+        A body is a dict or its canonical JSON already serialised (a grading worker's output).
+        """
         now = utcnow()
-        added = 0
-        with self.atomic():
-            for run_hash, body in rows:
-                cur = self.execute("INSERT INTO grades (spec_digest, run_hash, body, recorded_at) "
-                                   "VALUES (?, ?, ?, ?) ON CONFLICT (spec_digest, run_hash) DO NOTHING",
-                                   (spec_digest, run_hash, canonical_json(body).decode(), now))
-                added += max(cur.rowcount, 0)
-        return added
+        params = [(spec_digest, run_hash,
+                   body if isinstance(body, str) else body.decode() if isinstance(body, bytes)
+                   else canonical_json(body).decode(), now) for run_hash, body in rows]
+        if not params:
+            return 0
+        with self.atomic(), self.faults():
+            cur = self._conn.cursor()   # both drivers sum an executemany's rows into rowcount
+            cur.executemany(self._sql("INSERT INTO grades (spec_digest, run_hash, body, recorded_at) "
+                                      "VALUES (?, ?, ?, ?) ON CONFLICT (spec_digest, run_hash) DO NOTHING"), params)
+            return max(cur.rowcount, 0)
+
+    def grade_bodies(self, spec_digest: str) -> dict[str, str]:
+        """The stored grades for a spec digest as their JSON, by run hash (parsed when needed)."""
+        return dict(self.query("SELECT run_hash, body FROM grades WHERE spec_digest = ?", (spec_digest,)))
 
     def grades(self, spec_digest: str) -> dict[str, dict[str, Any]]:
         """The stored grades for a spec digest, by run hash."""
-        rows = self.query("SELECT run_hash, body FROM grades WHERE spec_digest = ?", (spec_digest,))
-        return {h: self._json(b, f"the grade of run {h[:12]}") for h, b in rows}
+        return {h: self._json(b, f"the grade of run {h[:12]}") for h, b in self.grade_bodies(spec_digest).items()}
 
 
 def _vid(version: str) -> int:
