@@ -22,6 +22,7 @@ from __future__ import annotations
 
 import contextlib
 import datetime as _dt
+import gc
 from typing import TYPE_CHECKING, Any, Iterable
 
 from ..record import Run, canonical_json
@@ -83,6 +84,7 @@ def ingest_runs(ledger: "Ledger", runs: Iterable[Run], *, progress: Any = None) 
                 progress(seen)
 
         stack.enter_context(ledger.faults())
+        stack.enter_context(_young_garbage())
         rows = Rows(known)
         add, keys = rows.add, rows.keys
         for run in runs:
@@ -100,3 +102,17 @@ def ingest_runs(ledger: "Ledger", runs: Iterable[Run], *, progress: Any = None) 
         writer.put_versions(versions)
         added = writer.finish(offered)
     return IngestResult(added=added, skipped=seen - added, warnings=overlap.warnings(ledger))
+
+
+@contextlib.contextmanager
+def _young_garbage() -> Any:
+    """Collect cyclic garbage less often while an ingest runs: each line parsed makes a few
+    hundred objects that die young (none in cycles), and a collection every 700 of them
+    cost about 8% of an ingest here. Restored afterwards."""
+    before = gc.get_threshold()
+    gc.set_threshold(max(before[0], 50_000), *before[1:])
+    try:
+        yield
+    finally:
+        gc.set_threshold(*before)
+
