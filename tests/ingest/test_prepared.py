@@ -146,3 +146,36 @@ def test_an_ingest_stores_the_same_rows_by_either_path(tmp_path):
                            ledger.query("SELECT * FROM counts ORDER BY vid, scenario"),
                            ledger.query("SELECT vid, version, identity FROM versions ORDER BY vid")))
     assert len(tables[0][0]) == 300 and tables[0] == tables[1]
+
+
+def _read_all(path, monkeypatch, beside: bool, **kwargs):
+    monkeypatch.setattr(_fluke_jsonl, "BESIDE_BYTES", 0 if beside else 2 ** 62)
+    try:
+        items = list(read_file(path, prepared=True, **kwargs))
+    except FlukeError as exc:
+        return ("error", str(exc))
+    return [(item.body, item.source) if not isinstance(item, Run) else
+            (content_json(item), item.source.model_dump_json()) for item in items]
+
+
+@pytest.mark.parametrize("defect", [None, "not json", "bad record", "odd but valid", "identity"])
+def test_a_file_read_by_a_second_process_gives_the_same_runs_and_errors(tmp_path, monkeypatch, defect):
+    lines = [orjson.dumps(_run(i)) for i in range(2500)]
+    lines[7] = b"   "                               # blank lines are skipped, and counted
+    lines[1200] = orjson.dumps(dict(_run(1200), outcome={"passed": True, "reward": 1}))   # the model coerces
+    if defect == "not json":
+        lines[2300] = lines[2300][:-9]
+    elif defect == "bad record":
+        lines[2400] = orjson.dumps(dict(_run(2400), trial="seven"))
+    elif defect == "odd but valid":
+        lines[5] = orjson.dumps(dict(_run(5), source={"adapter": "x", "position": "p"}))
+    path = tmp_path / "runs.jsonl"
+    path.write_bytes(b"\n".join(lines) + b"\n\n")
+    kwargs = {"identity": {"model": "filled", "policy": "p"}} if defect == "identity" else {}
+    one = _read_all(path, monkeypatch, False, **kwargs)
+    two = _read_all(path, monkeypatch, True, **kwargs)
+    assert one == two
+    if defect in ("not json", "bad record"):
+        assert one[0] == "error" and f"line {2301 if defect == 'not json' else 2401}" in one[1]
+    else:
+        assert len(one) == 2499

@@ -31,6 +31,11 @@ from ._types import CountRow, Document, IngestResult, StoredRun, VersionInfo
 from ._writer import RunWriter
 
 
+#: Over ``runs``: the runs of ingests that have finished (an ingest committing in batches is
+#: listed in ``pending`` until its last transaction; see :mod:`fluke.ledger._ingest`).
+VISIBLE = "ingest NOT IN (SELECT ingest FROM pending)"
+
+
 class Ledger:
     """The store of runs, grades and documents. Use :func:`fluke.ledger.open_ledger`."""
 
@@ -71,6 +76,19 @@ class Ledger:
     def _run_writer(self) -> RunWriter:
         """A writer of one ingest on this connection (inside the current transaction)."""
         raise NotImplementedError  # pragma: no cover - abstract
+
+    def _stages(self) -> bool:
+        """Whether an ingest too large for one transaction commits its runs in batches while
+        it is pending (SQLite files, see :mod:`fluke.ledger._ingest`)."""
+        return False
+
+    @contextlib.contextmanager
+    def ingest_lock(self, wait: float | None = None) -> Iterator[bool]:
+        """Held for one logical ingest, where the backend needs one (SQLite)."""
+        yield True
+
+    def drop_pending(self) -> None:
+        """Remove what ingests that did not finish left (SQLite: their pending runs)."""
 
     def _fault(self, exc: Exception) -> LedgerError | None:
         """The :class:`LedgerError` for an error of the backend's driver, or None if ``exc``
@@ -255,9 +273,10 @@ class Ledger:
         return ingest_runs(self, runs, progress=progress)
 
     def _where(self, *, scenario: str | None = None, version: str | Sequence[str] | None = None,
-               since: str | None = None, until: str | None = None) -> tuple[str, list[Any]]:
-        """WHERE clause over ``runs`` (or ``counts``, which has the same vid and scenario)."""
-        clauses, params = [], []
+               since: str | None = None, until: str | None = None, runs: bool = True) -> tuple[str, list[Any]]:
+        """WHERE clause over ``runs`` (or ``counts``, which has the same vid and scenario, with
+        ``runs=False``). Over runs it leaves out those of an ingest still being written."""
+        clauses, params = [VISIBLE] if runs else [], []
         if scenario is not None:
             if any(ch in scenario for ch in "*?"):
                 clauses.append("scenario LIKE ?")
@@ -335,7 +354,7 @@ class Ledger:
 
     def empty(self) -> bool:
         """True when the ledger holds no runs (one indexed probe, whatever its size)."""
-        return not self.query("SELECT 1 FROM runs LIMIT 1")
+        return not self.query(f"SELECT 1 FROM runs WHERE {VISIBLE} LIMIT 1")
 
     def require_runs(self) -> None:
         """Raise :class:`fluke.errors.EmptyLedgerError` when the ledger holds no runs: the one
@@ -357,7 +376,7 @@ class Ledger:
         A run whose ``passed`` is unknown counts as a trial that did not pass, and among the
         row's ``unknowns``.
         """
-        where, params = self._where(scenario=scenario, version=version)
+        where, params = self._where(scenario=scenario, version=version, runs=False)
         where, params = self._condition_where(where, params, condition)
         rows = self.query(f"SELECT vid, scenario, condition, trials, passes, unknowns FROM counts{where}", params)
         names = dict(self.query("SELECT vid, version FROM versions"))
@@ -402,7 +421,7 @@ class Ledger:
         except ValueError:   # not hexadecimal
             return None
         rows = self.query("SELECT r.body, i.recorded_at FROM runs r JOIN ingests i ON i.id = r.ingest "
-                          "WHERE r.k = ?", (key,))
+                          f"WHERE r.k = ? AND {VISIBLE}", (key,))
         if rows and body_hash(rows[0][0]) == run_hash:
             return rows[0]
         return None

@@ -25,7 +25,7 @@ import datetime as _dt
 import gc
 from typing import TYPE_CHECKING, Any, Iterable
 
-from ..record import Run, canonical_json
+from ..record import Prepared, Run, canonical_json
 from ._overlap import OverlapCheck
 from ._rows import Rows, version_id
 from ._types import IngestResult
@@ -45,8 +45,8 @@ def utcnow() -> str:
     return _dt.datetime.now(_dt.timezone.utc).strftime("%Y-%m-%dT%H:%M:%S.%fZ")
 
 
-def ingest_runs(ledger: "Ledger", runs: Iterable[Run], *, progress: Any = None) -> IngestResult:
-    """Store ``runs`` in ``ledger`` in one transaction (see :meth:`Ledger.ingest`)."""
+def ingest_runs(ledger: "Ledger", runs: Iterable[Run | Prepared], *, progress: Any = None) -> IngestResult:
+    """Store ``runs`` in ``ledger``, all or nothing (see :meth:`Ledger.ingest`)."""
     recorded_at = utcnow()
     known: set[str] = set()                      # versions met in this ingest
     versions: list[tuple[int, str, str]] = []    # (vid, version, identity JSON) of those
@@ -59,9 +59,11 @@ def ingest_runs(ledger: "Ledger", runs: Iterable[Run], *, progress: Any = None) 
 
     with contextlib.ExitStack() as stack:
 
-        def start() -> Any:
-            stack.enter_context(ledger.atomic())
+        def start(large: bool) -> Any:
             new = ledger._run_writer()
+            if large and ledger._stages():
+                return _Staged(ledger, new, recorded_at, stack)
+            stack.enter_context(ledger.atomic())
             new.begin(recorded_at)
             return new
 
@@ -76,7 +78,7 @@ def ingest_runs(ledger: "Ledger", runs: Iterable[Run], *, progress: Any = None) 
             held.append(rows.columns())
             held_bytes += rows.size
             if writer is None and (held_bytes >= ledger.HOLD_BYTES or seen >= ledger.HOLD_RUNS):
-                writer = start()
+                writer = start(large=True)
             if writer is not None:
                 while held:
                     writer.put_runs(*held.pop(0))
@@ -85,6 +87,8 @@ def ingest_runs(ledger: "Ledger", runs: Iterable[Run], *, progress: Any = None) 
 
         stack.enter_context(ledger.faults())
         stack.enter_context(_young_garbage())
+        stack.enter_context(ledger.ingest_lock())
+        ledger.drop_pending()   # what ingests that did not finish left (none is running now)
         rows = Rows(known)
         add, keys = rows.add, rows.keys
         for run in runs:
@@ -96,12 +100,55 @@ def ingest_runs(ledger: "Ledger", runs: Iterable[Run], *, progress: Any = None) 
         if rows:
             flush(rows)
         if writer is None:
-            writer = start()
+            writer = start(large=False)
             while held:
                 writer.put_runs(*held.pop(0))
         writer.put_versions(versions)
         added = writer.finish(offered)
     return IngestResult(added=added, skipped=seen - added, warnings=overlap.warnings(ledger))
+
+
+class _Staged:
+    """One ingest committed a batch per transaction, and still all or nothing.
+
+    Its record goes into ``pending`` first (one transaction): readers skip the runs of a
+    pending ingest. Each batch of runs is then its own transaction, so the write-ahead log
+    is checkpointed as the ingest goes and stays about a batch long. The last transaction
+    writes the versions and counts and takes the ingest out of ``pending``: all its runs
+    appear at once. If anything fails before that, its runs are removed (a batch per
+    transaction) and so is its record; if the process dies, the next ingest or writable
+    open of the ledger removes them. The caller holds the ledger's ingest lock throughout,
+    so no other ingest stores or skips a run of one that may yet be removed.
+    """
+
+    def __init__(self, ledger: "Ledger", writer: Any, recorded_at: str, stack: contextlib.ExitStack) -> None:
+        self.ledger, self.writer, self.versions = ledger, writer, []
+        self.done = False
+        with ledger.atomic():
+            writer.begin(recorded_at)
+            writer.stage()
+        stack.push(self._undo)
+
+    def put_runs(self, *batch: Any) -> None:
+        with self.ledger.atomic():
+            self.writer.put_runs(*batch)
+
+    def put_versions(self, versions: list[tuple[int, str, str]]) -> None:
+        self.versions = versions
+
+    def finish(self, offered: dict[tuple, list[int]]) -> int:
+        with self.ledger.atomic():
+            self.writer.put_versions(self.versions)
+            added = self.writer.finish(offered)
+            self.writer.unstage()
+        self.done = True
+        return added
+
+    def _undo(self, *exc: Any) -> bool:
+        if not self.done:
+            with contextlib.suppress(Exception):   # left pending: skipped by readers, removed later
+                self.ledger.drop_pending()
+        return False
 
 
 @contextlib.contextmanager
