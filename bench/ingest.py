@@ -95,7 +95,8 @@ def fluke_ingest(jsonl: Path, db: Path, src: str | None) -> dict:
     thread.join()
     code = os.waitstatus_to_exitcode(status)
     err = proc.stderr.read().decode(errors="replace").strip()
-    return {"seconds": seconds, "wal": peak[0], "rss": usage.ru_maxrss / 1024, "code": code, "err": err}
+    return {"seconds": seconds, "wal": peak[0], "rss": usage.ru_maxrss / 1024, "code": code, "err": err,
+            "cpu": usage.ru_utime + usage.ru_stime}
 
 
 def discard(db: Path) -> None:
@@ -121,9 +122,12 @@ def main() -> None:
     load = os.getloadavg()[0]
     db = work / "floor.db"
     discard(db)
+    cpu = time.process_time()
     seconds = floor(jsonl, db)
+    cpu = time.process_time() - cpu
     discard(db)
-    print(f"{'floor (parse + keyed insert)':32} {args.n / seconds:>9,.0f} runs/s   {seconds:6.1f} s   load {load:.1f}")
+    print(f"{'floor (parse + keyed insert)':32} {args.n / seconds:>9,.0f} runs/s   {seconds:6.1f} s   load {load:.1f}   "
+          f"CPU {cpu / args.n * 1e6:.0f} us/run")
     arms = [arm.partition("=")[::2] for arm in args.src] or [("fluke ingest", None)]
     for name, src in arms:
         load = os.getloadavg()[0]
@@ -135,7 +139,8 @@ def main() -> None:
             print(f"{name}: failed ({got['code']}): {got['err'][-400:]}")
             continue
         print(f"{name:32} {args.n / got['seconds']:>9,.0f} runs/s   {got['seconds']:6.1f} s   load {load:.1f}   "
-              f"peak WAL {got['wal'] / 1e6:,.0f} MB   peak RSS {got['rss']:,.0f} MB")
+              f"peak WAL {got['wal'] / 1e6:,.0f} MB   peak RSS {got['rss']:,.0f} MB   "
+              f"CPU {got['cpu'] / args.n * 1e6:.0f} us/run")
     print("goal: fluke ingest >= 15,000 runs/s on SQLite, the WAL bounded (not growing with the file)")
 
 

@@ -260,12 +260,14 @@ class Ledger:
     HOLD_RUNS = 20_000
 
     def ingest(self, runs: Iterable[Run], *, progress: Any = None) -> IngestResult:
-        """Store ``runs`` in one transaction; runs already present are skipped.
+        """Store ``runs``, all or nothing; runs already present are skipped. ``runs`` may hold
+        :class:`fluke.record.Prepared` runs (a file's plain lines, their bodies made).
 
         If the iterable raises part-way (a bad record in a file), or the ledger fails (disk
-        full, connection lost), nothing of it is kept. ``progress`` is called with the number
-        of runs handled after each batch. Memory stays bounded by bytes whatever the number
-        of runs.
+        full, connection lost), or the process dies, nothing of it is kept: a small ingest is
+        one transaction, a large SQLite one commits in batches while pending, unseen by readers
+        (see :mod:`fluke.ledger._ingest`). ``progress`` is called with the number of runs
+        handled after each batch. Memory stays bounded by bytes whatever the number of runs.
         """
         if self.read_only:
             raise LedgerError(f"{self.name}: is read-only here, so nothing can be ingested into it; "

@@ -1,4 +1,4 @@
-"""One ingest: runs in, batches of rows built, one transaction, memory bounded by bytes.
+"""One ingest: runs in, batches of rows built, all or nothing, memory bounded by bytes.
 
 Rows are built here (hashing each run's content once) in batches of at most :data:`BATCH`
 runs or :data:`BATCH_BYTES` bytes of run bodies, whichever comes first. The first batches
@@ -6,6 +6,9 @@ are held, up to :attr:`Ledger.HOLD_BYTES` or :attr:`Ledger.HOLD_RUNS`: a small i
 then written at its end in one short transaction (SQLite's write lock is held only for
 the writing). A larger one opens its transaction then and writes each batch as it is
 built, so what is held never grows with the size of the input, however many runs it has.
+On PostgreSQL that is still one transaction; on SQLite, whose write-ahead log would then
+hold every page of the ingest, each batch is a transaction of its own while the ingest is
+pending (:class:`_Staged`), and the ingest is still all or nothing.
 
 Versions and counts are written at the end, in key order (see :mod:`fluke.ledger._writer`).
 
