@@ -192,12 +192,13 @@ def _documents(doc: Any) -> Iterator[tuple[str | None, Any]]:
 
 def read_file(path: str | Path, *, format: str | None = None,
               identity: dict[str, Any] | None = None,
-              options: dict[str, Any] | None = None) -> Iterator[Run]:
+              options: dict[str, Any] | None = None, prepared: bool = False) -> Iterator[Run]:
     """Yield the runs in ``path``, detecting its format unless ``format`` is given.
 
     ``options`` are reader options for formats that take them (Inspect AI: ``score``, the
     scorer that decides pass or fail, and ``pass_at``, the lowest passing score; see
-    docs/adapters.md); an option the format does not take is an InputError.
+    docs/adapters.md); an option the format does not take is an InputError. With ``prepared``,
+    a reader that can (fluke JSONL) yields :class:`fluke.record.Prepared` runs for an ingest.
 
     >>> import tempfile, os
     >>> from fluke.record import Run
@@ -221,6 +222,8 @@ def read_file(path: str | Path, *, format: str | None = None,
                          hint="unpack it, or choose the format with --format")
     accepted = tuple(getattr(module, "OPTIONS", ()))
     extra = {"options": dict(options or {})} if accepted else {}
+    if prepared and getattr(module, "PREPARED", False):
+        extra["prepared"] = True
     unknown = sorted(set(options or {}) - set(accepted))
     if unknown:
         raise InputError(str(path), None, None, f"the {name} reader takes no option {unknown[0]!r}",

@@ -35,7 +35,7 @@ import orjson
 from pydantic import ValidationError
 
 from ..errors import FormatVersionError, InputError, LedgerError
-from ..record import CANONICAL, FORMAT_VERSION, Identity, Run, condition_key, content_fields, json_default
+from ..record import CANONICAL, FORMAT_VERSION, Identity, Prepared, Run, condition_key, content_fields, json_default
 
 _sha256 = hashlib.sha256
 _VIDS: dict[str, int] = {}
@@ -97,16 +97,30 @@ class Rows:
         """``(keys, vids, scenarios, conditions, passed, sources, bodies)``."""
         return self.keys, self.vids, self.scenarios, self.conditions, self.passed, self.sources, self.bodies
 
-    def add(self, run: Run) -> None:
-        """Append ``run``'s row; a run that cannot be stored as JSON is an InputError naming it."""
+    def add(self, run: Run | Prepared) -> None:
+        """Append ``run``'s row; a run that cannot be stored as JSON is an InputError naming it.
+
+        A :class:`fluke.record.Prepared` run brings its body made (a file's plain runs).
+        """
+        if type(run) is Prepared:
+            self._append(run.body, run.identity, run.scenario, run.condition, run.passed, run.source)
+            return
         try:
             values = content_fields(run)
             body = orjson.dumps(values, default=json_default, option=CANONICAL)
         except (orjson.JSONEncodeError, RecursionError) as exc:
             raise unstorable(run, exc) from None
-        raw = _sha256(body).digest()
+        condition = values["condition"]
+        passed = values["outcome"]["passed"]
+        raw = self._append(body, run.identity, values["scenario"], condition_key(condition) if condition else "",
+                           None if passed is None else 1 if passed else 0,
+                           None if run.source is None else run.source.model_dump_json())
         run.__dict__.setdefault("hash", raw.hex())
-        identity = run.identity
+
+    def _append(self, body: bytes, identity: Identity, scenario: str, condition: str, passed: int | None,
+                source: str | None) -> bytes:
+        """Append one row; return the SHA-256 digest of its body."""
+        raw = _sha256(body).digest()
         version = identity.version
         vid = _VIDS.get(version)
         if vid is None:
@@ -114,16 +128,15 @@ class Rows:
         if version not in self.known:
             self.known.add(version)
             self.identities.append(identity)
-        condition = values["condition"]
         self.keys.append(int.from_bytes(raw[:8], "big", signed=True))
         self.vids.append(vid)
-        self.scenarios.append(values["scenario"])
-        self.conditions.append(condition_key(condition) if condition else "")
-        passed = values["outcome"]["passed"]
-        self.passed.append(None if passed is None else 1 if passed else 0)
-        self.sources.append(None if run.source is None else run.source.model_dump_json())
+        self.scenarios.append(scenario)
+        self.conditions.append(condition)
+        self.passed.append(passed)
+        self.sources.append(source)
         self.bodies.append(body)
         self.size += len(body)
+        return raw
 
 
 def unstorable(run: Run, exc: Exception) -> InputError:

@@ -180,6 +180,16 @@ class SqliteRunWriter(RunWriter):
                             f"VALUES (?, ?, {ingest}, ?, ?, ?) ON CONFLICT DO NOTHING")
         return ingest
 
+    def stage(self) -> None:
+        """List this ingest as pending (its runs are skipped by readers until :meth:`unstage`),
+        with the largest row id before it."""
+        self.conn.execute("INSERT INTO pending (ingest, after) SELECT ?, COALESCE(MAX(rowid), 0) FROM runs",
+                          (self.ingest,))
+
+    def unstage(self) -> None:
+        """Take this ingest out of ``pending``: its runs are read from the commit on."""
+        self.conn.execute("DELETE FROM pending WHERE ingest = ?", (self.ingest,))
+
     def _insert(self, rows: Iterable[tuple], count: int) -> set[int] | None:
         conn = self.conn
         last = conn.execute("SELECT COALESCE(MAX(rowid), 0) FROM runs").fetchone()[0]
