@@ -192,7 +192,8 @@ def test_contrast_result_is_the_old_json_and_its_p_values_are_paired_t_tests(stu
     expected = {"format_version": 1, "kind": "contrast", "factors": ["memory", "retry"], "outcome": "passed",
                 "levels": fc.levels, "environments": 120, "dropped": fc.dropped, "confidence_level": 0.9,
                 "cell_means": fc.cell_means, "contrasts": [vars(c) for c in fc.contrasts],
-                "conditional_on": fc.conditional_on}
+                "conditional_on": fc.conditional_on,
+                "unknowns": sum(r.outcome.passed is None for r in runs), "unknown_policy": "fail"}
     same(json_roundtrip(result.to_dict()), json_roundtrip(expected))
     # the p-value of the main effect of memory is scipy's one-sample t test of the per-environment effects
     cell = {(r.sampling_unit, str(r.condition["memory"]), str(r.condition["retry"])): y[i] for i, r in enumerate(runs)}

@@ -20,10 +20,11 @@ from typing import Any, Sequence
 
 from ..errors import InputError, UsageError
 from ..format import fmt_num, fmt_p
-from ._document import Column, Span, Table, line, note
+from ._document import Column, Span, Table, line
 from ._interval import _ci, outcome_values, scoped_runs
 from ._result import Result
 from ._select import check_level
+from ._unknowns import check_unknown, closing_notes
 
 
 @dataclass(frozen=True)
@@ -37,6 +38,8 @@ class ContrastResult(Result):
     confidence_level: float
     fit: Any                    # fluke.design.FactorialContrasts
     pvalues: tuple[float, ...]  # two-sided t test of each contrast being zero, in the order of fit.contrasts
+    unknowns: int = 0           # runs in scope whose outcome.passed is unknown
+    unknown: str = "fail"       # what was done with them: "fail" (counted as 0) or "exclude"
 
     @property
     def contrasts(self) -> tuple:
@@ -51,7 +54,7 @@ class ContrastResult(Result):
         return {"factors": list(self.factors), "outcome": self.outcome, "levels": fc.levels,
                 "environments": fc.environments, "dropped": fc.dropped, "confidence_level": self.confidence_level,
                 "cell_means": fc.cell_means, "contrasts": [vars(c) for c in fc.contrasts],
-                "conditional_on": fc.conditional_on}
+                "conditional_on": fc.conditional_on, "unknowns": self.unknowns, "unknown_policy": self.unknown}
 
     def blocks(self) -> list:
         fc, level = self.fit, self.confidence_level
@@ -74,7 +77,8 @@ class ContrastResult(Result):
                          [Column("policy", key=True), Column(f"mean {self.outcome}", "right")],
                          [[k, fmt_num(v, 4)] for k, v in fc.cell_means.items()], limit=None, more="policies",
                          notes=["equal weight per environment"]))
-        out.append(note(f"Conditional on: {fc.conditional_on}"))
+        out.extend(closing_notes(fc.conditional_on, self.unknowns if self.outcome == "passed" else None,
+                                 self.unknown))
         return out
 
 
@@ -91,16 +95,20 @@ def parse_factors(factors: str | Sequence[str]) -> tuple[str, str]:
 
 
 def contrast(ledger, *, factors: str | Sequence[str], version: str | None = None, condition: str | None = None,
-             outcome: str = "passed", confidence_level: float = 0.95) -> ContrastResult:
+             outcome: str = "passed", confidence_level: float = 0.95, unknown: str = "fail") -> ContrastResult:
     """Each factor's main effect, its effect at each level of the other, and the interaction, paired
     within each environment (the run's unit) with t intervals over environments (G − 1 df) and the
-    matching two-sided t test."""
+    matching two-sided t test. A run whose ``passed`` is unknown counts as 0 (``unknown="fail"``)
+    or is left out (``"exclude"``); the result says how many there were."""
     from ..design import factorial_contrasts
     from ..inference import t_test_pvalue
 
     names = parse_factors(factors)
     level = check_level(confidence_level, "level")
-    y, kept = outcome_values(scoped_runs(ledger, version, condition), outcome)
+    unknown = check_unknown(unknown)
+    runs = scoped_runs(ledger, version, condition)
+    unknowns = sum(1 for r in runs if r.outcome.passed is None)
+    y, kept = outcome_values(runs, outcome, unknown)
     if not kept:
         raise InputError(ledger.url, None, None, f"no run in scope has an outcome.{outcome}")
     lacking = [r for r in kept if any(f not in r.condition for f in names)]
@@ -115,4 +123,4 @@ def contrast(ledger, *, factors: str | Sequence[str], version: str | None = None
     except ValueError as exc:  # the design is not 2 x 2 in scope
         raise InputError(ledger.url, None, "condition", str(exc)) from None
     pvalues = tuple(t_test_pvalue(c.statistic, c.standard_error, c.df) for c in fit.contrasts)
-    return ContrastResult(names, outcome, len(kept), level, fit, pvalues)
+    return ContrastResult(names, outcome, len(kept), level, fit, pvalues, unknowns, unknown)

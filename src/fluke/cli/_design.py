@@ -85,10 +85,11 @@ def passk(ctx: Context, ks: str | None, version: str | None, condition: str | No
 @_CONDITION
 @_OUTCOME
 @_LEVEL
+@unknown_option
 @output_options
 @pass_context
 def contrast(ctx: Context, factors: str, version: str | None, condition: str | None, outcome: str,
-             confidence_level: float) -> None:
+             confidence_level: float, unknown: str) -> None:
     """Factorial contrasts paired within each environment (the run's unit), clustered by it.
 
     Each factor's main effect, its effect at each level of the other, and the interaction,
@@ -102,7 +103,7 @@ def contrast(ctx: Context, factors: str, version: str | None, condition: str | N
     from ..analysis import contrast as answer
 
     ctx.emit(answer(ctx.ledger(), factors=factors, version=version, condition=condition, outcome=outcome,
-                    confidence_level=confidence_level))
+                    confidence_level=confidence_level, unknown=unknown))
 
 
 @click.command()
