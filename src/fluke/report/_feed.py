@@ -25,7 +25,6 @@ from ._model import (
     Contrast,
     Forest,
     Leaderboard,
-    LeaderRow,
     LuckCase,
     LuckRate,
     NullCalibration,
@@ -186,13 +185,10 @@ def calibration_from(score: Any, *, conditional_on: str = "") -> Calibration:
 
 def leaderboard_from(result: Any) -> Leaderboard:
     """A leaderboard result (``board`` with ``ordered()``, ``groups``, ``strata``, ``scenarios``,
-    ``confidence_level``; ``versions`` = (label, hash) pairs; ``conditional_on()``) as a section."""
+    ``confidence_level``; ``versions`` = (label, hash) pairs; ``conditional_on()``) as a section:
+    its standings best first, as the leaderboard gives them."""
     b = result.board
-    hashes = dict(result.versions)
-    rows = [LeaderRow(label=s.label, version=hashes[s.label], passes=int(s.passes), trials=int(s.trials),
-                      rate=float(s.rate), low=float(s.low), high=float(s.high), rank=int(s.rank),
-                      rank_low=int(s.rank_low), rank_high=int(s.rank_high), p_first=float(s.p_first),
-                      group=str(s.group or "")) for s in b.ordered()]
-    return Leaderboard(rows=rows, groups=None if b.groups is None else [list(g) for g in b.groups],
+    return Leaderboard(rows=list(b.ordered()), versions=dict(result.versions),
+                       groups=None if b.groups is None else [list(g) for g in b.groups],
                        strata=int(b.strata), scenarios=int(b.scenarios), level=float(b.confidence_level),
                        conditional_on=str(_value(result, "conditional_on")))
