@@ -10,7 +10,8 @@ import sys
 import pytest
 
 from fluke.ledger import open_ledger
-from fluke.record import Identity, Outcome, Run, ToolCall, UserMessage
+
+from ..analysis.test_bounded_memory import _runs  # 9 events (~3 KB) a run, versions a and b alternating
 
 PEAK = """
 import json, sys
@@ -24,18 +25,6 @@ print(json.dumps({"peak_kb": peak, "runs": [v["runs"] for v in doc["versions"]],
                   "shown": len(doc["explorer"]["runs"]), "total": doc["explorer"]["total"],
                   "passes": doc["comparison"]["passes"]}))
 """
-
-
-def _runs(n: int):
-    """``n`` runs of 9 events (~2.5 KB each), versions a and b alternating, 100 scenarios, 60% pass."""
-    for i in range(n):
-        k = i // 2
-        passed = (i * 2654435761) % 100 < 60
-        events = [UserMessage(text=f"order W{k:07d} " + "x" * 400)]
-        events += [ToolCall(tool=("lookup", "refund")[j % 2], args={"order": f"W{k}", "j": j}, ok=True,
-                            result={"status": "ok", "pad": "y" * 200}) for j in range(8)]
-        yield Run(scenario=f"s{k % 100}", trial=k // 100, identity=Identity(model="ab"[i % 2]),
-                  events=events, outcome=Outcome(passed=passed, died_at=None if passed else 1 + i % 7))
 
 
 def _peak(tmp_path, n: int) -> dict:
