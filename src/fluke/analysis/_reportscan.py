@@ -155,11 +155,9 @@ def _pass(ledger, chosen: Sequence[str], labels: dict[str, str], *, spec: Any = 
         outcome = doc.get("outcome") or {}
         passed, died_at = outcome.get("passed"), outcome.get("died_at")
         scenario, trial = doc["scenario"], doc.get("trial", 0)
-        version = identity_names(doc.get("identity") or {})[0]
+        if not compare:
+            version = identity_names(doc.get("identity") or {})[0]
         cond = condition_key(doc.get("condition") or {})
-        tally.add(version, scenario, cond, passed=passed, label=outcome.get("label"), died_at=died_at,
-                  events=len(doc.get("events") or ()), tags=doc.get("tags") or (),
-                  conditioned=bool(doc.get("condition")))
         run, marks, mark = None, (), None
         if spec is not None:
             if source is not None:
@@ -176,20 +174,23 @@ def _pass(ledger, chosen: Sequence[str], labels: dict[str, str], *, spec: Any = 
                 hard[run_hash] = first
         if compare:
             facts.append(reduce_body(body, doc, hard))
-        pick.offer(version, scenario, cond, trial, run_hash, passed, item=(body, source, run, marks))
+            version = facts[-1].version
+        tally.add(version, scenario, cond, passed=passed, label=outcome.get("label"), died_at=died_at,
+                  events=len(doc.get("events") or ()), tags=doc.get("tags") or (),
+                  conditioned=bool(doc.get("condition")))
+        pick.offer(version, scenario, cond, trial, run_hash, passed, item=(run_hash, body, source, run, marks))
     picked = pick.picked()
     if stored is not None:
-        found = _violations(ledger, digest, [hashlib.sha256(b.encode() if isinstance(b, str) else b).hexdigest()
-                                             for _, (b, *_) in picked])
+        found = _violations(ledger, digest, [item[0] for _, item in picked])
     shown = []
-    for version, (body, source, run, marks) in picked:
+    for version, (run_hash, body, source, run, marks) in picked:
         if run is None:
             doc = orjson.loads(body)
             if source is not None:
                 doc["source"] = orjson.loads(source)
             run = Run.model_validate(doc)
         if stored is not None:
-            marks = found.get(run.hash, ())
+            marks = found.get(run_hash, ())
         shown.append(explorer_run(run, marks, label=labels[version]))
     total = sum(tally.runs.values())
     explorer = Explorer(runs=shown, total=total, rule="" if total <= max_runs else PICK_RULE)
