@@ -59,7 +59,8 @@ def _mark(scenario: str, output_ok: bool | None, path_ok: bool) -> LuckMark:
 
 @dataclass
 class Scan:
-    """What one pass over the runs left: counts, the explorer, the comparison's reductions, grades."""
+    """What one pass over the runs left: counts, the explorer, the comparison's reductions (shared
+    between runs alike, see :func:`_shared`; ``hard`` is the ``hard_index`` they go with), grades."""
 
     tally: Any
     explorer: Any
@@ -145,8 +146,8 @@ def _pass(ledger, chosen: Sequence[str], labels: dict[str, str], *, spec: Any = 
     tally, pick = RunTally(), ExplorerPick(quotas(held, max_runs))
     compare = len(chosen) == 2
     luck: list = []
-    hard: dict[str, int] = {}
     facts: list = []
+    same: dict[tuple, Any] = {}
     if spec is not None:
         from ..grading import first_hard_index, grade_run
     for body, source in ledger.run_bodies(version=list(chosen)):
@@ -158,7 +159,7 @@ def _pass(ledger, chosen: Sequence[str], labels: dict[str, str], *, spec: Any = 
         if not compare:
             version = identity_names(doc.get("identity") or {})[0]
         cond = condition_key(doc.get("condition") or {})
-        run, marks, mark = None, (), None
+        run, marks, mark, first = None, (), None, None
         if spec is not None:
             if source is not None:
                 doc["source"] = orjson.loads(source)
@@ -170,10 +171,9 @@ def _pass(ledger, chosen: Sequence[str], labels: dict[str, str], *, spec: Any = 
             mark, first = stored[run_hash]
         if mark is not None:
             luck.append(mark)
-            if passed is False and died_at is None:
-                hard[run_hash] = first
+        first = first if passed is False and died_at is None else None
         if compare:
-            facts.append(reduce_body(body, doc, hard))
+            facts.append(_shared(reduce_body(body, doc, {run_hash: first}), first, same))
             version = facts[-1].version
         tally.add(version, scenario, cond, passed=passed, label=outcome.get("label"), died_at=died_at,
                   events=len(doc.get("events") or ()), tags=doc.get("tags") or (),
@@ -195,4 +195,27 @@ def _pass(ledger, chosen: Sequence[str], labels: dict[str, str], *, spec: Any = 
     total = sum(tally.runs.values())
     explorer = Explorer(runs=shown, total=total, rule="" if total <= max_runs else PICK_RULE)
     graded = spec is not None or stored is not None
+    hard = {_hard_key(f): f for f in {key[-1] for key in same} if f is not None}
     return Scan(tally, explorer, facts, luck if graded else None, hard if graded else None, digest)
+
+
+def _hard_key(first: int | None) -> str:
+    return "" if first is None else f"hard violation at {first}"
+
+
+def _shared(facts, first: int | None, same: dict[tuple, Any]):
+    """One :class:`fluke.analysis.RunFacts` for every run the comparison cannot tell apart.
+
+    :func:`fluke.comparison.compare_versions` reads of a run its version, scenario, condition,
+    outcome, events and, for its first hard violation, ``hash`` as a key into ``hard_index``; it
+    does not read the trial. Runs alike in all of that share one object whose ``hash`` names the
+    violation's step (``Scan.hard`` maps it back), so a million runs are a million pointers to a
+    few thousand objects, and the comparison gives the answer it gives on the runs themselves."""
+    from ._facts import RunFacts
+
+    key = (facts.version, facts.scenario, facts.condition_key(), id(facts.outcome), id(facts.events), first)
+    found = same.get(key)
+    if found is None:
+        found = same[key] = RunFacts(facts.scenario, 0, _hard_key(first), facts.version, facts.label, facts.outcome,
+                                     facts.events, facts.condition_key())
+    return found
