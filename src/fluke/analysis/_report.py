@@ -170,7 +170,7 @@ def report(ledger, *, out: str | Path = "fluke-report.html", versions: Sequence[
     the rest by the family tag their scenarios declare: the first tag starting with ``family_prefix``
     (as ``fluke believe --prior family --family-prefix``)."""
     from ..grading import load_spec
-    from ..report import collect_report, enrich, redacted, render_html
+    from ..report import collect_report, enrich, redacted, render_redacted
     from ._select import versions as ledger_versions
 
     for value, name in ((bar, "bar"), (level, "level"), (alpha, "alpha"), (power, "power")):
@@ -212,14 +212,15 @@ def report(ledger, *, out: str | Path = "fluke-report.html", versions: Sequence[
     if spec is None and scan.used is not None and data.luck is not None:
         cond = f"grades stored in the ledger under spec {scan.used[:12]}; {data.luck.conditional_on}"
         data = data.model_copy(update={"luck": data.luck.model_copy(update={"conditional_on": cond})})
-    html = render_html(data)
+    data = redacted(data)
+    html = render_redacted(data)
     tmp = path.with_name(path.name + ".part")
     try:
         tmp.write_text(html, encoding="utf-8")
         tmp.replace(path)  # nothing half-written: the report appears whole or not at all
     finally:
         tmp.unlink(missing_ok=True)
-    return ReportResult(redacted(data), path)
+    return ReportResult(data, path)
 
 
 @dataclass(frozen=True)

@@ -34,7 +34,7 @@ from ._feed import (
 from ._headline import headline_from
 from ._tally import PICK_RULE, ExplorerPick, RunTally, quotas
 from ._paired import p_b_better, paired_from
-from ._html import headline_panel, redacted, render_html, script_json
+from ._html import headline_panel, redacted, render_html, render_redacted, script_json
 from ._model import (
     REPORT_FORMAT_VERSION,
     SECTIONS,
@@ -118,6 +118,7 @@ __all__ = [
     "paired_from",
     "redacted",
     "render_html",
+    "render_redacted",
     "run_demo",
     "script_json",
     "suite_questions_from",

@@ -122,10 +122,10 @@ class ExplorerPick:
         self.seen: Counter = Counter()
         self._keys: dict[str, tuple] = {}
 
-    def _natural(self, scenario: str) -> tuple:
-        key = self._keys.get(scenario)
+    def _natural(self, text: str) -> tuple:
+        key = self._keys.get(text)
         if key is None:
-            key = self._keys[scenario] = natural_key(scenario)
+            key = self._keys[text] = natural_key(text)
         return key
 
     def offer(self, version: str, scenario: str, condition: str, trial: int, run_hash: str, passed: bool | None,
@@ -137,7 +137,7 @@ class ExplorerPick:
         cell = (version, scenario, condition, rank)
         nth = self.seen[cell]
         self.seen[cell] = nth + 1
-        key = (rank, nth, self._natural(scenario), natural_key(condition), trial, run_hash)
+        key = (rank, nth, self._natural(scenario), self._natural(condition), trial, run_hash)
         edge = self.edge[version]
         if edge is not None and key >= edge:
             return False
