@@ -178,3 +178,24 @@ def test_a_board_over_50_cells_groups_the_rest_by_family_tag(chromium, tmp_path,
     assert chromium.evaluate(OVERFLOW) == []
     screenshot(chromium, artifacts / "story-families.png")
     assert problems(chromium) == []
+
+
+def test_a_leaderboard_report_reads_at_1400_by_900(chromium, tmp_path, artifacts):
+    """Four versions (τ-bench gpt-4o, each trial a version): the headline names who ranks first, the
+    forest plot draws one interval per version, and nothing overflows."""
+    from fluke.analysis import report
+    from fluke.ledger import open_ledger
+
+    from .test_story import tau_four_ways
+
+    path = tau_four_ways(need(TAU_AIRLINE), tmp_path / "four.db")
+    with open_ledger(str(path)) as ledger:
+        data = report(ledger, out=tmp_path / "four.html").data
+    at_size(chromium)
+    open_page(chromium, tmp_path / "four.html")
+    check_first_screen(chromium)
+    assert data.headline[0].answer in chromium.evaluate("document.getElementById('headline').textContent")
+    whiskers = chromium.evaluate("""Array.from(document.querySelectorAll('svg[data-chart=leaderboard] line.whisker'))
+        .map(function (l) { return l.getBoundingClientRect().width > 0; })""")
+    assert whiskers == [True] * len(data.leaderboard.rows) and len(whiskers) == 4  # one interval per version
+    assert problems(chromium) == []
