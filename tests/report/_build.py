@@ -10,7 +10,6 @@ from __future__ import annotations
 import numpy as np
 
 from fluke.adapters import read_file
-from fluke.comparison import Standing
 from fluke.ledger import CountRow
 from fluke.record import Run, ToolCall, UserMessage
 from fluke.report import (
@@ -22,6 +21,7 @@ from fluke.report import (
     Explorer,
     Forest,
     Leaderboard,
+    LeaderRow,
     LuckCase,
     LuckRate,
     ReportData,
@@ -103,11 +103,10 @@ def full_report(runs: list[Run]) -> tuple[ReportData, Run, int]:
         versions=[VersionRef(version=version, label=label, runs=len(runs))],
         suite_board=[board], paired=paired_from(*halves),
         leaderboard=Leaderboard(rows=[
-            Standing(label="gpt-4o <b>", passes=84, trials=200, rate=42.0, low=35.1, high=48.9,
-                     rank=1, rank_low=1, rank_high=2, p_first=0.7, group="a"),
-            Standing(label="second half", passes=40, trials=100, rate=40.0, low=30.2, high=49.8,
-                     rank=2, rank_low=1, rank_high=2, p_first=0.3, group="a")],
-            versions={"gpt-4o <b>": version, "second half": "f" * 64},
+            LeaderRow(label="gpt-4o <b>", version=version, passes=84, trials=200, rate=42.0, low=35.1, high=48.9,
+                      rank=1, rank_low=1, rank_high=2, p_first=0.7, group="a"),
+            LeaderRow(label="second half", version="f" * 64, passes=40, trials=100, rate=40.0, low=30.2, high=49.8,
+                      rank=2, rank_low=1, rank_high=2, p_first=0.3, group="a")],
             groups=[["gpt-4o <b>", "second half"]], strata=50, scenarios=50, conditional_on="illustrative"),
         suite_questions=[SuiteQuestions(version=version, label=label, questions=[
             SuiteQuestion(name="average pass rate", value=0.42, display="0.42 (0.36–0.49)",

@@ -13,6 +13,7 @@ breaking the import of the report.
 from __future__ import annotations
 
 from collections.abc import Iterable, Sequence
+from dataclasses import asdict
 from typing import Any
 
 import numpy as np
@@ -25,6 +26,7 @@ from ._model import (
     Contrast,
     Forest,
     Leaderboard,
+    LeaderRow,
     LuckCase,
     LuckRate,
     NullCalibration,
@@ -186,9 +188,10 @@ def calibration_from(score: Any, *, conditional_on: str = "") -> Calibration:
 def leaderboard_from(result: Any) -> Leaderboard:
     """A leaderboard result (``board`` with ``ordered()``, ``groups``, ``strata``, ``scenarios``,
     ``confidence_level``; ``versions`` = (label, hash) pairs; ``conditional_on()``) as a section:
-    its standings best first, as the leaderboard gives them."""
+    its standings best first, as the leaderboard gives them, each with its version's hash."""
     b = result.board
-    return Leaderboard(rows=list(b.ordered()), versions=dict(result.versions),
+    hashes = dict(result.versions)
+    return Leaderboard(rows=[LeaderRow(**asdict(s), version=hashes[s.label]) for s in b.ordered()],
                        groups=None if b.groups is None else [list(g) for g in b.groups],
                        strata=int(b.strata), scenarios=int(b.scenarios), level=float(b.confidence_level),
                        conditional_on=str(_value(result, "conditional_on")))

@@ -15,6 +15,7 @@ True
 
 from __future__ import annotations
 
+from dataclasses import dataclass
 from typing import Literal
 
 from pydantic import BaseModel, ConfigDict, Field
@@ -291,13 +292,19 @@ class Paired(_Model):
     conditional_on: str = ""
 
 
-class Leaderboard(_Model):
-    """Many versions at once, best first, from :func:`fluke.analysis.leaderboard`: its standings as
-    they are (:class:`fluke.comparison.Standing`: pass rate in points with its interval, rank with its
-    bootstrap interval, P(first), group), and each label's version hash."""
+@dataclass(frozen=True)
+class LeaderRow(Standing):
+    """One version on the leaderboard: its :class:`fluke.comparison.Standing` as the leaderboard gives
+    it (pass rate in points over the strata with its interval, rank with its bootstrap interval,
+    P(first), group: "" without groups), and the version's hash."""
 
-    rows: list[Standing]
-    versions: dict[str, str] = Field(default_factory=dict)
+    version: str = ""
+
+
+class Leaderboard(_Model):
+    """Many versions at once, best first, from :func:`fluke.analysis.leaderboard`."""
+
+    rows: list[LeaderRow]
     groups: list[list[str]] | None = None
     strata: int = 0
     scenarios: int = 0
