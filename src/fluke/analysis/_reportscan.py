@@ -71,18 +71,24 @@ class Scan:
     why: str = ""
 
 
-def _stored(ledger, digest: str, chosen: Sequence[str]) -> dict[str, tuple] | None:
-    """Run hash → (luck mark, first hard violation or None) of every grade stored under ``digest``;
-    None when every grade names its version and none is of ``chosen`` (no pass over the runs needed)."""
+def _key(run_hash: str) -> int:
+    """A run's first 64 bits: the key the ledger itself stores runs under (``runs.k``), held as one int."""
+    return int(run_hash[:16], 16)
+
+
+def _stored(ledger, digest: str, chosen: Sequence[str]) -> dict[int, tuple] | None:
+    """:func:`_key` of a run → (luck mark, first hard violation or None), shared between grades alike,
+    of every grade stored under ``digest``; None when every grade names its version and none is of
+    ``chosen`` (no pass over the runs needed)."""
     from ..grading import RunGrade, first_hard_index
 
-    out, ours, unnamed = {}, set(chosen), False
-    mine = False
+    out, pairs, ours, unnamed, mine = {}, {}, set(chosen), False, False
     for run_hash, body in ledger.stream("SELECT run_hash, body FROM grades WHERE spec_digest = ?", (digest,)):
         grade = RunGrade.from_dict(orjson.loads(body))
         unnamed |= grade.version is None
         mine |= grade.version in ours
-        out[run_hash] = (_mark(grade.scenario, grade.output_ok, grade.path_ok), first_hard_index(grade))
+        pair = (_mark(grade.scenario, grade.output_ok, grade.path_ok), first_hard_index(grade))
+        out[_key(run_hash)] = pairs.setdefault(pair, pair)
     return out if (mine or unnamed) else None
 
 
@@ -167,8 +173,8 @@ def _pass(ledger, chosen: Sequence[str], labels: dict[str, str], *, spec: Any = 
             grade = grade_run(run, spec)
             mark, first = _mark(grade.scenario, grade.output_ok, grade.path_ok), first_hard_index(grade)
             marks = violations_from([grade]).get(run_hash, ())
-        elif stored is not None and run_hash in stored:
-            mark, first = stored[run_hash]
+        elif stored is not None:
+            mark, first = stored.get(_key(run_hash), (None, None))
         if mark is not None:
             luck.append(mark)
         first = first if passed is False and died_at is None else None
