@@ -142,7 +142,8 @@ def scan_runs(ledger, chosen: Sequence[str], labels: dict[str, str], *, spec: An
 
 def _pass(ledger, chosen: Sequence[str], labels: dict[str, str], *, spec: Any = None, stored: dict | None = None,
           digest: str | None = None, max_runs: int) -> Scan:
-    from ..record import Run, condition_key
+    from ..ledger import row_run
+    from ..record import condition_key
     from ..report import PICK_RULE, Explorer, ExplorerPick, RunTally, explorer_run, quotas, violations_from
     from ._facts import identity_names, reduce_body
 
@@ -167,9 +168,7 @@ def _pass(ledger, chosen: Sequence[str], labels: dict[str, str], *, spec: Any = 
         cond = condition_key(doc.get("condition") or {})
         run, marks, mark, first = None, (), None, None
         if spec is not None:
-            if source is not None:
-                doc["source"] = orjson.loads(source)
-            run = Run.model_validate(doc)   # graded now: built whole, then dropped unless the explorer keeps it
+            run = row_run(body, source, ledger=ledger.name)   # graded now: whole, then dropped unless shown
             grade = grade_run(run, spec)
             mark, first = _mark(grade.scenario, grade.output_ok, grade.path_ok), first_hard_index(grade)
             marks = violations_from([grade]).get(run_hash, ())
@@ -191,10 +190,7 @@ def _pass(ledger, chosen: Sequence[str], labels: dict[str, str], *, spec: Any = 
     shown = []
     for version, (run_hash, body, source, run, marks) in picked:
         if run is None:
-            doc = orjson.loads(body)
-            if source is not None:
-                doc["source"] = orjson.loads(source)
-            run = Run.model_validate(doc)
+            run = row_run(body, source, ledger=ledger.name)
         if stored is not None:
             marks = found.get(run_hash, ())
         shown.append(explorer_run(run, marks, label=labels[version]))

@@ -18,11 +18,11 @@ if TYPE_CHECKING:
     from ._base import Ledger
 
 __all__ = ["CountRow", "Document", "ExportResult", "IngestResult", "Ledger", "SourceOverlap", "StoredRun",
-           "VersionInfo", "export_runs", "open_ledger", "utcnow"]
+           "VersionInfo", "export_runs", "open_ledger", "row_run", "utcnow"]
 
 _LAZY = {"Ledger": "._base", "utcnow": "._ingest", "CountRow": "._types", "Document": "._types",
          "IngestResult": "._types", "StoredRun": "._types", "VersionInfo": "._types", "SourceOverlap": "._overlap",
-         "ExportResult": "._export", "export_runs": "._export"}
+         "ExportResult": "._export", "export_runs": "._export", "row_run": "._rows"}
 
 
 def __getattr__(name: str) -> Any:
