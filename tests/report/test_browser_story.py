@@ -10,9 +10,11 @@ import pytest
 from click.testing import CliRunner
 
 from fluke.cli import group
+from fluke.format import natural_key
 
 from ..conftest import TAU_AIRLINE, need
-from .test_browser import open_page, problems, requests, screenshot
+from .test_browser import click, open_page, problems, requests, screenshot
+from .test_families import _family, tagged_desk
 from .test_story import tau2_retail_report
 
 WIDTH, HEIGHT = 1400, 900
@@ -20,7 +22,7 @@ WIDTH, HEIGHT = 1400, 900
 OVERFLOW = """(function () {
   var out = [];
   var boxes = 'main section.card, section.headline, li.claim .a, dl.parts dd, td, th, ul.cells li, #run-list button,'
-            + ' .versions li, header.top h1, section.card h3, li.mv, summary, .cond, .verdict';
+            + ' .versions li, header.top h1, section.card h3, h4.family, li.mv, summary, .cond, .verdict, .explorer-note';
   document.querySelectorAll(boxes).forEach(function (e) {
     if (e.clientWidth > 0 && e.scrollWidth > e.clientWidth + 1) {
       out.push(e.tagName + '.' + e.className + ': ' + e.textContent.slice(0, 80) + ' (' + e.scrollWidth + ' > ' + e.clientWidth + ')');
@@ -144,4 +146,56 @@ def test_the_tau_bench_report_is_readable(chromium, tmp_path, artifacts):
     check_first_screen(chromium)
     # One version: the paired view says why it is not there, in one line.
     assert "name two versions" in chromium.evaluate("document.getElementById('paired').textContent")
+    assert problems(chromium) == []
+
+
+def test_a_board_over_50_cells_groups_the_rest_by_family_tag(chromium, tmp_path, artifacts):
+    """60 cells whose scenarios declare tool: tags (some none): the 50 worst drawn, the rest under
+    "show all" by family, each heading naming its tag and count, nothing overflowing once opened."""
+    url, out = tagged_desk(tmp_path / "tags.db"), tmp_path / "tags.html"
+    done = CliRunner().invoke(group, ["--ledger", url, "--json", "report", "--out", str(out), "--family-prefix", "tool:"])
+    assert done.exit_code == 0, done.output
+    doc = json.loads(done.output)
+    at_size(chromium)
+    open_page(chromium, out)
+    check_first_screen(chromium)
+    first = "document.querySelector('#suite-board details')"
+    assert chromium.evaluate(f"{first}.open") is False
+    click(chromium, "#suite-board details > summary")
+    assert chromium.evaluate(f"{first}.open") is True
+    shown = chromium.evaluate("""Array.from(document.querySelectorAll('#suite-board h4.family')).map(function (h) {
+        var chart = h.nextElementSibling.querySelector('svg.chart');
+        return [h.getAttribute('data-family'), h.getBoundingClientRect().height > 0,
+                chart.querySelectorAll('circle.pt').length]; })""")
+    rows = doc["suite_board"][0]["rows"]
+    rest = sorted(rows, key=lambda r: (r["p_above_bar"], r["mean"], natural_key(r["scenario"])))[50:]
+    families: dict[str, int] = {}
+    for r in rest:
+        fam = _family(r["scenario"], "tool:") or ""
+        families[fam] = families.get(fam, 0) + 1
+    assert {f: n for f, _, n in shown} == families and len(families) > 1  # one dot per cell, under its family
+    assert all(visible for _, visible, _ in shown)
+    assert chromium.evaluate(OVERFLOW) == []
+    screenshot(chromium, artifacts / "story-families.png")
+    assert problems(chromium) == []
+
+
+def test_a_leaderboard_report_reads_at_1400_by_900(chromium, tmp_path, artifacts):
+    """Four versions (τ-bench gpt-4o, each trial a version): the headline names who ranks first, the
+    forest plot draws one interval per version, and nothing overflows."""
+    from fluke.analysis import report
+    from fluke.ledger import open_ledger
+
+    from .test_story import tau_four_ways
+
+    path = tau_four_ways(need(TAU_AIRLINE), tmp_path / "four.db")
+    with open_ledger(str(path)) as ledger:
+        data = report(ledger, out=tmp_path / "four.html").data
+    at_size(chromium)
+    open_page(chromium, tmp_path / "four.html")
+    check_first_screen(chromium)
+    assert data.headline[0].answer in chromium.evaluate("document.getElementById('headline').textContent")
+    whiskers = chromium.evaluate("""Array.from(document.querySelectorAll('svg[data-chart=leaderboard] line.whisker'))
+        .map(function (l) { return l.getBoundingClientRect().width > 0; })""")
+    assert whiskers == [True] * len(data.leaderboard.rows) and len(whiskers) == 4  # one interval per version
     assert problems(chromium) == []

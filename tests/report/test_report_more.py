@@ -74,3 +74,33 @@ def test_two_versions_and_a_spec_fill_comparison_luck_and_questions(tmp_path):
         assert "P(every scenario clears 0.9)" in names
     page = out.read_text()
     assert cmp_["verdict"] in page and "Not computed: no spec" not in page
+
+
+def test_the_streamed_comparison_is_the_one_fluke_compare_gives_from_stored_grades(tmp_path):
+    """The report reduces runs alike to one shared reduction and reads hard violations from the
+    grades fluke grade stored; fluke compare grades each failed run itself. Same answer, step by step."""
+    from fluke.analysis import compare, report
+
+    runs = []
+    for r in tau_runs(need(TAU_AIRLINE)):
+        body = r.model_dump(mode="json")
+        body["identity"] = {**body["identity"], "model": "arm-a" if r.trial < 2 else "arm-b"}
+        body["outcome"] = {**body["outcome"], "died_at": None}   # every failure step from the spec or the last call
+        runs.append(Run.model_validate(body))
+    tools = sorted({e.tool for r in runs for e in r.tool_calls})
+    spec = tmp_path / "spec.json"
+    spec.write_text(json.dumps({"tools": tools, "required": ["get_user_details"], "forbidden": ["transfer_to_human_agents"]}))
+    url = str(tmp_path / "g.db")
+    with open_ledger(url) as ledger:
+        ledger.ingest(runs)
+    assert CliRunner().invoke(group, ["--ledger", url, "grade", "--spec", str(spec)]).exit_code in (0, 1)
+    with open_ledger(url) as ledger:
+        mine = report(ledger, out=tmp_path / "r.html", versions=["model=arm-a", "model=arm-b"]).data.comparison
+        theirs = compare(ledger, "model=arm-a", "model=arm-b", spec=str(spec), record=False).payload()
+    where = sorted(theirs["where"]["steps"]["steps"], key=lambda s: s["step"])
+    assert theirs["died_from"]["hard violation"] > 0          # the stored grades placed some deaths
+    assert (mine.verdict, mine.pvalue, mine.detection_limit) == (theirs["verdict"], theirs["pvalue"],
+                                                                theirs["detection_limit"])
+    assert mine.steps == [s["step"] for s in where]
+    assert [mine.arms[0].deaths, mine.arms[1].deaths] == [[s["deaths_a"] for s in where], [s["deaths_b"] for s in where]]
+    assert mine.qvalues == [s["qvalue"] for s in where]

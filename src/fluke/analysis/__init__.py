@@ -29,6 +29,7 @@ _EXPORTS: dict[str, str] = {
     "PredictionResult": "_believe", "ReviewResult": "_believe", "Beliefs": "_beliefs", "beliefs": "_beliefs",
     "cell_name": "_beliefs",
     "report": "_report", "ReportResult": "_report", "demo": "_report", "DemoSummary": "_report",
+    "scan_runs": "_reportscan", "Scan": "_reportscan",
     "ingest": "_record", "IngestReport": "_record", "parse_identity": "_record", "run_suite": "_record",
     "SuiteRunResult": "_record",
     "export": "_summary", "ExportReport": "_summary",

@@ -73,9 +73,16 @@ def _size(n: float) -> str:
     return f"{n:.0f} bytes"
 
 
-def check_budget(runs: int, what: str, per_run: int, *, hint: str = "narrow the query") -> int:
-    """The estimated need (``runs × per_run`` bytes); raises :class:`TooLargeError` past what is available."""
-    need = int(runs) * int(per_run)
+def check_budget(runs: int, what: str, per_run: int, *, hint: str = "narrow the query", extra: int = 0) -> int:
+    """The estimated need (``runs × per_run + extra`` bytes: ``extra`` for what a verb holds besides
+    its per-run reduction, such as the report's explorer); raises :class:`TooLargeError` past what is available.
+
+    >>> os.environ["FLUKE_MEMORY_BUDGET"] = "1G"
+    >>> check_budget(1_000_000, "report", 400, extra=1_000 * 47_600)
+    447600000
+    >>> del os.environ["FLUKE_MEMORY_BUDGET"]
+    """
+    need = int(runs) * int(per_run) + int(extra)
     have = available_memory()
     if have is not None and need > have:
         raise TooLargeError(f"{what} on {runs:,} runs would need about {_size(need)} of memory and "

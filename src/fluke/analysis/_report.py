@@ -159,12 +159,19 @@ def _boards(ledger, chosen, *, bar: float, level: float):
 def report(ledger, *, out: str | Path = "fluke-report.html", versions: Sequence[str] = (), bar: float = 0.9,
            level: float = 0.95, max_runs: int = 1000, title: str | None = None, spec: str | None = None,
            alpha: float = 0.05, power: float = 0.8, ceiling: float = 5.0,
-           hazard_ceiling: float = 1.3, spec_digest: str | None = None) -> ReportResult:
+           hazard_ceiling: float = 1.3, spec_digest: str | None = None, family_prefix: str = "") -> ReportResult:
     """Write the HTML report of ``versions`` (selectors; default all) to ``out`` and return its summary.
 
     Grades: with ``spec`` the runs are graded against it; without, the grades ``fluke grade`` stored
-    in the ledger are used, under ``spec_digest`` (a prefix) or else the newest stored spec."""
-    from ..report import collect_report, enrich, grade_for_report, redacted, render_html, stored_grades, violations_from
+    in the ledger are used, under ``spec_digest`` (a prefix) or else the newest stored spec.
+
+    The runs stream past once (:func:`fluke.analysis.scan_runs`): each is reduced to what the sections
+    need, and at most ``max_runs`` are kept whole for the run explorer. Boards over 50 cells group
+    the rest by the family tag their scenarios declare: the first tag starting with ``family_prefix``
+    (as ``fluke believe --prior family --family-prefix``)."""
+    from ..grading import load_spec
+    from ..report import collect_report, enrich, redacted, render_redacted
+    from ._select import versions as ledger_versions
 
     for value, name in ((bar, "bar"), (level, "level"), (alpha, "alpha"), (power, "power")):
         check_level(value, name)
@@ -177,40 +184,43 @@ def report(ledger, *, out: str | Path = "fluke-report.html", versions: Sequence[
         from ..errors import UsageError
 
         raise UsageError(f"--out {out}: the folder {path.parent} does not exist (create it first)")
-    from ._budget import check_budget
-
-    check_budget(ledger.count(version=chosen), "report", REPORT_BYTES,
-                 hint="report on fewer versions (--version; fluke summary lists them), or ask the question "
-                      "directly: fluke compare / believe / passk read counts or one reduction per run")
-    runs = list(ledger.runs(version=chosen))
     if spec is not None and spec_digest is not None:
         from ..errors import UsageError
 
         raise UsageError("give --spec (grade now) or --spec-digest (use stored grades), not both")
-    why = ""
-    if spec is not None:
-        grades, _ = grade_for_report(runs, spec)
-    else:
-        grades, used, why = stored_grades(ledger, runs, spec_digest)
+    from ._budget import check_budget
+    from ._reportscan import FACT_BYTES, TALLY_BYTES, scan_runs
+
+    total = ledger.count(version=chosen)
+    kept = FACT_BYTES if len(chosen or ledger_versions(ledger)) == 2 else TALLY_BYTES
+    check_budget(total, "report", kept, extra=min(total, max_runs) * (REPORT_BYTES - kept),
+                 hint="report on fewer versions (--version; fluke summary lists them), show fewer runs in the "
+                      "explorer (--max-runs), or ask the question directly: fluke compare / believe / passk read "
+                      "counts or one reduction per run")
+    infos = {i.version: i for i in ledger.versions()}
+    every = list(chosen) if chosen else list(infos)
+    labels = {v: infos[v].identity.label() if v in infos else v[:12] for v in every}
+    scan = scan_runs(ledger, every, labels, spec=None if spec is None else load_spec(spec), spec_digest=spec_digest,
+                     max_runs=max_runs)
     boards, suites = _boards(ledger, chosen, bar=bar, level=level)
     data = collect_report(ledger, versions=chosen, bar=bar, level=level, max_runs=max_runs, title=title,
-                          runs=runs, violations=violations_from(grades) if grades is not None else None,
-                          boards=boards)
-    data = enrich(data, runs, grades, spec_path=spec, alpha=alpha, power=power, ceiling=ceiling,
-                  hazard_ceiling=hazard_ceiling, no_grades=why or None, suites=suites)
+                          boards=boards, tally=scan.tally, explorer=scan.explorer, family_prefix=family_prefix)
+    data = enrich(data, scan.facts, scan.luck, spec_path=spec, alpha=alpha, power=power, ceiling=ceiling,
+                  hazard_ceiling=hazard_ceiling, no_grades=scan.why or None, suites=suites, hard=scan.hard)
     if len(data.versions) >= 3:
         data = _with_leaderboard(ledger, data, alpha=alpha, power=power, ceiling=ceiling)
-    if spec is None and grades is not None and data.luck is not None:
-        cond = f"grades stored in the ledger under spec {used[:12]}; {data.luck.conditional_on}"
+    if spec is None and scan.used is not None and data.luck is not None:
+        cond = f"grades stored in the ledger under spec {scan.used[:12]}; {data.luck.conditional_on}"
         data = data.model_copy(update={"luck": data.luck.model_copy(update={"conditional_on": cond})})
-    html = render_html(data)
+    data = redacted(data)
+    html = render_redacted(data)
     tmp = path.with_name(path.name + ".part")
     try:
         tmp.write_text(html, encoding="utf-8")
         tmp.replace(path)  # nothing half-written: the report appears whole or not at all
     finally:
         tmp.unlink(missing_ok=True)
-    return ReportResult(redacted(data), path)
+    return ReportResult(data, path)
 
 
 @dataclass(frozen=True)

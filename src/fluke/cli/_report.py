@@ -17,13 +17,17 @@ from ._common import Context, output_options, pass_context
 @click.option("--level", type=float, default=0.95,
               show_default=True, help="Credible level of the intervals.")
 @click.option("--max-runs", type=click.IntRange(min=0), default=1000, show_default=True,
-              help="At most this many runs in the run explorer.")
+              help="At most this many runs in the run explorer (past it: an equal share per version, failed "
+                   "runs first, one per scenario cell before a second).")
 @click.option("--title", help="The report's title.")
 @click.option("--spec", type=click.Path(exists=True, dir_okay=False),
               help="Grading spec: adds the luck rate, marks violations in the explorer, and lets a failed run "
                    "die at its first hard violation in the comparison.")
 @click.option("--spec-digest", help="Use the grades stored under this spec (a digest prefix; default: the newest "
                                     "spec whose grades cover these runs).")
+@click.option("--family-prefix", default="", show_default=True,
+              help="Boards over 50 cells group the rest by the family tag each scenario declares: its first tag "
+                   "(sorted) starting with this prefix, e.g. tool: (the rule of fluke believe --prior family).")
 @click.option("--alpha", type=float, default=0.05, show_default=True,
               help="Significance level of the two-version comparison.")
 @click.option("--power", type=float, default=0.8, show_default=True,
@@ -33,7 +37,8 @@ from ._common import Context, output_options, pass_context
 @output_options
 @pass_context
 def report(ctx: Context, out: str, selectors: tuple[str, ...], bar: float, level: float, max_runs: int,
-           title: str | None, spec: str | None, spec_digest: str | None, alpha: float, power: float, ceiling: float) -> None:
+           title: str | None, spec: str | None, spec_digest: str | None, family_prefix: str, alpha: float, power: float,
+           ceiling: float) -> None:
     """Write the HTML report (opens from disk, no network) and print a summary.
 
     With exactly two versions selected, the report compares them (stratified log-rank, per-step
@@ -49,4 +54,5 @@ def report(ctx: Context, out: str, selectors: tuple[str, ...], bar: float, level
     from ..analysis import report as write_report
 
     ctx.emit(write_report(ctx.ledger(), out=out, versions=selectors, bar=bar, level=level, max_runs=max_runs,
-                          title=title, spec=spec, spec_digest=spec_digest, alpha=alpha, power=power, ceiling=ceiling))
+                          title=title, spec=spec, spec_digest=spec_digest, family_prefix=family_prefix, alpha=alpha,
+                          power=power, ceiling=ceiling))

@@ -9,9 +9,16 @@ Build a :class:`ReportData` (by hand, or with :func:`collect_report` from a ledg
 True
 """
 
-from ._collect import collect_report, deaths_by_step, explorer_run, uniform_beta_board
+from ._collect import (
+    cells_from_outcomes,
+    collect_report,
+    deaths_by_step,
+    deaths_from_counts,
+    explorer_run,
+    uniform_beta_board,
+)
 from ._demo import DemoResult, run_demo
-from ._enrich import enrich, grade_for_report, stored_grades
+from ._enrich import enrich
 from ._feed import (
     board_from,
     calibration_from,
@@ -25,8 +32,9 @@ from ._feed import (
     violations_from,
 )
 from ._headline import headline_from
+from ._tally import PICK_RULE, ExplorerPick, RunTally, quotas
 from ._paired import p_b_better, paired_from
-from ._html import headline_panel, redacted, render_html, script_json
+from ._html import headline_panel, redacted, render_html, render_redacted, script_json
 from ._model import (
     REPORT_FORMAT_VERSION,
     SECTIONS,
@@ -59,6 +67,12 @@ from ._model import (
 )
 
 __all__ = [
+    "PICK_RULE",
+    "ExplorerPick",
+    "RunTally",
+    "cells_from_outcomes",
+    "deaths_from_counts",
+    "quotas",
     "REPORT_FORMAT_VERSION",
     "SECTIONS",
     "Arm",
@@ -96,7 +110,6 @@ __all__ = [
     "deaths_by_step",
     "enrich",
     "explorer_run",
-    "grade_for_report",
     "leaderboard_from",
     "headline_from",
     "headline_panel",
@@ -107,9 +120,9 @@ __all__ = [
     "paired_from",
     "redacted",
     "render_html",
+    "render_redacted",
     "run_demo",
     "script_json",
-    "stored_grades",
     "suite_questions_from",
     "uniform_beta_board",
     "violations_from",

@@ -15,15 +15,14 @@ from datetime import UTC, datetime
 from typing import Any
 from urllib.parse import urlsplit, urlunsplit
 
-import numpy as np
 import orjson
 
 from ..inference import posterior
 from ..record import Run, ToolCall, UserMessage, redact
-from ..format import natural_key
 from ..inference import check_level
 from ._feed import board_from
 from ._paired import paired_from
+from ._tally import PICK_RULE, ExplorerPick, RunTally, death_step_of, quotas
 from ._model import (
     Arm,
     Boundary,
@@ -81,11 +80,23 @@ def death_step(run: Run) -> int | None:
     >>> death_step(Run(scenario="s", events=[UserMessage(text="hi")] * 3, outcome=Outcome(passed=False)))
     2
     """
-    if run.outcome.passed is not False:
-        return None
-    if run.outcome.died_at is not None:
-        return run.outcome.died_at
-    return max(len(run.events) - 1, 0)
+    return death_step_of(run.outcome.passed, run.outcome.died_at, len(run.events))
+
+
+def deaths_from_counts(arms: Sequence[tuple[str, str, int, Mapping[int, int]]]) -> Comparison:
+    """Deaths by step from counts: each arm ``(label, version, runs, {step: deaths})``, on one common axis.
+
+    >>> c = deaths_from_counts([("v1", "a" * 64, 2, {1: 1}), ("v2", "b" * 64, 1, {})])
+    >>> c.steps, [arm.deaths for arm in c.arms]
+    ([0, 1], [[0, 1], [0, 0]])
+    """
+    width = max([max(d) for *_, d in arms if d] + [-1]) + 1
+    out = [Arm(label=label, version=version, runs=runs, deaths=[int(d.get(s, 0)) for s in range(width)])
+           for label, version, runs, d in arms]
+    died = ("the harness's recorded failure step (died_at) where present, else the run's last event; "
+            "passing runs are not deaths")
+    return Comparison(arms=out, steps=list(range(width)),
+                      conditional_on=f"{'; '.join(f'{a.label} ({a.version[:12]})' for a in out)}; a death is at {died}")
 
 
 def deaths_by_step(arms: Sequence[tuple[str, str, Sequence[Run]]]) -> Comparison:
@@ -98,16 +109,8 @@ def deaths_by_step(arms: Sequence[tuple[str, str, Sequence[Run]]]) -> Comparison
     >>> c.steps, [arm.deaths for arm in c.arms]
     ([0, 1], [[0, 1], [0, 0]])
     """
-    steps_per_arm = [np.array([s for s in map(death_step, runs) if s is not None], dtype=int)
-                     for _, _, runs in arms]
-    last = max([int(s.max()) for s in steps_per_arm if s.size] + [-1])
-    width = last + 1
-    out = [Arm(label=label, version=version, runs=len(runs), deaths=np.bincount(s, minlength=width).tolist())
-           for (label, version, runs), s in zip(arms, steps_per_arm)]
-    died = ("the harness's recorded failure step (died_at) where present, else the run's last event; "
-            "passing runs are not deaths")
-    return Comparison(arms=out, steps=list(range(width)),
-                      conditional_on=f"{'; '.join(f'{a.label} ({a.version[:12]})' for a in out)}; a death is at {died}")
+    return deaths_from_counts([(label, version, len(runs), Counter(s for s in map(death_step, runs) if s is not None))
+                               for label, version, runs in arms])
 
 
 def _clip(text: str) -> str:
@@ -160,11 +163,15 @@ def boundary_cells(runs: Iterable[Run]) -> list[BoundaryCell]:
 
     A run with no label counts by ``passed``; a run with neither is left out.
     """
-    tally: dict[str, Counter] = {}
+    tally = RunTally()
     for run in runs:
-        label = run.outcome.label or {True: "complete", False: "fail", None: None}[run.outcome.passed]
-        if label is not None:
-            tally.setdefault(run.condition_key(), Counter())[label] += 1
+        tally.add("", run.scenario, run.condition_key(), passed=run.outcome.passed, label=run.outcome.label,
+                  died_at=run.outcome.died_at, events=len(run.events))
+    return cells_from_outcomes(tally.outcomes.get("", {}))
+
+
+def cells_from_outcomes(tally: Mapping[str, Counter]) -> list[BoundaryCell]:
+    """Boundary cells from outcome counts per condition key (see :func:`boundary_cells`)."""
     return [BoundaryCell(condition=key, works=c["complete"], should_ask=c["should_ask"], fails=c["fail"],
                          errors=c["error"]) for key, c in sorted(tally.items())]
 
@@ -187,12 +194,17 @@ def safe_url(url: str | None) -> str | None:
 def collect_report(ledger: Any, *, versions: Sequence[str] | None = None, bar: float = 0.9, level: float = 0.95,
                    max_runs: int = 1000, title: str | None = None,
                    violations: Mapping[str, Sequence[Mapping[str, Any]]] | None = None,
-                   runs: Iterable[Run] | None = None, boards: Sequence[SuiteBoard] | None = None) -> ReportData:
+                   runs: Iterable[Run] | None = None, boards: Sequence[SuiteBoard] | None = None,
+                   tally: RunTally | None = None, explorer: Explorer | None = None,
+                   family_prefix: str = "") -> ReportData:
     """Build the report from a ledger: suite board, deaths by step, boundary (when runs carry
     conditions) and the run explorer, for ``versions`` (full hashes; default every version).
 
     ``violations`` maps a run hash to its violations, for the explorer to mark; ``runs``, when
-    given, are the selected versions' runs already read from the ledger (they are not read again).
+    given, are the selected versions' runs already read from the ledger (they are not read again;
+    they stream past once, whatever their number). A caller that streamed the runs itself passes
+    its ``tally`` and ``explorer`` instead. Boards over :data:`fluke.report.SHOW` cells group the
+    rest by the family tag their scenarios declare (``family_prefix``, as ``fluke believe``).
     """
     infos = {i.version: i for i in ledger.versions()}
     chosen = list(versions) if versions else list(infos)
@@ -201,21 +213,31 @@ def collect_report(ledger: Any, *, versions: Sequence[str] | None = None, bar: f
     if boards is None:  # the answer layer passes the boards of fluke.analysis.believe; the demo builds its own
         boards = [uniform_beta_board([r for r in counts if r.version == v], version=v, label=labels[v], bar=bar,
                                      level=level) for v in chosen if any(r.version == v for r in counts)]
-    boards = list(boards)
-    by_version: dict[str, list[Run]] = {v: [] for v in chosen}
-    for run in (ledger.runs(version=chosen) if runs is None else runs):
-        if run.version in by_version:
-            by_version[run.version].append(run)
+    if tally is None:
+        held = {v: 0 for v in chosen}
+        for r in counts:
+            held[r.version] = held.get(r.version, 0) + r.trials
+        tally, pick = RunTally(), ExplorerPick(quotas(held, max_runs))
+        for run in (ledger.runs(version=chosen) if runs is None else runs):
+            if run.version in held:
+                tally.add_run(run)
+                pick.offer(run.version, run.scenario, run.condition_key(), run.trial, run.hash, run.outcome.passed,
+                           item=run)
+        total = sum(tally.runs.values())
+        explorer = Explorer(runs=[explorer_run(r, (violations or {}).get(r.hash, ()), label=labels[v])
+                                  for v, r in pick.picked()], total=total,
+                            rule="" if total <= max_runs else PICK_RULE)
+    boards = [b.model_copy(update={"families": families_of(tally, b.version, family_prefix)}) for b in boards]
     missing = dict(MISSING)
     comparison = None
-    if any(by_version.values()):
-        comparison = deaths_by_step([(labels[v], v, by_version[v]) for v in chosen])
+    if any(tally.runs.get(v) for v in chosen):
+        comparison = deaths_from_counts([(labels[v], v, tally.runs.get(v, 0), tally.deaths.get(v, {})) for v in chosen])
         note = ("One version selected: deaths by step only; name two versions with --version to compare them."
                 if len(chosen) == 1 else "")
         comparison = comparison.model_copy(update={"note": note})
-    boundary = [Boundary(version=v, label=labels[v], cells=boundary_cells(by_version[v]),
+    boundary = [Boundary(version=v, label=labels[v], cells=cells_from_outcomes(tally.outcomes.get(v, {})),
                          conditional_on=f"version {v[:12]} ({labels[v]}); each condition's runs as recorded")
-                for v in chosen if any(r.condition for r in by_version[v])]
+                for v in chosen if v in tally.conditioned]
     if not boundary:
         missing["boundary"] = "the selected runs carry no conditions"
     paired = paired_from(boards[0], boards[1]) if len(chosen) == 2 and len(boards) == 2 else None
@@ -225,14 +247,15 @@ def collect_report(ledger: Any, *, versions: Sequence[str] | None = None, bar: f
                              f"{len(chosen)}: see the leaderboard")
     if len(chosen) < 3:
         missing["leaderboard"] = "fewer than three versions selected (two are compared and paired instead)"
-    everything = sorted((r for v in chosen for r in by_version[v]),
-                        key=lambda r: (chosen.index(r.version), natural_key(r.scenario), r.trial, r.hash))
-    explorer = Explorer(runs=[explorer_run(r, (violations or {}).get(r.hash, ()), label=labels[r.version])
-                              for r in everything[:max_runs]], total=len(everything))
     return ReportData(
         title=title or "fluke report: " + ", ".join(labels[v] for v in chosen),
         generated_at=datetime.now(UTC).strftime("%Y-%m-%d %H:%M UTC"),
         ledger=safe_url(getattr(ledger, "url", None)),
-        versions=[VersionRef(version=v, label=labels[v], runs=len(by_version[v])) for v in chosen],
+        versions=[VersionRef(version=v, label=labels[v], runs=tally.runs.get(v, 0)) for v in chosen],
         paired=paired, suite_board=boards or None, comparison=comparison, boundary=boundary or None,
-        explorer=explorer if everything else None, missing=missing)
+        explorer=explorer if explorer is not None and explorer.total else None, missing=missing)
+
+
+def families_of(tally: RunTally, version: str, prefix: str = "") -> dict[str, str]:
+    """Scenario → family tag of the scenarios of ``version`` that declare one (see :meth:`RunTally.families`)."""
+    return {s: f for s, f in tally.families(version, prefix).items() if f is not None}

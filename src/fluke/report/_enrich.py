@@ -9,7 +9,7 @@ import numpy as np
 
 from ..comparison import compare_versions
 from ..errors import FlukeError
-from ..grading import RunGrade, first_hard_index, grade_run, load_spec, luck_rate
+from ..grading import first_hard_index, luck_rate
 from ..inference import posterior, suite_questions
 from ._feed import comparison_from, luck_from, suite_questions_from
 from ._headline import headline_from
@@ -17,54 +17,14 @@ from ._headline import headline_from
 _NO_SPEC = "no spec given (pass --spec SPEC to grade the runs and show the luck rate)"
 
 
-def grade_for_report(runs: list, spec_path: str | None) -> tuple[list | None, str | None]:
-    """Grades of ``runs`` against the spec at ``spec_path``, or (None, why not).
-
-    >>> grade_for_report([], None)[1]
-    'no spec given (pass --spec SPEC to grade the runs and show the luck rate)'
-    """
-    if not spec_path:
-        return None, _NO_SPEC
-    spec = load_spec(spec_path)
-    return [grade_run(r, spec) for r in runs], None
-
-
-def stored_grades(ledger: Any, runs: list, spec_digest: str | None = None) -> tuple[list | None, str | None, str]:
-    """The grades ``fluke grade`` stored for ``runs``: under ``spec_digest`` (a prefix will do), else
-    under the newest stored spec that grades any of them. Returns (grades or None, digest, why not).
-
-    >>> import os, tempfile
-    >>> from fluke.ledger import open_ledger
-    >>> stored_grades(open_ledger(os.path.join(tempfile.mkdtemp(), "g.db")), [])[2]
-    'no grades stored in the ledger (run fluke grade --spec SPEC, or pass --spec SPEC)'
-    """
-    from ..errors import SelectorError
-
-    docs = ledger.documents("spec")
-    if spec_digest is not None:
-        found = [d for d in docs if d.digest.startswith(spec_digest)]
-        if len(found) != 1:
-            held = ", ".join(d.digest[:12] for d in docs) or "none"
-            raise SelectorError(f"--spec-digest {spec_digest}: {'no' if not found else len(found)} stored specs "
-                                f"match; the ledger holds {held}")
-        docs = found
-    wanted = {r.hash for r in runs}
-    for doc in reversed(docs):  # newest first
-        body = ledger.grades(doc.digest)
-        grades = [RunGrade.from_dict(body[h]) for h in sorted(wanted & set(body))]
-        if grades:
-            return grades, doc.digest, ""
-    if spec_digest is not None:
-        return None, None, f"no grades stored for the selected runs under spec {spec_digest}"
-    return None, None, "no grades stored in the ledger (run fluke grade --spec SPEC, or pass --spec SPEC)"
-
-
 def enrich(data: Any, runs: list, grades: list | None, *, spec_path: str | None, alpha: float, power: float,
            ceiling: float = 5.0, hazard_ceiling: float = 1.3, no_grades: str | None = None,
-           suites: dict | None = None) -> Any:
+           suites: dict | None = None, hard: dict | None = None) -> Any:
     """``data`` with the luck rate, the two-version comparison and the suite questions added;
-    reasons for what is left out go to ``missing``. ``grades`` are the runs' grades (or None, and
-    then ``no_grades`` says why)."""
+    reasons for what is left out go to ``missing``. ``runs`` are the two versions' runs (or their
+    :class:`fluke.analysis.RunFacts`); ``grades`` their grades (or what the luck rate reads of them:
+    ``scenario``, ``output_ok``, ``path_ok``), or None, and then ``no_grades`` says why. ``hard``
+    maps a failed run's hash to its first hard violation; without it, it comes from ``grades``."""
     updates: dict[str, Any] = {}
     missing = dict(data.missing)
     if grades is not None:
@@ -75,8 +35,7 @@ def enrich(data: Any, runs: list, grades: list | None, *, spec_path: str | None,
 
     versions = [v.version for v in data.versions]
     if len(versions) == 2:
-        hard = None
-        if grades is not None:
+        if hard is None and grades is not None:
             by_hash = {g.run_hash: g for g in grades}
             hard = {r.hash: first_hard_index(by_hash[r.hash]) for r in runs
                     if r.outcome.passed is False and r.outcome.died_at is None and r.hash in by_hash}

@@ -13,6 +13,7 @@ breaking the import of the report.
 from __future__ import annotations
 
 from collections.abc import Iterable, Sequence
+from dataclasses import asdict
 from typing import Any
 
 import numpy as np
@@ -186,13 +187,11 @@ def calibration_from(score: Any, *, conditional_on: str = "") -> Calibration:
 
 def leaderboard_from(result: Any) -> Leaderboard:
     """A leaderboard result (``board`` with ``ordered()``, ``groups``, ``strata``, ``scenarios``,
-    ``confidence_level``; ``versions`` = (label, hash) pairs; ``conditional_on()``) as a section."""
+    ``confidence_level``; ``versions`` = (label, hash) pairs; ``conditional_on()``) as a section:
+    its standings best first, as the leaderboard gives them, each with its version's hash."""
     b = result.board
     hashes = dict(result.versions)
-    rows = [LeaderRow(label=s.label, version=hashes[s.label], passes=int(s.passes), trials=int(s.trials),
-                      rate=float(s.rate), low=float(s.low), high=float(s.high), rank=int(s.rank),
-                      rank_low=int(s.rank_low), rank_high=int(s.rank_high), p_first=float(s.p_first),
-                      group=str(s.group or "")) for s in b.ordered()]
-    return Leaderboard(rows=rows, groups=None if b.groups is None else [list(g) for g in b.groups],
+    return Leaderboard(rows=[LeaderRow(**asdict(s), version=hashes[s.label]) for s in b.ordered()],
+                       groups=None if b.groups is None else [list(g) for g in b.groups],
                        strata=int(b.strata), scenarios=int(b.scenarios), level=float(b.confidence_level),
                        conditional_on=str(_value(result, "conditional_on")))

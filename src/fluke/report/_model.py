@@ -15,9 +15,12 @@ True
 
 from __future__ import annotations
 
+from dataclasses import dataclass
 from typing import Literal
 
 from pydantic import BaseModel, ConfigDict, Field
+
+from ..comparison import Standing
 
 #: The version of the report document. Bump on an incompatible change.
 REPORT_FORMAT_VERSION = 1
@@ -54,6 +57,8 @@ class SuiteBoard(_Model):
     level: float = 0.95
     rows: list[ScenarioPosterior]
     conditional_on: str = ""
+    #: Scenario → the family tag it declares (``Run.tags``), for the scenarios that declare one.
+    families: dict[str, str] = Field(default_factory=dict)
 
 
 class SuiteQuestion(_Model):
@@ -238,6 +243,8 @@ class ExplorerRun(_Model):
 class Explorer(_Model):
     runs: list[ExplorerRun]
     total: int = Field(ge=0, description="runs selected in the ledger; more than len(runs) when capped")
+    #: How the shown runs were picked when capped ("" when every selected run is shown).
+    rule: str = ""
 
 
 class Claim(_Model):
@@ -285,22 +292,13 @@ class Paired(_Model):
     conditional_on: str = ""
 
 
-class LeaderRow(_Model):
-    """One version on the leaderboard: pass rate in points (mean over strata) with its interval,
-    rank with its bootstrap interval, P(first) and its group (a letter; "" without groups)."""
+@dataclass(frozen=True)
+class LeaderRow(Standing):
+    """One version on the leaderboard: its :class:`fluke.comparison.Standing` as the leaderboard gives
+    it (pass rate in points over the strata with its interval, rank with its bootstrap interval,
+    P(first), group: "" without groups), and the version's hash."""
 
-    label: str
-    version: str
-    passes: int = Field(ge=0)
-    trials: int = Field(ge=0)
-    rate: float
-    low: float
-    high: float
-    rank: int
-    rank_low: int
-    rank_high: int
-    p_first: float
-    group: str = ""
+    version: str = ""
 
 
 class Leaderboard(_Model):

@@ -84,21 +84,37 @@ def _one_run_board(board) -> str:
             f'outcome">{"".join(chips)}</ul>{listing}')
 
 
+def family_groups(board, rows) -> tuple[str, dict[str, list]]:
+    """``rows`` grouped for "show all": by the family tag their scenarios declare
+    (``board.families``; undeclared ones under "(no family tag)") when any scenario of the board
+    declares one, else by the scenario id's prefix before "/" (the rule before tags were read).
+    Returns what the grouping is by, and family → rows."""
+    groups: dict[str, list] = {}
+    if board.families:
+        for r in rows:
+            groups.setdefault(board.families.get(r.scenario, ""), []).append(r)
+        return "family tag", groups
+    for r in rows:
+        groups.setdefault(r.scenario.split("/", 1)[0] if "/" in r.scenario else "", []).append(r)
+    return "scenario prefix", groups
+
+
 def _board_charts(board, key: str) -> str:
-    """The board's chart: the worst :data:`SHOW` cells, the rest behind "show all"; grouped by
-    family (the scenario's prefix before "/") when the board holds more than one."""
+    """The board's chart: the worst :data:`SHOW` cells, the rest behind "show all", grouped by
+    family (:func:`family_groups`) when the rest holds more than one."""
     rows = sorted(board.rows, key=lambda r: (r.p_above_bar, r.mean, natural_key(r.scenario)))
     shown, rest = rows[:SHOW], rows[SHOW:]
     out = charts.suite_board_chart(board.model_copy(update={"rows": shown}), key=key)
     if not rest:
         return _chart(out)
-    families: dict[str, list] = {}
-    for r in rest:
-        families.setdefault(r.scenario.split("/", 1)[0] if "/" in r.scenario else "", []).append(r)
+    by, families = family_groups(board, rest)
     if len(families) > 1:
-        inner = "".join(f"<h4>{esc(fam or '(no family)')} ({len(rs)})</h4>" + _chart(charts.suite_board_chart(
-            board.model_copy(update={"rows": rs}), key=f"{key}-{j}")) for j, (fam, rs) in
-            enumerate(sorted(families.items(), key=lambda kv: natural_key(kv[0]))))
+        none = "(no family tag)" if by == "family tag" else "(no family)"
+        inner = "".join(f'<h4 class="family" data-family="{esc(fam)}">{esc(fam or none)} ({len(rs)})</h4>'
+                        + _chart(charts.suite_board_chart(board.model_copy(update={"rows": rs}), key=f"{key}-{j}"))
+                        for j, (fam, rs) in enumerate(sorted(families.items(),
+                                                             key=lambda kv: (kv[0] == "", natural_key(kv[0])))))
+        inner = f'<p class="sub">Grouped by {esc(by)}, each group worst first.</p>' + inner
     else:
         inner = _chart(charts.suite_board_chart(board.model_copy(update={"rows": rest}), key=f"{key}-rest"))
     return (f'<p class="sub">The {len(shown)} worst of {len(rows)} cells; the rest below.</p>' + _chart(out)
@@ -285,9 +301,9 @@ def calibration(data: ReportData) -> str:
 def explorer(data: ReportData) -> str:
     ex = data.explorer
     assert ex is not None
-    capped = (f" The ledger holds {ex.total} selected runs; the first {len(ex.runs)} are included."
-              if ex.total > len(ex.runs) else "")
-    return (f'<p>{len(ex.runs)} runs.{esc(capped)}</p><div class="explorer"><div>'
+    shown = (f"The explorer shows {len(ex.runs):,} of {ex.total:,} runs" + (f": {ex.rule}." if ex.rule else ".")
+             if ex.total > len(ex.runs) else f"{len(ex.runs):,} runs.")
+    return (f'<p class="explorer-note">{esc(shown)}</p><div class="explorer"><div>'
             '<label for="run-filter" class="sub">Filter by scenario, version or outcome</label>'
             '<input id="run-filter" type="search" autocomplete="off" placeholder="e.g. fail">'
             '<p id="run-count" class="sub" aria-live="polite"></p><ul id="run-list" aria-label="runs"></ul></div>'
