@@ -67,6 +67,8 @@ def test_migration_0003_fills_unknowns_from_the_stored_bodies(ledger_url, monkey
         made.ingest(runs)
         made.execute("ALTER TABLE counts DROP COLUMN unknowns")
         made.execute("DELETE FROM migrations WHERE name = '0003_counts_keep_unknowns'")
+        made.execute("DELETE FROM migrations WHERE name = '0004_steps_where_runs_die'")
+        made.execute("DROP TABLE steps")
     monkeypatch.setattr(_base, "MIGRATIONS", _base.MIGRATIONS[:2])
     with open_ledger(ledger_url) as old:
         assert old.migrations()[-1] == "0002_runs_keyed_by_hash_with_counts"
@@ -74,7 +76,7 @@ def test_migration_0003_fills_unknowns_from_the_stored_bodies(ledger_url, monkey
         assert [d[0] for d in cur.description] == ["vid", "scenario", "condition", "trials", "passes"]
     monkeypatch.undo()
     with open_ledger(ledger_url) as ledger:
-        assert ledger.migrations()[-1] == "0003_counts_keep_unknowns"
+        assert ledger.migrations()[-2] == "0003_counts_keep_unknowns"
         assert _counts(ledger) == _tally(runs)
         ledger.ingest(_runs(100, seed=2))
         assert _counts(ledger) == _tally(runs + _runs(100, seed=2))

@@ -13,14 +13,16 @@ A row is ``(key, vid, scenario, source, body)`` plus the ingest it arrived in:
   from, outside the hash) is JSON or NULL.
 
 Every statistic reads trials and passes from the ``counts`` table (kept per version,
-scenario and condition in the same transaction as the runs), never from the rows.
+scenario and condition in the same transaction as the runs), never from the rows, and where
+runs die from the ``steps`` table beside it: each run's *place* (:func:`place_of`) counted per
+version, scenario, condition, step, event and cause.
 
 >>> from fluke.record import Run, Outcome
 >>> run = Run(scenario="s", trial=1, condition={"t": 0.5}, outcome=Outcome(passed=True))
 >>> rows = Rows()
 >>> rows.add(run)
->>> rows.keys[0] == hash_key(run.hash), rows.conditions, rows.passed
-(True, ['t=0.5'], [1])
+>>> rows.keys[0] == hash_key(run.hash), rows.conditions, rows.passed, rows.places
+(True, ['t=0.5'], [1], [('censored', 0, '')])
 >>> stored = row_run(rows.bodies[0].decode(), rows.sources[0])
 >>> stored == run, stored.hash == run.hash
 (True, True)
@@ -68,14 +70,14 @@ class Rows:
     """A batch of runs as the columns the writer stores: built once per run, on the hot path.
 
     ``keys``, ``vids``, ``scenarios``, ``sources`` and ``bodies`` (UTF-8 JSON) make the rows;
-    ``conditions`` and ``passed`` feed the counts; ``identities`` are the versions first met
+    ``conditions``, ``passed`` and ``places`` (:func:`place_of`) feed the counts; ``identities`` are the versions first met
     in this batch, ``known`` (shared by the batches of one ingest) the versions met before.
     Building a row serialises the run's content once, hashes it, and shares the hash with
     :attr:`Run.hash`.
     """
 
     __slots__ = ("keys", "vids", "scenarios", "conditions", "passed", "sources", "bodies", "identities", "known",
-                 "size")
+                 "size", "places")
 
     def __init__(self, known: set[str] | None = None) -> None:
         self.keys: list[int] = []
@@ -83,6 +85,7 @@ class Rows:
         self.scenarios: list[str] = []
         self.conditions: list[str] = []
         self.passed: list[int | None] = []   # 1, 0, or None for an unknown outcome
+        self.places: list[tuple | None] = []  # where each run died or was censored (place_of)
         self.sources: list[str | None] = []
         self.bodies: list[bytes] = []
         self.identities: list[Identity] = []
@@ -94,8 +97,9 @@ class Rows:
         return len(self.keys)
 
     def columns(self) -> tuple[list, ...]:
-        """``(keys, vids, scenarios, conditions, passed, sources, bodies)``."""
-        return self.keys, self.vids, self.scenarios, self.conditions, self.passed, self.sources, self.bodies
+        """``(keys, vids, scenarios, conditions, passed, sources, bodies, places)``."""
+        return (self.keys, self.vids, self.scenarios, self.conditions, self.passed, self.sources, self.bodies,
+                self.places)
 
     def add(self, run: Run) -> None:
         """Append ``run``'s row; a run that cannot be stored as JSON is an InputError naming it."""
@@ -119,11 +123,58 @@ class Rows:
         self.vids.append(vid)
         self.scenarios.append(values["scenario"])
         self.conditions.append(condition_key(condition) if condition else "")
-        passed = values["outcome"]["passed"]
+        outcome = values["outcome"]
+        passed = outcome["passed"]
         self.passed.append(None if passed is None else 1 if passed else 0)
+        self.places.append(place_of(passed, outcome["died_at"], run.events))
         self.sources.append(None if run.source is None else run.source.model_dump_json())
         self.bodies.append(body)
         self.size += len(body)
+
+
+#: A place's cause: the run passed (censored at its last event), failed at its recorded
+#: ``died_at``, failed on the failed tool call it ends on, or failed with no known step.
+CAUSES = ("censored", "died_at", "failed call", "unknown step")
+
+
+def place_of(passed: bool | None, died_at: int | None, events: Any) -> tuple[str, int, str] | None:
+    """Where a run sits in the survival analysis: ``(cause, step, event)``, None for an unknown outcome.
+
+    The rule of :func:`fluke.comparison.survival_data` (without a grading spec): a passing run
+    is censored at its last event (``event`` is then ``""``: no analysis reads it); a failed run
+    dies at ``died_at`` when recorded, else at the failed tool call it ends on; any other failed
+    run has no known step (``-1``). ``event`` names the event at the step (a tool call by its
+    tool, any other event by its kind; ``"end"`` past the last event). ``events`` are event
+    models or their JSON objects.
+
+    >>> from fluke.record import ToolCall, UserMessage
+    >>> events = [UserMessage(text="hi"), ToolCall(tool="refund", ok=False)]
+    >>> place_of(False, None, events), place_of(False, 0, events), place_of(False, 7, events)
+    (('failed call', 1, 'refund'), ('died_at', 0, 'user'), ('died_at', 7, 'end'))
+    >>> place_of(True, None, events), place_of(False, None, events[:1]), place_of(None, None, events)
+    (('censored', 1, ''), ('unknown step', -1, ''), None)
+    """
+    if passed is None:
+        return None
+    size = len(events)
+    last = max(size - 1, 0)
+    if passed:
+        return ("censored", last, "")
+    if died_at is not None:
+        step, cause = int(died_at), "died_at"
+    elif size and _field(events[-1], "kind") == "tool" and _field(events[-1], "ok") is False:
+        step, cause = last, "failed call"
+    else:
+        return ("unknown step", -1, "")
+    if not 0 <= step < size:
+        return (cause, step, "end")
+    event = events[step]
+    kind = _field(event, "kind")
+    return (cause, step, str(_field(event, "tool") if kind == "tool" else kind))
+
+
+def _field(event: Any, name: str) -> Any:
+    return event.get(name) if isinstance(event, dict) else getattr(event, name, None)
 
 
 def unstorable(run: Run, exc: Exception) -> InputError:
