@@ -149,7 +149,9 @@ class FixCheckResult(Result):
             bi = check.by_input
             out.append(line(f"by input (sign test against the control): {bi.improved} improved, {bi.worsened} "
                             f"worsened, {bi.unchanged} unchanged; p = {fmt_p(bi.pvalue)}"))
-        out += [blank(), note(f"Conditional on: {self.payload()['conditional_on']}."), note(check.statement),
+        out += [blank(), note(f"Conditional on: {self.payload()['conditional_on']}; read run by run (the re-run "
+                              "rule pairs each failing episode with re-runs in trial order, which the ledger's "
+                              "counts do not keep)."), note(check.statement),
                 unknown_note(sum(self.unknowns), self.unknown_policy)]
         return out
 
