@@ -69,20 +69,6 @@ def test_ingest_keeps_every_runs_place_as_survival_data_puts_it(ledger_url, hold
         assert {s.version for s in one} == {runs[0].version} and {s.condition for s in one} == {"noise=typos"}
 
 
-def test_a_failed_ingest_leaves_the_steps_as_they_were(ledger_url):
-    runs = _runs(200, seed=3)
-
-    def broken():
-        yield from runs[100:]
-        raise RuntimeError("the harness file ended early")
-
-    with open_ledger(ledger_url) as ledger:
-        ledger.ingest(runs[:100])
-        with pytest.raises(RuntimeError):
-            ledger.ingest(broken())
-        assert _steps(ledger) == _expected(runs[:100])
-
-
 def test_migration_0004_fills_the_steps_from_the_stored_bodies(ledger_url, monkeypatch):
     runs = _runs(300, seed=1)
     with open_ledger(ledger_url) as made, made.atomic():    # a ledger as 0003 left it

@@ -10,6 +10,9 @@ from fluke.ledger import open_ledger
 from fluke.ledger import _base
 from fluke.record import Identity, Outcome, Run
 
+from .test_steps import _expected as _steps_expected
+from .test_steps import _steps
+
 
 def _runs(n, *, seed=0):
     rng = random.Random(seed)
@@ -59,6 +62,7 @@ def test_a_failed_ingest_leaves_the_unknowns_as_they_were(ledger_url):
         with pytest.raises(RuntimeError):
             ledger.ingest(broken())
         assert _counts(ledger) == _tally(runs[:100])
+        assert _steps(ledger) == _steps_expected(runs[:100])     # the steps table, by the same tally
 
 
 def test_migration_0003_fills_unknowns_from_the_stored_bodies(ledger_url, monkeypatch):
