@@ -107,7 +107,7 @@ with open(sys.argv[2], "wb") as out:
         for body, source in rows:
             doc = orjson.loads(body)
             doc["source"] = None if source is None else orjson.loads(source)
-            out.write(orjson.dumps(doc) + b"\n")
+            out.write(orjson.dumps(doc) + b"\\n")
 """
 
 
@@ -246,6 +246,8 @@ def run_backends(backends, work: Path, spec: Path, chosen) -> dict:
                 print(f"  {name} {n:,} {verb}: {s:.2f} s {mb:.0f} MB (exit {code}){rate(verb, n, s)}", flush=True)
             if name == "SQLite" and (not chosen or "export" in chosen):
                 copy = measure([sys.executable, "-c", COPY, url, str(work / "copy.jsonl")])
+                if copy[2] != 0:
+                    sys.exit("bench: the streaming orjson copy failed")
                 rows.setdefault("orjson copy", {})[n] = copy
                 ratio = rows["export"][n][0] / copy[0] if "export" in rows else float("nan")
                 print(f"  {name} {n:,} streaming orjson copy: {copy[0]:.2f} s {copy[1]:.0f} MB; "
