@@ -15,3 +15,13 @@ def samples() -> Path:
     if not SAMPLES.is_dir():
         pytest.skip(f"framework samples not found at {SAMPLES}")
     return SAMPLES
+
+
+#: Inputs each reader's fuzz test ran this session (tests/adapters/test_fuzz.py), printed at the end.
+FUZZ_COUNTS: dict[str, int] = {}
+
+
+def pytest_terminal_summary(terminalreporter):
+    if FUZZ_COUNTS:
+        terminalreporter.write_line("reader fuzz, inputs this run: " + ", ".join(
+            f"{name} {count:,}" for name, count in FUZZ_COUNTS.items()))

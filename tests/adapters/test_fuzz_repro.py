@@ -76,3 +76,21 @@ def test_a_kept_fuzz_input_reads_or_gives_one_fluke_error(reader, name, info):
         assert str(exc) and "\n" not in str(exc), "a fluke error prints as one line"
     except Exception:   # noqa: BLE001 - the point of the test: only fluke's own errors
         raise
+
+
+@pytest.mark.parametrize("reader, name, info", [c for c in _cases() if c.values[0] not in ("spec", "ledger")])
+def test_fluke_ingest_of_a_kept_input_stores_it_or_says_one_line_with_exit_2(reader, name, info, tmp_path):
+    """The same inputs through the command line: exit 0, or one line on stderr naming the
+    file with exit 2, and never a traceback."""
+    from click.testing import CliRunner
+
+    from fluke.cli import group
+
+    path = FUZZ_REPRO / reader / name
+    forced = ["--format", reader] if info.get("forced", True) else []
+    result = CliRunner().invoke(group, ["--ledger", str(tmp_path / "l.db"), "ingest", *forced, str(path)],
+                                catch_exceptions=False)
+    assert result.exit_code in (0, 2), result.output
+    if result.exit_code == 2:
+        lines = [ln for ln in result.stderr.splitlines() if ln.strip()]
+        assert len(lines) == 1 and str(path) in lines[0], lines

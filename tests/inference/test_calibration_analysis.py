@@ -10,7 +10,7 @@ from markdown_it import MarkdownIt
 
 from fluke import analysis
 from fluke.cli import group
-from fluke.errors import UsageError
+from fluke.errors import EmptyLedgerError, UsageError
 from fluke.inference import score_predictions
 from fluke.ledger import open_ledger
 
@@ -58,14 +58,14 @@ def test_calibration_scores_only_the_runs_after_the_predictions(halves):
     y = np.array([int(r["reward"] == 1.0) for r in later])
     result = analysis.calibration(ledger, bins=5)
     doc = result.to_dict()
-    assert (doc["predictions"], doc["scored_runs"], doc["unknown_outcomes"]) == (50, 100, 0)
+    assert (doc["predictions"], doc["scored_runs"], doc["unknowns"]) == (50, 100, 0)
     assert doc["overall"]["brier"] == pytest.approx(np.mean((p - y) ** 2), abs=1e-12)
     assert doc["overall"]["baseline_brier"] == pytest.approx(np.mean((y.mean() - y) ** 2), abs=1e-12)
     # the whole document is what the CLI printed before: score_predictions on the same pairs
     families = [preds[f"airline/{r['task_id']}"].get("family") for r in later]
     order = np.lexsort((p, y))  # the ledger's run order may differ from the file's; the scores do not
     report = score_predictions(list(p[order]), list(y[order]), families=[families[i] for i in order], bins=5)
-    expected = {"predictions": 50, "scored_runs": 100, "unknown_outcomes": 0, "overall": _old_score(report.overall),
+    expected = {"predictions": 50, "scored_runs": 100, "unknowns": 0, "overall": _old_score(report.overall),
                 "by_family": {f: _old_score(s) for f, s in report.by_family.items()}}
     got = {k: doc[k] for k in expected}
     assert set(got["by_family"]) == set(expected["by_family"])
@@ -77,7 +77,7 @@ def test_calibration_scores_only_the_runs_after_the_predictions(halves):
                 assert have[key] == pytest.approx(value, rel=1e-9, nan_ok=True), (name, key)
             else:
                 assert have[key] == value, (name, key)
-    assert got["predictions"] == 50 and got["unknown_outcomes"] == 0
+    assert got["predictions"] == 50 and got["unknowns"] == 0
     tokens = MarkdownIt("commonmark").enable("table").parse(result.render("markdown"))
     assert sum(t.type == "table_open" for t in tokens) == 1 + len(report.by_family)
     text = result.render()
@@ -91,7 +91,7 @@ def test_calibration_for_one_version_and_refusals(halves, tmp_path):
     with pytest.raises(UsageError, match="bins=0"):
         analysis.calibration(ledger, bins=0)
     empty = open_ledger(str(tmp_path / "empty.db"))
-    with pytest.raises(analysis.EmptyLedger):
+    with pytest.raises(EmptyLedgerError):
         analysis.calibration(empty)
     m = analysis.match_predictions(ledger)
-    assert (len(m.probabilities), m.predictions, set(m.outcomes)) == (100, 50, {0, 1})
+    assert (m.outcome.size, m.predictions, set(m.outcome.tolist())) == (100, 50, {0.0, 1.0})

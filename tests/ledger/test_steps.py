@@ -1,4 +1,4 @@
-"""The steps table keeps each run's place (where it died or was censored): at ingest, and by migration 0004."""
+"""The steps table keeps each run's place (where it died or was censored): at ingest, and by migration 0005."""
 
 from __future__ import annotations
 
@@ -69,18 +69,18 @@ def test_ingest_keeps_every_runs_place_as_survival_data_puts_it(ledger_url, hold
         assert {s.version for s in one} == {runs[0].version} and {s.condition for s in one} == {"noise=typos"}
 
 
-def test_migration_0004_fills_the_steps_from_the_stored_bodies(ledger_url, monkeypatch):
+def test_migration_0005_fills_the_steps_from_the_stored_bodies(ledger_url, monkeypatch):
     runs = _runs(300, seed=1)
     with open_ledger(ledger_url) as made, made.atomic():    # a ledger as 0003 left it
         made.ingest(runs)
         made.execute("DROP TABLE steps")
-        made.execute("DELETE FROM migrations WHERE name = '0004_steps_where_runs_die'")
-    monkeypatch.setattr(_base, "MIGRATIONS", _base.MIGRATIONS[:3])
+        made.execute("DELETE FROM migrations WHERE name = '0005_steps_where_runs_die'")
+    monkeypatch.setattr(_base, "MIGRATIONS", _base.MIGRATIONS[:4])
     with open_ledger(ledger_url) as old:
-        assert old.migrations()[-1] == "0003_counts_keep_unknowns"
+        assert old.migrations()[-1] == "0004_pending_ingests"
     monkeypatch.undo()
     with open_ledger(ledger_url) as ledger:
-        assert ledger.migrations()[-1] == "0004_steps_where_runs_die"
+        assert ledger.migrations()[-1] == "0005_steps_where_runs_die"
         assert _steps(ledger) == _expected(runs)
         ledger.ingest(_runs(100, seed=2))
         assert _steps(ledger) == _expected(runs + _runs(100, seed=2))

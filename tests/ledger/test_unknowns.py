@@ -70,8 +70,9 @@ def test_migration_0003_fills_unknowns_from_the_stored_bodies(ledger_url, monkey
     with open_ledger(ledger_url) as made, made.atomic():    # a ledger as 0002 left it
         made.ingest(runs)
         made.execute("ALTER TABLE counts DROP COLUMN unknowns")
-        made.execute("DELETE FROM migrations WHERE name = '0003_counts_keep_unknowns'")
-        made.execute("DELETE FROM migrations WHERE name = '0004_steps_where_runs_die'")
+        made.execute("DELETE FROM migrations WHERE name IN ('0003_counts_keep_unknowns', '0004_pending_ingests', "
+                     "'0005_steps_where_runs_die')")
+        made.execute("DROP TABLE pending")
         made.execute("DROP TABLE steps")
     monkeypatch.setattr(_base, "MIGRATIONS", _base.MIGRATIONS[:2])
     with open_ledger(ledger_url) as old:
@@ -80,7 +81,8 @@ def test_migration_0003_fills_unknowns_from_the_stored_bodies(ledger_url, monkey
         assert [d[0] for d in cur.description] == ["vid", "scenario", "condition", "trials", "passes"]
     monkeypatch.undo()
     with open_ledger(ledger_url) as ledger:
-        assert ledger.migrations()[-2] == "0003_counts_keep_unknowns"
+        assert ledger.migrations()[2:] == ["0003_counts_keep_unknowns", "0004_pending_ingests",
+                                           "0005_steps_where_runs_die"]
         assert _counts(ledger) == _tally(runs)
         ledger.ingest(_runs(100, seed=2))
         assert _counts(ledger) == _tally(runs + _runs(100, seed=2))

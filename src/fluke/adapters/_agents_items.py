@@ -32,6 +32,7 @@ from typing import Any, Iterator
 
 from ..errors import InputError
 from ..record import AgentMessage, Run, Source, ToolCall, UserMessage
+from ._common import building
 from ._openai import looks_failed
 from ._runparts import RunBase, parse_arguments, text_of
 
@@ -107,7 +108,9 @@ def read(doc: Any, *, file: str | None, identity: dict[str, Any]) -> Iterator[Ru
             text = text_of(raw.get("content"))
             if text:
                 events.append(AgentMessage(text=text, agent=agent))
-    yield Run(scenario=base.scenario_or(None, None), trial=base.trial or 0, unit=base.unit,
-              identity=base.identity_with({"harness": first_agent}),
-              events=[ToolCall(**e) if isinstance(e, dict) else e for e in events],
-              source=Source(adapter="openai-agents-items", file=file, position=0))
+    with building(file, None):   # a value the run model refuses names its field
+        run = Run(scenario=base.scenario_or(None, None), trial=base.trial or 0, unit=base.unit,
+                  identity=base.identity_with({"harness": first_agent}),
+                  events=[ToolCall(**e) if isinstance(e, dict) else e for e in events],
+                  source=Source(adapter="openai-agents-items", file=file, position=0))
+    yield run

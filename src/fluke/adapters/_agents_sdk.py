@@ -43,7 +43,7 @@ from typing import Any, Iterable, Iterator
 
 from ..errors import InputError
 from ..record import AgentMessage, Run, Source, ToolCall, UserMessage
-from ._common import as_list, epoch
+from ._common import as_list, building, epoch
 from ._runparts import RunBase, parse_arguments, text_of
 
 DOCUMENTS = True
@@ -97,7 +97,9 @@ def read(docs: Iterable[tuple[str | None, Any]], *, file: str, identity: dict[st
     ordered = sorted(runs.items(), key=lambda kv: min(_start(o) for _, o in kv[1]))
     for position, (key, members) in enumerate(ordered):
         members.sort(key=lambda wo: (_start(wo[1]), str(wo[1].get("id"))))
-        yield _run(key, members, base, position, file)
+        with building(file, key):   # a value the run model refuses names its field
+            run = _run(key, members, base, position, file)
+        yield run
 
 
 def _start(obj: dict[str, Any]) -> float:

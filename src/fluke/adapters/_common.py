@@ -211,8 +211,8 @@ def validation_error(exc: ValidationError, *, file: str, record: str) -> InputEr
     return InputError(file, record, field, message, hint="fix the record and ingest again")
 
 
-def with_identity(identity: dict[str, Any], supplied: dict[str, Any], *, file: str | None = None,
-                  record: str | None = None) -> dict[str, Any]:
+def with_identity(identity: dict[str, Any], supplied: dict[str, Any], *, file: str | None,
+                  record: str | None) -> dict[str, Any]:
     """The identity the file gives, with fields the user supplied filling what it lacks
     (:meth:`fluke.record.Identity.filled`), as a dict for the run being built.
 

@@ -41,7 +41,7 @@ from typing import Any, Iterable, Iterator
 
 from ..errors import InputError
 from ..record import AgentMessage, Run, Source, ToolCall, UserMessage
-from ._common import epoch
+from ._common import building, epoch
 from ._runparts import RunBase, parse_arguments
 
 DOCUMENTS = True
@@ -79,7 +79,9 @@ def read(docs: Iterable[tuple[str | None, Any]], *, file: str, identity: dict[st
     position = 0
     for members in runs:
         if members:
-            yield _run(members, base, position, file)
+            with building(file, members[0][0]):   # a value the run model refuses names its field
+                run = _run(members, base, position, file)
+            yield run
             position += 1
 
 

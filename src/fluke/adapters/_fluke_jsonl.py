@@ -6,12 +6,19 @@
 
 from __future__ import annotations
 
+import os
+import sys
+from pathlib import Path
 from typing import Any, Iterable, Iterator
 
-from ..record import Run
+import orjson
+
+from ..record import Prepared, Run, prepare
 from ._common import build_run, with_identity
 
 LINES = True
+#: :func:`read` yields :class:`~fluke.record.Prepared` runs when asked (``prepared=True``).
+PREPARED = True
 
 
 def sniff(first: Any) -> bool:
@@ -19,14 +26,144 @@ def sniff(first: Any) -> bool:
     return isinstance(first, dict) and "scenario" in first and "format_version" in first
 
 
-def read(lines: Iterable[tuple[int, Any]], *, file: str, identity: dict[str, Any]) -> Iterator[Run]:
-    """Yield one run per line; a stored ``source`` is kept, else this file and line are recorded."""
+def read(lines: Iterable[tuple[int, Any]], *, file: str, identity: dict[str, Any],
+         prepared: bool = False) -> Iterator[Run | Prepared]:
+    """Yield one run per line; a stored ``source`` is kept, else this file and line are recorded.
+
+    With ``prepared``, a line of the plain shape is yielded as a :class:`~fluke.record.Prepared`
+    run (checked and serialised without the model, for an ingest); any other line is
+    validated by the model as always, with the same errors.
+    """
+    if prepared and isinstance(getattr(lines, "path", None), Path) and _in_a_second_process(lines.path):
+        yield from _read_beside(lines.path, file=file, identity=identity)
+        return
+    filled: dict[tuple, dict[str, Any]] = {}   # --identity merged into each identity the file gives
     for number, obj in lines:
-        record = f"line {number}"
-        if isinstance(obj, dict):
-            if identity:
-                obj = dict(obj, identity=with_identity(obj.get("identity") or {}, identity,
-                                                       file=file, record=record))
-            if obj.get("source") is None:   # validated with the run, as a Source
-                obj = dict(obj, source={"adapter": "fluke", "file": file, "position": number})
-        yield build_run(obj, file=file, record=record)
+        yield _one(number, obj, file, identity, filled, prepared)
+
+
+def _one(number: int, obj: Any, file: str, identity: dict[str, Any], filled: dict[tuple, dict[str, Any]],
+         prepared: bool, model: bool = True) -> Run | Prepared | None:
+    """The run of one parsed line (None for one not prepared, unless the ``model`` decides it)."""
+    record = f"line {number}"
+    if isinstance(obj, dict):
+        if identity:
+            obj = dict(obj, identity=_filled(filled, obj.get("identity") or {}, identity, file, record))
+        if obj.get("source") is None:   # validated with the run, as a Source
+            obj = dict(obj, source={"adapter": "fluke", "file": file, "position": number})
+        if prepared:
+            ready = prepare(obj)
+            if ready is not None:
+                return ready
+    return build_run(obj, file=file, record=record) if model else None
+
+
+#: A file at least this large is read, parsed and prepared by a second process while this
+#: one stores the runs (where processes can be forked and there are two cores or more).
+BESIDE_BYTES = 8 * 2 ** 20
+#: Lines sent from that process at a time.
+BESIDE_LINES = 1000
+
+
+def _in_a_second_process(path: Path) -> bool:
+    try:
+        return (sys.platform.startswith("linux") and (os.cpu_count() or 1) > 1
+                and path.stat().st_size >= BESIDE_BYTES)
+    except OSError:
+        return False
+
+
+def _read_beside(path: Path, *, file: str, identity: dict[str, Any]) -> Iterator[Run | Prepared]:
+    """The runs of ``path`` as :func:`read` yields them, the lines parsed and prepared by a
+    forked process. Any line it cannot prepare (a line that is not JSON, or not of the plain
+    shape, or holding an error) comes back as it is and goes through the same code as in
+    one process here, so it gives the same run or the same error."""
+    import multiprocessing
+
+    from ._registry import _invalid, _unreadable
+
+    here, there = multiprocessing.Pipe(duplex=False)
+    worker = multiprocessing.get_context("fork").Process(target=_prepare_lines, args=(path, file, identity, there),
+                                                         name="fluke-read", daemon=True)
+    worker.start()
+    there.close()
+    filled: dict[tuple, dict[str, Any]] = {}
+    try:
+        while (batch := _received(here, path)) is not None:
+            if type(batch) is tuple:   # the file could not be read
+                raise _unreadable(path, OSError(*batch))
+            for item in batch:
+                if len(item) == 2:
+                    number, line = item
+                    try:
+                        obj = orjson.loads(line)
+                    except orjson.JSONDecodeError as exc:
+                        raise _invalid(path, number, exc, "fix or remove that line") from None
+                    yield _one(number, obj, file, identity, filled, True)
+                else:
+                    yield Prepared(*item)
+    finally:
+        here.close()
+        if worker.is_alive():
+            worker.terminate()
+        worker.join()
+
+
+def _received(here: Any, path: Path) -> Any:
+    try:
+        return here.recv()
+    except EOFError:   # the reading process died (killed, out of memory)
+        from ..errors import InputError
+
+        raise InputError(str(path), None, None, "could not be read to the end (the process reading it stopped)",
+                         hint="run the ingest again") from None
+
+
+def _prepare_lines(path: Path, file: str, identity: dict[str, Any], out: Any) -> None:
+    """In the second process: every line of ``path`` as the fields of a Prepared run, or as
+    ``(number, line)`` when this one must decide it; blank lines skipped, as one process
+    reading the file would."""
+    # Nothing of the other process's but the pipe: not its ledger's files, nor the lock of
+    # its ingest, which a kill -9 of that process must release.
+    os.closerange(3, out.fileno())
+    os.closerange(out.fileno() + 1, 1 << 16)
+    filled: dict[tuple, dict[str, Any]] = {}
+    batch: list[tuple] = []
+    try:
+        with open(path, "rb") as fh:
+            for number, line in enumerate(fh, 1):
+                if not line.strip():
+                    continue
+                try:
+                    ready = _one(number, orjson.loads(line), file, identity, filled, True, model=False)
+                except Exception:   # for the other process to say what is wrong
+                    ready = None
+                if type(ready) is Prepared:
+                    batch.append((ready.body, ready.identity, ready.scenario, ready.condition, ready.passed,
+                                  ready.source, ready.outcome, ready.steps, ready.place))
+                else:
+                    batch.append((number, line))
+                if len(batch) >= BESIDE_LINES:
+                    out.send(batch)
+                    batch = []
+    except OSError as exc:
+        out.send(batch)
+        out.send((exc.errno, exc.strerror))
+        return
+    out.send(batch)
+    out.send(None)
+
+
+def _filled(cache: dict[tuple, dict[str, Any]], given: Any, supplied: dict[str, Any], file: str,
+            record: str) -> dict[str, Any]:
+    """:func:`with_identity`, once per distinct identity of the file (a copy each time)."""
+    try:
+        key = tuple(given.items()) if isinstance(given, dict) else None
+        done = cache.get(key) if key is not None else None
+    except TypeError:   # a dict component: not hashable
+        key = done = None
+    if done is None:
+        done = with_identity(given, supplied, file=file, record=record)
+        if key is not None and len(cache) < 4096:
+            cache[key] = done
+    return dict(done)

@@ -39,7 +39,7 @@ from typing import Any, Iterable, Iterator
 from ..errors import InputError
 from ..record import AgentMessage, Run, ToolCall, UserMessage, digest
 from ._archive import Archive
-from ._common import as_dict, as_list, build_run, epoch, with_identity
+from ._common import as_dict, as_list, build_run, building, epoch, with_identity
 from ._runparts import text_of
 
 DOCUMENTS = True
@@ -80,9 +80,13 @@ def read(docs: Iterable[tuple[str | None, Any]], *, file: str, identity: dict[st
         else:
             raise InputError(file, record, None, "is not an Inspect AI log",
                              hint="expected {version, eval, samples} or a .eval archive")
-        log = _LogInfo(header, file, record, options.get("score"))
+        with building(file, record):   # a header value too deep to digest names the file
+            log = _LogInfo(header, file, record, options.get("score"))
         for where, sample in samples:
-            yield _run(sample, log, pass_at, identity, file, where if record is None else f"{record}: {where}")
+            where = where if record is None else f"{record}: {where}"
+            with building(file, where):   # a value the run model refuses names its field
+                run = _run(sample, log, pass_at, identity, file, where)
+            yield run
 
 
 def _pass_at(value: Any, file: str) -> float:
@@ -104,9 +108,11 @@ class _LogInfo:
                              hint="upgrade fluke, or convert it with: inspect log convert --to json")
         ev = header["eval"]
         self.task = str(ev.get("task") or "task")
-        scorers = [s for s in as_list(ev.get("scorers")) if isinstance(s, dict) and s.get("name")]
+        scorers = [s for s in as_list(ev.get("scorers")) if isinstance(s, dict) and isinstance(s.get("name"), str)
+                   and s["name"]]
         headline = ((header.get("results") or {}).get("headline") or {}) if isinstance(header.get("results"), dict) else {}
         default = headline.get("scorer") if isinstance(headline, dict) else None
+        default = default if isinstance(default, str) else None
         self.score_name = str(score) if score is not None else (
             default or (scorers[0]["name"] if scorers else None))
         scorer, _, self.score_key = (self.score_name or "").partition(".")
@@ -230,7 +236,7 @@ def _run(sample: Any, log: _LogInfo, pass_at: float, supplied: dict[str, Any], f
     fields = {
         "scenario": f"{log.task}/{sid}",
         "trial": ep - 1,
-        "identity": with_identity(log.identity, supplied),
+        "identity": with_identity(log.identity, supplied, file=file, record=where),
         "events": events,
         "outcome": outcome,
         "cost": cost,

@@ -42,7 +42,7 @@ from typing import Any, Iterable, Iterator
 import orjson
 
 from ..record import Run, Source
-from ._common import as_list
+from ._common import as_list, building
 from ._runparts import RunBase, parse_arguments
 from ._spanrun import SpanReading, span_events
 from ._spans import Span, attribute_keys, collect, first_span, group_runs, indexed, service_name
@@ -115,36 +115,42 @@ def read(docs: Iterable[tuple[str | None, Any]], *, file: str, identity: dict[st
     """Yield one run per trace (or session) in the export."""
     base = RunBase.from_options(identity, file=file)
     for position, (key, spans) in enumerate(group_runs(collect(docs, file=file), ("session.id",))):
-        llm = [s for s in spans if _kind(s) == "LLM"]
+        with building(file, key):   # a value the run model refuses names its field
+            run = _run(key, spans, base, position, file)
+        yield run
 
-        def messages(span: Span, agent_reads: bool = not llm):
-            if _kind(span) == "LLM":
-                return _llm_messages(span)
-            if agent_reads and _kind(span) == "AGENT":
-                user, answer = span.attrs.get("input.value"), span.attrs.get("output.value")
-                return ([{"role": "user", "text": user}] if user else [],
-                        [{"role": "assistant", "text": answer}] if answer else [])
-            return None
 
-        events = span_events(spans, SpanReading(tool=_tool, messages=messages, agent=_agent))
-        cost: dict[str, float] = {}
-        for s in llm:
-            for name, k in (("input_tokens", "llm.token_count.prompt"), ("output_tokens", "llm.token_count.completion")):
-                value = s.attrs.get(k)
-                if isinstance(value, (int, float)) and not isinstance(value, bool):
-                    cost[name] = cost.get(name, 0.0) + value
-        models = sorted({str(s.attrs["llm.model_name"]) for s in llm if s.attrs.get("llm.model_name")})
-        agents = [s for s in spans if _kind(s) == "AGENT"]
-        agent_ids = {s.span_id for s in agents}
-        outer = next((s for s in agents if s.parent_id not in agent_ids), None)
-        found = {"model": models[0] if len(models) == 1 else ({"models": models} if models else None),
-                 "harness": (_agent(outer) if outer is not None else None) or service_name(spans)}
-        ids = {s.span_id for s in spans}
-        failed = next((s for s in spans if s.parent_id not in ids and s.failed), None)
-        starts = [s.start for s in spans if s.start is not None]
-        ends = [s.end for s in spans if s.end is not None]
-        yield Run(scenario=base.scenario_or(None, key), trial=(base.trial or 0) + position, unit=base.unit,
-                  identity=base.identity_with(found), events=events, cost=cost,
-                  latency=max(ends) - min(starts) if starts and ends else None,
-                  error=failed.error_text() if failed is not None else None,
-                  source=Source(adapter="openinference", file=file, position=key))
+def _run(key: str, spans: list[Span], base: RunBase, position: int, file: str) -> Run:
+    llm = [s for s in spans if _kind(s) == "LLM"]
+
+    def messages(span: Span, agent_reads: bool = not llm):
+        if _kind(span) == "LLM":
+            return _llm_messages(span)
+        if agent_reads and _kind(span) == "AGENT":
+            user, answer = span.attrs.get("input.value"), span.attrs.get("output.value")
+            return ([{"role": "user", "text": user}] if user else [],
+                    [{"role": "assistant", "text": answer}] if answer else [])
+        return None
+
+    events = span_events(spans, SpanReading(tool=_tool, messages=messages, agent=_agent))
+    cost: dict[str, float] = {}
+    for s in llm:
+        for name, k in (("input_tokens", "llm.token_count.prompt"), ("output_tokens", "llm.token_count.completion")):
+            value = s.attrs.get(k)
+            if isinstance(value, (int, float)) and not isinstance(value, bool):
+                cost[name] = cost.get(name, 0.0) + value
+    models = sorted({str(s.attrs["llm.model_name"]) for s in llm if s.attrs.get("llm.model_name")})
+    agents = [s for s in spans if _kind(s) == "AGENT"]
+    agent_ids = {s.span_id for s in agents}
+    outer = next((s for s in agents if s.parent_id not in agent_ids), None)
+    found = {"model": models[0] if len(models) == 1 else ({"models": models} if models else None),
+             "harness": (_agent(outer) if outer is not None else None) or service_name(spans)}
+    ids = {s.span_id for s in spans}
+    failed = next((s for s in spans if s.parent_id not in ids and s.failed), None)
+    starts = [s.start for s in spans if s.start is not None]
+    ends = [s.end for s in spans if s.end is not None]
+    return Run(scenario=base.scenario_or(None, key), trial=(base.trial or 0) + position, unit=base.unit,
+               identity=base.identity_with(found), events=events, cost=cost,
+               latency=max(ends) - min(starts) if starts and ends else None,
+               error=failed.error_text() if failed is not None else None,
+               source=Source(adapter="openinference", file=file, position=key))

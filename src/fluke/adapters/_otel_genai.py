@@ -52,7 +52,7 @@ from typing import Any, Iterable, Iterator
 import orjson
 
 from ..record import Run, Source
-from ._common import as_list
+from ._common import as_list, building
 from ._runparts import RunBase, parse_arguments, text_of
 from ._spanrun import SpanReading, span_events
 from ._spans import Span, attribute_keys, collect, first_span, group_runs, indexed, service_name
@@ -228,30 +228,36 @@ def read(docs: Iterable[tuple[str | None, Any]], *, file: str, identity: dict[st
     """Yield one run per trace (or conversation) in the export."""
     base = RunBase.from_options(identity, file=file)
     for position, (key, spans) in enumerate(group_runs(collect(docs, file=file), _CONVERSATION)):
-        model_spans = [s for s in spans if _op(s) in _MODEL_OPS]
-        agent_reads = not model_spans
+        with building(file, key):   # a value the run model refuses names its field
+            run = _run(key, spans, base, position, file)
+        yield run
 
-        def messages(span: Span, agent_reads: bool = agent_reads):
-            op = _op(span)
-            if op in _MODEL_OPS or (agent_reads and op == "invoke_agent"):
-                return _messages(span)
-            return None
 
-        events = span_events(spans, SpanReading(tool=_tool, messages=messages, agent=_agent))
-        cost: dict[str, float] = {}
-        for s in model_spans or [s for s in spans if _op(s) == "invoke_agent"]:
-            for name, keys in (("input_tokens", ("gen_ai.usage.input_tokens", "gen_ai.usage.prompt_tokens")),
-                               ("output_tokens", ("gen_ai.usage.output_tokens", "gen_ai.usage.completion_tokens"))):
-                value = next((_number(s.attrs.get(k)) for k in keys if _number(s.attrs.get(k)) is not None), None)
-                if value is not None:
-                    cost[name] = cost.get(name, 0.0) + value
-        ids = {s.span_id for s in spans}
-        roots = [s for s in spans if s.parent_id not in ids]
-        failed = next((s for s in roots if s.failed), None)
-        starts = [s.start for s in spans if s.start is not None]
-        ends = [s.end for s in spans if s.end is not None]
-        yield Run(scenario=base.scenario_or(None, key), trial=(base.trial or 0) + position, unit=base.unit,
-                  identity=base.identity_with(_identity(spans, model_spans or spans)), events=events, cost=cost,
-                  latency=max(ends) - min(starts) if starts and ends else None,
-                  error=failed.error_text() if failed is not None else None,
-                  source=Source(adapter="otel-genai", file=file, position=key))
+def _run(key: str, spans: list[Span], base: RunBase, position: int, file: str) -> Run:
+    model_spans = [s for s in spans if _op(s) in _MODEL_OPS]
+    agent_reads = not model_spans
+
+    def messages(span: Span, agent_reads: bool = agent_reads):
+        op = _op(span)
+        if op in _MODEL_OPS or (agent_reads and op == "invoke_agent"):
+            return _messages(span)
+        return None
+
+    events = span_events(spans, SpanReading(tool=_tool, messages=messages, agent=_agent))
+    cost: dict[str, float] = {}
+    for s in model_spans or [s for s in spans if _op(s) == "invoke_agent"]:
+        for name, keys in (("input_tokens", ("gen_ai.usage.input_tokens", "gen_ai.usage.prompt_tokens")),
+                           ("output_tokens", ("gen_ai.usage.output_tokens", "gen_ai.usage.completion_tokens"))):
+            value = next((_number(s.attrs.get(k)) for k in keys if _number(s.attrs.get(k)) is not None), None)
+            if value is not None:
+                cost[name] = cost.get(name, 0.0) + value
+    ids = {s.span_id for s in spans}
+    roots = [s for s in spans if s.parent_id not in ids]
+    failed = next((s for s in roots if s.failed), None)
+    starts = [s.start for s in spans if s.start is not None]
+    ends = [s.end for s in spans if s.end is not None]
+    return Run(scenario=base.scenario_or(None, key), trial=(base.trial or 0) + position, unit=base.unit,
+               identity=base.identity_with(_identity(spans, model_spans or spans)), events=events, cost=cost,
+               latency=max(ends) - min(starts) if starts and ends else None,
+               error=failed.error_text() if failed is not None else None,
+               source=Source(adapter="otel-genai", file=file, position=key))

@@ -52,20 +52,22 @@ class Format:
 
 
 #: Detection tries formats in this order; the first whose ``sniff`` says yes wins.
-FORMATS: dict[str, Format] = {f.name: f for f in [
-    Format("fluke", "fluke.adapters._fluke_jsonl", "fluke's own JSONL (one Run per line)"),
-    Format("tau2-bench", "fluke.adapters._tau2bench", "τ²-bench results {timestamp, info, tasks, simulations}"),
-    Format("tau-bench", "fluke.adapters._taubench", "τ-bench v1 results [{task_id, trial, reward, info, traj}]"),
-    Format("langgraph", "fluke.adapters._langgraph", "LangGraph/LangChain message lists"),
-    Format("openai", "fluke.adapters._openai", "OpenAI chat-completions message lists"),
-    Format("n8n", "fluke.adapters._n8n", "n8n execution payloads"),
-    Format("inspect", "fluke.adapters._inspect", "Inspect AI eval logs (.eval archives and .json)"),
-    Format("openinference", "fluke.adapters._openinference", "OpenInference spans (OTLP JSON)"),
-    Format("otel-genai", "fluke.adapters._otel_genai", "OpenTelemetry GenAI spans (OTLP JSON)"),
-    Format("openai-agents", "fluke.adapters._agents_sdk", "OpenAI Agents SDK trace and span exports"),
-    Format("openai-agents-items", "fluke.adapters._agents_items", "OpenAI Agents SDK run items and RunState JSON"),
-    Format("terminal-bench", "fluke.adapters._terminal_bench", "Terminal-Bench and Harbor results"),
-    Format("crewai", "fluke.adapters._crewai", "CrewAI event-bus logs (tool_usage_* events)"),
+#: One row per format: its name, its module in this package, and a line of description.
+FORMATS: dict[str, Format] = {name: Format(name, f"fluke.adapters.{module}", description)
+                              for name, module, description in [
+    ("fluke", "_fluke_jsonl", "fluke's own JSONL (one Run per line)"),
+    ("tau2-bench", "_tau2bench", "τ²-bench results {timestamp, info, tasks, simulations}"),
+    ("tau-bench", "_taubench", "τ-bench v1 results [{task_id, trial, reward, info, traj}]"),
+    ("langgraph", "_langgraph", "LangGraph/LangChain message lists"),
+    ("openai", "_openai", "OpenAI chat-completions message lists"),
+    ("n8n", "_n8n", "n8n execution payloads"),
+    ("inspect", "_inspect", "Inspect AI eval logs (.eval archives and .json)"),
+    ("openinference", "_openinference", "OpenInference spans (OTLP JSON)"),
+    ("otel-genai", "_otel_genai", "OpenTelemetry GenAI spans (OTLP JSON)"),
+    ("openai-agents", "_agents_sdk", "OpenAI Agents SDK trace and span exports"),
+    ("openai-agents-items", "_agents_items", "OpenAI Agents SDK run items and RunState JSON"),
+    ("terminal-bench", "_terminal_bench", "Terminal-Bench and Harbor results"),
+    ("crewai", "_crewai", "CrewAI event-bus logs (tool_usage_* events)"),
 ]}
 
 
@@ -190,12 +192,13 @@ def _documents(doc: Any) -> Iterator[tuple[str | None, Any]]:
 
 def read_file(path: str | Path, *, format: str | None = None,
               identity: dict[str, Any] | None = None,
-              options: dict[str, Any] | None = None) -> Iterator[Run]:
+              options: dict[str, Any] | None = None, prepared: bool = False) -> Iterator[Run]:
     """Yield the runs in ``path``, detecting its format unless ``format`` is given.
 
     ``options`` are reader options for formats that take them (Inspect AI: ``score``, the
     scorer that decides pass or fail, and ``pass_at``, the lowest passing score; see
-    docs/adapters.md); an option the format does not take is an InputError.
+    docs/adapters.md); an option the format does not take is an InputError. With ``prepared``,
+    a reader that can (fluke JSONL) yields :class:`fluke.record.Prepared` runs for an ingest.
 
     >>> import tempfile, os
     >>> from fluke.record import Run
@@ -219,6 +222,8 @@ def read_file(path: str | Path, *, format: str | None = None,
                          hint="unpack it, or choose the format with --format")
     accepted = tuple(getattr(module, "OPTIONS", ()))
     extra = {"options": dict(options or {})} if accepted else {}
+    if prepared and getattr(module, "PREPARED", False):
+        extra["prepared"] = True
     unknown = sorted(set(options or {}) - set(accepted))
     if unknown:
         raise InputError(str(path), None, None, f"the {name} reader takes no option {unknown[0]!r}",

@@ -27,6 +27,10 @@ from ._select import check_level, version_label
 from ._unknowns import apply_to_counts, unknown_fields, unknown_note
 
 
+#: The reset-rate simulation printed beside a change check: fixed, so the output is reproducible.
+_RESET_SEED, _RESET_HISTORIES = 2026, 2000
+
+
 def _summaries(b: Beliefs, *, prior: str, delta: float, touched, odds) -> tuple[str, str | None]:
     prior_summary = b.prior_text[0] if len(set(b.prior_text)) == 1 else f"{prior} (per scenario, see each)"
     if not b.earlier:
@@ -62,6 +66,7 @@ class BeliefResult(Result):
     suite_statement: Any
     per: list
     review: Any = None
+    reset: Any = None   # fluke.inference.ResetRate: how often the change check resets an unchanged scenario
 
     def payload(self) -> dict[str, Any]:
         b, a, suite, check = self.b, self.arrays, self.suite, self.b.check()
@@ -87,6 +92,11 @@ class BeliefResult(Result):
                           failures_pmf=suite.failures_pmf, runs_to_certify_suite=self.suite_certify),
             "statement": self.suite_statement.as_dict(),
             "review": None if self.review is None else self.review.payload(),
+            "reset_rate": None if self.reset is None else dict(
+                theta=self.reset.theta, trials=self.reset.trials, versions=self.reset.versions,
+                per_version=self.reset.per_version, per_version_se=self.reset.per_version_se,
+                any_reset=self.reset.any_reset, any_reset_se=self.reset.any_reset_se,
+                histories=self.reset.histories, seed=_RESET_SEED),
             **unknown_fields(b.total_unknowns, b.unknown_policy),
         }
 
@@ -150,7 +160,8 @@ class BeliefResult(Result):
             rows.append(row)
         return [Table(f"change check of the latest batch ({int((p_changed >= 0.5).sum())} of {len(b.cells)} "
                       "scenarios reset at P(changed) ≥ 0.5)", cols, rows, limit=limit, more="scenarios"),
-                note("surprise = P(a batch this bad or worse | the carried belief).")]
+                note("surprise = P(a batch this bad or worse | the carried belief).")] + (
+                [note(f"False resets: {self.reset.describe()}, seed {_RESET_SEED}.")] if self.reset is not None else [])
 
 
 @dataclass(frozen=True)
@@ -245,8 +256,15 @@ def believe(ledger, *, version: str | None = None, prior: str = "uniform", famil
     suite_stmt = inf.suite_statement(suite, b.k, b.n, version=b.label, prior=prior_summary, carried=carried_summary)
     per = inf.scenario_statements([cell_name(c) for c in b.cells], b.k, b.n, b.belief, version=b.label,
                                   prior=b.prior_text, bar=bar, level=level, carried=b.carried)
+    reset = None
+    if odds is not None and b.earlier:
+        # the reset rule looks at every version: say how often it fires on a scenario that did not change,
+        # at this suite's average rate and batch size, over as many versions as this account holds
+        reset = inf.reset_rate(float(np.clip(suite.average_mean, 0, 1)), max(1, int(np.median(b.n))),
+                               len(b.earlier) + 1, odds=odds, delta=delta, rng=np.random.default_rng(_RESET_SEED),
+                               histories=_RESET_HISTORIES)
     return BeliefResult(b, bar, level, next_m, prior, odds, statements, arrays, suite, suite_certify, suite_stmt,
-                        per, rev)
+                        per, rev, reset)
 
 
 @dataclass(frozen=True)

@@ -28,54 +28,33 @@ from ..format import fmt_num, fmt_p, fmt_share
 from ._document import Column, Table, line, note
 from ._result import Result
 from ._select import require_runs
+from ._unknowns import check_unknown, closing_notes, unknown_fields, unknown_note
 
 
-@dataclass(frozen=True)
-class PredictionMatch:
-    """Runs paired with the prediction that preceded them: the forecasts, the outcomes (0/1) and
-    each forecast's family; how many predictions were considered and how many runs were left out
-    for an unknown outcome."""
-
-    probabilities: tuple[float, ...]
-    outcomes: tuple[int, ...]
-    families: tuple[str | None, ...]
-    predictions: int
-    unknown_outcomes: int
-
-
-def match_predictions(ledger, version: str | None = None) -> PredictionMatch:
+def match_predictions(ledger, version: str | None = None, *, unknown: str = "fail"):
     """Pair each run with the latest prediction for its (version, scenario, condition) made before
-    the run was recorded; runs with no earlier prediction are not scored.
+    the run was recorded (:func:`fluke.inference.match_predictions` decides; this reads the ledger);
+    a run whose outcome is unknown is a failure (``unknown="fail"``) or is left out (``"exclude"``).
 
     >>> import os, tempfile
     >>> from fluke.ledger import open_ledger
     >>> match_predictions(open_ledger(os.path.join(tempfile.mkdtemp(), "m.db"))).predictions
     0
     """
+    from ..inference import match_predictions as pair
+
     docs = [d.body for d in ledger.documents("prediction")]
     if version:
         wanted = ledger.resolve_version(version)
         docs = [d for d in docs if d["version"] == wanted]
-    by_cell: dict[tuple[str, str, str], list[dict]] = {}
-    for d in docs:
-        by_cell.setdefault((d["version"], d["scenario"], d.get("condition", "")), []).append(d)
-    for preds in by_cell.values():
-        preds.sort(key=lambda d: d["made_at"])
-    probs, outcomes, families, unknown = [], [], [], 0
-    for v in sorted({key[0] for key in by_cell}):
-        times = ledger.recorded_times(version=v)
-        for run in ledger.runs(version=v):
-            before = [p for p in by_cell.get((v, run.scenario, run.condition_key()), ())
-                      if p["made_at"] < times[run.hash]]
-            if not before:
-                continue
-            if run.outcome.passed is None:
-                unknown += 1
-                continue
-            probs.append(float(before[-1]["probability"]))
-            outcomes.append(int(run.outcome.passed))
-            families.append(before[-1].get("family"))
-    return PredictionMatch(tuple(probs), tuple(outcomes), tuple(families), len(docs), unknown)
+
+    def runs():
+        for v in sorted({d["version"] for d in docs}):
+            times = ledger.recorded_times(version=v)
+            for run in ledger.runs(version=v):
+                yield v, run.scenario, run.condition_key(), run.outcome.passed, times[run.hash]
+
+    return pair(docs, runs(), unknown=check_unknown(unknown))
 
 
 def _score(s) -> dict[str, Any]:
@@ -90,25 +69,30 @@ def _score(s) -> dict[str, Any]:
 class CalibrationResult(Result):
     """The Brier score of the matched predictions, the always-the-average baseline beside it, a
     reliability table overall and by family, and Spiegelhalter's test (``report`` is ``None`` when
-    no run has been recorded after a prediction yet)."""
+    no run has been scored yet). ``unknowns`` runs after a prediction had no known outcome; under
+    ``unknown_policy`` ``"fail"`` they are scored as failures, under ``"exclude"`` left out."""
 
     kind = "calibration"
     predictions: int
     scored_runs: int
-    unknown_outcomes: int
+    unknowns: int
     report: Any = None   # fluke.inference.CalibrationReport
+    unknown_policy: str = "fail"
+    before_any: int = 0  # runs recorded before any prediction for their cell (not scored)
 
     def payload(self) -> dict[str, Any]:
         r = self.report
-        return {"predictions": self.predictions, "scored_runs": self.scored_runs,
-                "unknown_outcomes": self.unknown_outcomes, "overall": _score(r.overall) if r else None,
+        return {"predictions": self.predictions, "scored_runs": self.scored_runs, "before_any": self.before_any,
+                **unknown_fields(self.unknowns, self.unknown_policy),
+                "overall": _score(r.overall) if r else None,
                 "by_family": {f: _score(s) for f, s in r.by_family.items()} if r else {}}
 
     def blocks(self) -> list:
         r = self.report
         if r is None:
-            return [line(f"nothing to score yet: {self.predictions} predictions, and no run with a known outcome "
-                         "was recorded after one (ingest the next batch, then run fluke calibration)")]
+            return [line(f"nothing to score yet: {self.predictions} predictions, and no run to score was recorded "
+                         "after one (ingest the next batch, then run fluke calibration)"),
+                    unknown_note(self.unknowns, self.unknown_policy)]
         o = r.overall
         out: list = [line(f"{o.predictions} runs scored against predictions made before they were recorded. "
                           f"Brier {o.brier:.4f} (if the predictions were right: {o.test.expected_brier:.4f} ± "
@@ -124,23 +108,28 @@ class CalibrationResult(Result):
             out.append(Table(title, [Column("predicted", "right", key=True), Column("runs", "right"),
                                      Column("mean prediction", "right"), Column("passed", "right")],
                              rows, limit=None, more="bins"))
-        if self.unknown_outcomes:
-            out.append(note(f"{self.unknown_outcomes} runs after a prediction had no known outcome and were not scored"))
+        out += closing_notes(["each run scored against the latest prediction for its version, scenario and "
+                              "condition made before the run was recorded", "runs independent given the predictions",
+                              f"Spiegelhalter's test at α = {r.alpha:g}"], self.unknowns, self.unknown_policy)
+        if self.before_any:
+            out.append(note(f"{self.before_any} runs recorded before any prediction for their scenario were not scored"))
         out.append(note("A predictor that always says the average is calibrated and useless: compare the Brier "
                         "score with the baseline, not only with the reliability table."))
         return out
 
 
-def calibration(ledger, *, version: str | None = None, bins: int = 10) -> CalibrationResult:
+def calibration(ledger, *, version: str | None = None, bins: int = 10, unknown: str = "fail") -> CalibrationResult:
     """Score the predictions recorded in ``ledger`` (only those for ``version`` when given) against
-    the runs recorded after them, in ``bins`` forecast bins."""
+    the runs recorded after them, in ``bins`` forecast bins; a run whose outcome is unknown is
+    scored as a failure (``unknown="fail"``) or left out (``"exclude"``)."""
     if isinstance(bins, bool) or not isinstance(bins, int) or not 1 <= bins <= 50:
         raise UsageError(f"bins={bins!r} must be a whole number from 1 to 50")
+    unknown = check_unknown(unknown)
     require_runs(ledger)
-    m = match_predictions(ledger, version)
+    m = match_predictions(ledger, version, unknown=unknown)
     report = None
-    if m.probabilities:
+    if m.outcome.size:
         from ..inference import score_predictions
 
-        report = score_predictions(list(m.probabilities), list(m.outcomes), families=list(m.families), bins=bins)
-    return CalibrationResult(m.predictions, len(m.probabilities), m.unknown_outcomes, report)
+        report = score_predictions(m.probability, m.outcome, families=list(m.family), bins=bins)
+    return CalibrationResult(m.predictions, int(m.outcome.size), m.unknowns, report, unknown, m.before_any)

@@ -27,7 +27,7 @@ from dataclasses import dataclass
 from typing import Any, Iterable
 
 from ..errors import UsageError
-from ..format import fmt_prob
+from ..format import describe_unknowns, fmt_prob
 
 HOLDS = "holds"
 FAILS = "fails"
@@ -70,6 +70,11 @@ class Claim:
                 "runs_needed": self.runs_needed, "limit": self.limit, "version": self.version}
 
 
+def _unknowns(count: int, policy: str) -> str:
+    """What a claim rests on about runs of unknown outcome (the one policy of every verb)."""
+    return f"{describe_unknowns(int(count), policy)} (unknown: {policy})"
+
+
 def _worst(statuses: Iterable[str]) -> str:
     return min(statuses, key=_ORDER.__getitem__, default=TOO_SMALL)
 
@@ -94,7 +99,7 @@ def _cell(entry: dict) -> str:
 
 
 def claim_reliable(ledger, *, version: str | None = None, scenarios=None, bar: float = 0.9,
-                   prob: float = 0.95, per: str = "scenario", prior: str = "uniform") -> Claim:
+                   prob: float = 0.95, per: str = "scenario", prior: str = "uniform", unknown: str = "fail") -> Claim:
     """Does P(θ > ``bar``) reach ``prob``, on every scenario (``per="scenario"``) or the suite?
 
     Decided by :func:`fluke.analysis.believe`. ``scenarios`` (ids, or one glob) limits the
@@ -108,7 +113,7 @@ def claim_reliable(ledger, *, version: str | None = None, scenarios=None, bar: f
     check_level(prob, "prob")
     if per not in ("scenario", "suite"):
         raise UsageError(f"per={per!r} is not one of scenario, suite")
-    result = believe(ledger, version=version, bar=bar, prior=prior)
+    result = believe(ledger, version=version, bar=bar, prior=prior, unknown=unknown)
     doc = result.payload()
     picked = [(i, e) for i, e in enumerate(doc["scenarios"]) if e in _pick(doc["scenarios"], scenarios)]
     if not picked:
@@ -120,7 +125,9 @@ def claim_reliable(ledger, *, version: str | None = None, scenarios=None, bar: f
     passes = sum(e["passes"] for _, e in picked)
     trials = sum(e["trials"] for _, e in picked)
     rests = (f"{passes} of {trials} runs passed over {len(picked)} scenario cells of version {doc['label']}; "
-             f"prior {result.b.prior_text[0] if len(set(result.b.prior_text)) == 1 else prior}; bar {bar:g}")
+             f"prior {result.b.prior_text[0] if len(set(result.b.prior_text)) == 1 else prior}; bar {bar:g}; "
+             + _unknowns(0 if result.b.unknowns is None else int(result.b.unknowns[idx].sum()),
+                         result.b.unknown_policy))
     if per == "suite":
         if len(picked) != len(doc["scenarios"]):
             raise UsageError("per='suite' asks about the whole version; leave scenarios unset")
@@ -153,7 +160,7 @@ def claim_reliable(ledger, *, version: str | None = None, scenarios=None, bar: f
 
 
 def claim_luck(ledger, spec, *, version: str | None = None, at_most: float = 0.05,
-               level: float = 0.95) -> Claim:
+               level: float = 0.95, unknown: str = "fail") -> Claim:
     """Is the luck rate at most ``at_most``? Decided by :func:`fluke.analysis.grade` (its pooled
     credible interval): holds when the whole interval is at or under the ceiling, fails when it
     lies wholly above, too small to tell otherwise (or with no output-ok run)."""
@@ -162,18 +169,19 @@ def claim_luck(ledger, spec, *, version: str | None = None, at_most: float = 0.0
 
     check_level(at_most, "at_most")
     chosen = pick_version(ledger, version)
-    result = grade(ledger, spec, version=chosen, level=level, store=False)
+    result = grade(ledger, spec, version=chosen, level=level, store=False, unknown=unknown)
+    said = _unknowns((result.unknowns or {}).get(chosen, 0), result.unknown_policy)
     rate = result.luck[chosen].pooled if chosen in result.luck else None
     label = result.labels.get(chosen, chosen[:12])
     asked = f"luck rate ≤ {at_most:g} (at {level:g} credibility)"
     if rate is None or rate.statistic is None:
         return Claim("luck", asked, TOO_SMALL, "no output-ok run: the luck rate is undefined",
-                     f"version {chosen[:12]} ({label}); spec {result.spec.digest[:12]}", version=chosen)
+                     f"version {chosen[:12]} ({label}); spec {result.spec.digest[:12]}; {said}", version=chosen)
     lo, hi = rate.interval
     status = HOLDS if hi <= at_most else FAILS if lo > at_most else TOO_SMALL
     found = f"luck rate {rate}"
     rests = (f"{rate.green} output-ok runs of {rate.runs} of version {chosen[:12]} ({label}); spec "
-             f"{result.spec.digest[:12]}; Beta({rate.prior[0]:g}, {rate.prior[1]:g}) prior")
+             f"{result.spec.digest[:12]}; Beta({rate.prior[0]:g}, {rate.prior[1]:g}) prior; {said}")
     reasons = ()
     if status != HOLDS:
         lucky = sorted(((n, c) for n, c in result.luck[chosen].cases.items() if c.lucky),
@@ -184,7 +192,7 @@ def claim_luck(ledger, spec, *, version: str | None = None, at_most: float = 0.0
 
 
 def claim_not_worse(ledger, baseline: str, *, version: str | None = None, margin: float | None = None,
-                    alpha: float = 0.05, power: float = 0.8) -> Claim:
+                    alpha: float = 0.05, power: float = 0.8, unknown: str = "fail") -> Claim:
     """Is ``version`` not worse than ``baseline``? Decided by :func:`fluke.analysis.compare`.
 
     Holds on *no significant difference* (the runs could have seen a change of ``margin``, a
@@ -197,7 +205,7 @@ def claim_not_worse(ledger, baseline: str, *, version: str | None = None, margin
     from ._select import pick_version
 
     chosen = pick_version(ledger, version)
-    result = compare(ledger, baseline, chosen[:16], alpha=alpha, power=power, record=False,
+    result = compare(ledger, baseline, chosen[:16], alpha=alpha, power=power, record=False, unknown=unknown,
                      **compare_options(margin))
     r = read_comparison(result)
     if r.verdict == "different":
@@ -206,24 +214,27 @@ def claim_not_worse(ledger, baseline: str, *, version: str | None = None, margin
         status = HOLDS if r.verdict == "no significant difference" else TOO_SMALL
     found = r.summary
     reasons = () if status == HOLDS else (f"{status}: {found}",)
-    rests = f"A = {result.a.line()}, B = {result.b.line()}; {r.conditional_on}"
+    doc = result.payload()
+    rests = (f"A = {result.a.line()}, B = {result.b.line()}; {r.conditional_on}; "
+             + _unknowns(doc["unknowns"], doc["unknown_policy"]))
     needed = r.runs_needed_per_arm if status == TOO_SMALL else None
     return Claim("not_worse_than", f"version {chosen[:12]} is not worse than {baseline}", status, found, rests,
                  reasons, needed, limit=r.limit_text(), version=chosen)
 
 
-def claim_gate(ledger, spec, *, version: str | None = None) -> Claim:
+def claim_gate(ledger, spec, *, version: str | None = None, unknown: str = "fail") -> Claim:
     """Does the grading gate pass (:func:`fluke.analysis.grade`)? A gate is a rule, so it is never too small."""
     from ._grade import grade
     from ._select import pick_version
 
     chosen = pick_version(ledger, version)
-    result = grade(ledger, spec, version=chosen, store=False)
+    result = grade(ledger, spec, version=chosen, store=False, unknown=unknown)
     gate = result.gate
     failing = [c for c in gate.cases if c.failed]
     status = HOLDS if gate.passed else FAILS
     found = ("no hard violation; no soft check failed by a majority of a case's runs" if gate.passed else
              f"fails in {len(failing)} of {len(gate.cases)} cases")
     return Claim("gate", "the grading gate passes", status, found,
-                 f"{len(result.grades)} runs of version {chosen[:12]}; spec {result.spec.digest[:12]}",
+                 f"{len(result.grades)} runs of version {chosen[:12]}; spec {result.spec.digest[:12]}; "
+                 + _unknowns((result.unknowns or {}).get(chosen, 0), result.unknown_policy),
                  tuple(gate.reasons), version=chosen)

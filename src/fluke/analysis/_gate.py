@@ -10,6 +10,7 @@ A rule names one version and the checks it must pass; every section is optional 
     luck: {at_most: 0.05}                 # the luck rate's credible interval under the ceiling
     compare: {baseline: model=support-desk-v1, margin: 0.05}  # not worse (able to see 5 points)
     sealed: true                          # the rule was sealed (fluke gate RULE --seal) before the runs
+    unknown: fail                         # a run of unknown outcome: a failure (the default) or exclude
 
 The rule is validated whole before the ledger is read (unknown keys with "did you mean", wrong
 types, values out of range: :class:`~fluke.errors.SpecError`). Each check is decided by the
@@ -22,7 +23,7 @@ every check holds.
 >>> parse_gate_rule("relaible: {bar: 0.8}")
 Traceback (most recent call last):
 ...
-fluke.errors.SpecError: gate rule: relaible: unknown key (did you mean 'reliable'?); allowed: compare, gate, luck, name, reliable, sealed, spec, version
+fluke.errors.SpecError: gate rule: relaible: unknown key (did you mean 'reliable'?); allowed: compare, gate, luck, name, reliable, sealed, spec, unknown, version
 """
 
 from __future__ import annotations
@@ -42,7 +43,7 @@ from ._result import Result
 GATE_SEAL_KIND = "gate_seal"
 
 _TOP = {"name": str, "version": str, "spec": (str, dict), "gate": bool, "reliable": dict, "luck": dict,
-        "compare": dict, "sealed": bool}
+        "compare": dict, "sealed": bool, "unknown": str}
 _SECTIONS = {
     "reliable": {"bar": (float, 0.9), "prob": (float, 0.95), "per": (str, "scenario"), "prior": (str, "uniform"),
                  "scenarios": ((str, list), None)},
@@ -118,6 +119,9 @@ def parse_gate_rule(text: str | Mapping[str, Any], *, fmt: str = "yaml") -> dict
             raise _fail(f"{section}.{key}", f"{value!r} must lie strictly between 0 and 1")
     if "reliable" in rule and rule["reliable"]["per"] not in ("scenario", "suite"):
         raise _fail("reliable.per", f"{rule['reliable']['per']!r} is not one of scenario, suite")
+    if rule.get("unknown", "fail") not in ("fail", "exclude"):
+        raise _fail("unknown", f"{rule['unknown']!r} must be 'fail' (count a run of unknown outcome as a failure, "
+                    "the default) or 'exclude' (leave it out)")
     if not any(rule.get(c) for c in _CHECKS):
         raise _fail("text", "names no check: add one of gate, reliable, luck, compare")
     if (rule.get("gate") or "luck" in rule) and "spec" not in rule:
@@ -303,19 +307,20 @@ def gate(ledger, rule: str | Path | Mapping[str, Any], *, raw: bytes | None = No
         ledger = ledger()
     version = pick_version(ledger, rule.get("version"))
     claims: list[Claim] = []
+    unknown = rule.get("unknown", "fail")
     if rule.get("gate"):
-        claims.append(claim_gate(ledger, rule["spec"], version=version))
+        claims.append(claim_gate(ledger, rule["spec"], version=version, unknown=unknown))
     if "reliable" in rule:
         r = rule["reliable"]
         claims.append(claim_reliable(ledger, version=version, scenarios=r["scenarios"], bar=r["bar"],
-                                     prob=r["prob"], per=r["per"], prior=r["prior"]))
+                                     prob=r["prob"], per=r["per"], prior=r["prior"], unknown=unknown))
     if "luck" in rule:
         claims.append(claim_luck(ledger, rule["spec"], version=version, at_most=rule["luck"]["at_most"],
-                                 level=rule["luck"]["level"]))
+                                 level=rule["luck"]["level"], unknown=unknown))
     if "compare" in rule:
         c = rule["compare"]
         claims.append(claim_not_worse(ledger, c["baseline"], version=version, margin=c["margin"],
-                                      alpha=c["alpha"], power=c["power"]))
+                                      alpha=c["alpha"], power=c["power"], unknown=unknown))
     if rule.get("sealed"):
         claims.append(_seal_claim(ledger, raw, version))
     label = version_label(ledger, version)

@@ -73,6 +73,7 @@ class GradeResult(Result):
     show_violations: bool = False
     unknowns: dict | None = None    # version -> runs whose outcome is unknown
     unknown_policy: str = "fail"
+    reused: int = 0         # grades read back from an earlier (maybe interrupted) grade
 
     @property
     def passed(self) -> bool:
@@ -85,7 +86,7 @@ class GradeResult(Result):
 
     def payload(self) -> dict[str, Any]:
         return {"spec": {"digest": self.spec.digest, "name": self.spec.name, "path": self.spec_path},
-                "source": self.source, "stored": self.stored, "runs": [g.to_dict() for g in self.grades],
+                "source": self.source, "stored": self.stored, "reused": self.reused, "runs": [g.to_dict() for g in self.grades],
                 "luck": {v: {"label": self.labels[v], **rep.to_dict()} for v, rep in self.luck.items()},
                 "gate": self.gate.to_dict(),
                 **unknown_fields(sum((self.unknowns or {}).values()), self.unknown_policy),
@@ -155,7 +156,8 @@ class GradeResult(Result):
                                 "decides only whether it is among the runs counted (its path is graded and gated "
                                 "either way)"))
         if self.stored is not None:
-            out.append(note(f"grades stored under spec {self.spec.digest[:12]} ({self.stored} new)"))
+            out.append(note(f"grades stored under spec {self.spec.digest[:12]} ({self.stored} new"
+                            + (f", {self.reused} read back from an earlier grade)" if self.reused else ")")))
         return out
 
 
@@ -166,7 +168,8 @@ GRADE_BYTES = 4_000
 def grade(ledger, spec, *, files: Sequence[str] = (), input_format: str | None = None,
           identity: dict | None = None, version: str | None = None, scenario: str | None = None,
           prior: str | Sequence[float] = (0.5, 0.5), level: float = 0.95, store: bool = True,
-          show_violations: bool = False, unknown: str = "fail") -> GradeResult:
+          show_violations: bool = False, unknown: str = "fail", executor: str | None = None,
+          jobs: int | None = None, address: str | None = None, progress: Any = None) -> GradeResult:
     """Grade runs from ``files`` (or from the ledger) against ``spec`` (a path, a dict or a Spec).
 
     ``ledger`` may be a callable that opens it, so a bad spec is refused before any ledger is touched.
@@ -197,19 +200,26 @@ def grade(ledger, spec, *, files: Sequence[str] = (), input_format: str | None =
             require_runs(ledger)
         from ._budget import check_budget
 
-        check_budget(ledger.count(scenario=scenario, version=chosen), "grade", GRADE_BYTES,
+        total = ledger.count(scenario=scenario, version=chosen)
+        check_budget(total, "grade", GRADE_BYTES,
                      hint="grade one version or scenario at a time (--version, --scenario)")
-        runs = ledger.runs(scenario=scenario, version=chosen)
+        if store:
+            ledger.put_document("spec", spec.body)
+        from ._grade_stream import grade_ledger
+
+        graded = grade_ledger(ledger, spec, version=chosen, scenario=scenario, store=store, executor=executor,
+                              jobs=jobs, address=address, total=total, progress=progress)
+        grades, stored, reused = list(graded.grades), graded.stored, graded.reused
+        seen = {g.version for g in grades}
+        labels = {info.version: info.identity.label() for info in ledger.versions() if info.version in seen}
         source = f"ledger {ledger.url}"
-    grades, labels = [], {}
-    for run in runs:   # each run is graded as it streams and dropped: only its grade is kept
-        grades.append(grade_run(run, spec))
-        if run.version not in labels:
-            labels[run.version] = run.identity.label()
-    stored = None
-    if not files and store:
-        ledger.put_document("spec", spec.body)
-        stored = ledger.put_grades(spec.digest, [(g.run_hash, g.to_dict()) for g in grades])
+    if files:
+        grades, labels = [], {}
+        for run in runs:   # each run is graded as it streams and dropped: only its grade is kept
+            grades.append(grade_run(run, spec))
+            if run.version not in labels:
+                labels[run.version] = run.identity.label()
+        stored, reused = None, 0
     by_version: dict[str, list] = {}
     unknowns: dict[str, int] = {}
     for g in grades:   # the runs streamed past; a grade's output_ok is its run's outcome
@@ -221,4 +231,4 @@ def grade(ledger, spec, *, files: Sequence[str] = (), input_format: str | None =
             by_version.setdefault(g.version, [])
     luck = {v: luck_rate(gs, prior=prior_ab, level=level) for v, gs in by_version.items()}
     return GradeResult(spec, spec_path, source, tuple(grades), labels, luck, gate(grades), stored, show_violations,
-                       unknowns, unknown)
+                       unknowns, unknown, reused)

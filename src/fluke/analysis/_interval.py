@@ -28,7 +28,7 @@ from ..errors import InputError, UsageError
 from ..format import fmt_num
 from ._document import Column, Span, Table, blank, line, note
 from ._result import Result
-from ._unknowns import apply_to_counts, check_unknown, unknown_fields, unknown_note
+from ._unknowns import apply_to_counts, check_unknown, closing_notes, unknown_fields, unknown_note
 from ._select import check_level, require_runs, select_versions, versions as ledger_versions
 
 #: A cluster bootstrap needs at least this many resamples (as ``fluke.inference`` requires).
@@ -362,10 +362,10 @@ class PassKResult(Result):
                      fmt_num(e["pass_hat_k"], 4), ci(e.get("pass_hat_k_interval"))]
                     + ([fmt_num(e["plugin_pass_at_k"], 4)] if self.plugin else []) for e in v.rows]
             out.append(Table("", cols, rows, limit=None, more="budgets"))
-            out.append(note(f"Conditional on: {v.weights} scenario weights; the trials of each scenario being "
-                            "exchangeable (independent attempts, no adaptation between them); intervals over "
-                            f"{v.scenarios} scenarios (the unit), on the logit scale; version {v.version[:12]}"))
-            out.append(unknown_note(v.unknowns, self.unknown_policy))
+            out += closing_notes(f"{v.weights} scenario weights; the trials of each scenario being exchangeable "
+                                 "(independent attempts, no adaptation between them); intervals over "
+                                 f"{v.scenarios} scenarios (the unit), on the logit scale; version {v.version[:12]}",
+                                 v.unknowns, self.unknown_policy)
         return out
 
 

@@ -32,9 +32,10 @@ import yaml
 
 from ..errors import UsageError
 from ..format import fmt_num, fmt_prob, natural_key
-from ._document import Column, Span, Table, blank, line, note
+from ._document import Column, Span, Table, blank, line
 from ._result import Result
 from ._select import check_level, require_runs, version_label
+from ._unknowns import apply_to_counts, check_unknown, closing_notes
 
 
 @dataclass(frozen=True)
@@ -48,11 +49,14 @@ class PlanResult(Result):
     strata: tuple[str, ...] = ()  # the allocation's scenarios, in its order
     versions: tuple[str, ...] = ()
     sealed: str | None = None
+    unknowns: int | None = None   # runs of unknown outcome in the counts read (None: no run was read)
+    unknown_policy: str = "fail"
 
     def payload(self) -> dict[str, Any]:
         import dataclasses
 
-        out: dict[str, Any] = {"versions": list(self.versions), "sealed": self.sealed}
+        out: dict[str, Any] = {"versions": list(self.versions), "sealed": self.sealed,
+                               "unknowns": self.unknowns, "unknown_policy": self.unknown_policy}
         for name in ("paired", "certification", "allocation"):
             part = getattr(self, name)
             out[name] = None if part is None else dataclasses.asdict(part)
@@ -94,10 +98,9 @@ class PlanResult(Result):
                             Span(f"fluke unseal {self.sealed[:12]}", "code")))
         if not out:
             out.append(line("nothing to plan: give --detect POINTS, --bar RATE, or --budget RUNS"))
-        out += [blank(), note(self.conditional_on())]
-        return out
+        return out + [blank()] + closing_notes(self.conditional_on(), self.unknowns, self.unknown_policy)
 
-    def conditional_on(self) -> str:
+    def conditional_on(self) -> list[str]:
         parts = []
         if self.paired is not None:
             source = (" (per-scenario posterior means from the ledger, uniform prior)" if self.versions else "")
@@ -107,12 +110,17 @@ class PlanResult(Result):
             parts.append(f"prior {self.certification.prior} per scenario, scenarios independent, clean runs")
         if self.allocation is not None:
             parts.append("the counts in the ledger now; rates as their posterior means (uniform prior)")
-        return "Conditional on: " + "; ".join(parts or ["nothing yet"]) + "."
+        return parts
 
 
-def _counts(ledger, version: str, scenario, condition) -> dict[tuple[str, str], tuple[int, int]]:
-    return {(r.scenario, r.condition): (r.passes, r.trials)
-            for r in ledger.counts(version=version, scenario=scenario, condition=condition)}
+def _counts(ledger, version: str, scenario, condition, unknown: str) -> tuple[dict[tuple[str, str], tuple[int, int]], int]:
+    """``{(scenario, condition): (passes, trials)}`` under the unknown-outcome policy, and the unknowns."""
+    rows = list(ledger.counts(version=version, scenario=scenario, condition=condition))
+    out = {}
+    for r in rows:
+        trials, passes = apply_to_counts(r.trials, r.passes, r.unknowns, unknown)
+        out[(r.scenario, r.condition)] = (passes, trials)
+    return out, sum(r.unknowns for r in rows)
 
 
 def _name(key: tuple[str, str]) -> str:
@@ -123,14 +131,19 @@ def plan(ledger=None, *, detect: float | None = None, rate: float | None = None,
          runs: int | None = None, bar: float | None = None, level: float = 0.95, budget: int | None = None,
          version: str | None = None, against: str | None = None, scenario: str | None = None,
          condition: str | None = None, alpha: float = 0.05, power: float = 0.8, draws: int = 2000,
-         seed: int = 0, seal: bool = False) -> PlanResult:
-    """Plan runs: ``detect`` points between two versions, certify at ``bar``, or allocate ``budget`` runs."""
+         seed: int = 0, seal: bool = False, unknown: str = "fail") -> PlanResult:
+    """Plan runs: ``detect`` points between two versions, certify at ``bar``, or allocate ``budget`` runs.
+
+    Counts read from the ledger (with ``version``) take a run whose outcome is unknown as a failed
+    trial (``unknown="fail"``) or leave it out (``"exclude"``), and the result says how many."""
     from ..design import (allocate_certification, allocate_difference, certification_plan,
                           paired_sample_size)
 
     check_level(alpha, "alpha")
     check_level(power, "power")
     check_level(level, "level")
+    unknown = check_unknown(unknown)
+    unknowns = None
     if bar is not None:
         check_level(bar, "bar")
     if against and not version:
@@ -142,11 +155,12 @@ def plan(ledger=None, *, detect: float | None = None, rate: float | None = None,
             raise UsageError("naming a version needs a ledger")
         require_runs(ledger)
         va = ledger.resolve_version(version)
-        counts_a = _counts(ledger, va, scenario, condition)
+        counts_a, unknowns = _counts(ledger, va, scenario, condition, unknown)
         chosen = [va]
         if against:
             vb = ledger.resolve_version(against)
-            counts_b = _counts(ledger, vb, scenario, condition)
+            counts_b, more = _counts(ledger, vb, scenario, condition, unknown)
+            unknowns += more
             chosen.append(vb)
         names = [version_label(ledger, v) for v in chosen]
     paired = cert = alloc = None
@@ -191,11 +205,11 @@ def plan(ledger=None, *, detect: float | None = None, rate: float | None = None,
         strata = tuple(_name(k) for k in keys)
     sealed = None
     if seal:
-        sealed = _seal(ledger, version, bar, level, paired, cert, alloc, strata)
-    return PlanResult(paired, cert, alloc, strata, tuple(names), sealed)
+        sealed = _seal(ledger, version, bar, level, paired, cert, alloc, strata, unknown)
+    return PlanResult(paired, cert, alloc, strata, tuple(names), sealed, unknowns, unknown)
 
 
-def _seal(ledger, version, bar, level, paired, cert, alloc, strata) -> str:
+def _seal(ledger, version, bar, level, paired, cert, alloc, strata, unknown) -> str:
     """Seal the plan: the decision is the version's pass rate, its lower bound above the bar."""
     from ..design import seal as put_seal
 
@@ -205,7 +219,7 @@ def _seal(ledger, version, bar, level, paired, cert, alloc, strata) -> str:
     rule: dict[str, Any] = {
         "name": f"plan: pass rate above {bar:g}",
         "decision": {"statistic": "mean", "outcome": "passed", "unit": "scenario", "bound": "lower", "above": bar,
-                     "confidence_level": level},
+                     "confidence_level": level, "unknown": unknown},
         "notes": "; ".join(p.summary() for p in (paired, cert) if p is not None)
                  + ("" if alloc is None else f"; next {alloc.budget} runs: "
                     + ", ".join(f"{s}: {r}" for s, r in zip(strata, alloc.runs) if r)),

@@ -75,7 +75,7 @@ def ingest(ledger, files: Sequence[str], *, input_format: str | None = None, ide
     supplied = dict(identity or {})
     rows = []
     for path in files:
-        runs = read_file(path, format=input_format, identity=supplied, options=options or None)
+        runs = read_file(path, format=input_format, identity=supplied, options=options or None, prepared=True)
         tick = progress(path) if progress is not None else None
         result = ledger.ingest(runs, progress=tick) if tick is not None else ledger.ingest(runs)
         row = {"file": path, "added": result.added, "skipped": result.skipped}

@@ -28,6 +28,7 @@ from ..errors import InputError, SpecError
 from ..format import fmt_num
 from ._document import Span, line, note
 from ._result import Result
+from ._unknowns import closing_notes
 
 
 @dataclass(frozen=True)
@@ -101,8 +102,9 @@ class UnsealResult(Result):
         if r.look > 1:
             out.append(line(Span(f"look {r.look}: ", "warn"), f"this seal has been opened {r.look - 1} time(s) before; "
                             "every look is recorded in the ledger with the runs it used"))
-        out.append(note("Conditional on: the rule as sealed, and the runs in its scope that ran and were recorded after "
-                        "the seal; stored runs whose body no longer matches its content hash are refused"))
+        out += closing_notes("the rule as sealed, and the runs in its scope that ran and were recorded after the "
+                             "seal; stored runs whose body no longer matches its content hash are refused",
+                             dec.unknowns, dec.unknown_policy, declared="the sealed rule's decision.unknown")
         return out
 
 

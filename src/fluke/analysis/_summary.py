@@ -19,11 +19,12 @@ from __future__ import annotations
 from dataclasses import dataclass
 from typing import Any
 
+from ..errors import EmptyLedgerError
 from ..format import fmt_share, natural_key
 from ._document import Column, Span, Table, line, note
 from ._result import Result
 from ._unknowns import apply_to_counts, check_unknown, unknown_fields, unknown_note
-from ._select import EmptyLedger, require_runs, select_versions, versions as ledger_versions
+from ._select import require_runs, select_versions, versions as ledger_versions
 
 
 @dataclass(frozen=True)
@@ -162,7 +163,7 @@ def list_runs(ledger, *, version: str | None = None, scenario: str | None = None
             return RunsResult(runs, labels, total, listed=listed)
     total = ledger.count(**filters) if limit is not None and len(runs) >= limit else len(runs)
     if not runs and chosen is None and not any((scenario, condition, since, until)):
-        raise EmptyLedger()
+        raise EmptyLedgerError()
     labels = {v.version: v.identity.label() for v in ledger_versions(ledger)}
     return RunsResult(runs, labels, total)
 

@@ -18,7 +18,8 @@ from __future__ import annotations
 from ..errors import UsageError
 from ._document import Line, note
 
-#: The policies, as every verb's ``unknown=`` and ``--unknown`` spell them.
+#: The policies, as every verb's ``unknown=`` and ``--unknown`` spell them (those of
+#: :data:`fluke.inference.UNKNOWN_POLICIES`, repeated so that a count-only verb imports no numpy).
 UNKNOWN_CHOICES = ("fail", "exclude")
 
 
@@ -30,6 +31,7 @@ def check_unknown(policy: str) -> str:
     ...
     fluke.errors.UsageError: unknown='drop' must be 'fail' (count it as a failure, the default) or 'exclude' (leave it out)
     """
+    # checked here, not by fluke.inference.check_unknown_policy: verbs such as summary must not import numpy
     if policy == "failure":
         return "fail"
     if policy not in UNKNOWN_CHOICES:
@@ -38,14 +40,39 @@ def check_unknown(policy: str) -> str:
     return policy
 
 
-def unknown_note(unknowns: int, policy: str) -> Line:
-    """The line every output prints: how many outcomes were unknown and what was done with them."""
+def unknown_note(unknowns: int, policy: str, *, declared: str | None = None) -> Line:
+    """The line every output prints: how many outcomes were unknown and what was done with them.
+
+    ``declared`` names where the policy came from when it is not the ``--unknown`` option (a
+    sealed rule's key, say).
+
+    >>> unknown_note(2, "fail", declared="decision.unknown").plain()
+    '2 unknown outcomes counted as failures (decision.unknown: fail)'
+    """
     from ..format import describe_unknowns
 
+    source = f"--unknown {policy}" if declared is None else f"{declared}: {policy}"
     if unknowns:
-        return note(f"{describe_unknowns(unknowns, policy)} (--unknown {policy})")
+        return note(f"{describe_unknowns(unknowns, policy)} ({source})")
     what = "counted as a failure" if policy == "fail" else "left out"
-    return note(f"no unknown outcomes (one would be {what}: --unknown {policy})")
+    return note(f"no unknown outcomes (one would be {what}: {source})")
+
+
+def closing_notes(conditional_on, unknowns: int | None = None, policy: str = "fail", *,
+                  declared: str | None = None) -> list[Line]:
+    """The lines a claim ends with: what it is conditional on, then, when it counted outcomes
+    (``unknowns`` not None), :func:`unknown_note`. ``conditional_on`` is a phrase or a list of them
+    (empty ones dropped), joined with "; " and closed with one full stop.
+
+    >>> [n.plain() for n in closing_notes(["version 3f2a", "", "runs independent."], 2, "exclude")]
+    ['Conditional on: version 3f2a; runs independent.', '2 unknown outcomes left out (--unknown exclude)']
+    """
+    parts = [conditional_on] if isinstance(conditional_on, str) else list(conditional_on)
+    text = "; ".join(p.strip().rstrip(".") for p in parts if p and p.strip()) or "nothing yet"
+    out = [note(f"Conditional on: {text}.")]
+    if unknowns is not None:
+        out.append(unknown_note(unknowns, policy, declared=declared))
+    return out
 
 
 def apply_to_counts(trials: int, passes: int, unknowns: int, policy: str) -> tuple[int, int]:

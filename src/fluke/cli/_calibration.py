@@ -4,20 +4,22 @@ from __future__ import annotations
 
 import click
 
-from ._common import Context, output_options, pass_context
+from ._common import Context, output_options, pass_context, unknown_option
 
 
 @click.command()
 @click.option("--version", "version_sel", help="Only predictions for this version.")
 @click.option("--bins", type=click.IntRange(min=1, max=50), default=10, show_default=True,
               help="Forecast bins of the reliability table.")
+@unknown_option
 @output_options
 @pass_context
-def calibration(ctx: Context, version_sel: str | None, bins: int) -> None:
+def calibration(ctx: Context, version_sel: str | None, bins: int, unknown: str) -> None:
     """Score the recorded predictions against the runs recorded after them.
 
     The Brier score, the always-predict-the-average baseline beside it, a reliability table
     overall and by family, and Spiegelhalter's test of whether the errors fit the predictions.
+    A run whose outcome is unknown is scored as a failure (--unknown fail) or left out.
 
     \b
     Example:
@@ -27,4 +29,4 @@ def calibration(ctx: Context, version_sel: str | None, bins: int) -> None:
     """
     from ..analysis import calibration as answer
 
-    ctx.emit(answer(ctx.ledger(), version=version_sel, bins=bins))
+    ctx.emit(answer(ctx.ledger(), version=version_sel, bins=bins, unknown=unknown))

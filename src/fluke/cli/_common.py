@@ -181,6 +181,11 @@ class _Bar:
                                  note=f"{raised[0]} raised" if raised[0] else "")
         return tick
 
+    def for_total(self, label: str):
+        """``tick(done, total)`` for work counted in runs."""
+        task = self.progress.add_task(label, total=None, note="")
+        return lambda done, total: self.progress.update(task, completed=done, total=total)
+
 
 @contextlib.contextmanager
 def progress_bar(*, enabled: bool) -> Iterator[_Bar | None]:

@@ -7,7 +7,7 @@ import sys
 import click
 
 from ..adapters import FORMAT_NAMES
-from ._common import Context, output_options, pass_context, unknown_option
+from ._common import Context, output_options, pass_context, progress_bar, unknown_option
 
 
 @click.command()
@@ -24,32 +24,54 @@ from ._common import Context, output_options, pass_context, unknown_option
               help="Beta prior a,b of the luck-rate credible interval (0.5,0.5 is Jeffreys).")
 @click.option("--level", type=float, default=0.95, show_default=True, help="Credible level of the interval.")
 @click.option("--violations", "show_violations", is_flag=True, help="Print every violation's message.")
-@click.option("--no-store", is_flag=True, help="Ledger only: do not store the grades.")
+@click.option("--no-store", is_flag=True, help="Ledger only: do not store the grades (nor read back stored ones).")
+@click.option("--jobs", "-j", type=click.IntRange(min=1), default=None,
+              help="Ledger only: grade on this many cores (default: every core when there are more than "
+                   "500 runs).")
+@click.option("--executor", type=click.Choice(["local", "processes", "ray"]), default=None,
+              help="Ledger only: where chunks of runs are graded: this process, --jobs worker processes, or "
+                   "a Ray cluster (pip install 'fluke[ray]'). Default: processes when --jobs > 1.")
+@click.option("--address", default=None, metavar="ADDR",
+              help="With --executor ray: the cluster to join (host:port, as `ray start --head` prints).")
 @unknown_option
 @output_options
 @pass_context
 def grade(ctx: Context, files: tuple[str, ...], spec_path: str, input_format: str | None,
           identity: tuple[str, ...], version: str | None, scenario: str | None, prior: str, level: float,
-          show_violations: bool, no_store: bool, unknown: str) -> None:
+          show_violations: bool, no_store: bool, jobs: int | None, executor: str | None, address: str | None,
+          unknown: str) -> None:
     """Grade the path of every run against a spec: per-run verdicts, the luck rate, the gate.
 
     Runs come from the ledger, or from FILES when given (format auto-detected). Grading
     the ledger stores each run's grade under the spec's SHA-256 digest, with the spec
-    itself, so any verdict can be re-created. Exit code 1 when the gate fails (a hard
-    violation anywhere, or a soft check failed by a strict majority of a case's runs).
+    itself, so any verdict can be re-created. Runs are read in chunks of 500 and graded on
+    every core (--jobs, --executor processes) or on a Ray cluster (--executor ray --address);
+    grades are stored as they are done, a few thousand to a transaction, so a grade that was
+    interrupted (Ctrl-C, a killed process) and started again grades only what was not yet
+    stored, and gives the same answer. --no-store grades every run afresh. Exit code 1 when
+    the gate fails (a hard violation anywhere, or a soft check failed by a strict majority of
+    a case's runs).
 
     \b
     Example:
       fluke grade --spec examples/specs/airline.yaml \\
           ../shared/data/tau-bench/historical_trajectories/gpt-4o-airline.json --identity model=gpt-4o
       fluke grade --spec examples/specs/airline.yaml --format markdown > comment.md
+      fluke grade --spec examples/specs/airline.yaml --executor ray --address 10.0.0.5:6379
     """
     from ..analysis import grade as grade_runs
     from ._ingest import parse_identity
 
-    result = grade_runs(None if files else ctx.ledger, spec_path, files=files, input_format=input_format,
-                        identity=parse_identity(identity), version=version, scenario=scenario, prior=prior,
-                        level=level, store=not no_store, show_violations=show_violations, unknown=unknown)
+    if files and (jobs or executor or address):
+        raise click.UsageError("--jobs/--executor/--address grade the ledger; FILES are graded in this process")
+    if address and executor not in (None, "ray"):
+        raise click.UsageError(f"--address is for --executor ray, not {executor}")
+    with progress_bar(enabled=not files and not ctx.as_json and sys.stderr.isatty()) as bar:
+        result = grade_runs(None if files else ctx.ledger, spec_path, files=files, input_format=input_format,
+                            identity=parse_identity(identity), version=version, scenario=scenario, prior=prior,
+                            level=level, store=not no_store, show_violations=show_violations, unknown=unknown,
+                            executor="ray" if address and not executor else executor, jobs=jobs, address=address,
+                            progress=bar.for_total("grading") if bar else None)
     ctx.emit(result)
     if not result.passed:
         sys.exit(1)

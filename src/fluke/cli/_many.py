@@ -63,6 +63,7 @@ def leaderboard(ctx: Context, versions: tuple[str, ...], baseline: str | None, c
 @click.option("--power", type=float, default=0.8, show_default=True, help="Power wanted.")
 @click.option("--seed", type=int, default=0, show_default=True, help="Seed of the expected-gain Monte Carlo.")
 @click.option("--seal", "seal_it", is_flag=True, help="Seal the plan in the ledger (decide later with unseal).")
+@unknown_option
 @output_options
 @pass_context
 def plan(ctx: Context, seal_it: bool, **options) -> None:

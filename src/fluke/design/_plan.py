@@ -33,17 +33,11 @@ from dataclasses import dataclass
 import numpy as np
 from scipy import special, stats
 
-from ..inference import check_level
+from ..comparison import detection_z, pass_rate_limit
 from ..errors import InputError
 
 __all__ = ["Allocation", "CertificationPlan", "PairedPlan", "allocate_certification", "allocate_difference",
            "certification_plan", "certification_decided", "paired_power", "paired_sample_size"]
-
-
-def _z(alpha: float, power: float) -> float:
-    for name, value in (("alpha", alpha), ("power", power)):
-        check_level(value, name)
-    return float(stats.norm.ppf(1 - alpha / 2) + stats.norm.ppf(power))
 
 
 def _rates(rate, scenarios: int | None) -> np.ndarray:
@@ -120,7 +114,7 @@ def paired_sample_size(difference: float, rate, *, scenarios: int | None = None,
     """
     if not difference > 0 or difference >= 100:
         raise InputError(None, None, "difference", f"difference={difference!r} must be between 0 and 100 points")
-    z = _z(alpha, power)
+    z = detection_z(alpha, power)
     delta = difference / 100
     if (scenarios is None) == (runs is None):
         raise InputError(None, None, "scenarios", "give scenarios (to plan runs) or runs (to plan scenarios), not both")
@@ -140,7 +134,9 @@ def paired_sample_size(difference: float, rate, *, scenarios: int | None = None,
         n = max(1, math.ceil(2 * z**2 * float(v0.sum()) / (g**2 * delta**2) - 1e-9))
     rates = _rates(rate, g) if np.size(rate) == 1 else _rates(rate, None)
     _, v0, _ = _pooled(rates, delta)
-    limit = 100 * z * math.sqrt(2 * float(v0.sum()) / n) / rates.size
+    # the limit the comparison will report, from the information these runs are expected to carry
+    per_arm = np.full(rates.size, float(n))
+    limit = pass_rate_limit(n * float(v0.sum()) / 2, per_arm, per_arm, alpha=alpha, power=power)
     return PairedPlan(float(difference), int(rates.size), n, n * int(rates.size), limit,
                       paired_power(difference, rates, runs=n, alpha=alpha), alpha, power, float(rates.mean()))
 

@@ -24,6 +24,7 @@ A rule::
       outcome: passed            # passed | reward
       bound: lower               # lower | estimate | upper
       above: 0.025               # or below:
+      unknown: fail              # an unknown outcome.passed: a failure (the default) or exclude
     predictions: {memory: 0.15}  # kept, not evaluated
 
 >>> body = seal_body("decision: {statistic: mean, above: 0.5}\\n", sealed_at="2026-01-01T00:00:00+00:00")
@@ -40,7 +41,8 @@ from typing import Any, Iterable
 
 import yaml
 
-from ..errors import SpecError
+from ..errors import SpecError, UsageError
+from ..inference import check_unknown_policy
 from ..record import digest
 
 __all__ = ["Decision", "SealCheck", "check_seal", "evaluate_rule", "in_scope", "parse_rule",
@@ -50,7 +52,10 @@ SEAL_FORMAT = 1
 _STATISTICS = ("mean", "contrast", "pass_at_k", "pass_hat_k")
 _TOP = {"name", "hypothesis", "scope", "decision", "predictions", "thresholds", "notes"}
 _DECISION = {"statistic", "outcome", "unit", "factors", "effect", "k", "bound", "above", "below",
-             "confidence_level"}
+             "confidence_level", "unknown"}
+#: What a rule that does not say does with an unknown ``outcome.passed`` (the project's one policy).
+#: Not written into the parsed rule, so a seal made before the key existed still parses to itself.
+DEFAULT_UNKNOWN = "fail"
 _SCOPE = {"version", "identity", "condition", "scenarios"}
 
 
@@ -101,6 +106,10 @@ def parse_rule(text: str) -> dict:
     if dec["unit"] not in ("unit", "scenario"):
         raise _fail("decision.unit", f"{dec['unit']!r} must be 'unit' or 'scenario'")
     dec.setdefault("confidence_level", 0.95)
+    try:
+        check_unknown_policy(dec.get("unknown", DEFAULT_UNKNOWN))
+    except UsageError as exc:
+        raise _fail("decision.unknown", str(exc)) from None
     if stat in ("pass_at_k", "pass_hat_k"):
         k = dec.get("k")
         if isinstance(k, bool) or not isinstance(k, int) or k < 1:
@@ -208,6 +217,8 @@ class Decision:
     runs: int
     reason: str | None = None
     detail: dict[str, Any] = field(default_factory=dict)
+    unknowns: int = 0                 # runs in scope whose outcome.passed is unknown
+    unknown_policy: str = DEFAULT_UNKNOWN
 
     def text(self) -> str:
         if self.reason:
@@ -217,15 +228,17 @@ class Decision:
         return f"{verdict}: {self.compared:.4g} {op} {self.threshold:g} is {self.passed}"
 
 
-def _outcomes(runs, name):
+def _outcomes(runs, name, unknown):
+    """(values, runs kept, unknowns): an unknown ``passed`` follows the policy; a missing reward is left out."""
     import numpy as np
 
+    from ..inference import apply_unknown_policy
+
     if name == "passed":
-        vals = [None if r.outcome.passed is None else float(r.outcome.passed) for r in runs]
-    else:
-        vals = [r.outcome.reward for r in runs]
-    keep = [i for i, v in enumerate(vals) if v is not None]
-    return np.array([vals[i] for i in keep], dtype=float), [runs[i] for i in keep]
+        done = apply_unknown_policy([r.outcome.passed for r in runs], unknown)
+        return done.passed, [r for r, keep in zip(runs, done.keep) if keep], done.unknowns
+    keep = [r for r in runs if r.outcome.reward is not None]
+    return np.array([r.outcome.reward for r in keep], dtype=float), keep, 0
 
 
 def evaluate_rule(rule: dict, runs: list) -> Decision:
@@ -239,11 +252,12 @@ def evaluate_rule(rule: dict, runs: list) -> Decision:
     direction = "above" if "above" in dec else "below"
     threshold = float(dec[direction])
     stat = dec["statistic"]
-    y, kept = _outcomes(runs, dec["outcome"])
+    policy = dec.get("unknown", DEFAULT_UNKNOWN)
+    y, kept, unknowns = _outcomes(runs, dec["outcome"], policy)
 
     def undecided(reason):
         return Decision(stat, float("nan"), None, None, float("nan"), threshold, direction,
-                        False, len(kept), reason)
+                        False, len(kept), reason, {}, unknowns, policy)
 
     if not kept:
         return undecided(f"no run in scope has an outcome.{dec['outcome']}")
@@ -288,4 +302,4 @@ def evaluate_rule(rule: dict, runs: list) -> Decision:
     compared = {"lower": low, "upper": high, "estimate": est}[dec["bound"]]
     passed = compared > threshold if direction == "above" else compared < threshold
     return Decision(stat, float(est), low, high, float(compared), threshold, direction,
-                    bool(passed), len(kept), None, detail)
+                    bool(passed), len(kept), None, detail, unknowns, policy)

@@ -205,7 +205,7 @@ def unseal(ledger, digest_prefix: str, *, text: bytes | str | None = None, recor
             "seal": doc.digest, "look": looks, "unsealed_at": datetime.now(timezone.utc).isoformat(),
             "holds": report.holds, "problems": report.problems(), "decision": decision.text(),
             "runs": sorted(r.hash for r in runs), "early": sorted(early), "edited": sorted(edited),
-            "basis": basis})
+            "basis": basis, "unknowns": decision.unknowns, "unknown_policy": decision.unknown_policy})
         report = UnsealReport(**{**report.__dict__, "record": digest})
     return report
 

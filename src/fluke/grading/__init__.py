@@ -16,6 +16,7 @@ the gate, and the luck rate.
 (False, '100.0% (1/1 output-ok runs) [95% CrI 14.7–100.0%]')
 """
 
+from ._body import ChunkGrader, grade_body
 from ._grade import RunGrade, Violation, first_hard_index, grade_run, make_grade
 from ._spec import CHECKS, SEVERITIES, Spec, load_spec
 from ._matchers import equal
@@ -25,8 +26,8 @@ from ._text import redact
 from ._verdict import CaseGate, GateResult, LuckRate, LuckReport, gate, luck_rate, luck_rates
 
 __all__ = [
-    "CHECKS", "MODES", "SEVERITIES", "CaseGate", "GateResult", "LuckRate", "LuckReport",
+    "CHECKS", "MODES", "SEVERITIES", "CaseGate", "ChunkGrader", "GateResult", "LuckRate", "LuckReport",
     "ReferenceResult", "RunGrade", "Spec", "Violation", "call_text", "equal", "first_hard_index",
-    "gate", "grade_run", "load_spec", "luck_rate", "luck_rates", "make_grade", "pair_ordered",
+    "gate", "grade_body", "grade_run", "load_spec", "luck_rate", "luck_rates", "make_grade", "pair_ordered",
     "pair_unordered", "redact",
 ]

@@ -31,6 +31,11 @@ from ._types import CountRow, Document, IngestResult, StepRow, StoredRun, Versio
 from ._writer import RunWriter
 
 
+#: Over ``runs``: the runs of ingests that have finished (an ingest committing in batches is
+#: listed in ``pending`` until its last transaction; see :mod:`fluke.ledger._ingest`).
+VISIBLE = "ingest NOT IN (SELECT ingest FROM pending)"
+
+
 class Ledger:
     """The store of runs, grades and documents. Use :func:`fluke.ledger.open_ledger`."""
 
@@ -71,6 +76,19 @@ class Ledger:
     def _run_writer(self) -> RunWriter:
         """A writer of one ingest on this connection (inside the current transaction)."""
         raise NotImplementedError  # pragma: no cover - abstract
+
+    def _stages(self) -> bool:
+        """Whether an ingest too large for one transaction commits its runs in batches while
+        it is pending (SQLite files, see :mod:`fluke.ledger._ingest`)."""
+        return False
+
+    @contextlib.contextmanager
+    def ingest_lock(self, wait: float | None = None) -> Iterator[bool]:
+        """Held for one logical ingest, where the backend needs one (SQLite)."""
+        yield True
+
+    def drop_pending(self) -> None:
+        """Remove what ingests that did not finish left (SQLite: their pending runs)."""
 
     def _fault(self, exc: Exception) -> LedgerError | None:
         """The :class:`LedgerError` for an error of the backend's driver, or None if ``exc``
@@ -242,12 +260,14 @@ class Ledger:
     HOLD_RUNS = 20_000
 
     def ingest(self, runs: Iterable[Run], *, progress: Any = None) -> IngestResult:
-        """Store ``runs`` in one transaction; runs already present are skipped.
+        """Store ``runs``, all or nothing; runs already present are skipped. ``runs`` may hold
+        :class:`fluke.record.Prepared` runs (a file's plain lines, their bodies made).
 
         If the iterable raises part-way (a bad record in a file), or the ledger fails (disk
-        full, connection lost), nothing of it is kept. ``progress`` is called with the number
-        of runs handled after each batch. Memory stays bounded by bytes whatever the number
-        of runs.
+        full, connection lost), or the process dies, nothing of it is kept: a small ingest is
+        one transaction, a large SQLite one commits in batches while pending, unseen by readers
+        (see :mod:`fluke.ledger._ingest`). ``progress`` is called with the number of runs
+        handled after each batch. Memory stays bounded by bytes whatever the number of runs.
         """
         if self.read_only:
             raise LedgerError(f"{self.name}: is read-only here, so nothing can be ingested into it; "
@@ -255,9 +275,10 @@ class Ledger:
         return ingest_runs(self, runs, progress=progress)
 
     def _where(self, *, scenario: str | None = None, version: str | Sequence[str] | None = None,
-               since: str | None = None, until: str | None = None) -> tuple[str, list[Any]]:
-        """WHERE clause over ``runs`` (or ``counts``, which has the same vid and scenario)."""
-        clauses, params = [], []
+               since: str | None = None, until: str | None = None, runs: bool = True) -> tuple[str, list[Any]]:
+        """WHERE clause over ``runs`` (or ``counts``, which has the same vid and scenario, with
+        ``runs=False``). Over runs it leaves out those of an ingest still being written."""
+        clauses, params = [VISIBLE] if runs else [], []
         if scenario is not None:
             if any(ch in scenario for ch in "*?"):
                 clauses.append("scenario LIKE ?")
@@ -335,7 +356,7 @@ class Ledger:
 
     def empty(self) -> bool:
         """True when the ledger holds no runs (one indexed probe, whatever its size)."""
-        return not self.query("SELECT 1 FROM runs LIMIT 1")
+        return not self.query(f"SELECT 1 FROM runs WHERE {VISIBLE} LIMIT 1")
 
     def require_runs(self) -> None:
         """Raise :class:`fluke.errors.EmptyLedgerError` when the ledger holds no runs: the one
@@ -357,7 +378,7 @@ class Ledger:
         A run whose ``passed`` is unknown counts as a trial that did not pass, and among the
         row's ``unknowns``.
         """
-        where, params = self._where(scenario=scenario, version=version)
+        where, params = self._where(scenario=scenario, version=version, runs=False)
         where, params = self._condition_where(where, params, condition)
         rows = self.query(f"SELECT vid, scenario, condition, trials, passes, unknowns FROM counts{where}", params)
         names = dict(self.query("SELECT vid, version FROM versions"))
@@ -379,7 +400,7 @@ class Ledger:
         >>> [(r.cause, r.step, r.event, r.runs) for r in ledger.steps()]
         [('censored', 0, '', 1), ('failed call', 0, 'pay', 2)]
         """
-        where, params = self._where(scenario=scenario, version=version)
+        where, params = self._where(scenario=scenario, version=version, runs=False)
         where, params = self._condition_where(where, params, condition)
         rows = self.query(f"SELECT vid, scenario, condition, cause, step, event, runs FROM steps{where}", params)
         names = dict(self.query("SELECT vid, version FROM versions"))
@@ -424,7 +445,7 @@ class Ledger:
         except ValueError:   # not hexadecimal
             return None
         rows = self.query("SELECT r.body, i.recorded_at FROM runs r JOIN ingests i ON i.id = r.ingest "
-                          "WHERE r.k = ?", (key,))
+                          f"WHERE r.k = ? AND {VISIBLE}", (key,))
         if rows and body_hash(rows[0][0]) == run_hash:
             return rows[0]
         return None
@@ -546,22 +567,30 @@ class Ledger:
             raise LedgerError(f"{self.name}: {what} is not valid JSON ({exc.msg}); the ledger was changed "
                               "outside fluke. Restore it from a backup") from None
 
-    def put_grades(self, spec_digest: str, rows: Iterable[tuple[str, dict[str, Any]]]) -> int:
-        """Store per-run grades under a spec digest (one transaction); return how many were new."""
+    def put_grades(self, spec_digest: str, rows: Iterable[tuple[str, dict[str, Any] | str | bytes]]) -> int:
+        """Store per-run grades under a spec digest (one transaction); return how many were new.
+
+        A body is a dict or its canonical JSON already serialised (a grading worker's output).
+        """
         now = utcnow()
-        added = 0
-        with self.atomic():
-            for run_hash, body in rows:
-                cur = self.execute("INSERT INTO grades (spec_digest, run_hash, body, recorded_at) "
-                                   "VALUES (?, ?, ?, ?) ON CONFLICT (spec_digest, run_hash) DO NOTHING",
-                                   (spec_digest, run_hash, canonical_json(body).decode(), now))
-                added += max(cur.rowcount, 0)
-        return added
+        params = [(spec_digest, run_hash,
+                   body if isinstance(body, str) else body.decode() if isinstance(body, bytes)
+                   else canonical_json(body).decode(), now) for run_hash, body in rows]
+        if not params:
+            return 0
+        with self.atomic(), self.faults():
+            cur = self._conn.cursor()   # both drivers sum an executemany's rows into rowcount
+            cur.executemany(self._sql("INSERT INTO grades (spec_digest, run_hash, body, recorded_at) "
+                                      "VALUES (?, ?, ?, ?) ON CONFLICT (spec_digest, run_hash) DO NOTHING"), params)
+            return max(cur.rowcount, 0)
+
+    def grade_bodies(self, spec_digest: str) -> dict[str, str]:
+        """The stored grades for a spec digest as their JSON, by run hash (parsed when needed)."""
+        return dict(self.query("SELECT run_hash, body FROM grades WHERE spec_digest = ?", (spec_digest,)))
 
     def grades(self, spec_digest: str) -> dict[str, dict[str, Any]]:
         """The stored grades for a spec digest, by run hash."""
-        rows = self.query("SELECT run_hash, body FROM grades WHERE spec_digest = ?", (spec_digest,))
-        return {h: self._json(b, f"the grade of run {h[:12]}") for h, b in rows}
+        return {h: self._json(b, f"the grade of run {h[:12]}") for h, b in self.grade_bodies(spec_digest).items()}
 
 
 def _vid(version: str) -> int:

@@ -30,7 +30,14 @@ class PostgresLedger(Ledger):
             raise LedgerError(f"cannot connect to the PostgreSQL ledger: {first}") from None
 
     def _fault(self, exc: Exception) -> LedgerError | None:
-        return postgres_fault(self.name, exc)
+        error = postgres_fault(self.name, exc)
+        if error is not None and not self._depth:
+            # A failed statement outside atomic() (a stored body the server cannot read as
+            # JSON, say) aborts PostgreSQL's implicit transaction: end it, so that the same
+            # ledger answers the next call instead of "current transaction is aborted".
+            with contextlib.suppress(Exception):
+                self._conn.rollback()
+        return error
 
     def stream(self, sql: str, params: Sequence[Any] = ()) -> Iterator[tuple]:
         """Rows as they are read, through a server-side cursor (:attr:`BATCH` rows a fetch).

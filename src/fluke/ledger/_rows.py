@@ -14,7 +14,7 @@ A row is ``(key, vid, scenario, source, body)`` plus the ingest it arrived in:
 
 Every statistic reads trials and passes from the ``counts`` table (kept per version,
 scenario and condition in the same transaction as the runs), never from the rows, and where
-runs die from the ``steps`` table beside it: each run's *place* (:func:`place_of`) counted per
+runs die from the ``steps`` table beside it: each run's *place* (:func:`fluke.record.place_of`) counted per
 version, scenario, condition, step, event and cause.
 
 >>> from fluke.record import Run, Outcome
@@ -37,7 +37,8 @@ import orjson
 from pydantic import ValidationError
 
 from ..errors import FormatVersionError, InputError, LedgerError
-from ..record import CANONICAL, FORMAT_VERSION, Identity, Run, condition_key, content_fields, json_default
+from ..record import (CANONICAL, FORMAT_VERSION, Identity, Prepared, Run, condition_key, content_fields, json_default,
+                      place_of)
 
 _sha256 = hashlib.sha256
 _VIDS: dict[str, int] = {}
@@ -70,7 +71,7 @@ class Rows:
     """A batch of runs as the columns the writer stores: built once per run, on the hot path.
 
     ``keys``, ``vids``, ``scenarios``, ``sources`` and ``bodies`` (UTF-8 JSON) make the rows;
-    ``conditions``, ``passed`` and ``places`` (:func:`place_of`) feed the counts; ``identities`` are the versions first met
+    ``conditions``, ``passed`` and ``places`` (:func:`fluke.record.place_of`) feed the counts; ``identities`` are the versions first met
     in this batch, ``known`` (shared by the batches of one ingest) the versions met before.
     Building a row serialises the run's content once, hashes it, and shares the hash with
     :attr:`Run.hash`.
@@ -101,16 +102,32 @@ class Rows:
         return (self.keys, self.vids, self.scenarios, self.conditions, self.passed, self.sources, self.bodies,
                 self.places)
 
-    def add(self, run: Run) -> None:
-        """Append ``run``'s row; a run that cannot be stored as JSON is an InputError naming it."""
+    def add(self, run: Run | Prepared) -> None:
+        """Append ``run``'s row; a run that cannot be stored as JSON is an InputError naming it.
+
+        A :class:`fluke.record.Prepared` run brings its body made (a file's plain runs).
+        """
+        if type(run) is Prepared:
+            self._append(run.body, run.identity, run.scenario, run.condition, run.passed, run.source, run.place)
+            return
         try:
             values = content_fields(run)
             body = orjson.dumps(values, default=json_default, option=CANONICAL)
         except (orjson.JSONEncodeError, RecursionError) as exc:
             raise unstorable(run, exc) from None
-        raw = _sha256(body).digest()
+        condition = values["condition"]
+        outcome = values["outcome"]
+        passed = outcome["passed"]
+        raw = self._append(body, run.identity, values["scenario"], condition_key(condition) if condition else "",
+                           None if passed is None else 1 if passed else 0,
+                           None if run.source is None else run.source.model_dump_json(),
+                           place_of(passed, outcome["died_at"], run.events))
         run.__dict__.setdefault("hash", raw.hex())
-        identity = run.identity
+
+    def _append(self, body: bytes, identity: Identity, scenario: str, condition: str, passed: int | None,
+                source: str | None, place: tuple | None) -> bytes:
+        """Append one row; return the SHA-256 digest of its body."""
+        raw = _sha256(body).digest()
         version = identity.version
         vid = _VIDS.get(version)
         if vid is None:
@@ -118,63 +135,16 @@ class Rows:
         if version not in self.known:
             self.known.add(version)
             self.identities.append(identity)
-        condition = values["condition"]
         self.keys.append(int.from_bytes(raw[:8], "big", signed=True))
         self.vids.append(vid)
-        self.scenarios.append(values["scenario"])
-        self.conditions.append(condition_key(condition) if condition else "")
-        outcome = values["outcome"]
-        passed = outcome["passed"]
-        self.passed.append(None if passed is None else 1 if passed else 0)
-        self.places.append(place_of(passed, outcome["died_at"], run.events))
-        self.sources.append(None if run.source is None else run.source.model_dump_json())
+        self.scenarios.append(scenario)
+        self.conditions.append(condition)
+        self.passed.append(passed)
+        self.places.append(place)
+        self.sources.append(source)
         self.bodies.append(body)
         self.size += len(body)
-
-
-#: A place's cause: the run passed (censored at its last event), failed at its recorded
-#: ``died_at``, failed on the failed tool call it ends on, or failed with no known step.
-CAUSES = ("censored", "died_at", "failed call", "unknown step")
-
-
-def place_of(passed: bool | None, died_at: int | None, events: Any) -> tuple[str, int, str] | None:
-    """Where a run sits in the survival analysis: ``(cause, step, event)``, None for an unknown outcome.
-
-    The rule of :func:`fluke.comparison.survival_data` (without a grading spec): a passing run
-    is censored at its last event (``event`` is then ``""``: no analysis reads it); a failed run
-    dies at ``died_at`` when recorded, else at the failed tool call it ends on; any other failed
-    run has no known step (``-1``). ``event`` names the event at the step (a tool call by its
-    tool, any other event by its kind; ``"end"`` past the last event). ``events`` are event
-    models or their JSON objects.
-
-    >>> from fluke.record import ToolCall, UserMessage
-    >>> events = [UserMessage(text="hi"), ToolCall(tool="refund", ok=False)]
-    >>> place_of(False, None, events), place_of(False, 0, events), place_of(False, 7, events)
-    (('failed call', 1, 'refund'), ('died_at', 0, 'user'), ('died_at', 7, 'end'))
-    >>> place_of(True, None, events), place_of(False, None, events[:1]), place_of(None, None, events)
-    (('censored', 1, ''), ('unknown step', -1, ''), None)
-    """
-    if passed is None:
-        return None
-    size = len(events)
-    last = max(size - 1, 0)
-    if passed:
-        return ("censored", last, "")
-    if died_at is not None:
-        step, cause = int(died_at), "died_at"
-    elif size and _field(events[-1], "kind") == "tool" and _field(events[-1], "ok") is False:
-        step, cause = last, "failed call"
-    else:
-        return ("unknown step", -1, "")
-    if not 0 <= step < size:
-        return (cause, step, "end")
-    event = events[step]
-    kind = _field(event, "kind")
-    return (cause, step, str(_field(event, "tool") if kind == "tool" else kind))
-
-
-def _field(event: Any, name: str) -> Any:
-    return event.get(name) if isinstance(event, dict) else getattr(event, name, None)
+        return raw
 
 
 def unstorable(run: Run, exc: Exception) -> InputError:

@@ -6,6 +6,7 @@ read-only: every verb that reads works, and an ingest says why it cannot.
 
 from __future__ import annotations
 
+import contextlib
 import os
 import sqlite3
 from pathlib import Path
@@ -89,6 +90,83 @@ class SqliteLedger(Ledger):
 
     def _run_writer(self) -> RunWriter:
         return SqliteRunWriter(self._conn)
+
+    #: How long an ingest waits for another process's ingest into the same file (seconds).
+    INGEST_WAIT = 30.0
+
+    def __init__(self, url: str, *, create: bool = True) -> None:
+        super().__init__(url, create=create)
+        if not self.read_only and "pending" in self._tables() and self.query("SELECT 1 FROM pending LIMIT 1"):
+            self._recover()
+
+    def _stages(self) -> bool:
+        return self._path() != ":memory:"
+
+    @contextlib.contextmanager
+    def ingest_lock(self, wait: float | None = None) -> Iterator[bool]:
+        """Hold the file's ingest lock (an exclusive ``flock`` on ``FILE-ingest``) for one
+        logical ingest, whose batches commit one by one: no other ingest can then store,
+        or skip as stored, a run of an ingest that may yet be removed. Yields whether it was
+        taken: ``wait=0`` tries once; otherwise an ingest waits up to :attr:`INGEST_WAIT`
+        seconds and then says that another process is writing.
+        """
+        try:
+            import fcntl
+        except ImportError:   # no flock here (Windows): SQLite's own lock is all there is
+            fcntl = None
+        if fcntl is None or not self._stages():   # or a database in memory, with one connection
+            yield True
+            return
+        import time
+
+        wait = self.INGEST_WAIT if wait is None else wait
+        path = Path(self._path()).expanduser()
+        with open(f"{path}-ingest", "a") as fh:
+            deadline = time.monotonic() + wait
+            while True:
+                try:
+                    fcntl.flock(fh.fileno(), fcntl.LOCK_EX | fcntl.LOCK_NB)
+                    break
+                except BlockingIOError:
+                    if time.monotonic() >= deadline:
+                        if not wait:
+                            yield False
+                            return
+                        raise LedgerError(f"{self.name}: another process is ingesting into it (waited "
+                                          f"{wait:.0f} s); run this again when that has finished") from None
+                    time.sleep(0.05)
+            try:
+                yield True
+            finally:
+                fcntl.flock(fh.fileno(), fcntl.LOCK_UN)
+
+    def _recover(self) -> None:
+        """Remove what ingests that ended without finishing (a killed process) left, if no
+        ingest is running now; readers skip those runs meanwhile."""
+        with self.ingest_lock(wait=0) as taken:
+            if taken:
+                self.drop_pending()
+
+    def drop_pending(self) -> None:
+        """Remove every pending ingest: its runs, a batch per transaction, then its record.
+
+        The caller holds :meth:`ingest_lock`, so each pending ingest is one that failed.
+        """
+        with self.faults():
+            for ingest, after in self.query("SELECT ingest, after FROM pending ORDER BY ingest"):
+                while True:
+                    with self.atomic():
+                        cur = self._conn.execute(
+                            "DELETE FROM runs WHERE rowid IN (SELECT rowid FROM runs WHERE rowid > ? AND ingest = ? "
+                            "LIMIT ?)", (after, ingest, self.DROP_BATCH))
+                    if cur.rowcount < self.DROP_BATCH:
+                        break
+                with self.atomic():
+                    self._conn.execute("DELETE FROM ingests WHERE id = ?", (ingest,))
+                    self._conn.execute("DELETE FROM pending WHERE ingest = ?", (ingest,))
+
+    #: Runs removed per transaction when a pending ingest is dropped.
+    DROP_BATCH = 20_000
 
     def _ordered_runs(self, where: str, limit: int | None) -> str:
         # Sort the row ids, then fetch each body by id: sorting the bodies themselves would

@@ -161,7 +161,7 @@ def tally(counts: dict[tuple, list[int]], vids: Sequence[int], scenarios: Sequen
           places: Sequence[tuple | None] | None = None) -> None:
     """Add runs to ``counts``: ``[trials, passes, unknowns]`` per ``(vid, scenario, condition, place)``;
     a ``passed`` of None is an unknown outcome (a trial that did not pass, counted apart), and
-    ``place`` is where the run died or was censored (:func:`fluke.ledger._rows.place_of`; None
+    ``place`` is where the run died or was censored (:func:`fluke.record.place_of`; None
     for an unknown outcome or when not given). :meth:`RunWriter.finish` sums the places away
     for the ``counts`` table and keeps them for the ``steps`` table.
 
@@ -199,6 +199,16 @@ class SqliteRunWriter(RunWriter):
         self._insert_sql = ("INSERT INTO runs (k, vid, ingest, scenario, source, body) "
                             f"VALUES (?, ?, {ingest}, ?, ?, ?) ON CONFLICT DO NOTHING")
         return ingest
+
+    def stage(self) -> None:
+        """List this ingest as pending (its runs are skipped by readers until :meth:`unstage`),
+        with the largest row id before it."""
+        self.conn.execute("INSERT INTO pending (ingest, after) SELECT ?, COALESCE(MAX(rowid), 0) FROM runs",
+                          (self.ingest,))
+
+    def unstage(self) -> None:
+        """Take this ingest out of ``pending``: its runs are read from the commit on."""
+        self.conn.execute("DELETE FROM pending WHERE ingest = ?", (self.ingest,))
 
     def _insert(self, rows: Iterable[tuple], count: int) -> set[int] | None:
         conn = self.conn

@@ -8,10 +8,10 @@
 """
 
 from ._evaluate import evaluate
-from ._executors import EXECUTORS
+from ._executors import EXECUTORS, Attempt, Job, executor_for
 from ._frameworks import read_trajectory
 from ._suite import Suite, load_suite
 from ._types import Case, EvaluationResult, RunResult, Trajectory, as_case
 
-__all__ = ["EXECUTORS", "Case", "EvaluationResult", "RunResult", "Suite", "Trajectory",
-           "as_case", "evaluate", "load_suite", "read_trajectory"]
+__all__ = ["EXECUTORS", "Attempt", "Case", "EvaluationResult", "RunResult", "Suite", "Trajectory",
+           "Job", "as_case", "evaluate", "executor_for", "load_suite", "read_trajectory"]

@@ -132,7 +132,8 @@ def evaluate(cases: Iterable[Any], agent: Callable[..., Any], *, k: int, spec: A
     ``ledger`` (a Ledger or a path/URL) receives each run as it finishes; runs already
     there for this ``identity``'s version are not run again. ``seed`` makes each run's
     ``rng`` depend only on (seed, scenario, trial). ``executor`` is ``local`` (default,
-    one call at a time), ``threads`` (``workers`` at once) or ``ray``.
+    one call at a time), ``threads`` (``workers`` at once), ``processes`` (``workers``
+    worker processes; the agent must be picklable) or ``ray``.
 
     >>> from fluke.record import ToolCall, AgentMessage
     >>> def agent(text, *, trial):

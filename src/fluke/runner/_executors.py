@@ -1,6 +1,7 @@
-"""Where agent calls run: in this process (one at a time, or in threads), or on Ray.
+"""Where agent calls run: in this process (one at a time, or in threads), in worker
+processes, or on Ray. ``fluke grade`` grades chunks of runs through the same executors.
 
-Every executor takes a list of jobs and yields ``(job, attempt)`` pairs *as they finish*,
+Every executor takes jobs (a list, or a generator it draws from as slots free) and yields ``(job, attempt)`` pairs *as they finish*,
 so the caller can write each completed run to the ledger at once. An attempt never raises:
 the agent's exception is caught where the agent ran and comes back as data.
 
@@ -12,17 +13,20 @@ the agent's exception is caught where the agent ran and comes back as data.
 from __future__ import annotations
 
 import inspect
+import os
+import signal
+import threading
 import time
 import traceback
-from concurrent.futures import ThreadPoolExecutor, as_completed
+from concurrent.futures import FIRST_COMPLETED, Future, ProcessPoolExecutor, ThreadPoolExecutor, wait
 from dataclasses import dataclass
-from typing import Any, Callable, Iterator
+from typing import Any, Callable, Iterable, Iterator
 
 import numpy as np
 
 from ..errors import InputError, require
 
-EXECUTORS = ("local", "threads", "ray")
+EXECUTORS = ("local", "threads", "processes", "ray")
 
 
 @dataclass(frozen=True)
@@ -74,54 +78,130 @@ def call_agent(agent: Callable[..., Any], job: Job, accepted: set[str] | None = 
     return Attempt(value=value, seconds=time.perf_counter() - began)
 
 
-def run_local(jobs: list[Job], agent: Callable[..., Any]) -> Iterator[tuple[Job, Attempt]]:
+def run_local(jobs: Iterable[Job], agent: Callable[..., Any]) -> Iterator[tuple[Job, Attempt]]:
     """One call at a time, in order, in this process (the default)."""
     accepted = _accepted(agent)
     for job in jobs:
         yield job, call_agent(agent, job, accepted)
 
 
-def run_threads(jobs: list[Job], agent: Callable[..., Any], *, workers: int) -> Iterator[tuple[Job, Attempt]]:
+def _windowed(jobs: Iterable[Job], submit: Callable[[Job], Any], wait: Callable[[list], tuple[list, Any]],
+              result: Callable[[Any], Attempt], window: int) -> Iterator[tuple[Job, Attempt]]:
+    """Submit jobs as they come, at most ``window`` in flight; yield each as it finishes.
+
+    Jobs are pulled from ``jobs`` only when a slot frees, so a generator of jobs (a ledger
+    read in chunks) is never held whole.
+    """
+    pending: dict[Any, Job] = {}
+    it = iter(jobs)
+    exhausted = False
+    while True:
+        while not exhausted and len(pending) < window:
+            job = next(it, None)
+            if job is None:
+                exhausted = True
+                break
+            pending[submit(job)] = job
+        if not pending:
+            return
+        done, _ = wait(list(pending))
+        for handle in done:
+            yield pending.pop(handle), result(handle)
+
+
+def run_threads(jobs: Iterable[Job], agent: Callable[..., Any], *, workers: int) -> Iterator[tuple[Job, Attempt]]:
     """Up to ``workers`` calls at once in threads: for agents that wait on network calls."""
     accepted = _accepted(agent)
     with ThreadPoolExecutor(max_workers=workers) as pool:
-        futures = {pool.submit(call_agent, agent, job, accepted): job for job in jobs}
-        for future in as_completed(futures):
-            yield futures[future], future.result()
+        yield from _windowed(jobs, lambda job: pool.submit(call_agent, agent, job, accepted),
+                             lambda fs: wait(fs, return_when=FIRST_COMPLETED), Future.result, 2 * workers)
 
 
-def run_ray(jobs: list[Job], agent: Callable[..., Any], *, workers: int | None) -> Iterator[tuple[Job, Attempt]]:
+def _process_result(future: Future) -> Attempt:
+    try:
+        return future.result()
+    except Exception as exc:  # the worker process died, or the result could not be pickled
+        return Attempt(error=f"worker process failed: {type(exc).__name__}: {exc}")
+
+
+def _worker_init() -> None:
+    """In a worker process: Ctrl-C is the parent's to handle (it stops the pool), so a
+    worker does not die mid-task with a traceback of its own; and a worker whose parent was
+    killed (``kill -9``), which would wait on the parent's queue for ever, exits."""
+    signal.signal(signal.SIGINT, signal.SIG_IGN)
+    parent = os.getppid()
+
+    def watch() -> None:
+        while os.getppid() == parent:
+            time.sleep(1.0)
+        os._exit(1)
+
+    threading.Thread(target=watch, name="fluke-parent-watch", daemon=True).start()
+
+
+def run_processes(jobs: Iterable[Job], agent: Callable[..., Any], *,
+                  workers: int | None) -> Iterator[tuple[Job, Attempt]]:
+    """Up to ``workers`` calls at once in worker processes (default: one per core): for
+    agents that compute in Python. The agent and each job's input must be picklable."""
+    workers = workers or os.cpu_count() or 1
+    accepted = _accepted(agent)
+    pool = ProcessPoolExecutor(max_workers=workers, initializer=_worker_init)
+    try:
+        yield from _windowed(jobs, lambda job: pool.submit(call_agent, agent, job, accepted),
+                             lambda fs: wait(fs, return_when=FIRST_COMPLETED), _process_result, 2 * workers)
+    finally:   # also on Ctrl-C or a caller that stops early: queued jobs are dropped, not run
+        pool.shutdown(wait=True, cancel_futures=True)
+
+
+def run_ray(jobs: Iterable[Job], agent: Callable[..., Any], *, workers: int | None,
+            address: str | None = None) -> Iterator[tuple[Job, Attempt]]:
     """Each call a Ray task (``pip install 'fluke[ray]'``); results collected as they finish.
 
-    Uses the running Ray cluster when ``ray.init`` was called, else starts a local one.
-    The agent must be picklable (a module-level function or object).
+    Joins the cluster at ``address`` (``ray start --head`` prints it) when given; else uses
+    the running Ray when ``ray.init`` was called, else starts a local one. At most twice the
+    cluster's CPUs (or ``workers``) calls are in flight. The agent must be picklable (a
+    module-level function or object).
     """
     ray = require("ray", package="ray", extra="ray", purpose="running agents on a Ray cluster")
     if not ray.is_initialized():
-        ray.init(ignore_reinit_error=True, **({"num_cpus": workers} if workers else {}))
+        if address:
+            ray.init(address=address, ignore_reinit_error=True, log_to_driver=False)
+        else:
+            ray.init(ignore_reinit_error=True, **({"num_cpus": workers} if workers else {}))
     remote = ray.remote(call_agent)
     accepted = _accepted(agent)
     agent_ref = ray.put(agent)
-    pending = {remote.remote(agent_ref, job, accepted): job for job in jobs}
-    while pending:
-        done, _ = ray.wait(list(pending), num_returns=1)
-        for ref in done:
-            job = pending.pop(ref)
-            try:
-                attempt = ray.get(ref)
-            except Exception as exc:  # the task itself died (worker crash, unpicklable result)
-                attempt = Attempt(error=f"ray task failed: {type(exc).__name__}: {exc}")
-            yield job, attempt
+    window = 2 * (workers or max(1, int(ray.cluster_resources().get("CPU", 1))))
+
+    def result(ref: Any) -> Attempt:
+        try:
+            return ray.get(ref)
+        except Exception as exc:  # the task itself died (worker crash, unpicklable result)
+            return Attempt(error=f"ray task failed: {type(exc).__name__}: {exc}")
+
+    yield from _windowed(jobs, lambda job: remote.remote(agent_ref, job, accepted),
+                         lambda refs: ray.wait(refs, num_returns=1), result, window)
 
 
-def executor_for(name: str, *, workers: int | None) -> Callable[[list[Job], Callable[..., Any]], Iterator[tuple[Job, Attempt]]]:
-    """The executor called ``name`` (one of :data:`EXECUTORS`)."""
+Executor = Callable[[Iterable[Job], Callable[..., Any]], Iterator[tuple[Job, Attempt]]]
+
+
+def executor_for(name: str, *, workers: int | None, address: str | None = None) -> Executor:
+    """The executor called ``name`` (one of :data:`EXECUTORS`); ``address`` is Ray's only.
+
+    >>> executor_for("local", workers=None) is run_local
+    True
+    """
+    if workers is not None and workers < 1:
+        raise InputError(None, None, "workers", f"workers={workers} must be at least 1")
+    if address and name != "ray":
+        raise InputError(None, None, "address", f"address={address!r} is for the ray executor, not {name}")
     if name == "local":
         return run_local
     if name == "threads":
-        if workers is not None and workers < 1:
-            raise InputError(None, None, "workers", f"workers={workers} must be at least 1")
         return lambda jobs, agent: run_threads(jobs, agent, workers=workers or 4)
+    if name == "processes":
+        return lambda jobs, agent: run_processes(jobs, agent, workers=workers)
     if name == "ray":
-        return lambda jobs, agent: run_ray(jobs, agent, workers=workers)
+        return lambda jobs, agent: run_ray(jobs, agent, workers=workers, address=address)
     raise InputError(None, None, "executor", f"executor={name!r} is not one of {', '.join(EXECUTORS)}")

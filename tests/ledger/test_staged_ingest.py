@@ -1,0 +1,167 @@
+"""A SQLite ingest too large for one transaction commits its batches while pending, and is
+still all or nothing: a bad record late in the file, or a kill -9 part-way, leaves the
+ledger exactly as it was (every table, byte for byte), and the write-ahead log stays about
+a batch long.
+
+The batch sizes are made small here (``BATCH``, ``HOLD_RUNS``) so that a file of a few
+thousand runs spans dozens of committed batches.
+"""
+
+from __future__ import annotations
+
+import os
+import signal
+import sqlite3
+import subprocess
+import sys
+import textwrap
+import threading
+import time
+from pathlib import Path
+
+import orjson
+import pytest
+
+from fluke.adapters import read_file
+from fluke.errors import InputError
+from fluke.ledger import _ingest, open_ledger
+
+sys.path.insert(0, str(Path(__file__).resolve().parents[2] / "bench"))
+from verbs import _run  # noqa: E402  (20-event runs, the shape fluke export writes)
+
+
+def _snapshot(path: Path) -> dict[str, list]:
+    """Every row of every table, read past the ledger's own filters."""
+    conn = sqlite3.connect(path)
+    try:
+        tables = [name for (name,) in conn.execute("SELECT name FROM sqlite_master WHERE type='table' ORDER BY name")]
+        return {name: conn.execute(f"SELECT * FROM {name} ORDER BY 1, 2").fetchall()
+                for name in tables if name != "migrations"}
+    finally:
+        conn.close()
+
+
+def _write(path: Path, start: int, n: int, *, bad_at: int | None = None) -> Path:
+    with open(path, "wb") as out:
+        for i in range(start, start + n):
+            record = _run(i)
+            if i - start == bad_at:
+                record["outcome"]["passed"] = "perhaps"
+            out.write(orjson.dumps(record) + b"\n")
+    return path
+
+
+@pytest.fixture
+def small_batches(monkeypatch):
+    monkeypatch.setattr(_ingest, "BATCH", 50)
+    monkeypatch.setattr("fluke.ledger.Ledger.HOLD_RUNS", 100)
+
+
+def test_a_bad_record_many_batches_in_leaves_every_table_as_it_was(tmp_path, small_batches):
+    db = tmp_path / "l.db"
+    with open_ledger(str(db)) as ledger:
+        ledger.ingest(read_file(_write(tmp_path / "first.jsonl", 0, 120), prepared=True))
+    before = _snapshot(db)
+    seen_raw, seen_by_reader = [], []
+    raw = sqlite3.connect(db)
+    reader = open_ledger(str(db))
+
+    def progress(n):
+        seen_raw.append(raw.execute("SELECT COUNT(*) FROM runs").fetchone()[0])
+        seen_by_reader.append(reader.count(since="0"))
+
+    with open_ledger(str(db)) as ledger:
+        with pytest.raises(InputError, match=r"line 1901: field outcome.passed"):
+            ledger.ingest(read_file(_write(tmp_path / "big.jsonl", 1000, 2000, bad_at=1900), prepared=True),
+                          progress=progress)
+    # Dozens of batches were committed (another connection saw them) but no reader saw one.
+    assert max(seen_raw) >= 120 + 1800 and set(seen_by_reader) == {120}
+    assert _snapshot(db) == before
+    raw.close()
+    reader.close()
+
+
+def _child(db: Path, jsonl: Path, *, delay: float) -> subprocess.Popen:
+    """``fluke ingest`` in its own process, batches small and each write slowed by ``delay``."""
+    code = textwrap.dedent(f"""
+        import sys, time
+        from fluke.ledger import Ledger, _ingest, _writer
+        _ingest.BATCH = 50
+        Ledger.HOLD_RUNS = 100
+        put = _writer.SqliteRunWriter.put_runs
+        def slow(self, *a):
+            time.sleep({delay})
+            return put(self, *a)
+        _writer.SqliteRunWriter.put_runs = slow
+        from fluke.cli import main
+        sys.exit(main(["--ledger", {str(db)!r}, "ingest", {str(jsonl)!r}]))
+    """)
+    return subprocess.Popen([sys.executable, "-c", code], stdout=subprocess.PIPE, stderr=subprocess.PIPE)
+
+
+def test_a_bad_record_late_in_a_file_through_the_command_writes_nothing(tmp_path):
+    db = tmp_path / "l.db"
+    with open_ledger(str(db)) as ledger:
+        ledger.ingest(read_file(_write(tmp_path / "first.jsonl", 0, 30)))
+    before = _snapshot(db)
+    proc = _child(db, _write(tmp_path / "big.jsonl", 500, 1500, bad_at=1400), delay=0)
+    out, err = proc.communicate(timeout=300)
+    assert proc.returncode == 2, err
+    assert b"line 1401: field outcome.passed" in err and b"Traceback" not in err
+    assert _snapshot(db) == before
+
+
+def test_kill_9_mid_ingest_leaves_a_ledger_that_opens_answers_and_holds_none_of_it(tmp_path):
+    db = tmp_path / "l.db"
+    with open_ledger(str(db)) as ledger:
+        ledger.ingest(read_file(_write(tmp_path / "first.jsonl", 0, 40)))
+        counts = ledger.counts()
+    before = _snapshot(db)
+    proc = _child(db, _write(tmp_path / "big.jsonl", 500, 3000), delay=0.05)
+    raw = sqlite3.connect(db, timeout=30)
+    try:
+        deadline = time.monotonic() + 240
+        while raw.execute("SELECT COUNT(*) FROM runs").fetchone()[0] < 40 + 500:
+            assert proc.poll() is None and time.monotonic() < deadline, proc.stderr.read() if proc.poll() else ""
+            time.sleep(0.05)
+        assert raw.execute("SELECT COUNT(*) FROM pending").fetchone()[0] == 1
+    finally:
+        raw.close()
+    os.kill(proc.pid, signal.SIGKILL)
+    proc.wait()
+    with open_ledger(str(db)) as ledger:   # opens (removing what the killed ingest left) and answers
+        assert ledger.count() == 40 and ledger.counts() == counts
+        assert len(list(ledger.runs())) == 40 and ledger.count(since="0") == 40
+    assert _snapshot(db) == before
+    with open_ledger(str(db)) as ledger:   # and takes the same file whole afterwards
+        assert ledger.ingest(read_file(tmp_path / "big.jsonl", prepared=True)).added == 3000
+
+
+def test_the_write_ahead_log_stays_about_a_batch_long(tmp_path, monkeypatch):
+    monkeypatch.setattr(_ingest, "BATCH_BYTES", 2 ** 20)
+    monkeypatch.setattr("fluke.ledger.Ledger.HOLD_BYTES", 2 ** 20)
+    db = tmp_path / "l.db"
+    jsonl = _write(tmp_path / "big.jsonl", 0, 6000)
+    peak, stop = [0], threading.Event()
+
+    def watch():
+        while not stop.is_set():
+            try:
+                peak[0] = max(peak[0], os.path.getsize(f"{db}-wal"))
+            except OSError:
+                pass
+            time.sleep(0.002)
+
+    with open_ledger(str(db)) as ledger:
+        ledger.execute("PRAGMA wal_autocheckpoint=64")   # a checkpoint at 1 MiB of log, not 16
+        thread = threading.Thread(target=watch)
+        thread.start()
+        try:
+            assert ledger.ingest(read_file(jsonl, prepared=True)).added == 6000
+        finally:
+            stop.set()
+            thread.join()
+        stored = sum(len(body) for (body,) in ledger.query("SELECT body FROM runs"))
+    # One transaction would put every stored byte through the log (> 25 MB here); in batches
+    # of 1 MiB the log holds a few batches at most.
+    assert stored > 20e6 and 0 < peak[0] < stored / 4, (peak[0], stored)
