@@ -18,6 +18,17 @@ backend and the scaling exponent of each verb between consecutive sizes
     python bench/verbs.py --big                 # and 1M
     python bench/verbs.py --postgres postgresql://me@localhost/bench   # also PostgreSQL at 100k
     python bench/verbs.py --sizes 5000 --verbs summary,compare
+    python bench/verbs.py --huge                # 10M runs without events: the count-based verbs
+
+``grade --spec`` is also printed as runs graded per second, and ``export`` beside a streaming
+orjson copy of the same stored runs (each body parsed and written again, with its source: the
+floor an export can reach), as the ratio of the two.
+
+``--huge`` builds a ledger of 10,000,000 runs without events (two versions over 500 scenarios,
+failed runs with a recorded ``died_at``, 2% unknown outcomes), by ``fluke ingest`` of fluke
+JSONL written here with orjson, and times only the verbs that answer from counts (``summary``,
+``believe``, ``passk --k 1..10``, ``compare``, ``consistency``) beside ``fixcheck`` and
+``interval``, which read every run (each with a time limit: ``--huge-timeout``).
 """
 
 from __future__ import annotations
@@ -58,10 +69,46 @@ def _run(i: int) -> dict:
             "outcome": {"passed": passed, "reward": 1.0 if passed else 0.0, "died_at": died}}
 
 
-def write_jsonl(path: Path, n: int) -> None:
+def _bare_run(i: int) -> dict:
+    """Run ``i`` of the huge ledger: as :func:`_run` but without events, and 2% unknown outcomes."""
+    run = _run_outcome(i)
+    run["events"] = []
+    return run
+
+
+def _run_outcome(i: int) -> dict:
+    model = "model-a" if i % 2 == 0 else "model-b"
+    k = i // 2
+    scenario, trial = k % SCENARIOS, k // SCENARIOS
+    rate = 0.35 + 0.6 * ((scenario * 37) % 100) / 100 - (0.03 if model == "model-b" else 0.0)
+    draw = ((i * 2654435761) % 1000) / 1000
+    passed = None if (i * 40503) % 50 == 0 else draw < rate
+    return {"format_version": 1, "scenario": f"scn-{scenario}", "trial": trial,
+            "identity": {"model": model, "harness": "bench", "world": "synthetic", "date": "2026-01-01"},
+            "outcome": {"passed": passed, "reward": None if passed is None else float(passed),
+                        "died_at": 1 + (i * 7919) % (EVENTS - 2) if passed is False else None}}
+
+
+def write_jsonl(path: Path, n: int, make=None) -> None:
+    make = make or _run
     with open(path, "wb") as out:
         for start in range(0, n, 10_000):
-            out.write(b"\n".join(orjson.dumps(_run(i)) for i in range(start, min(n, start + 10_000))) + b"\n")
+            out.write(b"\n".join(orjson.dumps(make(i)) for i in range(start, min(n, start + 10_000))) + b"\n")
+
+
+#: A streaming copy of a SQLite ledger's runs with orjson: every stored body parsed, its source
+#: added, written as one JSON line. The floor ``fluke export`` is measured against.
+COPY = """
+import sqlite3, sys, orjson
+conn = sqlite3.connect(sys.argv[1])
+cur = conn.execute("SELECT body, source FROM runs ORDER BY ingest, rowid")
+with open(sys.argv[2], "wb") as out:
+    while rows := cur.fetchmany(512):
+        for body, source in rows:
+            doc = orjson.loads(body)
+            doc["source"] = None if source is None else orjson.loads(source)
+            out.write(orjson.dumps(doc) + b"\\n")
+"""
 
 
 def fluke(*args: str) -> list[str]:
@@ -105,13 +152,20 @@ def verbs(ledger: str, spec: Path, work: Path) -> dict[str, list[str]]:
         "report": fluke(*base, "report", "--out", str(work / "report.html"), "--version", a, "--version", b),
         "runs --jsonl": fluke(*base, "runs", "--jsonl"),
         "export": fluke(*base, "export", "-o", str(work / "export.jsonl"), "--no-scan"),
+        "interval": fluke(*base, "interval", "--version", a),
     }
 
 
-def build(url: str, n: int, work: Path) -> None:
-    data = work / f"runs-{n}.jsonl"
+#: The verbs timed on the huge ledger: those that answer from counts, and two that read every run.
+HUGE = ("summary", "believe", "passk", "compare", "consistency", "fixcheck", "interval")
+
+
+def build(url: str, n: int, work: Path, *, bare: bool = False) -> None:
+    data = work / (f"bare-{n}.jsonl" if bare else f"runs-{n}.jsonl")
     if not data.exists():
-        write_jsonl(data, n)
+        start = time.perf_counter()
+        write_jsonl(data, n, _bare_run if bare else None)
+        print(f"  wrote {n:,} runs of fluke JSONL in {time.perf_counter() - start:.1f} s", flush=True)
     s, mb, code = measure(fluke("--ledger", url, "ingest", "--format", "fluke", str(data)), timeout=3600)
     print(f"  ingest {n:,} runs into {url}: {s:.1f} s, {mb:.0f} MB (exit {code})", flush=True)
     if code != 0:
@@ -141,19 +195,42 @@ def main() -> None:
     ap.add_argument("--dir", default=os.environ.get("FLUKE_BENCH_DIR", "/tmp/fluke-bench-verbs"))
     ap.add_argument("--sizes", default="10000,100000", help="comma-separated run counts")
     ap.add_argument("--big", action="store_true", help="add 1,000,000 runs")
-    ap.add_argument("--postgres", metavar="URL", help="also PostgreSQL (the largest size up to 100k)")
+    ap.add_argument("--postgres", metavar="URL", help="also PostgreSQL (the largest size up to 100k); "
+                    "'auto' starts a throwaway server (fluke.testing.ThrowawayPostgres) for the run")
     ap.add_argument("--verbs", default=None, help="comma-separated subset of the verbs")
+    ap.add_argument("--huge", action="store_true", help="only the count-based verbs on 10,000,000 runs without events")
+    ap.add_argument("--huge-timeout", type=float, default=300.0, help="seconds allowed each verb under --huge")
     ap.add_argument("--json", metavar="FILE", help="also write the figures here")
     a = ap.parse_args()
     work = Path(a.dir)
     work.mkdir(parents=True, exist_ok=True)
     spec = work / "spec.json"
     spec.write_text(json.dumps(SPEC))
+    if a.huge:
+        huge(work, a.huge_timeout, None if a.verbs is None else a.verbs.split(","))
+        return
     sizes = [int(x) for x in a.sizes.split(",")] + ([1_000_000] if a.big else [])
     chosen = None if a.verbs is None else a.verbs.split(",")
     backends = [("SQLite", lambda n: str(work / f"ledger-{n}.db"), sizes)]
+    server = None
+    if a.postgres == "auto":
+        from fluke.testing import ThrowawayPostgres
+
+        server = ThrowawayPostgres()
+        a.postgres = server.url
     if a.postgres:
         backends.append(("PostgreSQL", lambda n: a.postgres, [max(n for n in sizes if n <= 100_000)]))
+    try:
+        figures = run_backends(backends, work, spec, chosen)
+    finally:
+        if server is not None:
+            server.stop()
+    if a.json:
+        Path(a.json).write_text(json.dumps(figures, indent=2))
+
+
+def run_backends(backends, work: Path, spec: Path, chosen) -> dict:
+    """Build each backend's ledgers (once) and time every verb on them; the figures by backend."""
     figures = {}
     for name, url_of, these in backends:
         rows: dict[str, dict[int, tuple]] = {}
@@ -166,11 +243,48 @@ def main() -> None:
                     continue
                 rows.setdefault(verb, {})[n] = measure(cmd)
                 s, mb, code = rows[verb][n]
-                print(f"  {name} {n:,} {verb}: {s:.2f} s {mb:.0f} MB (exit {code})", flush=True)
+                print(f"  {name} {n:,} {verb}: {s:.2f} s {mb:.0f} MB (exit {code}){rate(verb, n, s)}", flush=True)
+            if name == "SQLite" and (not chosen or "export" in chosen):
+                copy = measure([sys.executable, "-c", COPY, url, str(work / "copy.jsonl")])
+                if copy[2] != 0:
+                    sys.exit("bench: the streaming orjson copy failed")
+                rows.setdefault("orjson copy", {})[n] = copy
+                ratio = rows["export"][n][0] / copy[0] if "export" in rows else float("nan")
+                print(f"  {name} {n:,} streaming orjson copy: {copy[0]:.2f} s {copy[1]:.0f} MB; "
+                      f"export / copy = {ratio:.2f}", flush=True)
         table(name, these, rows)
+        if "grade --spec" in rows:
+            print("grade --spec: " + ", ".join(f"{n:,} runs at {n / t[0]:,.0f} runs/s"
+                                               for n, t in rows["grade --spec"].items()))
+        if "export" in rows and "orjson copy" in rows:
+            print("export / streaming orjson copy: " + ", ".join(
+                f"{rows['export'][n][0] / rows['orjson copy'][n][0]:.2f} at {n:,}" for n in rows["export"]
+                if n in rows["orjson copy"]))
         figures[name] = {v: {str(n): list(t) for n, t in got.items()} for v, got in rows.items()}
-    if a.json:
-        Path(a.json).write_text(json.dumps(figures, indent=2))
+    return figures
+
+
+def rate(verb: str, n: int, seconds: float) -> str:
+    return f" = {n / seconds:,.0f} runs/s" if verb == "grade --spec" and seconds > 0 else ""
+
+
+def huge(work: Path, timeout: float, chosen: list[str] | None) -> None:
+    """The count-based verbs (and the two that still read every run) on 10M runs without events."""
+    n = 10_000_000
+    url = str(work / f"bare-ledger-{n}.db")
+    if not Path(url).exists():
+        build(url, n, work, bare=True)
+    rows: dict[str, dict[int, tuple]] = {}
+    for verb, cmd in verbs(url, work / "spec.json", work).items():
+        if verb not in HUGE or (chosen and verb not in chosen):
+            continue
+        if verb == "passk":   # 10,000 trials a scenario: the default k = 1 … 10,000 is a table, not a question
+            cmd = [*cmd, "--k", "1..10"]
+        rows[verb] = {n: measure(cmd, timeout=timeout)}
+        s, mb, code = rows[verb][n]
+        shown = f"{s:.2f} s" if math.isfinite(s) else f"> {timeout:.0f} s (stopped)"
+        print(f"  SQLite {n:,} (no events) {verb}: {shown} {mb:.0f} MB (exit {code})", flush=True)
+    table("SQLite, 10M runs without events", [n], rows)
 
 
 if __name__ == "__main__":

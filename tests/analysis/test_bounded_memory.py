@@ -80,7 +80,11 @@ def test_grade_and_compare_say_the_limit_too(tmp_path, monkeypatch):
     spec = tmp_path / "spec.json"
     spec.write_text(json.dumps({"tools": ["lookup", "refund"], "required": ["lookup"]}))
     monkeypatch.setenv("FLUKE_MEMORY_BUDGET", "20K")   # 200 runs × 400 B = 80 KB for an arm
+    # from the counts a comparison holds nothing per run; under a spec it reads (and holds) every run
     done = CliRunner().invoke(group, ["--ledger", url, "compare", "model=a", "model=b", "--no-record"])
+    assert done.exit_code == 0, done.output
+    done = CliRunner().invoke(group, ["--ledger", url, "compare", "model=a", "model=b", "--no-record",
+                                      "--spec", str(spec)])
     assert done.exit_code == 2 and "the arm 'model=a' on 200 runs would need about 78.1 KB" in done.output
     done = CliRunner().invoke(group, ["--ledger", url, "grade", "--spec", str(spec)])
     assert done.exit_code == 2 and "grade on 400 runs would need about 1.5 MB" in done.output

@@ -10,6 +10,9 @@ from fluke.ledger import open_ledger
 from fluke.ledger import _base
 from fluke.record import Identity, Outcome, Run
 
+from .test_steps import _expected as _steps_expected
+from .test_steps import _steps
+
 
 def _runs(n, *, seed=0):
     rng = random.Random(seed)
@@ -59,6 +62,7 @@ def test_a_failed_ingest_leaves_the_unknowns_as_they_were(ledger_url):
         with pytest.raises(RuntimeError):
             ledger.ingest(broken())
         assert _counts(ledger) == _tally(runs[:100])
+        assert _steps(ledger) == _steps_expected(runs[:100])     # the steps table, by the same tally
 
 
 def test_migration_0003_fills_unknowns_from_the_stored_bodies(ledger_url, monkeypatch):
@@ -66,8 +70,10 @@ def test_migration_0003_fills_unknowns_from_the_stored_bodies(ledger_url, monkey
     with open_ledger(ledger_url) as made, made.atomic():    # a ledger as 0002 left it
         made.ingest(runs)
         made.execute("ALTER TABLE counts DROP COLUMN unknowns")
-        made.execute("DELETE FROM migrations WHERE name IN ('0003_counts_keep_unknowns', '0004_pending_ingests')")
+        made.execute("DELETE FROM migrations WHERE name IN ('0003_counts_keep_unknowns', '0004_pending_ingests', "
+                     "'0005_steps_where_runs_die')")
         made.execute("DROP TABLE pending")
+        made.execute("DROP TABLE steps")
     monkeypatch.setattr(_base, "MIGRATIONS", _base.MIGRATIONS[:2])
     with open_ledger(ledger_url) as old:
         assert old.migrations()[-1] == "0002_runs_keyed_by_hash_with_counts"
@@ -75,7 +81,8 @@ def test_migration_0003_fills_unknowns_from_the_stored_bodies(ledger_url, monkey
         assert [d[0] for d in cur.description] == ["vid", "scenario", "condition", "trials", "passes"]
     monkeypatch.undo()
     with open_ledger(ledger_url) as ledger:
-        assert ledger.migrations()[2:] == ["0003_counts_keep_unknowns", "0004_pending_ingests"]
+        assert ledger.migrations()[2:] == ["0003_counts_keep_unknowns", "0004_pending_ingests",
+                                           "0005_steps_where_runs_die"]
         assert _counts(ledger) == _tally(runs)
         ledger.ingest(_runs(100, seed=2))
         assert _counts(ledger) == _tally(runs + _runs(100, seed=2))

@@ -140,7 +140,7 @@ def _prepare_lines(path: Path, file: str, identity: dict[str, Any], out: Any) ->
                     ready = None
                 if type(ready) is Prepared:
                     batch.append((ready.body, ready.identity, ready.scenario, ready.condition, ready.passed,
-                                  ready.source, ready.outcome, ready.steps))
+                                  ready.source, ready.outcome, ready.steps, ready.place))
                 else:
                     batch.append((number, line))
                 if len(batch) >= BESIDE_LINES:

@@ -22,6 +22,7 @@ _EXPORTS: dict[str, str] = {
     "Arm": "_select", "EmptyLedger": "_select", "select_arm": "_select", "pick_version": "_select",
     "version_label": "_select", "check_level": "_select", "disjoint": "_select",
     "RunFacts": "_facts", "reduce_run": "_facts", "reduce_body": "_facts", "write_runs": "_stream",
+    "CountedArm": "_facts", "counted_arm": "_facts",
     "TABLE_ROWS": "_document", "check_budget": "_budget", "available_memory": "_budget",
     "grade": "_grade", "GradeResult": "_grade", "parse_prior": "_grade",
     "grade_ledger": "_grade_stream", "LedgerGrades": "_grade_stream", "pick_executor": "_grade_stream",

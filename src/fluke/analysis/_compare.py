@@ -1,10 +1,15 @@
 """``compare``: B against A on pass rates first, with the detection limit in points beside the verdict.
 
-Picks both arms out of the ledger (:func:`~fluke.analysis.select_arm`), runs
-:func:`fluke.comparison.compare_versions` (the stratified pass-rate test; where runs die, only
-over runs whose failure step is known, optionally moved to the first hard violation under a
-grading spec; per-cell tests) and records the verdict in the ledger (a ``comparison``
-document, which ``fluke simulate --reveal`` later asks for).
+Picks both arms out of the ledger and runs :func:`fluke.comparison.compare_counted` (the
+stratified pass-rate test; where runs die, only over runs whose failure step is known; per-cell
+tests) and records the verdict in the ledger (a ``comparison`` document, which ``fluke simulate
+--reveal`` later asks for). The arms are read from the ledger's ``counts`` and ``steps`` tables
+(:func:`~fluke.analysis.counted_arm`: no run is read, so a million runs answer in well under a
+second) unless an option needs the runs themselves: ``spec`` (a failed run dies at its first hard
+violation, which only grading the run can tell), trial selectors (``@0-4``) and ``sequential``
+(each run's ingest); those stream every run of both arms (:func:`~fluke.analysis.select_arm`) and
+:func:`fluke.comparison.compare_versions` reduces them to the same counts. The answer is the same
+either way (a test holds the two equal on real ledgers).
 
 >>> import os, tempfile
 >>> from fluke.ledger import open_ledger
@@ -35,6 +40,7 @@ from ..format import fmt_p, fmt_prob, fmt_share, natural_key
 from ._document import Column, Heading, Span, Table, blank, line, note
 from ._result import Result
 from ._unknowns import check_unknown, unknown_fields, unknown_note
+from ._facts import counted_arm
 from ._select import Arm, check_level, disjoint, select_arm
 
 #: What a ledger keeps of each comparison (enough for a later reveal to see what was compared).
@@ -78,7 +84,9 @@ class ComparisonResult(Result):
         r = self.found.pass_rates
         versions = (f"runs of A ({', '.join(v[:12] for v in self.a.versions)}) and B "
                     f"({', '.join(v[:12] for v in self.b.versions)})")
-        return f"{versions}; {r.conditional_on()}; the unit is the scenario"
+        read = ("read run by run (the spec, trial selectors or the batch-by-batch test need the runs)"
+                if self.a.counted is None else "read from the ledger's counts and steps tables")
+        return f"{versions}; {r.conditional_on()}; the unit is the scenario; {read}"
 
     def payload(self) -> dict[str, Any]:
         found, r = self.found, self.found.pass_rates
@@ -207,10 +215,20 @@ def _batches(ledger, arm_a: Arm, arm_b: Arm, unknown: str = "fail"):
     return counts
 
 
+def _counted_arms(ledger, a: str, b: str, scenario: str | None, condition: str | None):
+    """Both arms from the ledger's counts and steps, or None when a selector picks trials."""
+    arm_a = counted_arm(ledger, a, scenario=scenario, condition=condition, places=True)
+    arm_b = counted_arm(ledger, b, scenario=scenario, condition=condition, places=True)
+    if arm_a is None or arm_b is None:
+        return None
+    disjoint(arm_a, arm_b)
+    return arm_a, arm_b
+
+
 def compare(ledger, a: str, b: str, *, scenario: str | None = None, condition: str | None = None,
             spec: str | None = None, alpha: float = 0.05, power: float = 0.8, ceiling: float = 5.0,
             hazard_ceiling: float = 1.3, unknown: str = "fail", sequential: bool = False, rows: int = 8,
-            record: bool = True, seed: int = 0) -> ComparisonResult:
+            record: bool = True, seed: int = 0, stream: bool = False) -> ComparisonResult:
     """Compare arm ``b`` against arm ``a`` (version selectors, ``@TRIALS`` picks trials) on pass rates.
 
     Strata are scenario × condition cells both arms ran. ``ceiling`` is the detection limit, in
@@ -219,11 +237,13 @@ def compare(ledger, a: str, b: str, *, scenario: str | None = None, condition: s
     ``unknown`` says what a run with an unknown outcome counts as: ``"fail"`` (a failure; ``"failure"``
     is the same) or ``"exclude"`` (left out), in the pass rates and in the batch-by-batch test.
     ``sequential`` adds the anytime-valid test over the ledger's ingests (each one a look). With
-    ``record`` the verdict is kept in the ledger as a ``comparison`` document.
+    ``record`` the verdict is kept in the ledger as a ``comparison`` document. Without ``spec``,
+    trial selectors and ``sequential``, no run is read (see the module docstring); ``stream`` reads
+    every run all the same (the same answer, slower: the check that the counts are right).
     """
     import numpy as np
 
-    from ..comparison import compare_versions, sequential_test
+    from ..comparison import compare_counted, compare_versions, sequential_test
 
     check_level(alpha, "alpha")
     check_level(power, "power")
@@ -236,14 +256,21 @@ def compare(ledger, a: str, b: str, *, scenario: str | None = None, condition: s
     unknown = check_unknown(unknown)
     spec = None if spec is None else str(spec)
     loaded = _load_spec(spec)
-    arm_a = select_arm(ledger, a, scenario=scenario, condition=condition, spec=loaded)
-    arm_b = select_arm(ledger, b, scenario=scenario, condition=condition, spec=loaded)
-    disjoint(arm_a, arm_b)
-    hard = None if loaded is None else {**arm_a.hard, **arm_b.hard}
     policy = "failure" if unknown == "fail" else unknown    # the comparison library's spelling
-    found = compare_versions(arm_a.runs, arm_b.runs, hard_index=hard, unknown_policy=policy, alpha=alpha,
-                             power=power, ceiling=ceiling, hazard_ceiling=hazard_ceiling,
-                             rng=np.random.default_rng(seed))
+    options = dict(unknown_policy=policy, alpha=alpha, power=power, ceiling=ceiling, hazard_ceiling=hazard_ceiling,
+                   rng=np.random.default_rng(seed))
+    arms = None if loaded is not None or sequential or stream else _counted_arms(ledger, a, b, scenario, condition)
+    if arms is not None:
+        arm_a, arm_b = arms
+        (counts_a, unknown_a), (counts_b, unknown_b) = (arm.counted.pass_counts(unknown) for arm in arms)
+        found = compare_counted(counts_a, counts_b, arm_a.counted.places, arm_b.counted.places,
+                                unknown=(unknown_a, unknown_b), **options)
+    else:
+        arm_a = select_arm(ledger, a, scenario=scenario, condition=condition, spec=loaded)
+        arm_b = select_arm(ledger, b, scenario=scenario, condition=condition, spec=loaded)
+        disjoint(arm_a, arm_b)
+        hard = None if loaded is None else {**arm_a.hard, **arm_b.hard}
+        found = compare_versions(arm_a.runs, arm_b.runs, hard_index=hard, **options)
     seq = sequential_test(*_batches(ledger, arm_a, arm_b, unknown), alpha=alpha) if sequential else None
     result = ComparisonResult(arm_a, arm_b, found, scenario=scenario, spec=spec, rows=rows, recorded=record,
                               sequential=seq)

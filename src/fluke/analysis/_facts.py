@@ -27,11 +27,27 @@ times faster; a test holds the two equal on real runs):
 >>> same = reduce_body(body, orjson.loads(body))
 >>> (same.hash, same.version, same.events[-1].tool, len(same.events)) == (run.hash, run.version, 'refund', 2)
 True
+
+Where a verb needs only counts, :func:`counted_arm` reads an arm from the ledger's ``counts``
+and ``steps`` tables instead (no run is read), as :class:`CountedArm`:
+
+>>> import os, tempfile
+>>> from fluke.ledger import open_ledger
+>>> ledger = open_ledger(os.path.join(tempfile.mkdtemp(), "facts.db"))
+>>> _ = ledger.ingest([run, Run(scenario="s", trial=3, outcome=Outcome(passed=None))])
+>>> arm = counted_arm(ledger, run.version[:8], places=True)
+>>> arm.size, arm.counted.pass_counts("fail"), arm.counted.pass_counts("exclude")
+(2, ({('s', ''): (0, 2)}, 1), ({('s', ''): (0, 1)}, 1))
+>>> arm.counted.places
+{('s', '', 'failed call', 1, 'refund'): 1}
+>>> counted_arm(ledger, run.version[:8] + "@0-1") is None    # trials are read from the runs
+True
 """
 
 from __future__ import annotations
 
 import hashlib
+from dataclasses import dataclass
 from typing import Any, Mapping
 
 from ..record import Identity, ToolCall, condition_key
@@ -189,3 +205,80 @@ def reduce_run(run, hard: Mapping[str, int | None] | None = None) -> RunFacts:
     identity = run.identity
     return RunFacts(_intern(run.scenario), run.trial, run_hash, _intern(identity.version), _intern(identity.label()),
                     _outcome(run.outcome.passed, died_at), _shape(size, kept), _intern(run.condition_key()))
+
+
+@dataclass(frozen=True)
+class CountedArm:
+    """An arm as the ledger counts it: ``cells`` maps ``(scenario, condition)`` to ``(trials,
+    passes, unknowns)`` summed over the arm's versions, ``places`` maps ``(scenario, condition,
+    cause, step, event)`` to runs (the ``steps`` table; empty unless asked for)."""
+
+    cells: dict[tuple[str, str], tuple[int, int, int]]
+    places: dict[tuple, int]
+
+    def pass_counts(self, unknown: str) -> tuple[dict[tuple[str, str], tuple[int, int]], int]:
+        """``({(scenario, condition): (passes, trials)}, unknowns)`` under the unknown-outcome
+        policy, as :func:`fluke.comparison.pass_counts` gives it from the runs (a cell whose runs
+        are all left out is absent)."""
+        out, unknowns = {}, 0
+        for key, (n, k, u) in self.cells.items():
+            unknowns += u
+            trials = n - u if unknown == "exclude" else n
+            if trials:
+                out[key] = (k, trials)
+        return out, unknowns
+
+    def failure_counts(self, unknown: str):
+        """``(inputs, failures, trials)`` per input (scenario, with the condition) under the policy,
+        as :func:`fluke.comparison.failure_counts` gives it from the runs: inputs in sorted order."""
+        import numpy as np
+
+        per: dict[str, list[int]] = {}
+        for (scenario, condition), (passes, trials) in self.pass_counts(unknown)[0].items():
+            row = per.setdefault(f"{scenario}|{condition}" if condition else scenario, [0, 0])
+            row[0] += trials - passes
+            row[1] += trials
+        names = np.array(sorted(per), dtype=str)
+        return (names, np.array([per[n][0] for n in names.tolist()], dtype=int),
+                np.array([per[n][1] for n in names.tolist()], dtype=np.int64))
+
+
+def counted_arm(ledger, text: str, *, scenario: str | None = None, condition: str | None = None,
+                places: bool = False):
+    """The arm ``text`` names, read from the ledger's counts (and with ``places`` its steps), or
+    None when the selector picks trials (``@0-4``), which only the runs themselves can tell.
+
+    The versions, labels and errors are those of :func:`fluke.analysis.select_arm`.
+    """
+    from ..errors import SelectorError
+    from ._select import Arm, require_runs, versions
+
+    selector, _, trials_text = text.partition("@")
+    if trials_text:
+        return None
+    infos = require_runs(ledger)
+    chosen = ledger.select_versions(selector) if selector else [i.version for i in infos]
+    if not chosen:
+        ledger.resolve_version(selector)  # raises, listing what the ledger holds
+    cells: dict[tuple[str, str], list[int]] = {}
+    seen: set[str] = set()
+    for row in ledger.counts(version=chosen, scenario=scenario, condition=condition):
+        if row.trials:
+            seen.add(row.version)
+            cell = cells.setdefault((row.scenario, row.condition), [0, 0, 0])
+            cell[0] += row.trials
+            cell[1] += row.passes
+            cell[2] += row.unknowns
+    if not cells:
+        raise SelectorError(f"{text!r} names {len(chosen)} version(s) but no runs"
+                            + (f" in scenario {scenario!r}" if scenario else ""))
+    where: dict[tuple, int] = {}
+    if places:
+        for row in ledger.steps(version=chosen, scenario=scenario, condition=condition):
+            key = (row.scenario, row.condition, row.cause, row.step, row.event)
+            where[key] = where.get(key, 0) + row.runs
+    label = {i.version: i.identity.label() for i in versions(ledger)}
+    kept = tuple(v for v in chosen if v in seen)
+    counted = CountedArm({k: (n, p, u) for k, (n, p, u) in cells.items()}, where)
+    return Arm(text, kept, tuple(label[v] for v in kept), None, (), None, counted,
+               sum(n for n, _, _ in counted.cells.values()))

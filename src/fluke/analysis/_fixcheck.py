@@ -28,6 +28,7 @@ from ..errors import InputError, UsageError
 from ..format import fmt_num, fmt_p, fmt_pct, fmt_share, natural_key
 from ._document import Column, Span, Table, blank, line, note
 from ._result import Result
+from ._facts import counted_arm
 from ._select import Arm, disjoint, select_arm
 from ._unknowns import check_unknown, outcome_arrays, unknown_fields, unknown_note
 
@@ -148,7 +149,9 @@ class FixCheckResult(Result):
             bi = check.by_input
             out.append(line(f"by input (sign test against the control): {bi.improved} improved, {bi.worsened} "
                             f"worsened, {bi.unchanged} unchanged; p = {fmt_p(bi.pvalue)}"))
-        out += [blank(), note(f"Conditional on: {self.payload()['conditional_on']}."), note(check.statement),
+        out += [blank(), note(f"Conditional on: {self.payload()['conditional_on']}; read run by run (the re-run "
+                              "rule pairs each failing episode with re-runs in trial order, which the ledger's "
+                              "counts do not keep)."), note(check.statement),
                 unknown_note(sum(self.unknowns), self.unknown_policy)]
         return out
 
@@ -229,9 +232,14 @@ class ConsistencyResult(Result):
 
 
 def consistency(ledger, agents: Sequence[str], *, scenario: str | None = None,
-                unknown: str = "fail") -> ConsistencyResult:
+                unknown: str = "fail", stream: bool = False) -> ConsistencyResult:
     """C = P(fail again | failed once), p and κ for each arm selector in ``agents``; a run whose
-    outcome is unknown is a failure (``unknown="fail"``) or is left out (``"exclude"``)."""
+    outcome is unknown is a failure (``unknown="fail"``) or is left out (``"exclude"``).
+
+    They need only failures and trials per input, read from the ledger's counts; an arm that
+    picks trials (``@0-4``) streams its runs instead (the same answer), as every arm does with
+    ``stream`` (the check that the counts are right).
+    """
     from ..comparison import consistency as consistency_of
     from ..comparison import failure_counts
 
@@ -242,9 +250,14 @@ def consistency(ledger, agents: Sequence[str], *, scenario: str | None = None,
         raise UsageError("agents is empty: name at least one arm selector")
     rows, unknowns = [], []
     for text in agents:
-        arm = select_arm(ledger, text, scenario=scenario)
-        inputs, failed, _, u = outcome_arrays(arm.runs, unknown)
-        _, f, n = failure_counts(inputs, failed)
+        arm = None if stream else counted_arm(ledger, text, scenario=scenario)
+        if arm is not None:     # no trials picked: the counts tell it all
+            _, f, n = arm.counted.failure_counts(unknown)
+            u = arm.counted.pass_counts(unknown)[1]
+        else:
+            arm = select_arm(ledger, text, scenario=scenario)
+            inputs, failed, _, u = outcome_arrays(arm.runs, unknown)
+            _, f, n = failure_counts(inputs, failed)
         rows.append((arm, consistency_of(f, n)))
         unknowns.append(u)
     return ConsistencyResult(tuple(rows), tuple(unknowns), unknown)

@@ -102,6 +102,8 @@ class Arm:
     ``runs`` holds each run reduced as it streamed (:class:`fluke.analysis.RunFacts`: scenario,
     condition, trial, hash, version, outcome, the events a comparison reads), never whole runs;
     ``hard`` maps a failed run's hash to its first hard violation when a grading spec was given.
+    An arm read from the ledger's counts (:func:`fluke.analysis.counted_arm`) holds no runs:
+    ``counted`` is its :class:`fluke.analysis.CountedArm` and ``size`` how many runs it names.
     """
 
     selector: str
@@ -110,10 +112,13 @@ class Arm:
     trials: tuple[int, ...] | None
     runs: tuple[Any, ...]
     hard: dict[str, Any] | None = dataclasses.field(default=None, compare=False)
+    counted: Any = dataclasses.field(default=None, compare=False)
+    size: int | None = None
 
     def describe(self) -> dict[str, Any]:
         return {"selector": self.selector, "versions": list(self.versions), "labels": list(self.labels),
-                "trials": None if self.trials is None else list(self.trials), "runs": len(self.runs)}
+                "trials": None if self.trials is None else list(self.trials),
+                "runs": len(self.runs) if self.size is None else self.size}
 
     def line(self) -> str:
         """``selector (hash label, ...; trials ...)`` for a report line."""

@@ -60,7 +60,7 @@ from ._verdict import (
                        verdict_of,
                        verdicts_of,
 )
-from ._versions import VersionComparison, compare_pass_counts, compare_versions, pass_counts
+from ._versions import VersionComparison, compare_counted, compare_pass_counts, compare_versions, pass_counts, places_of
 from ._where import ASSUMPTIONS, WhereComparison, compare_where
 
 __all__ = [
@@ -69,11 +69,11 @@ __all__ = [
     "InputFlag", "LogRankResult", "NullCalibration", "PassRateComparison", "RerunBar", "RerunRule",
     "RunComparison", "SequentialTest", "StepTable", "StepTest", "StratifiedTest", "SurvivalComparison",
     "SurvivalData", "VersionComparison", "WhereComparison",
-    "bh_qvalues", "clustered_mean", "compare_pass_counts", "compare_pass_rates", "compare_runs",
+    "bh_qvalues", "clustered_mean", "compare_counted", "compare_pass_counts", "compare_pass_rates", "compare_runs",
     "compare_survival", "compare_versions", "compare_where", "consistency", "detection_limit",
     "detection_z", "failure_counts", "fisher_exact_many", "fix_check",
     "hazard_ratio_limit", "logrank_batch", "logrank_test", "null_calibration", "outcome_arrays",
-    "pass_counts", "pass_rate_limit", "per_cell", "per_step", "rerun_bar", "rerun_rule",
+    "pass_counts", "pass_rate_limit", "places_of", "per_cell", "per_step", "rerun_bar", "rerun_rule",
     "runs_needed_per_arm", "sequential_evalues", "sequential_test", "stratified_cox",
     "stratified_information", "stratified_pvalues", "stratified_test", "survival_data",
     "verdict_of", "verdicts_of", "wilson_interval",

@@ -44,20 +44,20 @@ class HazardRatio:
     reason: str | None = None
 
 
-def _cells(time, died, group, strata):
-    """Per (stratum, time) with a death: runs at risk and deaths, in each arm."""
+def _cells(time, died, group, strata, weights):
+    """Per (stratum, time) with a death: runs at risk and deaths, in each arm (``weights``: runs per entry)."""
     codes = np.unique(strata, return_inverse=True)[1].reshape(-1)
     order = np.lexsort((-time, codes))
-    t, d, g, s = time[order], died[order], group[order], codes[order]
+    t, d, g, s, w = time[order], died[order], group[order], codes[order], weights[order]
     new = np.empty(t.size, dtype=bool)
     new[0] = True
     new[1:] = (s[1:] != s[:-1]) | (t[1:] != t[:-1])
     key = np.cumsum(new) - 1
     k = int(key[-1]) + 1
-    count_a = np.bincount(key, weights=~g, minlength=k)
-    count_b = np.bincount(key, weights=g, minlength=k)
-    dead_a = np.bincount(key, weights=d & ~g, minlength=k)
-    dead_b = np.bincount(key, weights=d & g, minlength=k)
+    count_a = np.bincount(key, weights=~g * w, minlength=k)
+    count_b = np.bincount(key, weights=g * w, minlength=k)
+    dead_a = np.bincount(key, weights=(d & ~g) * w, minlength=k)
+    dead_b = np.bincount(key, weights=(d & g) * w, minlength=k)
     # times descend within a stratum, so the runs at risk are a running sum restarting per stratum
     first = np.r_[True, s[new][1:] != s[new][:-1]]
     def at_risk(count):
@@ -80,8 +80,11 @@ def _efron(beta, risk_a, risk_b, dead_a, dead_b, rows, frac):
 
 
 def stratified_cox(time, died, group, *, strata=None, confidence_level: float = 0.95,
-                   max_iter: int = 60) -> HazardRatio:
+                   max_iter: int = 60, weights=None) -> HazardRatio:
     """Fit B's hazard ratio (``group`` True) by a Cox model stratified by ``strata``.
+
+    ``weights`` says how many runs each entry stands for (counted runs); the fit is then
+    exactly the fit of the runs one by one.
 
     >>> stratified_cox([1, 2, 1, 2], [1, 1, 0, 0], [False, False, True, True]).reason
     'every death is in arm A: the hazard ratio has no finite estimate'
@@ -95,10 +98,14 @@ def stratified_cox(time, died, group, *, strata=None, confidence_level: float = 
     if not 0 < confidence_level < 1:
         raise InputError(None, None, "confidence_level",
                          f"confidence_level={confidence_level!r} must lie strictly between 0 and 1")
+    from ._logrank import _weights
+
+    w = _weights(weights, time.size)
+    w = np.ones(time.size) if w is None else w
     nan = math.nan
-    if not died.any():
+    if not (died & (w > 0)).any():
         return HazardRatio(nan, nan, nan, nan, nan, confidence_level, reason="no deaths")
-    risk_a, risk_b, dead_a, dead_b = _cells(time, died, group, strata)
+    risk_a, risk_b, dead_a, dead_b = _cells(time, died, group, strata, w)
     deaths = (dead_a + dead_b).astype(np.int64)
     rows = np.repeat(np.arange(deaths.size), deaths)
     frac = (np.arange(rows.size) - np.repeat(np.cumsum(deaths) - deaths, deaths)) / deaths[rows]

@@ -38,6 +38,7 @@ class SurvivalData:
     ``died_from`` counts where each time came from: ``died_at``, ``hard violation``,
     ``failed call`` and ``unknown step`` (failed runs; the last left out of the arrays) and
     ``censored`` (passing runs); under the old rule ``last event`` replaces the middle two.
+    ``cause`` says for each entry which of those it is.
     """
 
     time: np.ndarray
@@ -49,6 +50,7 @@ class SurvivalData:
     unknown: int
     died_from: dict[str, int]
     unknown_step: int = 0
+    cause: np.ndarray | None = None
 
 
 def _label(event) -> str:
@@ -70,7 +72,7 @@ def survival_data(runs: Iterable[Run], *, hard_index: Mapping[str, int] | None =
     if unknown_step not in ("exclude", "last event"):
         raise InputError(None, None, "unknown_step", f"unknown_step={unknown_step!r} must be 'exclude' or 'last event'")
     legacy = unknown_step == "last event"
-    time, died, scen, cond, label, trial = [], [], [], [], [], []
+    time, died, scen, cond, label, trial, causes = [], [], [], [], [], [], []
     unknown = 0
     sources = ({"died_at": 0, "hard violation": 0, "last event": 0, "censored": 0} if legacy else
                {"died_at": 0, "hard violation": 0, "failed call": 0, "unknown step": 0, "censored": 0})
@@ -94,6 +96,7 @@ def survival_data(runs: Iterable[Run], *, hard_index: Mapping[str, int] | None =
             sources["unknown step"] += 1
             continue
         sources[how] += 1
+        causes.append(how)
         time.append(t)
         died.append(not passed)
         scen.append(run.scenario)
@@ -103,7 +106,7 @@ def survival_data(runs: Iterable[Run], *, hard_index: Mapping[str, int] | None =
     return SurvivalData(np.asarray(time, dtype=np.int64), np.asarray(died, dtype=bool),
                         np.asarray(scen, dtype=object), np.asarray(cond, dtype=object),
                         np.asarray(label, dtype=object), np.asarray(trial, dtype=np.int64),
-                        unknown, sources, 0 if legacy else sources["unknown step"])
+                        unknown, sources, 0 if legacy else sources["unknown step"], np.asarray(causes, dtype=object))
 
 
 def outcome_arrays(runs: Iterable[Run]):

@@ -69,12 +69,13 @@ def _terms(count, count_b, deaths, deaths_b, at_risk, at_risk_b):
     return deaths_b - expected, var, expected
 
 
-def _contributions_dense(time, died, group, stratum, n_strata, t0, width):
+def _contributions_dense(time, died, group, stratum, n_strata, t0, width, weights=None):
     """The same sums on a dense stratum × time grid: integer times in a small range, no sort."""
     key = stratum * width + (time.astype(np.int64) - t0)
     # one pass: each run falls in one of four bins per cell (died?, arm B?)
     kind = key * 4 + died.astype(np.int64) * 2 + group.astype(np.int64)
-    tally = np.bincount(kind, minlength=n_strata * width * 4).reshape(n_strata, width, 4).astype(float)
+    tally = np.bincount(kind, weights=weights, minlength=n_strata * width * 4).reshape(n_strata, width, 4)
+    tally = tally.astype(float)
     count = tally.sum(axis=2)
     count_b = tally[..., 1] + tally[..., 3]
     deaths = tally[..., 2] + tally[..., 3]
@@ -112,15 +113,33 @@ def _check(time, died, group, strata):
     return time, died.astype(bool), group, codes
 
 
-def _contributions(time, died, group, stratum, n_strata):
-    """Observed-minus-expected and variance of arm B, per stratum (arrays of length n_strata)."""
+def _weights(weights, n: int) -> np.ndarray | None:
+    """``weights`` (how many runs each entry stands for) checked: None, or n non-negative integers."""
+    if weights is None:
+        return None
+    w = np.asarray(weights, dtype=float).reshape(-1)
+    if w.size != n:
+        raise InputError(None, None, "weights", f"weights has {w.size} entries but time has {n}; give one per entry")
+    if n and (not np.all(np.isfinite(w)) or w.min() < 0 or np.any(w != np.floor(w))):
+        raise InputError(None, None, "weights", "weights must be whole numbers of runs, at least 0")
+    return w
+
+
+def _contributions(time, died, group, stratum, n_strata, weights=None):
+    """Observed-minus-expected and variance of arm B, per stratum (arrays of length n_strata).
+
+    ``weights`` counts the runs each entry stands for (None: one each); the sums are of whole
+    numbers, so counted entries give exactly what the runs one by one give.
+    """
     if time.size:
         t0, t1 = time.min(), time.max()
         width = int(t1 - t0) + 1
-        if np.all(time == np.floor(time)) and n_strata * width <= 4 * time.size + 4096:
-            return _contributions_dense(time, died, group, stratum, n_strata, int(t0), width)
+        runs = time.size if weights is None else float(weights.sum())
+        if np.all(time == np.floor(time)) and n_strata * width <= 4 * runs + 4096:
+            return _contributions_dense(time, died, group, stratum, n_strata, int(t0), width, weights)
     order = np.lexsort((time, stratum))
     t, d, g, s = time[order], died[order], group[order], stratum[order]
+    w = np.ones(t.size) if weights is None else weights[order]
     if t.size == 0:
         zero = np.zeros(n_strata)
         return zero, zero.copy(), zero.copy()
@@ -130,10 +149,10 @@ def _contributions(time, died, group, stratum, n_strata):
     new[1:] = (s[1:] != s[:-1]) | (t[1:] != t[:-1])
     key = np.cumsum(new) - 1
     k = key[-1] + 1
-    count = np.bincount(key, minlength=k).astype(float)
-    count_b = np.bincount(key, weights=g, minlength=k)
-    deaths = np.bincount(key, weights=d, minlength=k)
-    deaths_b = np.bincount(key, weights=d & g, minlength=k)
+    count = np.bincount(key, weights=w, minlength=k)
+    count_b = np.bincount(key, weights=g * w, minlength=k)
+    deaths = np.bincount(key, weights=d * w, minlength=k)
+    deaths_b = np.bincount(key, weights=(d & g) * w, minlength=k)
     key_stratum = s[new]
     # at risk at t = everyone in the stratum with time >= t: a reverse cumulative sum per stratum
     cum, cum_b = np.cumsum(count), np.cumsum(count_b)
@@ -147,12 +166,14 @@ def _contributions(time, died, group, stratum, n_strata):
     return ome, v, exp_b
 
 
-def logrank_test(time, died, group, *, strata=None) -> LogRankResult:
+def logrank_test(time, died, group, *, strata=None, weights=None) -> LogRankResult:
     """Stratified log-rank test of arm B (``group`` True, or the larger of two labels) vs arm A.
 
     ``time`` is each run's event index (where it died, or where it was censored); ``died`` marks
     runs that died there; ``strata`` (e.g. the scenario) gives one stratum per label, and
-    ``None`` means one stratum. One degree of freedom; no Python loop over runs or strata.
+    ``None`` means one stratum. ``weights`` says how many runs each entry stands for (counted
+    runs, as the ledger's ``steps`` table keeps them); the test is then exactly the test of the
+    runs one by one. One degree of freedom; no Python loop over runs or strata.
 
     >>> import numpy as np
     >>> rng = np.random.default_rng(0)
@@ -162,10 +183,12 @@ def logrank_test(time, died, group, *, strata=None) -> LogRankResult:
     (7, True)
     """
     time, died, group, codes = _check(time, died, group, strata)
+    w = _weights(weights, time.size)
     n_strata = int(codes.max()) + 1 if codes.size else 0
-    ome, v, exp_b = _contributions(time, died, group, codes, n_strata)
+    ome, v, exp_b = _contributions(time, died, group, codes, n_strata, w)
     o_minus_e, variance = float(ome.sum()), float(v.sum())
-    observed = float((died & group).sum())
+    ones = np.ones(time.size) if w is None else w
+    observed = float(((died & group) * ones).sum())
     if variance > 0:
         statistic = o_minus_e**2 / variance
         pvalue = float(stats.chi2.sf(statistic, 1))
@@ -173,7 +196,7 @@ def logrank_test(time, died, group, *, strata=None) -> LogRankResult:
         statistic, pvalue = float("nan"), float("nan")
     return LogRankResult(statistic=float(statistic), pvalue=pvalue, observed=observed,
                          expected=float(exp_b.sum()), variance=variance,
-                         deaths=int(died.sum()), strata=n_strata)
+                         deaths=int((died * ones).sum()), strata=n_strata)
 
 
 def logrank_batch(time, died, group, strata, *, with_variance: bool = False):

@@ -56,7 +56,7 @@ class StepTable:
         return tuple(s for s in self.steps if s.qvalue < q)
 
 
-def _step_labels(steps: np.ndarray, time: np.ndarray, died: np.ndarray, labels) -> list[str | None]:
+def _step_labels(steps: np.ndarray, time: np.ndarray, died: np.ndarray, labels, weights) -> list[str | None]:
     if labels is None:
         return [None] * steps.size
     labels = np.asarray(labels, dtype=object).reshape(-1)
@@ -67,11 +67,11 @@ def _step_labels(steps: np.ndarray, time: np.ndarray, died: np.ndarray, labels) 
     lab = labels[died].astype(str)
     names, codes = np.unique(lab, return_inverse=True)
     counts = np.zeros((steps.size, names.size), dtype=np.int64)
-    np.add.at(counts, (idx, codes.reshape(-1)), 1)
+    np.add.at(counts, (idx, codes.reshape(-1)), weights[died].astype(np.int64))
     return [str(names[i]) for i in counts.argmax(axis=1)]
 
 
-def per_step(time, died, group, *, labels=None, strata=None, method: str = "auto") -> StepTable:
+def per_step(time, died, group, *, labels=None, strata=None, method: str = "auto", weights=None) -> StepTable:
     """Deaths per step in arm A and arm B (``group`` True), a test per step, BH q-values across steps.
 
     At each step the runs at risk are those that reached it. With ``strata`` (e.g. the scenario)
@@ -79,7 +79,7 @@ def per_step(time, died, group, *, labels=None, strata=None, method: str = "auto
     small counts), so arms that ran different scenario mixes are compared within scenarios;
     without, one stratum (which for small counts is Fisher's exact test). ``labels`` names each
     run's death event (e.g. the tool that failed); a step is named by the label most of its
-    deaths carry.
+    deaths carry. ``weights`` says how many runs each entry stands for (counted runs).
 
     >>> t = per_step([1, 2, 4, 1, 1, 4], [1, 1, 0, 1, 1, 0], [0, 0, 0, 1, 1, 1],
     ...              labels=["review", "sample", "reply", "review", "review", "reply"])
@@ -99,6 +99,11 @@ def per_step(time, died, group, *, labels=None, strata=None, method: str = "auto
             raise InputError(None, None, "strata", f"strata has {strata.size} entries but time has {time.size}")
         codes = np.unique(strata, return_inverse=True)[1].reshape(-1)
         n_strata = int(codes.max()) + 1 if codes.size else 1
+    from ._logrank import _weights
+
+    w = _weights(weights, time.size)
+    w = np.ones(time.size) if w is None else w
+    died = died & (w > 0)
     steps = np.unique(time[died])
     if steps.size == 0:
         return StepTable(())
@@ -109,18 +114,18 @@ def per_step(time, died, group, *, labels=None, strata=None, method: str = "auto
     for arm in (False, True):
         m = group == arm
         ended = np.zeros((steps.size + 1, n_strata))
-        np.add.at(ended, (reach[m], codes[m]), 1)
+        np.add.at(ended, (reach[m], codes[m]), w[m])
         at_risk = np.cumsum(ended[::-1], axis=0)[::-1][1:]
         dead = np.zeros((steps.size, n_strata))
         md = m & died
-        np.add.at(dead, (at_j[md], codes[md]), 1)
+        np.add.at(dead, (at_j[md], codes[md]), w[md])
         grids.append((dead, at_risk))
     (da, na), (db, nb) = grids
     # a step with no information (every run at risk died, or one arm had none at risk) gets p = 1,
     # as Fisher's test gives such a table
     p = np.nan_to_num(stratified_pvalues(da, na, db, nb, method=method), nan=1.0)
     q = bh_qvalues(p)
-    names = _step_labels(steps, time, died, labels)
+    names = _step_labels(steps, time, died, labels, w)
     out = [StepTest(int(step), names[i], int(da[i].sum()), int(na[i].sum()), int(db[i].sum()),
                     int(nb[i].sum()), float(p[i]), float(q[i])) for i, step in enumerate(steps)]
     return StepTable(tuple(out), stratified=strata is not None)

@@ -186,12 +186,13 @@ class SurvivalComparison:
 
 
 def compare_survival(time, died, group, *, strata=None, alpha: float = 0.05, power: float = 0.8,
-                     ceiling: float = 1.3) -> SurvivalComparison:
+                     ceiling: float = 1.3, weights=None) -> SurvivalComparison:
     """Compare arm B (``group`` True) with arm A on when their runs die, stratified by ``strata``.
 
     The detection limit is :func:`hazard_ratio_limit` of the test's information V; the verdict
     is :func:`verdict_of`. ``runs_needed_per_arm`` scales V with the runs (same design, more
-    runs per stratum) until the limit reaches ``ceiling``.
+    runs per stratum) until the limit reaches ``ceiling``. ``weights`` says how many runs each
+    entry stands for (counted runs).
 
     >>> import numpy as np
     >>> time = np.r_[np.full(20, 4), np.full(5, 1), np.full(22, 4), np.full(3, 2)]
@@ -203,16 +204,17 @@ def compare_survival(time, died, group, *, strata=None, alpha: float = 0.05, pow
     """
     if ceiling <= 1:
         raise InputError(None, None, "ceiling", f"ceiling={ceiling!r} must exceed 1 (a hazard ratio)")
-    result = logrank_test(time, died, group, strata=strata)
+    result = logrank_test(time, died, group, strata=strata, weights=weights)
     died_arr = np.asarray(died, dtype=bool).reshape(-1)
     group_arr = np.asarray(group).reshape(-1)
     if group_arr.dtype != bool:
         labels = np.unique(group_arr)
         group_arr = group_arr == labels[-1]
-    runs_b = int(group_arr.sum())
-    runs_a = int(group_arr.size - runs_b)
-    deaths_b = int((died_arr & group_arr).sum())
-    deaths_a = int(died_arr.sum()) - deaths_b
+    w = np.ones(group_arr.size, dtype=np.int64) if weights is None else np.asarray(weights).astype(np.int64)
+    runs_b = int(w[group_arr].sum())
+    runs_a = int(w.sum()) - runs_b
+    deaths_b = int(w[died_arr & group_arr].sum())
+    deaths_a = int(w[died_arr].sum()) - deaths_b
     limit = hazard_ratio_limit(result.variance, alpha=alpha, power=power)
     verdict = verdict_of(result.pvalue, limit, alpha=alpha, ceiling=ceiling)
     needed = None

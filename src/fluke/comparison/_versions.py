@@ -21,13 +21,14 @@ import numpy as np
 
 from ..errors import InputError
 from ..record import Run
-from ._data import survival_data
+from ._data import SurvivalData, survival_data
 from ._passrate import UNKNOWN_POLICIES, PassRateComparison, compare_pass_rates
 from ._steps import CellTable, per_cell
 from ._verdict import CLOSING_STATEMENT
 from ._where import WhereComparison, compare_where
 
-__all__ = ["VersionComparison", "compare_pass_counts", "compare_versions", "pass_counts"]
+__all__ = ["VersionComparison", "compare_counted", "compare_pass_counts", "compare_versions", "pass_counts",
+           "places_of"]
 
 #: joins scenario and condition into one stratum key (a character no id uses)
 _SEP = "\x1f"
@@ -113,6 +114,78 @@ class VersionComparison:
         return self.pass_rates.summary() + "\n" + self.where.summary()
 
 
+def places_of(data: SurvivalData) -> dict[tuple, int]:
+    """Runs per place ``(scenario, condition, cause, step, event)`` from :func:`survival_data`'s
+    arrays: the shape of the ledger's ``steps`` table (``event`` is ``""`` for a censored run;
+    the failed runs with no known step are one ``("", "", "unknown step", -1, "")`` entry).
+
+    >>> from fluke.record import Run, Outcome, ToolCall
+    >>> runs = [Run(scenario="s", trial=t, events=[ToolCall(tool="pay", ok=False)], outcome=Outcome(passed=t > 0))
+    ...         for t in range(3)]
+    >>> places_of(survival_data(runs))
+    {('s', '', 'failed call', 0, 'pay'): 1, ('s', '', 'censored', 0, ''): 2}
+    """
+    out: dict[tuple, int] = {}
+    for key in zip(data.scenario.tolist(), data.condition.tolist(), data.cause.tolist(), data.time.tolist(),
+                   np.where(data.died, data.label, "").tolist()):
+        out[key] = out.get(key, 0) + 1
+    if data.unknown_step:
+        out[("", "", "unknown step", -1, "")] = data.unknown_step
+    return out
+
+
+def _arm_places(places: Mapping[tuple, int], shared: set):
+    """``(time, died, strata, labels, weights)`` of an arm's places in the shared strata, and its
+    failed runs with no known step, and where each time came from."""
+    died_from = {"died_at": 0, "hard violation": 0, "failed call": 0, "unknown step": 0, "censored": 0}
+    rows = []
+    for (scenario, condition, cause, step, event), n in places.items():
+        died_from[cause] += n
+        if cause != "unknown step" and n and (scenario, condition) in shared:
+            rows.append((scenario, condition, step, cause != "censored", event, n))
+    rows.sort()
+    time = np.array([r[2] for r in rows], dtype=np.int64)
+    died = np.array([r[3] for r in rows], dtype=bool)
+    strata = np.array([f"{r[0]}{_SEP}{r[1]}" for r in rows], dtype=object)
+    labels = np.array([r[4] for r in rows], dtype=object)
+    weights = np.array([r[5] for r in rows], dtype=np.int64)
+    return (time, died, strata, labels, weights), died_from["unknown step"], died_from
+
+
+def compare_counted(counts_a: Mapping, counts_b: Mapping, places_a: Mapping, places_b: Mapping, *,
+                    unknown: tuple[int, int] = (0, 0), unknown_policy: str = "failure", alpha: float = 0.05,
+                    power: float = 0.8, ceiling: float = 5.0, hazard_ceiling: float = 1.3,
+                    rng: np.random.Generator | None = None, **options) -> VersionComparison:
+    """:func:`compare_versions` from counts: ``counts_*`` map ``(scenario, condition)`` to
+    ``(passes, trials)`` (the unknown-outcome policy applied; ``unknown`` how many there were),
+    ``places_*`` map ``(scenario, condition, cause, step, event)`` to runs (the ledger's
+    ``steps`` table, or :func:`places_of`). The answer is exactly that of the runs one by one.
+
+    >>> from fluke.simulate import support_desk
+    >>> desk = support_desk(scenarios=6, trials=8, planted_factor=4, seed=3)
+    >>> a, b = desk.version(1), desk.version(2)
+    >>> counted = compare_counted(pass_counts(a)[0], pass_counts(b)[0], places_of(survival_data(a)),
+    ...                           places_of(survival_data(b)))
+    >>> counted.to_dict() == compare_versions(a, b).to_dict()
+    True
+    """
+    rates = compare_pass_counts(counts_a, counts_b, unknown=unknown, unknown_policy=unknown_policy,
+                                alpha=alpha, power=power, ceiling=ceiling, rng=rng, **options)
+    shared = set(counts_a) & set(counts_b)
+    excluded = {"a": sum(n for k, (_, n) in counts_a.items() if k not in shared),
+                "b": sum(n for k, (_, n) in counts_b.items() if k not in shared),
+                "unknown_a": int(unknown[0]), "unknown_b": int(unknown[1])}
+    (ta, da, sa, la, wa), hidden_a, from_a = _arm_places(places_a, shared)
+    (tb, db, sb, lb, wb), hidden_b, from_b = _arm_places(places_b, shared)
+    where = compare_where(np.r_[ta, tb], np.r_[da, db], np.r_[np.zeros(ta.size, bool), np.ones(tb.size, bool)],
+                          strata=np.r_[sa, sb].astype(str), labels=np.r_[la, lb], weights=np.r_[wa, wb],
+                          unknown_step=(hidden_a, hidden_b), alpha=alpha, power=power, ceiling=hazard_ceiling)
+    fails = lambda counts: {k: (n - p, n) for k, (p, n) in counts.items()}
+    cells = per_cell(fails(counts_a), fails(counts_b))
+    died_from = {k: from_a[k] + from_b[k] for k in from_a}
+    return VersionComparison(rates, where, cells, excluded, died_from)
+
+
 def compare_versions(runs_a: Iterable[Run], runs_b: Iterable[Run], *, hard_index: Mapping[str, int] | None = None,
                      unknown_policy: str = "failure", alpha: float = 0.05, power: float = 0.8,
                      ceiling: float = 5.0, hazard_ceiling: float = 1.3,
@@ -122,29 +195,14 @@ def compare_versions(runs_a: Iterable[Run], runs_b: Iterable[Run], *, hard_index
     ``ceiling`` is in points (the pass-rate verdict); ``hazard_ceiling`` is the hazard ratio
     the survival analysis's limit is held to. ``hard_index`` (run hash → event index of the
     first hard violation, from grading) gives failure steps where the harness recorded none.
-    ``options`` go to :func:`compare_pass_rates`.
+    ``options`` go to :func:`compare_pass_rates`. The runs are reduced to counts and places
+    and compared by :func:`compare_counted`.
     """
     runs_a, runs_b = list(runs_a), list(runs_b)
     counts_a, unknown_a = pass_counts(runs_a, unknown_policy=unknown_policy)
     counts_b, unknown_b = pass_counts(runs_b, unknown_policy=unknown_policy)
-    rates = compare_pass_counts(counts_a, counts_b, unknown=(unknown_a, unknown_b), unknown_policy=unknown_policy,
-                                alpha=alpha, power=power, ceiling=ceiling, rng=rng, **options)
-    shared = set(counts_a) & set(counts_b)
-    excluded = {"a": sum(n for k, (_, n) in counts_a.items() if k not in shared),
-                "b": sum(n for k, (_, n) in counts_b.items() if k not in shared),
-                "unknown_a": unknown_a, "unknown_b": unknown_b}
-    a = survival_data(runs_a, hard_index=hard_index)
-    b = survival_data(runs_b, hard_index=hard_index)
-    keep_a = np.array([(s, c) in shared for s, c in zip(a.scenario, a.condition)], dtype=bool)
-    keep_b = np.array([(s, c) in shared for s, c in zip(b.scenario, b.condition)], dtype=bool)
-    strata = np.r_[[f"{s}{_SEP}{c}" for s, c in zip(a.scenario[keep_a], a.condition[keep_a])],
-                   [f"{s}{_SEP}{c}" for s, c in zip(b.scenario[keep_b], b.condition[keep_b])]].astype(str)
-    where = compare_where(np.r_[a.time[keep_a], b.time[keep_b]], np.r_[a.died[keep_a], b.died[keep_b]],
-                          np.r_[np.zeros(int(keep_a.sum()), bool), np.ones(int(keep_b.sum()), bool)],
-                          strata=strata, labels=np.r_[a.label[keep_a], b.label[keep_b]],
-                          unknown_step=(a.unknown_step, b.unknown_step), alpha=alpha, power=power,
-                          ceiling=hazard_ceiling)
-    fails = lambda counts: {k: (n - p, n) for k, (p, n) in counts.items()}
-    cells = per_cell(fails(counts_a), fails(counts_b))
-    died_from = {k: a.died_from[k] + b.died_from[k] for k in a.died_from}
-    return VersionComparison(rates, where, cells, excluded, died_from)
+    places_a = places_of(survival_data(runs_a, hard_index=hard_index))
+    places_b = places_of(survival_data(runs_b, hard_index=hard_index))
+    return compare_counted(counts_a, counts_b, places_a, places_b, unknown=(unknown_a, unknown_b),
+                           unknown_policy=unknown_policy, alpha=alpha, power=power, ceiling=ceiling,
+                           hazard_ceiling=hazard_ceiling, rng=rng, **options)

@@ -84,11 +84,13 @@ class WhereComparison:
 
 def compare_where(time, died, group, *, strata=None, labels=None, unknown_step: tuple[int, int] = (0, 0),
                   alpha: float = 0.05, power: float = 0.8, ceiling: float = 1.3,
-                  confidence_level: float = 0.95) -> WhereComparison:
+                  confidence_level: float = 0.95, weights=None) -> WhereComparison:
     """Survival of B's runs (``group`` True) against A's over runs whose failure step is known.
 
     ``time`` is the failure step of failed runs and the last event of passing ones; failed runs
     with no known step must already be left out, their number per arm in ``unknown_step``.
+    ``weights`` says how many runs each entry stands for (counted runs, as the ledger's
+    ``steps`` table keeps them): the answer is exactly that of the runs one by one.
 
     >>> w = compare_where([1, 1, 4, 4], [1, 0, 0, 0], [False, True, False, True])
     >>> w.allocation, w.unknown_step
@@ -100,16 +102,18 @@ def compare_where(time, died, group, *, strata=None, labels=None, unknown_step: 
     if not (time.size == died.size == group.size):
         raise InputError(None, None, "died", "time, died and group need one entry per run")
     unknown_step = (int(unknown_step[0]), int(unknown_step[1]))
-    runs_b = int(group.sum())
-    runs_a = int(group.size - runs_b)
-    if not died.any():
+    w = np.ones(time.size, dtype=np.int64) if weights is None else np.asarray(weights).reshape(-1).astype(np.int64)
+    runs_b = int(w[group].sum())
+    runs_a = int(w.sum()) - runs_b
+    if not (died & (w > 0)).any():
         hidden = unknown_step[0] + unknown_step[1]
         reason = ("no failed run has a known failure step: the harness records no died_at and the "
                   f"{hidden} failed runs end without a failed tool call, so where they fail is not known"
                   if hidden else "no run failed")
         return WhereComparison(True, reason, None, None, StepTable(()), runs_a, runs_b, unknown_step,
                                ASSUMPTIONS)
-    survival = compare_survival(time, died, group, strata=strata, alpha=alpha, power=power, ceiling=ceiling)
-    hr = stratified_cox(time, died, group, strata=strata, confidence_level=confidence_level)
-    steps = per_step(time, died, group, labels=labels, strata=strata)
+    survival = compare_survival(time, died, group, strata=strata, alpha=alpha, power=power, ceiling=ceiling,
+                                weights=weights)
+    hr = stratified_cox(time, died, group, strata=strata, confidence_level=confidence_level, weights=weights)
+    steps = per_step(time, died, group, labels=labels, strata=strata, weights=weights)
     return WhereComparison(False, None, survival, hr, steps, runs_a, runs_b, unknown_step, ASSUMPTIONS)

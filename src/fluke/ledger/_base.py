@@ -27,7 +27,7 @@ from ..record import IDENTITY_FIELDS, Identity, Run, canonical_json, digest, red
 from ._migrations import MIGRATIONS
 from ._rows import body_hash, body_holds, hash_key, row_run, version_id
 from ._ingest import ingest_runs, utcnow
-from ._types import CountRow, Document, IngestResult, StoredRun, VersionInfo
+from ._types import CountRow, Document, IngestResult, StepRow, StoredRun, VersionInfo
 from ._writer import RunWriter
 
 
@@ -384,6 +384,28 @@ class Ledger:
         names = dict(self.query("SELECT vid, version FROM versions"))
         out = [CountRow(names[v], s, c, int(n), int(k), int(u)) for v, s, c, n, k, u in rows]
         out.sort(key=lambda r: (r.version, r.scenario, r.condition))
+        return out
+
+    def steps(self, *, version: str | Sequence[str] | None = None, scenario: str | None = None,
+              condition: str | None = None) -> list[StepRow]:
+        """Where runs died or were censored, per version × scenario × condition × place, kept
+        up to date at ingest beside :meth:`counts` (a run whose outcome is unknown has no place).
+
+        >>> import tempfile, os
+        >>> from fluke.ledger import open_ledger
+        >>> from fluke.record import Outcome, Run, ToolCall
+        >>> ledger = open_ledger(os.path.join(tempfile.mkdtemp(), "st.db"))
+        >>> _ = ledger.ingest([Run(scenario="s", trial=t, events=[ToolCall(tool="pay", ok=t == 0)],
+        ...                        outcome=Outcome(passed=t == 0)) for t in range(3)])
+        >>> [(r.cause, r.step, r.event, r.runs) for r in ledger.steps()]
+        [('censored', 0, '', 1), ('failed call', 0, 'pay', 2)]
+        """
+        where, params = self._where(scenario=scenario, version=version, runs=False)
+        where, params = self._condition_where(where, params, condition)
+        rows = self.query(f"SELECT vid, scenario, condition, cause, step, event, runs FROM steps{where}", params)
+        names = dict(self.query("SELECT vid, version FROM versions"))
+        out = [StepRow(names[v], s, c, cause, int(t), e, int(n)) for v, s, c, cause, t, e, n in rows]
+        out.sort(key=lambda r: (r.version, r.scenario, r.condition, r.cause, r.step, r.event))
         return out
 
     def spend(self, *, version: str | Sequence[str] | None = None) -> dict[str, dict[str, tuple[int, float]]]:

@@ -76,7 +76,7 @@ def ingest_runs(ledger: "Ledger", runs: Iterable[Run | Prepared], *, progress: A
                 body = canonical_json(identity.model_dump(mode="json", exclude={"date"})).decode()
                 versions.append((version_id(identity.version), identity.version, body))
             overlap.see(rows.keys, rows.sources)
-            tally(offered, rows.vids, rows.scenarios, rows.conditions, rows.passed)
+            tally(offered, rows.vids, rows.scenarios, rows.conditions, rows.passed, rows.places)
             seen += len(rows)
             held.append(rows.columns())
             held_bytes += rows.size

@@ -9,7 +9,7 @@ one that has shipped.
 >>> [name for name, _ in MIGRATIONS][:2]
 ['0001_runs_versions_documents_grades', '0002_runs_keyed_by_hash_with_counts']
 >>> [name for name, _ in MIGRATIONS][2:]
-['0003_counts_keep_unknowns', '0004_pending_ingests']
+['0003_counts_keep_unknowns', '0004_pending_ingests', '0005_steps_where_runs_die']
 """
 
 from __future__ import annotations
@@ -19,6 +19,7 @@ from typing import Any, Callable
 
 import orjson
 
+from ..record import place_of
 from ._rows import hash_key
 
 Step = str | dict[str, str] | Callable[[Any], None]
@@ -68,6 +69,26 @@ def _count_unknowns(ledger: Any) -> None:
         unknown[group] = unknown.get(group, 0) + 1
     ledger.executemany("UPDATE counts SET unknowns = ? WHERE vid = ? AND scenario = ? AND condition = ?",
                        [(n, *group) for group, n in sorted(unknown.items())])
+
+
+def _count_places(ledger: Any) -> None:
+    """0005: every stored run's place (:func:`fluke.record.place_of`), per version x
+    scenario x condition x cause x step x event, read from the stored bodies once."""
+    from ..record import condition_key
+
+    places: dict[tuple, int] = {}
+    # the runs of an unfinished ingest (listed in ``pending``) are not counted, as in ``counts``
+    for vid, scenario, body in ledger.stream("SELECT vid, scenario, body FROM runs "
+                                             "WHERE ingest NOT IN (SELECT ingest FROM pending)"):
+        doc = orjson.loads(body)
+        outcome = doc.get("outcome") or {}
+        place = place_of(outcome.get("passed"), outcome.get("died_at"), doc.get("events") or ())
+        if place is not None:
+            condition = doc.get("condition") or {}
+            group = (vid, scenario, condition_key(condition) if condition else "", *place)
+            places[group] = places.get(group, 0) + 1
+    ledger.executemany("INSERT INTO steps (vid, scenario, condition, cause, step, event, runs) "
+                       "VALUES (?, ?, ?, ?, ?, ?, ?)", [(*group, n) for group, n in sorted(places.items())])
 
 
 MIGRATIONS: list[tuple[str, list[Step]]] = [
@@ -159,5 +180,23 @@ MIGRATIONS: list[tuple[str, list[Step]]] = [
     # it began, so that the runs of one that failed can be found and removed.
     ("0004_pending_ingests", [
         "CREATE TABLE pending (ingest BIGINT PRIMARY KEY, after BIGINT NOT NULL)",
+    ]),
+    # Where each run died or was censored, counted per version x scenario x condition, so that
+    # the survival analysis of ``compare`` (the log-rank, the Cox fit, deaths per step) reads
+    # a few rows instead of every run. ``cause`` is one of fluke.record.CAUSES; ``step``
+    # is the event index (-1 for a failed run with no known step); ``event`` names the event
+    # at that step ('' for a censored run). Kept at ingest by the same tally as ``counts``.
+    ("0005_steps_where_runs_die", [
+        """CREATE TABLE steps (
+            vid BIGINT NOT NULL,
+            scenario TEXT NOT NULL,
+            condition TEXT NOT NULL,
+            cause TEXT NOT NULL,
+            step BIGINT NOT NULL,
+            event TEXT NOT NULL,
+            runs BIGINT NOT NULL,
+            PRIMARY KEY (vid, scenario, condition, cause, step, event)
+        )""",
+        _count_places,
     ]),
 ]

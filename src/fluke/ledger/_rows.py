@@ -13,14 +13,16 @@ A row is ``(key, vid, scenario, source, body)`` plus the ingest it arrived in:
   from, outside the hash) is JSON or NULL.
 
 Every statistic reads trials and passes from the ``counts`` table (kept per version,
-scenario and condition in the same transaction as the runs), never from the rows.
+scenario and condition in the same transaction as the runs), never from the rows, and where
+runs die from the ``steps`` table beside it: each run's *place* (:func:`fluke.record.place_of`) counted per
+version, scenario, condition, step, event and cause.
 
 >>> from fluke.record import Run, Outcome
 >>> run = Run(scenario="s", trial=1, condition={"t": 0.5}, outcome=Outcome(passed=True))
 >>> rows = Rows()
 >>> rows.add(run)
->>> rows.keys[0] == hash_key(run.hash), rows.conditions, rows.passed
-(True, ['t=0.5'], [1])
+>>> rows.keys[0] == hash_key(run.hash), rows.conditions, rows.passed, rows.places
+(True, ['t=0.5'], [1], [('censored', 0, '')])
 >>> stored = row_run(rows.bodies[0].decode(), rows.sources[0])
 >>> stored == run, stored.hash == run.hash
 (True, True)
@@ -35,7 +37,8 @@ import orjson
 from pydantic import ValidationError
 
 from ..errors import FormatVersionError, InputError, LedgerError
-from ..record import CANONICAL, FORMAT_VERSION, Identity, Prepared, Run, condition_key, content_fields, json_default
+from ..record import (CANONICAL, FORMAT_VERSION, Identity, Prepared, Run, condition_key, content_fields, json_default,
+                      place_of)
 
 _sha256 = hashlib.sha256
 _VIDS: dict[str, int] = {}
@@ -68,14 +71,14 @@ class Rows:
     """A batch of runs as the columns the writer stores: built once per run, on the hot path.
 
     ``keys``, ``vids``, ``scenarios``, ``sources`` and ``bodies`` (UTF-8 JSON) make the rows;
-    ``conditions`` and ``passed`` feed the counts; ``identities`` are the versions first met
+    ``conditions``, ``passed`` and ``places`` (:func:`fluke.record.place_of`) feed the counts; ``identities`` are the versions first met
     in this batch, ``known`` (shared by the batches of one ingest) the versions met before.
     Building a row serialises the run's content once, hashes it, and shares the hash with
     :attr:`Run.hash`.
     """
 
     __slots__ = ("keys", "vids", "scenarios", "conditions", "passed", "sources", "bodies", "identities", "known",
-                 "size")
+                 "size", "places")
 
     def __init__(self, known: set[str] | None = None) -> None:
         self.keys: list[int] = []
@@ -83,6 +86,7 @@ class Rows:
         self.scenarios: list[str] = []
         self.conditions: list[str] = []
         self.passed: list[int | None] = []   # 1, 0, or None for an unknown outcome
+        self.places: list[tuple | None] = []  # where each run died or was censored (place_of)
         self.sources: list[str | None] = []
         self.bodies: list[bytes] = []
         self.identities: list[Identity] = []
@@ -94,8 +98,9 @@ class Rows:
         return len(self.keys)
 
     def columns(self) -> tuple[list, ...]:
-        """``(keys, vids, scenarios, conditions, passed, sources, bodies)``."""
-        return self.keys, self.vids, self.scenarios, self.conditions, self.passed, self.sources, self.bodies
+        """``(keys, vids, scenarios, conditions, passed, sources, bodies, places)``."""
+        return (self.keys, self.vids, self.scenarios, self.conditions, self.passed, self.sources, self.bodies,
+                self.places)
 
     def add(self, run: Run | Prepared) -> None:
         """Append ``run``'s row; a run that cannot be stored as JSON is an InputError naming it.
@@ -103,7 +108,7 @@ class Rows:
         A :class:`fluke.record.Prepared` run brings its body made (a file's plain runs).
         """
         if type(run) is Prepared:
-            self._append(run.body, run.identity, run.scenario, run.condition, run.passed, run.source)
+            self._append(run.body, run.identity, run.scenario, run.condition, run.passed, run.source, run.place)
             return
         try:
             values = content_fields(run)
@@ -111,14 +116,16 @@ class Rows:
         except (orjson.JSONEncodeError, RecursionError) as exc:
             raise unstorable(run, exc) from None
         condition = values["condition"]
-        passed = values["outcome"]["passed"]
+        outcome = values["outcome"]
+        passed = outcome["passed"]
         raw = self._append(body, run.identity, values["scenario"], condition_key(condition) if condition else "",
                            None if passed is None else 1 if passed else 0,
-                           None if run.source is None else run.source.model_dump_json())
+                           None if run.source is None else run.source.model_dump_json(),
+                           place_of(passed, outcome["died_at"], run.events))
         run.__dict__.setdefault("hash", raw.hex())
 
     def _append(self, body: bytes, identity: Identity, scenario: str, condition: str, passed: int | None,
-                source: str | None) -> bytes:
+                source: str | None, place: tuple | None) -> bytes:
         """Append one row; return the SHA-256 digest of its body."""
         raw = _sha256(body).digest()
         version = identity.version
@@ -133,6 +140,7 @@ class Rows:
         self.scenarios.append(scenario)
         self.conditions.append(condition)
         self.passed.append(passed)
+        self.places.append(place)
         self.sources.append(source)
         self.bodies.append(body)
         self.size += len(body)

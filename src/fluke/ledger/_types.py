@@ -64,6 +64,21 @@ class CountRow:
 
 
 @dataclass(frozen=True)
+class StepRow:
+    """How many runs of one version on one scenario under one condition sit at one place:
+    ``cause`` (``censored``, ``died_at``, ``failed call`` or ``unknown step``), ``step`` (the
+    event index; -1 when unknown) and ``event`` (the event there; '' for a censored run)."""
+
+    version: str
+    scenario: str
+    condition: str
+    cause: str
+    step: int
+    event: str
+    runs: int
+
+
+@dataclass(frozen=True)
 class VersionInfo:
     """One version (identity hash) in the ledger, with its run count."""
 

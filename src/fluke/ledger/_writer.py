@@ -15,14 +15,17 @@ order, so concurrent ingests into PostgreSQL wait for one another instead of dea
 >>> writer.begin("2026-11-30T00:00:00.000000Z")
 >>> bodies = ['{"trial":0}', '{"trial":0}', '{"trial":1}']
 >>> offered = {}
->>> tally(offered, [1] * 3, ["s"] * 3, [""] * 3, [1, 1, None])
->>> writer.put_runs([7, 7, 9], [1] * 3, ["s"] * 3, [""] * 3, [1, 1, None], [None] * 3, bodies)
+>>> places = [("censored", 0, "")] * 2 + [None]
+>>> tally(offered, [1] * 3, ["s"] * 3, [""] * 3, [1, 1, None], places)
+>>> writer.put_runs([7, 7, 9], [1] * 3, ["s"] * 3, [""] * 3, [1, 1, None], [None] * 3, bodies, places)
 2
 >>> writer.finish(offered)
 2
 >>> _ = conn.execute("COMMIT")
 >>> conn.execute("SELECT trials, passes, unknowns FROM counts").fetchall()
 [(2, 1, 1)]
+>>> conn.execute("SELECT cause, step, event, runs FROM steps").fetchall()
+[('censored', 0, '', 1)]
 """
 
 from __future__ import annotations
@@ -40,6 +43,9 @@ _UPSERT_COUNTS = ("INSERT INTO counts (vid, scenario, condition, trials, passes,
                   "ON CONFLICT (vid, scenario, condition) DO UPDATE SET "
                   "trials = counts.trials + excluded.trials, passes = counts.passes + excluded.passes, "
                   "unknowns = counts.unknowns + excluded.unknowns")
+_UPSERT_STEPS = ("INSERT INTO steps (vid, scenario, condition, cause, step, event, runs) VALUES (?, ?, ?, ?, ?, ?, ?) "
+                 "ON CONFLICT (vid, scenario, condition, cause, step, event) DO UPDATE SET "
+                 "runs = steps.runs + excluded.runs")
 _PUT_VERSION = ("INSERT INTO versions (vid, version, identity, first_recorded) VALUES (?, ?, ?, ?) "
                 "ON CONFLICT (vid) DO NOTHING")
 
@@ -84,7 +90,7 @@ class RunWriter:
 
     def put_runs(self, keys: Sequence[int], vids: Sequence[int], scenarios: Sequence[str],
                  conditions: Sequence[str], passed: Sequence[int | None], sources: Sequence[str | None],
-                 bodies: Sequence[str] | Sequence[bytes]) -> int:
+                 bodies: Sequence[str] | Sequence[bytes], places: Sequence[tuple | None] | None = None) -> int:
         """Store a batch (the columns of :class:`fluke.ledger._rows.Rows`), skipping runs
         already stored; return how many were new. Bodies are JSON, as text or UTF-8.
 
@@ -99,11 +105,12 @@ class RunWriter:
             return len(keys)
         self._check_skipped(keys, bodies, inserted)
         first: set[int] = set()
-        for key, vid, scenario, condition, ok in zip(keys, vids, scenarios, conditions, passed):
+        for key, vid, scenario, condition, ok, place in zip(keys, vids, scenarios, conditions, passed,
+                                                             places or [None] * len(keys)):
             if key in inserted and key not in first:
                 first.add(key)
             else:
-                tally(self.skipped, (vid,), (scenario,), (condition,), (ok,))
+                tally(self.skipped, (vid,), (scenario,), (condition,), (ok,), (place,))
         self.added += len(first)
         return len(first)
 
@@ -127,30 +134,43 @@ class RunWriter:
                     _collision(key)
 
     def finish(self, offered: dict[tuple, list[int]]) -> int:
-        """Add the tally of the runs added (``offered`` less those skipped) to ``counts``;
-        return how many runs this ingest added."""
-        rows = []
-        for group, (n, k, u) in sorted(offered.items()):   # one lock order for every ingest
+        """Add the tally of the runs added (``offered`` less those skipped) to ``counts`` and
+        ``steps``; return how many runs this ingest added."""
+        counts: dict[tuple, list[int]] = {}
+        steps: dict[tuple, int] = {}
+        for group, (n, k, u) in offered.items():
             n_skipped, k_skipped, u_skipped = self.skipped.get(group, (0, 0, 0))
             if n > n_skipped:
-                rows.append((*group, n - n_skipped, k - k_skipped, u - u_skipped))
-        if rows:
-            self.conn.cursor().executemany(self._sql(_UPSERT_COUNTS), rows)
+                row = counts.setdefault(group[:3], [0, 0, 0])
+                row[0] += n - n_skipped
+                row[1] += k - k_skipped
+                row[2] += u - u_skipped
+                if group[3] is not None:
+                    steps[group[:3] + group[3]] = n - n_skipped
+        cur = self.conn.cursor()
+        if counts:   # in key order: one lock order for every ingest
+            cur.executemany(self._sql(_UPSERT_COUNTS), [(*g, *c) for g, c in sorted(counts.items())])
+        if steps:
+            cur.executemany(self._sql(_UPSERT_STEPS), [(*g, n) for g, n in sorted(steps.items())])
         self.skipped = {}
         return self.added
 
 
 def tally(counts: dict[tuple, list[int]], vids: Sequence[int], scenarios: Sequence[str],
-          conditions: Sequence[str], passed: Sequence[int | None]) -> None:
-    """Add runs to ``counts``: ``[trials, passes, unknowns]`` per ``(vid, scenario, condition)``;
-    a ``passed`` of None is an unknown outcome (a trial that did not pass, counted apart).
+          conditions: Sequence[str], passed: Sequence[int | None],
+          places: Sequence[tuple | None] | None = None) -> None:
+    """Add runs to ``counts``: ``[trials, passes, unknowns]`` per ``(vid, scenario, condition, place)``;
+    a ``passed`` of None is an unknown outcome (a trial that did not pass, counted apart), and
+    ``place`` is where the run died or was censored (:func:`fluke.record.place_of`; None
+    for an unknown outcome or when not given). :meth:`RunWriter.finish` sums the places away
+    for the ``counts`` table and keeps them for the ``steps`` table.
 
     >>> counts = {}
     >>> tally(counts, [1, 1, 2], ["s", "s", "s"], ["", "", ""], [1, None, 1])
     >>> counts
-    {(1, 's', ''): [2, 1, 1], (2, 's', ''): [1, 1, 0]}
+    {(1, 's', '', None): [2, 1, 1], (2, 's', '', None): [1, 1, 0]}
     """
-    groups = list(zip(vids, scenarios, conditions))
+    groups = list(zip(vids, scenarios, conditions, places or [None] * len(vids)))
     for group, n in Counter(groups).items():
         triple = counts.get(group)
         if triple is None:

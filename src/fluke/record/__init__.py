@@ -11,6 +11,7 @@ from ._canonical import CANONICAL, canonical_json, digest
 from ._events import AgentMessage, Event, ToolCall, UserMessage
 from ._identity import IDENTITY_FIELDS, Identity
 from .._redact import holds_secret, may_hold_secret, redact, redact_text, redact_url
+from ._place import CAUSES, place_of
 from ._prepared import Prepared, prepare
 from ._run import (FORMAT_VERSION, GoldCall, Label, Outcome, Run, Source, condition_key, content_fields, content_json,
                    json_default, run_schema)
@@ -19,5 +20,5 @@ __all__ = [
     "CANONICAL", "FORMAT_VERSION", "GoldCall", "IDENTITY_FIELDS", "AgentMessage", "Event", "Identity", "Label",
     "Outcome", "Prepared", "Run", "Source", "ToolCall", "UserMessage", "canonical_json", "digest", "holds_secret",
     "may_hold_secret", "redact", "redact_text", "redact_url", "condition_key", "content_fields", "content_json",
-    "json_default", "prepare", "run_schema",
+    "json_default", "prepare", "run_schema", "CAUSES", "place_of",
 ]

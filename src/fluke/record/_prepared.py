@@ -33,6 +33,7 @@ import orjson
 from ._canonical import CANONICAL
 from ._events import AgentMessage, ToolCall, UserMessage
 from ._identity import Identity
+from ._place import place_of
 from ._run import FORMAT_VERSION, GoldCall, Outcome, Run, Source, condition_key, content_fields
 from ._storable import MAX_DEPTH, check_json
 
@@ -89,16 +90,17 @@ class Prepared:
     """A run ready to store: its ``body`` (the canonical JSON its hash is taken over), its
     ``identity``, ``scenario``, ``condition`` key, ``passed`` (1, 0 or None for unknown) and
     ``source`` (JSON or None), as a ledger stores them; its ``outcome`` as JSON and how many
-    ``steps`` (events) it took. :meth:`run` builds the :class:`Run`.
+    ``steps`` (events) it took, and its ``place`` (:func:`fluke.record.place_of`). :meth:`run`
+    builds the :class:`Run`.
     """
 
-    __slots__ = ("body", "identity", "scenario", "condition", "passed", "source", "outcome", "steps")
+    __slots__ = ("body", "identity", "scenario", "condition", "passed", "source", "outcome", "steps", "place")
 
     def __init__(self, body: bytes, identity: Identity, scenario: str, condition: str, passed: int | None,
-                 source: str | None, outcome: dict[str, Any], steps: int) -> None:
+                 source: str | None, outcome: dict[str, Any], steps: int, place: tuple | None = None) -> None:
         self.body, self.identity, self.scenario = body, identity, scenario
         self.condition, self.passed, self.source = condition, passed, source
-        self.outcome, self.steps = outcome, steps
+        self.outcome, self.steps, self.place = outcome, steps, place
 
     def run(self) -> Run:
         """The run itself, validated from the body (and source) by the model."""
@@ -213,7 +215,8 @@ def _checked(fields: Any) -> Prepared:
                 check_json(event["args"])
                 check_json(event["result"])
     return Prepared(body, identity, scenario, condition_key(condition) if condition else "",
-                    None if passed is None else 1 if passed else 0, _source(source), outcome, len(events))
+                    None if passed is None else 1 if passed else 0, _source(source), outcome, len(events),
+                    place_of(passed, died, events))
 
 
 def _identity(given: Any) -> tuple[Identity, dict[str, Any]]:

@@ -1,0 +1,112 @@
+"""Verbs that answer from the ledger's counts and steps give exactly the answer of streaming every run.
+
+Each case runs the verb twice on one real ledger: from the ``counts`` and ``steps`` tables (the
+default) and with ``stream=True`` (every run read and reduced, the path ``--spec`` and trial
+selectors take), and asserts the JSON payloads equal. Ledgers: τ²-bench (gpt-4.1 against its
+fine-tune, three domains), τ-bench (each trial as its own version), and generated runs with
+unknown outcomes, conditions, recorded failure steps, failed calls and several versions.
+"""
+
+from __future__ import annotations
+
+import json
+import random
+
+import pytest
+
+from fluke.analysis import compare, consistency, dumps
+from fluke.ledger import open_ledger
+from fluke.record import AgentMessage, Identity, Outcome, Run, ToolCall, UserMessage
+
+from ..conftest import TAU2_RESULTS, TAU_AIRLINE, need
+
+
+def _same(counted, streamed):
+    a, b = counted.payload(), streamed.payload()
+    tail = "; read from the ledger's counts and steps tables"
+    if "conditional_on" in a and isinstance(a["conditional_on"], str) and a["conditional_on"].endswith(tail):
+        assert b["conditional_on"].endswith("; read run by run (the spec, trial selectors or the batch-by-batch "
+                                            "test need the runs)")
+        a["conditional_on"] = b["conditional_on"] = None
+    assert json.loads(dumps(a)) == json.loads(dumps(b))     # NaN (undefined) is null in both
+
+
+def _generated(n, *, seed):
+    rng = random.Random(seed)
+    out = []
+    for i in range(n):
+        model = rng.choice(["m1", "m2", "x3"])
+        events = [UserMessage(text="help")]
+        for j in range(rng.randrange(1, 6)):
+            events.append(rng.choice([AgentMessage(text="ok"), ToolCall(tool=f"tool{j}", ok=rng.random() < 0.6)]))
+        bad = 0.3 if model == "m1" else 0.45
+        passed = None if rng.random() < 0.1 else rng.random() > bad
+        died = rng.choice([None, rng.randrange(len(events))]) if passed is False else None
+        out.append(Run(scenario=f"case{rng.randrange(12)}", trial=i, identity=Identity(model=model),
+                       condition={"noise": rng.choice(["none", "typos"])} if rng.random() < 0.5 else {},
+                       events=events, outcome=Outcome(passed=passed, died_at=died)))
+    return out
+
+
+@pytest.fixture
+def generated(ledger_url):
+    with open_ledger(ledger_url) as ledger:
+        runs = _generated(1500, seed=7)
+        ledger.ingest(runs[:1000])
+        ledger.ingest(runs[600:])      # a second ingest, partly of stored runs
+        yield ledger
+
+
+@pytest.mark.parametrize("options", [{}, {"unknown": "exclude"}, {"condition": "noise=typos"},
+                                     {"scenario": "case1*"}, {"alpha": 0.1, "ceiling": 12.0, "seed": 4}])
+def test_compare_from_counts_is_compare_from_every_run_on_generated_runs(generated, options):
+    counted = compare(generated, "model=m1", "model=m2", record=False, **options)
+    streamed = compare(generated, "model=m1", "model=m2", record=False, stream=True, **options)
+    _same(counted, streamed)
+    doc = counted.payload()
+    assert not doc["where"]["skipped"] and doc["where"]["steps"]["steps"]       # there were deaths to place
+    assert doc["died_from"]["died_at"] and doc["died_from"]["failed call"] and doc["died_from"]["unknown step"]
+    assert counted.a.counted is not None and streamed.a.counted is None
+
+
+def test_an_arm_of_several_versions_from_counts_is_the_same_as_from_its_runs(generated):
+    counted = compare(generated, "model=m*", "model=x3", record=False)
+    _same(counted, compare(generated, "model=m*", "model=x3", record=False, stream=True))
+    assert len(counted.a.versions) == 2
+
+
+def test_consistency_from_counts_is_consistency_from_every_run(generated):
+    for unknown in ("fail", "exclude"):
+        _same(consistency(generated, ["model=m1", "model=m2", "model=x3", "model=m*"], unknown=unknown),
+              consistency(generated, ["model=m1", "model=m2", "model=x3", "model=m*"], unknown=unknown, stream=True))
+
+
+def test_tau2_bench_compare_and_consistency_from_counts_equal_the_stream(tmp_path):
+    from fluke.adapters import read_file
+
+    files = sorted(need(TAU2_RESULTS).glob("*gpt-4.1*1trials.json"))
+    assert len(files) >= 6
+    with open_ledger(str(tmp_path / "tau2.db")) as ledger:
+        for path in files:     # each file names its model; its domain makes a version of its own
+            ledger.ingest(read_file(path))
+        counted = compare(ledger, "model=gpt-4.1", "model=ft:*", record=False)
+        _same(counted, compare(ledger, "model=gpt-4.1", "model=ft:*", record=False, stream=True))
+        assert counted.payload()["a"]["runs"] == sum(1 for p in files if not p.name.startswith("ft:")
+                                                     for _ in read_file(p))
+        _same(consistency(ledger, ["model=gpt-4.1", "model=ft:*"]),
+              consistency(ledger, ["model=gpt-4.1", "model=ft:*"], stream=True))
+
+
+def test_tau_bench_trials_as_versions_from_counts_equal_the_stream(tmp_path):
+    from fluke.adapters import read_file
+
+    path = need(TAU_AIRLINE)
+    with open_ledger(str(tmp_path / "tau.db")) as ledger:
+        for t in range(4):
+            ledger.ingest([r for r in read_file(path, identity={"model": f"{'early' if t < 2 else 'late'} {t}"}) if r.trial == t])
+        for a, b in (("model=early 0", "model=early 1"), ("model=early*", "model=late*")):
+            _same(compare(ledger, a, b, record=False), compare(ledger, a, b, record=False, stream=True))
+        counted = compare(ledger, "model=early 0", "model=late 3", record=False)
+        assert counted.payload()["a"]["runs"] == 50
+        _same(consistency(ledger, ["model=early*", "model=late 3"]),
+              consistency(ledger, ["model=early*", "model=late 3"], stream=True))

@@ -1,0 +1,86 @@
+"""The steps table keeps each run's place (where it died or was censored): at ingest, and by migration 0005."""
+
+from __future__ import annotations
+
+import random
+
+import pytest
+
+from fluke.comparison import survival_data
+from fluke.ledger import _base, open_ledger
+from fluke.record import AgentMessage, Identity, Outcome, Run, ToolCall, UserMessage
+
+
+def _runs(n, *, seed=0):
+    """Runs of every shape a place can take: passes, died_at (in and past range), failed calls, unknown steps."""
+    rng = random.Random(seed)
+    out = []
+    for i in range(n):
+        events = [UserMessage(text="hi")]
+        for j in range(rng.randrange(4)):
+            events.append(rng.choice([AgentMessage(text="ok"), ToolCall(tool=f"t{j}", ok=rng.random() < 0.5)]))
+        passed = None if rng.random() < 0.15 else rng.random() < 0.5
+        died = rng.choice([None, None, 0, len(events) - 1, len(events) + 2]) if passed is False else None
+        out.append(Run(scenario=f"s{rng.randrange(5)}", trial=i, identity=Identity(model=rng.choice(["m1", "m2"])),
+                       condition={"noise": "typos"} if i % 4 == 0 else {}, events=events,
+                       outcome=Outcome(passed=passed, died_at=died)))
+    return out
+
+
+def _expected(runs):
+    """Each distinct run's place as fluke.comparison.survival_data (another implementation) puts it."""
+    out = {}
+    for r in {r.hash: r for r in runs}.values():
+        data = survival_data([r])
+        if data.unknown:
+            continue
+        cause = next(k for k, v in data.died_from.items() if v)
+        place = ("unknown step", -1, "") if cause == "unknown step" else \
+            (cause, int(data.time[0]), "" if cause == "censored" else str(data.label[0]))
+        key = (r.version, r.scenario, r.condition_key(), *place)
+        out[key] = out.get(key, 0) + 1
+    return out
+
+
+def _steps(ledger):
+    return {(s.version, s.scenario, s.condition, s.cause, s.step, s.event): s.runs for s in ledger.steps()}
+
+
+@pytest.mark.parametrize("hold", [None, 1])    # one short transaction, or batches written as built
+def test_ingest_keeps_every_runs_place_as_survival_data_puts_it(ledger_url, hold):
+    runs = _runs(700)
+    with open_ledger(ledger_url) as ledger:
+        if hold:
+            ledger.HOLD_RUNS = hold
+        ledger.ingest(runs[:500] + runs[:30])                  # repeats are not counted twice
+        ledger.ingest(runs[250:])                              # half of it stored already
+        expected = _expected(runs)
+        assert _steps(ledger) == expected
+        causes = {key[3] for key in expected}
+        assert causes == {"censored", "died_at", "failed call", "unknown step"}
+        assert any(key[5] == "end" for key in expected)       # a died_at past the last event
+        # every run with a known outcome has exactly one place
+        known = {(c.version, c.scenario, c.condition): c.trials - c.unknowns for c in ledger.counts()}
+        placed = {}
+        for key, n in expected.items():
+            placed[key[:3]] = placed.get(key[:3], 0) + n
+        assert placed == {k: v for k, v in known.items() if v}
+        one = ledger.steps(version=runs[0].version, condition="noise=typos")
+        assert {s.version for s in one} == {runs[0].version} and {s.condition for s in one} == {"noise=typos"}
+
+
+def test_migration_0005_fills_the_steps_from_the_stored_bodies(ledger_url, monkeypatch):
+    runs = _runs(300, seed=1)
+    with open_ledger(ledger_url) as made, made.atomic():    # a ledger as 0003 left it
+        made.ingest(runs)
+        made.execute("DROP TABLE steps")
+        made.execute("DELETE FROM migrations WHERE name = '0005_steps_where_runs_die'")
+    monkeypatch.setattr(_base, "MIGRATIONS", _base.MIGRATIONS[:4])
+    with open_ledger(ledger_url) as old:
+        assert old.migrations()[-1] == "0004_pending_ingests"
+    monkeypatch.undo()
+    with open_ledger(ledger_url) as ledger:
+        assert ledger.migrations()[-1] == "0005_steps_where_runs_die"
+        assert _steps(ledger) == _expected(runs)
+        ledger.ingest(_runs(100, seed=2))
+        assert _steps(ledger) == _expected(runs + _runs(100, seed=2))
