@@ -20,7 +20,11 @@ from ._redact import redact_text   # plain ``re``: keeps this module free of pyd
 
 
 def _safe(text: str | None) -> str | None:
-    return redact_text(text) if text else text
+    """Redacted, with every control character (a newline too) shown as an escape: the error
+    prints as one line whatever a hostile record put in a field name or value."""
+    from .format import visible   # plain ``re`` too
+
+    return visible(redact_text(text), newlines=False) if text else text
 
 
 class FlukeError(Exception):
@@ -55,7 +59,16 @@ class SpecError(FlukeError, ValueError):
 
 
 class LedgerError(FlukeError):
-    """The ledger cannot be opened, migrated or queried as asked."""
+    """The ledger cannot be opened, migrated or queried as asked.
+
+    Its message is one line, whatever a stored run holds:
+
+    >>> str(LedgerError("stored run ab12: field \\n: bad"))
+    'stored run ab12: field \\\\x0a: bad'
+    """
+
+    def __init__(self, *args: object) -> None:
+        super().__init__(*(_safe(a) if isinstance(a, str) else a for a in args))
 
 
 class SelectorError(FlukeError, LookupError):
