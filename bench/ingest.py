@@ -12,7 +12,7 @@ them) to a fluke JSONL file, then in this order:
   ``-wal`` file sampled every 5 ms meanwhile, and the process's peak RSS from ``wait4``.
 
 The machine's 1-minute load average is printed before each: on a shared machine the
-figures move with it.
+figures move with it, so each arm is also given as its share of the floor of the same run.
 
     python bench/ingest.py --n 200000
     python bench/ingest.py --n 200000 --src before=/work/main/src --src after=src
@@ -139,6 +139,7 @@ def main() -> None:
             print(f"{name}: failed ({got['code']}): {got['err'][-400:]}")
             continue
         print(f"{name:32} {args.n / got['seconds']:>9,.0f} runs/s   {got['seconds']:6.1f} s   load {load:.1f}   "
+              f"{seconds / got['seconds']:4.0%} of the floor   "
               f"peak WAL {got['wal'] / 1e6:,.0f} MB   peak RSS {got['rss']:,.0f} MB   "
               f"CPU {got['cpu'] / args.n * 1e6:.0f} us/run")
     print("goal: fluke ingest >= 15,000 runs/s on SQLite, the WAL bounded (not growing with the file)")

@@ -9,6 +9,7 @@ and a record it declines must give, through the reader, the error the model path
 from __future__ import annotations
 
 import copy
+import os
 import random
 import sys
 from pathlib import Path
@@ -158,8 +159,10 @@ def _read_all(path, monkeypatch, beside: bool, **kwargs):
             (content_json(item), item.source.model_dump_json()) for item in items]
 
 
+@pytest.mark.parametrize("batch", [1000, 100])   # with 100, every fourth batch (lines 301-400, ...) is parsed here
 @pytest.mark.parametrize("defect", [None, "not json", "bad record", "odd but valid", "identity"])
-def test_a_file_read_by_a_second_process_gives_the_same_runs_and_errors(tmp_path, monkeypatch, defect):
+def test_a_file_read_by_a_second_process_gives_the_same_runs_and_errors(tmp_path, monkeypatch, defect, batch):
+    monkeypatch.setattr(_fluke_jsonl, "BESIDE_LINES", batch)
     lines = [orjson.dumps(_run(i)) for i in range(2500)]
     lines[7] = b"   "                               # blank lines are skipped, and counted
     lines[1200] = orjson.dumps(dict(_run(1200), outcome={"passed": True, "reward": 1}))   # the model coerces
@@ -179,3 +182,16 @@ def test_a_file_read_by_a_second_process_gives_the_same_runs_and_errors(tmp_path
         assert one[0] == "error" and f"line {2301 if defect == 'not json' else 2401}" in one[1]
     else:
         assert len(one) == 2499
+
+
+def _dies_after_one_batch(path, file, identity, out):
+    out.send([])
+    os._exit(3)
+
+
+def test_a_second_process_that_dies_part_way_is_an_error_naming_the_file(tmp_path, monkeypatch):
+    path = tmp_path / "runs.jsonl"
+    path.write_bytes(b"".join(orjson.dumps(_run(i)) + b"\n" for i in range(50)))
+    monkeypatch.setattr(_fluke_jsonl, "_prepare_lines", _dies_after_one_batch)
+    got = _read_all(path, monkeypatch, True)
+    assert got[0] == "error" and str(path) in got[1] and "could not be read to the end" in got[1]

@@ -63,6 +63,10 @@ def _one(number: int, obj: Any, file: str, identity: dict[str, Any], filled: dic
 BESIDE_BYTES = 8 * 2 ** 20
 #: Lines sent from that process at a time.
 BESIDE_LINES = 1000
+#: Of every this many batches, that process sends the last as lines for this one to parse and
+#: prepare (as it does a line that process could not prepare): this one stores every run, and
+#: parsing a share of the lines too keeps both processes about equally busy.
+BESIDE_SHARE = 4
 
 
 def _in_a_second_process(path: Path) -> bool:
@@ -77,8 +81,14 @@ def _read_beside(path: Path, *, file: str, identity: dict[str, Any]) -> Iterator
     """The runs of ``path`` as :func:`read` yields them, the lines parsed and prepared by a
     forked process. Any line it cannot prepare (a line that is not JSON, or not of the plain
     shape, or holding an error) comes back as it is and goes through the same code as in
-    one process here, so it gives the same run or the same error."""
+    one process here, so it gives the same run or the same error.
+
+    A thread here takes the batches off the pipe as they come, up to :data:`BESIDE_AHEAD`
+    of them, so that the other process goes on while this one waits on its disk (a commit
+    that checkpoints the write-ahead log syncs the file)."""
     import multiprocessing
+    import queue
+    import threading
 
     from ._registry import _invalid, _unreadable
 
@@ -87,9 +97,29 @@ def _read_beside(path: Path, *, file: str, identity: dict[str, Any]) -> Iterator
                                                          name="fluke-read", daemon=True)
     worker.start()
     there.close()
+    ahead: queue.Queue = queue.Queue(maxsize=BESIDE_AHEAD)
+    stop = threading.Event()
+
+    def pump() -> None:
+        while not stop.is_set():
+            try:
+                data = here.recv_bytes()
+            except (EOFError, OSError):   # the reading process ended (after its last batch, or killed)
+                data = None
+            while not stop.is_set():
+                try:
+                    ahead.put(data, timeout=0.1)
+                    break
+                except queue.Full:
+                    continue
+            if data is None:
+                return
+
+    pumping = threading.Thread(target=pump, name="fluke-read-pipe", daemon=True)
+    pumping.start()
     filled: dict[tuple, dict[str, Any]] = {}
     try:
-        while (batch := _received(here, path)) is not None:
+        while (batch := _received(ahead.get(), path)) is not None:
             if type(batch) is tuple:   # the file could not be read
                 raise _unreadable(path, OSError(*batch))
             for item in batch:
@@ -103,25 +133,33 @@ def _read_beside(path: Path, *, file: str, identity: dict[str, Any]) -> Iterator
                 else:
                     yield Prepared(*item)
     finally:
-        here.close()
+        stop.set()
         if worker.is_alive():
             worker.terminate()
         worker.join()
+        pumping.join()
+        here.close()
 
 
-def _received(here: Any, path: Path) -> Any:
-    try:
-        return here.recv()
-    except EOFError:   # the reading process died (killed, out of memory)
+#: Batches taken off the pipe ahead of the runs stored (each about :data:`BESIDE_LINES` lines).
+BESIDE_AHEAD = 8
+
+
+def _received(data: bytes | None, path: Path) -> Any:
+    if data is None:   # the reading process died (killed, out of memory) before its last batch
         from ..errors import InputError
 
         raise InputError(str(path), None, None, "could not be read to the end (the process reading it stopped)",
                          hint="run the ingest again") from None
+    import pickle
+
+    return pickle.loads(data)
 
 
 def _prepare_lines(path: Path, file: str, identity: dict[str, Any], out: Any) -> None:
     """In the second process: every line of ``path`` as the fields of a Prepared run, or as
-    ``(number, line)`` when this one must decide it; blank lines skipped, as one process
+    ``(number, line)`` when the other one must decide it (and every line of one batch in
+    :data:`BESIDE_SHARE`, which it parses itself); blank lines skipped, as one process
     reading the file would."""
     # Nothing of the other process's but the pipe: not its ledger's files, nor the lock of
     # its ingest, which a kill -9 of that process must release.
@@ -129,10 +167,18 @@ def _prepare_lines(path: Path, file: str, identity: dict[str, Any], out: Any) ->
     os.closerange(out.fileno() + 1, 1 << 16)
     filled: dict[tuple, dict[str, Any]] = {}
     batch: list[tuple] = []
+    sent = 0
     try:
         with open(path, "rb") as fh:
             for number, line in enumerate(fh, 1):
                 if not line.strip():
+                    continue
+                if sent % BESIDE_SHARE == BESIDE_SHARE - 1:   # a batch for the other process to prepare
+                    batch.append((number, line))
+                    if len(batch) >= BESIDE_LINES:
+                        out.send(batch)
+                        batch = []
+                        sent += 1
                     continue
                 try:
                     ready = _one(number, orjson.loads(line), file, identity, filled, True, model=False)
@@ -146,6 +192,7 @@ def _prepare_lines(path: Path, file: str, identity: dict[str, Any], out: Any) ->
                 if len(batch) >= BESIDE_LINES:
                     out.send(batch)
                     batch = []
+                    sent += 1
     except OSError as exc:
         out.send(batch)
         out.send((exc.errno, exc.strerror))
