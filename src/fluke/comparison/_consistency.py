@@ -27,7 +27,7 @@ import math
 from dataclasses import dataclass
 
 import numpy as np
-from scipy import stats
+from ..inference import lazy_stats as stats
 from ..errors import UsageError
 
 __all__ = ["Consistency", "consistency"]

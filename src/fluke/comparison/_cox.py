@@ -20,7 +20,7 @@ import math
 from dataclasses import dataclass
 
 import numpy as np
-from scipy import stats
+from ..inference import lazy_stats as stats
 from scipy.special import digamma, gammaln, polygamma
 
 from ..errors import InputError

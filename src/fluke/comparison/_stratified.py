@@ -31,7 +31,7 @@ from __future__ import annotations
 from dataclasses import dataclass
 
 import numpy as np
-from scipy import stats
+from ..inference import lazy_stats as stats
 from scipy.special import gammaln
 
 from ..errors import InputError

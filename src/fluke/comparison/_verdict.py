@@ -23,7 +23,7 @@ import math
 from dataclasses import dataclass
 
 import numpy as np
-from scipy import stats
+from ..inference import lazy_stats as stats
 
 from ..errors import InputError
 from ..format import fmt_p

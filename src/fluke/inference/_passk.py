@@ -31,7 +31,7 @@ import warnings
 from dataclasses import dataclass, field
 
 import numpy as np
-from scipy import stats
+from ._lazy import lazy_stats as stats
 from ._check import check_level
 from ..errors import UsageError
 
