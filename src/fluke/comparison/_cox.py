@@ -20,8 +20,7 @@ import math
 from dataclasses import dataclass
 
 import numpy as np
-from ..inference import lazy_stats as stats
-from scipy.special import digamma, gammaln, polygamma
+from scipy.special import digamma, gammaln, ndtri, polygamma
 
 from ..errors import InputError
 
@@ -143,6 +142,6 @@ def stratified_cox(time, died, group, *, strata=None, confidence_level: float = 
         if abs(step) < 1e-10:
             break
     se = 1 / math.sqrt(info) if info > 0 else nan
-    z = float(stats.norm.ppf(0.5 + confidence_level / 2))
+    z = float(ndtri(0.5 + confidence_level / 2))
     return HazardRatio(math.exp(beta), math.exp(beta - z * se), math.exp(beta + z * se), beta, se,
                        confidence_level, iterations=it)

@@ -31,6 +31,7 @@ import warnings
 from dataclasses import dataclass, field
 
 import numpy as np
+from scipy import special
 from ._lazy import lazy_stats as stats
 from ._check import check_level
 from ..errors import UsageError
@@ -193,7 +194,7 @@ def _over_scenarios(per, w, stat, level):
         return 0.0, 1 - edge, se, f"every scenario is at 0: the upper bound is that of 0 of {g} (Clopper–Pearson)"
     if se == 0:
         return stat, stat, se, "every scenario gives the same value: no spread to measure"
-    t = stats.t.ppf(0.5 + level / 2, g - 1)
+    t = special.stdtrit(g - 1, 0.5 + level / 2)
     centre = np.log(stat / (1 - stat))
     half = t * se / (stat * (1 - stat))
     low, high = (1 / (1 + np.exp(-(centre + sign * half))) for sign in (-1, 1))
