@@ -27,7 +27,7 @@ import math
 from dataclasses import dataclass
 
 import numpy as np
-from scipy import stats
+from scipy import special
 from ..errors import UsageError
 
 __all__ = ["Consistency", "consistency"]
@@ -121,7 +121,7 @@ def consistency(failures, trials, *, confidence_level: float = 0.95, unknowns=No
         return Consistency(c, both, p, both, kappa, both, int(f.sum()), int(n.sum()), g,
                            int((f > 0).sum()), confidence_level, "one scenario: no interval",
                            c_corrected=corrected, **tail)
-    t = stats.t.ppf(0.5 + confidence_level / 2, g - 1)
+    t = special.stdtrit(g - 1, 0.5 + confidence_level / 2)
     scale = g / (g - 1)
 
     def interval(z, est, lo=-math.inf, hi=math.inf):

@@ -25,10 +25,6 @@ __all__ = ["bh_qvalues", "fisher_exact_many"]
 _REL_TOL = 1e-7
 
 
-def _log_choose(n, k):
-    return gammaln(n + 1) - gammaln(k + 1) - gammaln(n - k + 1)
-
-
 def fisher_exact_many(a, b, c, d) -> np.ndarray:
     """Two-sided Fisher exact p-values for tables ``[[a, b], [c, d]]`` (arrays of counts).
 
@@ -42,6 +38,13 @@ def fisher_exact_many(a, b, c, d) -> np.ndarray:
         raise InputError(None, None, "a", "table counts must be at least 0")
     if a.size == 0:
         return np.empty(0)
+    tables, which = np.unique(np.stack([a, b, c, d], axis=1), axis=0, return_inverse=True)
+    return _pvalues(*tables.T)[which.reshape(-1)]      # equal tables (common at large counts) once
+
+
+def _pvalues(a, b, c, d) -> np.ndarray:
+    """The p-values of distinct tables; log C(n, k) read from one table of log k! (the same
+    numbers as evaluating log-gamma at every support point, at the cost of an index)."""
     row1, col1 = a + b, a + c
     total = a + b + c + d
     lo = np.maximum(0, row1 + col1 - total)
@@ -50,11 +53,14 @@ def fisher_exact_many(a, b, c, d) -> np.ndarray:
     x = lo[:, None] + np.arange(width)[None, :]
     valid = x <= hi[:, None]
     xs = np.where(valid, x, lo[:, None])
-    base = _log_choose(total, row1)[:, None]
-    logpmf = _log_choose(col1[:, None], xs) + _log_choose((total - col1)[:, None], row1[:, None] - xs) - base
-    observed = _log_choose(col1, a) + _log_choose(total - col1, row1 - a) - base[:, 0]
+    log_fact = gammaln(np.arange(int(total.max()) + 2) + 1.0)
+
+    def log_choose(n, k):
+        return log_fact[n] - log_fact[k] - log_fact[n - k]
+
+    base = log_choose(total, row1)[:, None]
+    logpmf = log_choose(col1[:, None], xs) + log_choose((total - col1)[:, None], row1[:, None] - xs) - base
+    observed = log_choose(col1, a) + log_choose(total - col1, row1 - a) - base[:, 0]
     keep = valid & (logpmf <= observed[:, None] + np.log1p(_REL_TOL))
     p = np.where(keep, np.exp(logpmf), 0.0).sum(axis=1)
     return np.minimum(p, 1.0)
-
-

@@ -30,7 +30,7 @@ from __future__ import annotations
 from dataclasses import dataclass
 
 import numpy as np
-from scipy import stats
+from ..inference import lazy_stats as stats
 
 from ..errors import InputError
 from ._consistency import consistency

@@ -16,7 +16,7 @@ import math
 from dataclasses import dataclass
 
 import numpy as np
-from scipy import stats
+from scipy import special
 
 from ..inference import check_level
 from ..errors import InputError
@@ -42,7 +42,7 @@ def wilson_interval(successes: int, trials: int, *, confidence_level: float = 0.
         raise InputError(None, None, "successes", f"successes={successes} must lie between 0 and trials={trials}")
     if trials == 0:
         return (float("nan"), float("nan"))
-    z = stats.norm.ppf(0.5 + confidence_level / 2)
+    z = special.ndtri(0.5 + confidence_level / 2)
     share = successes / trials
     denom = 1 + z * z / trials
     centre = (share + z * z / (2 * trials)) / denom
@@ -74,7 +74,7 @@ class ClusteredMean:
         if not (self.se > 0) or self.clusters < 2:
             return float("nan")
         t = self.estimate / self.se
-        return float(2 * stats.t.sf(abs(t), self.clusters - 1))
+        return float(2 * special.stdtr(self.clusters - 1, -abs(t)))
 
 
 def clustered_mean(values, clusters, *, confidence_level: float = 0.95) -> ClusteredMean:

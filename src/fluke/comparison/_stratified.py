@@ -31,7 +31,8 @@ from __future__ import annotations
 from dataclasses import dataclass
 
 import numpy as np
-from scipy import stats
+from scipy import special
+from ..inference import lazy_stats as stats
 from scipy.special import gammaln
 
 from ..errors import InputError
@@ -192,7 +193,7 @@ def _cmh(o_minus_e, v, correction: bool):
         return float("nan"), float("nan")
     num = abs(o_minus_e) - 0.5 if correction else abs(o_minus_e)
     statistic = max(num, 0.0) ** 2 / v
-    return statistic, float(stats.chi2.sf(statistic, 1))
+    return statistic, float(special.chdtrc(1, np.maximum(statistic, 0.0)))
 
 
 def stratified_pvalues(failures_a, trials_a, failures_b, trials_b, *, method: str = "auto") -> np.ndarray:
@@ -219,7 +220,7 @@ def stratified_pvalues(failures_a, trials_a, failures_b, trials_b, *, method: st
     v = var.sum(axis=1)
     ome = (fa - expected).sum(axis=1)
     with np.errstate(invalid="ignore", divide="ignore"):
-        p = np.where(v > 0, stats.chi2.sf(ome**2 / np.where(v > 0, v, 1.0), 1), np.nan)
+        p = np.where(v > 0, special.chdtrc(1, ome**2 / np.where(v > 0, v, 1.0)), np.nan)
     e = expected.sum(axis=1)
     paired = np.all(((na == 1) & (nb == 1)) | ~present, axis=1) & present.any(axis=1)
     mantel_fleiss = np.minimum(e - low.sum(axis=1), high.sum(axis=1) - e) >= _MANTEL_FLEISS

@@ -23,7 +23,7 @@ import math
 from dataclasses import dataclass
 
 import numpy as np
-from scipy import stats
+from scipy import special
 
 from ..errors import InputError
 from ..format import fmt_p
@@ -64,7 +64,7 @@ def detection_z(alpha: float, power: float) -> float:
     """
     check_level(alpha, "alpha")
     check_level(power, "power")
-    return float(stats.norm.ppf(1 - alpha / 2) + stats.norm.ppf(power))
+    return float(special.ndtri(1 - alpha / 2) + special.ndtri(power))
 
 
 def verdicts_of(pvalue, limit, *, alpha: float, ceiling: float) -> np.ndarray:

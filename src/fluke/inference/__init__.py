@@ -20,6 +20,7 @@ from ._clustered import (FEW_CLUSTERS, BootstrapInterval, ClusteredInterval, Clu
                          cluster_robust_ols, clustered_interval)
 from ._family import (HYPERPRIOR, FamilyFit, FamilyPosterior, FamilyPriors, family_priors, fit_family_prior,
                       hyperprior_grid)
+from ._lazy import lazy_stats
 from ._matching import PredictionMatch, match_predictions
 from ._passk import (PassAtK, PlugInWarning, default_ks, expected_pass_at_k, pass_at_k, pass_at_k_curve,
                      pass_at_k_from_average, pass_at_k_plugin, pass_hat_k)
@@ -59,4 +60,5 @@ __all__ = [
     "UNKNOWN_POLICIES", "UnknownOutcomes", "apply_unknown_policy", "check_unknown_policy",
     "counts_with_unknowns", "describe_unknowns", "default_ks", "pass_at_k_curve", "FEW_CLUSTERS",
     "FewClustersWarning", "PredictionMatch", "match_predictions", "ResetRate", "reset_rate",
+    "lazy_stats",
 ]

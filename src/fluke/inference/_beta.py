@@ -15,7 +15,9 @@ from __future__ import annotations
 from dataclasses import dataclass
 
 import numpy as np
-from scipy import special, stats
+from scipy import special
+
+from ._lazy import lazy_stats as stats
 from ..errors import UsageError, UsageTypeError
 from ._check import check_level
 

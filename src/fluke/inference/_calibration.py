@@ -15,7 +15,7 @@ from dataclasses import dataclass, field
 from typing import Sequence
 
 import numpy as np
-from scipy import stats
+from ._lazy import lazy_stats as stats
 from ..errors import UsageError
 from ._check import check_level
 

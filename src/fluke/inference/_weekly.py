@@ -20,7 +20,9 @@ from __future__ import annotations
 from dataclasses import dataclass
 
 import numpy as np
-from scipy import integrate, special, stats
+from scipy import integrate, special
+
+from ._lazy import lazy_stats as stats
 
 from ..errors import UsageError
 from ._account import betabinom_cdf
