@@ -20,8 +20,8 @@ backend and the scaling exponent of each verb between consecutive sizes
     python bench/verbs.py --sizes 5000 --verbs summary,compare
     python bench/verbs.py --huge                # 10M runs without events: the count-based verbs
 
-``grade --spec`` (run with ``--no-store``, so each bench grades every run afresh) is also printed as runs graded per second, and ``export`` beside a streaming
-orjson copy of the same stored runs (each body parsed and written again, with its source: the
+``grade --spec`` (with ``--no-store``, so each bench grades every run afresh) is also printed
+as runs graded per second, and ``export`` beside a streaming orjson copy of the same stored runs (each body parsed and written again, with its source: the
 floor an export can reach), as the ratio of the two.
 
 ``--huge`` builds a ledger of 10,000,000 runs without events (two versions over 500 scenarios,
