@@ -21,8 +21,9 @@ backend and the scaling exponent of each verb between consecutive sizes
     python bench/verbs.py --huge                # 10M runs without events: the count-based verbs
 
 ``grade --spec`` (with ``--no-store``, so each bench grades every run afresh) is also printed
-as runs graded per second, and ``export`` beside a streaming orjson copy of the same stored runs (each body parsed and written again, with its source: the
-floor an export can reach), as the ratio of the two.
+as runs graded per second, and ``export`` beside a streaming orjson copy of the same stored
+runs (each body parsed and written again, with its source: the floor an export can reach), as
+the ratio of the two.
 
 ``--huge`` builds a ledger of 10,000,000 runs without events (two versions over 500 scenarios,
 failed runs with a recorded ``died_at``, 2% unknown outcomes), by ``fluke ingest`` of fluke
