@@ -138,6 +138,7 @@ def _with_leaderboard(ledger, data, *, alpha: float, power: float, ceiling: floa
 def _boards(ledger, chosen, *, bar: float, level: float):
     """The suite board and suite questions of each version, from :func:`fluke.analysis.believe`: the
     report shows the same posteriors ``fluke believe`` prints (uniform prior, this version's runs)."""
+    from ..format import describe_unknowns
     from ..report import board_from
     from ._believe import believe
     from ._select import versions as ledger_versions
@@ -151,7 +152,8 @@ def _boards(ledger, chosen, *, bar: float, level: float):
         boards.append(board_from(b.belief, cells, version=v, label=label, bar=bar, level=level, conditional_on=(
             f"version {v[:12]} ({label}); prior {b.prior_text[0]}, nothing carried from other versions; "
             f"{level:.0%} equal-tailed credible intervals; bar {bar:g}; runs exchangeable within a scenario "
-            "cell; a run with no recorded outcome counts as a failure (as fluke believe)")))
+            f"cell; {describe_unknowns(b.total_unknowns, b.unknown_policy)} "
+            f"(--unknown {b.unknown_policy}, as in fluke believe)")))
         suites[v] = found.suite
     return boards, suites
 
