@@ -189,13 +189,8 @@ def seal_gate(ledger, rule: str | Path) -> GateSealResult:
 
 
 def _seal_claim(ledger, raw: bytes | None, version: str) -> Claim:
-    from datetime import datetime, timezone
-
+    from .._time import utc_time as when
     from ..record import digest
-
-    def when(value: Any) -> datetime:
-        t = value if isinstance(value, datetime) else datetime.fromisoformat(str(value).replace("Z", "+00:00"))
-        return t if t.tzinfo else t.replace(tzinfo=timezone.utc)
 
     asked = "the rule was sealed before every run it judges"
     if raw is None:

@@ -32,6 +32,7 @@ from dataclasses import dataclass, field
 from datetime import datetime, timedelta, timezone
 from typing import Any
 
+from .._time import utc_time
 from ..errors import SelectorError
 from ._seal import Decision, SealCheck, check_seal, evaluate_rule, in_scope, seal_body
 
@@ -63,17 +64,6 @@ def find_seal(ledger, prefix: str):
     return hits[0]
 
 
-def _time(value: Any) -> datetime | None:
-    if isinstance(value, datetime):
-        t = value
-    else:
-        try:
-            t = datetime.fromisoformat(str(value).replace("Z", "+00:00"))
-        except ValueError:
-            return None
-    return t if t.tzinfo else t.replace(tzinfo=timezone.utc)
-
-
 def execution_start(run) -> tuple[datetime | None, str]:
     """When a run started executing, as far as its record says, and on what basis.
 
@@ -96,7 +86,7 @@ def execution_start(run) -> tuple[datetime | None, str]:
         return datetime.fromtimestamp(min(stamps), timezone.utc), "event times"
     date = getattr(run.identity, "date", None)
     if date:
-        day = _time(str(date)[:10])
+        day = utc_time(str(date)[:10])
         if day is not None:
             return day, "identity date"
     return None, "ingest"
@@ -166,7 +156,7 @@ def unseal(ledger, digest_prefix: str, *, text: bytes | str | None = None, recor
     if version:
         version = ledger.resolve_version(str(version))
     stored = list(ledger.stored_runs(version=version) if version else ledger.stored_runs())
-    sealed = _time(body.get("sealed_at"))
+    sealed = utc_time(body.get("sealed_at"))
     clock = list(_clock_problems(sealed, doc.recorded_at, body.get("sealed_at")))
     edited = []
     readable = []
@@ -182,7 +172,7 @@ def unseal(ledger, digest_prefix: str, *, text: bytes | str | None = None, recor
     runs = [s.run for s in scoped]
     early, basis = [], {"event times": 0, "identity date": 0, "ingest": 0}
     for s in scoped:
-        ingested = _time(s.recorded_at)
+        ingested = utc_time(s.recorded_at)
         started, how = execution_start(s.run)
         basis[how] += 1
         before = sealed is None or ingested is None or ingested <= sealed
@@ -214,7 +204,7 @@ def _clock_problems(sealed: datetime | None, recorded: Any, sealed_text: Any):
     if sealed is None:
         yield f"the seal's sealed_at ({sealed_text!r}) is not a time"
         return
-    at = _time(recorded)
+    at = utc_time(recorded)
     if at is None or abs(at - sealed) > SEAL_CLOCK_SLACK:
         yield (f"the ledger says the seal was stored at {recorded}, but the sealed time inside it is "
                f"{sealed_text}: the ledger's record of it was moved; the sealed time is used")
@@ -226,7 +216,7 @@ def _ingest_clock(stored) -> list[str]:
     out, latest = [], None
     future = out_of_order = 0
     for s in stored:                        # in ingest order
-        t = _time(s.recorded_at)
+        t = utc_time(s.recorded_at)
         if t is None:
             continue
         future += t > now

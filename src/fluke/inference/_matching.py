@@ -15,11 +15,12 @@ from __future__ import annotations
 
 from bisect import bisect_left
 from dataclasses import dataclass
-from datetime import datetime, timezone
+from datetime import datetime
 from typing import Iterable, Mapping
 
 import numpy as np
 
+from .._time import utc_time
 from ..errors import UsageError
 from ._unknown import check_unknown_policy, describe_unknowns
 
@@ -51,14 +52,10 @@ class PredictionMatch:
 
 
 def _time(value) -> datetime:
-    if isinstance(value, datetime):
-        t = value
-    else:
-        try:
-            t = datetime.fromisoformat(str(value).replace("Z", "+00:00"))
-        except ValueError:
-            raise UsageError(f"time {value!r} is not an ISO-8601 time") from None
-    return t if t.tzinfo else t.replace(tzinfo=timezone.utc)
+    t = utc_time(value)
+    if t is None:
+        raise UsageError(f"time {value!r} is not an ISO-8601 time")
+    return t
 
 
 def match_predictions(predictions: Iterable[Mapping], runs: Iterable[tuple], *,
