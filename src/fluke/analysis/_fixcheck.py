@@ -218,18 +218,24 @@ def fix_arrays(ledger, text: str, *, scenario: str | None = None, unknown: str =
     if stream:
         arm = select_arm(ledger, text, scenario=scenario)
         inputs, failed, order, unknowns = outcome_arrays(arm.runs, unknown)
-        versions = np.asarray([r.version for r in arm.runs if unknown != "exclude" or r.outcome.passed is not None],
-                              dtype=str)
-    else:
-        arm, got = trial_arm(ledger, text, scenario=scenario)
-        known = got.outcome != 2
-        unknowns = int(len(got) - known.sum())
-        keep = known if unknown == "exclude" else slice(None)
-        names = np.asarray([f"{s}|{c}" if c else s for s, c in got.inputs], dtype=str)
-        inputs, failed = names[got.input[keep]], got.outcome[keep] != 0
-        order, versions = got.trial[keep].astype(float), np.asarray(got.versions, dtype=str)[got.version[keep]]
-    at = np.lexsort((versions, order, inputs))   # stable: ties keep the ledger's order
-    return arm, (inputs[at], failed[at], order[at]), unknowns
+        versions = [r.version for r in arm.runs if unknown != "exclude" or r.outcome.passed is not None]
+        # stable: runs tied on input, trial and version keep the order they streamed in
+        at = np.lexsort((np.unique(np.asarray(versions, dtype=str), return_inverse=True)[1].reshape(-1), order,
+                         np.unique(inputs, return_inverse=True)[1].reshape(-1)))
+        return arm, (inputs[at], failed[at], order[at]), unknowns
+    arm, got = trial_arm(ledger, text, scenario=scenario)
+    known = got.outcome != 2
+    unknowns = int(len(got) - known.sum())
+    keep = known if unknown == "exclude" else slice(None)
+    names = np.asarray([f"{s}|{c}" if c else s for s, c in got.inputs], dtype=str)
+    inputs, failed, order = names[got.input[keep]], got.outcome[keep] != 0, got.trial[keep].astype(float)
+    # The table gives runs by (scenario, condition), trial, version (hash order), then as stored:
+    # the fix check's order already, unless "scenario|condition" sorts another way than the pair.
+    rank = np.argsort(np.argsort(names, kind="stable"))
+    if (np.diff(rank) < 0).any():
+        at = np.lexsort((got.version[keep], order, rank[got.input[keep]]))
+        inputs, failed, order = inputs[at], failed[at], order[at]
+    return arm, (inputs, failed, order), unknowns
 
 
 @dataclass(frozen=True)
