@@ -76,9 +76,14 @@ def test_an_arm_of_several_versions_from_counts_is_the_same_as_from_its_runs(gen
 
 
 def test_consistency_from_counts_is_consistency_from_every_run(generated):
+    arms = ["model=m1", "model=m2", "model=x3", "model=m*", "model=m1@0-700", "model=m*@300-1200,1400"]
     for unknown in ("fail", "exclude"):
-        _same(consistency(generated, ["model=m1", "model=m2", "model=x3", "model=m*"], unknown=unknown),
-              consistency(generated, ["model=m1", "model=m2", "model=x3", "model=m*"], unknown=unknown, stream=True))
+        _same(consistency(generated, arms, unknown=unknown), consistency(generated, arms, unknown=unknown, stream=True))
+    picked = consistency(generated, arms[-1:], scenario="case1*")
+    _same(picked, consistency(generated, arms[-1:], scenario="case1*", stream=True))
+    assert picked.agents[0][0].size == sum(r.trial in range(300, 1201) or r.trial == 1400
+                                           for r in generated.runs(version=picked.agents[0][0].versions,
+                                                                   scenario="case1*"))
 
 
 def test_tau2_bench_compare_and_consistency_from_counts_equal_the_stream(tmp_path):

@@ -283,9 +283,9 @@ def consistency(ledger, agents: Sequence[str], *, scenario: str | None = None,
     """C = P(fail again | failed once), p and κ for each arm selector in ``agents``; a run whose
     outcome is unknown is a failure (``unknown="fail"``) or is left out (``"exclude"``).
 
-    They need only failures and trials per input, read from the ledger's counts; an arm that
-    picks trials (``@0-4``) streams its runs instead (the same answer), as every arm does with
-    ``stream`` (the check that the counts are right).
+    They need only failures and trials per input, read from the ledger's counts, or for an arm
+    that picks trials (``@0-4``) from its ``trial_outcomes`` table; with ``stream`` every arm
+    reads its runs instead (the same answer: the check that the tables are right).
     """
     from ..comparison import consistency as consistency_of
     from ..comparison import failure_counts
@@ -301,6 +301,9 @@ def consistency(ledger, agents: Sequence[str], *, scenario: str | None = None,
         if arm is not None:     # no trials picked: the counts tell it all
             _, f, n = arm.counted.failure_counts(unknown)
             u = arm.counted.pass_counts(unknown)[1]
+        elif not stream:        # trials picked: their outcomes, from the trial table
+            arm, (inputs, failed, _), u = fix_arrays(ledger, text, scenario=scenario, unknown=unknown)
+            _, f, n = failure_counts(inputs, failed)
         else:
             arm = select_arm(ledger, text, scenario=scenario)
             inputs, failed, _, u = outcome_arrays(arm.runs, unknown)
