@@ -246,3 +246,18 @@ def test_kill_9_while_entries_are_staged_leaves_the_tables_as_they_were(tmp_path
         _assert_tallied(ledger)
         ledger.ingest(read_file(tmp_path / "big.jsonl", prepared=True))
         _assert_tallied(ledger)
+
+
+def test_segments_appended_out_of_ingest_order_still_read_in_ingest_order(tmp_path):
+    # two PostgreSQL ingests finish in the other order than they began: the later id's segment first
+    from fluke.ledger._tallies import ENTRY, segment
+
+    with open_ledger(str(tmp_path / "o.db")) as ledger:
+        ledger.ingest([Run(scenario="s", trial=0, outcome=Outcome(passed=True))])
+        vid, = ledger.query("SELECT vid FROM versions")[0]
+        seq = segment(9, ENTRY.pack(1, 1, 5) + ENTRY.pack(2, 0, 6)) + segment(4, ENTRY.pack(1, 0, 7) + ENTRY.pack(1, 2, 3))
+        with ledger.atomic():
+            ledger.execute("UPDATE trial_outcomes SET seq = ? WHERE vid = ?", (seq, vid))
+        got = ledger.trial_outcomes()
+        # trial 1: ingest 4 (keys 3, 7), then ingest 9; then trial 2
+        assert got.trial.tolist() == [1, 1, 1, 2] and got.outcome.tolist() == [2, 0, 1, 0]

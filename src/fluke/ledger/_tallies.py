@@ -182,6 +182,7 @@ def read_trial_outcomes(ledger: Any, *, version: Any = None, scenario: str | Non
             where += (" AND " if where else " WHERE ") + f"block IN ({', '.join('?' * len(blocks)) or 'NULL'})"
             params = [*params, *blocks]
     rows = ledger.query(f"SELECT vid, scenario, condition, block, seq FROM trial_outcomes{where}", params)
+    rows.sort(key=lambda r: (r[1], r[2], r[3], r[0]))    # by input, block, version
     names = dict(ledger.query("SELECT vid, version FROM versions"))
     vids = sorted({row[0] for row in rows})
     inputs = sorted({(row[1], row[2]) for row in rows})
@@ -193,15 +194,30 @@ def read_trial_outcomes(ledger: Any, *, version: Any = None, scenario: str | Non
     row_block = np.fromiter((int(r[3]) for r in rows), dtype=np.int64, count=len(rows))
     trial = row_block[row] * 256 + low
     ver, inp = row_version[row], row_input[row]
-    # stored order (the position) orders the runs of one ingest in a row by content key
-    order = np.lexsort((np.arange(trial.size), ingest, ver, trial, inp))
+    # Entries now run by input, block, version, then segment by segment as stored, each
+    # segment by trial and key. Where a row's segments are in the order of their ingests (an
+    # ingest's id is taken when it begins, and concurrent ones may finish in another order),
+    # a stable sort by trial within each (input, block) gives input, trial, version, ingest, key.
+    same_row = row[1:] == row[:-1]
+    if ((ingest[1:] < ingest[:-1]) & same_row).any():
+        order = np.lexsort((np.arange(trial.size), ingest, ver, trial, inp))
+    else:
+        group = np.cumsum(np.concatenate(([True], (row_input[1:] != row_input[:-1])
+                                          | (row_block[1:] != row_block[:-1])))) - 1 if len(rows) else row_block
+        key = group[row] * 256 + low
+        order = np.argsort(key, kind="stable") if (key[1:] < key[:-1]).any() else None
     if wanted is not None:
-        order = order[np.isin(trial[order], wanted)]
-    # only the versions and inputs left with runs, their codes renumbered in the same order
-    vused, ver = _renumber(ver[order], len(vids))
-    iused, inp = _renumber(inp[order], len(inputs))
+        picked = np.isin(trial, wanted)
+        order = np.flatnonzero(picked) if order is None else order[picked[order]]
+    if order is not None:
+        ver, inp, trial, outcome = ver[order], inp[order], trial[order], outcome[order]
+        # only the versions and inputs left with runs, their codes renumbered in the same order
+        vused, ver = _renumber(ver, len(vids))
+        iused, inp = _renumber(inp, len(inputs))
+    else:
+        vused, iused = range(len(vids)), range(len(inputs))
     return TrialOutcomes(tuple(names[vids[i]] for i in vused), tuple(inputs[i] for i in iused), ver, inp,
-                         trial[order], outcome[order])
+                         trial, outcome)
 
 
 def _renumber(codes, size: int):
