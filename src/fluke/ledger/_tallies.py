@@ -130,7 +130,7 @@ class Tallies:
             self.stage(cur, ingest, force=True)
             cur.execute(self.sql(f"SELECT {_OUTCOME_KEY} FROM trial_outcomes_staged WHERE ingest = ?"), (ingest,))
             groups = sorted(tuple(row) for row in cur.fetchall())
-            read = self.sql(f"SELECT seq FROM trial_outcomes_staged WHERE ingest = ? AND vid = ? AND scenario = ? "
+            read = self.sql("SELECT seq FROM trial_outcomes_staged WHERE ingest = ? AND vid = ? AND scenario = ? "
                             "AND condition = ? AND block = ?")
             for start in range(0, len(groups), 1000):
                 rows = []
