@@ -28,9 +28,10 @@ the ratio of the two.
 
 ``--huge`` builds a ledger of 10,000,000 runs without events (two versions over 500 scenarios,
 failed runs with a recorded ``died_at``, 2% unknown outcomes), by ``fluke ingest`` of fluke
-JSONL written here with orjson, and times only the verbs that answer from counts (``summary``,
-``believe``, ``passk --k 1..10``, ``passk`` with its default budgets, ``compare``, ``consistency``) beside ``fixcheck`` and
-``interval``, which read every run (each with a time limit: ``--huge-timeout``).
+JSONL written here with orjson, and times only the verbs that answer from the tables kept at
+ingest (``summary``, ``believe``, ``passk --k 1..10``, ``passk`` with its default budgets,
+``compare``, ``consistency`` from ``counts`` and ``steps``; ``fixcheck`` from ``trial_outcomes``)
+beside ``interval``, which reads every run (each with a time limit: ``--huge-timeout``).
 """
 
 from __future__ import annotations
@@ -178,7 +179,8 @@ def verbs(ledger: str, spec: Path, work: Path) -> dict[str, list[str]]:
     }
 
 
-#: The verbs timed on the huge ledger: those that answer from counts, and two that read every run.
+#: The verbs timed on the huge ledger: those that answer from the tables kept at ingest, and
+#: ``interval``, which reads every run.
 HUGE = ("summary", "believe", "passk", "compare", "consistency", "fixcheck", "interval")
 
 
