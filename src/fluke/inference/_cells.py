@@ -109,9 +109,9 @@ class Cells:
 
     ``unit`` and ``scenario`` are each cell's codes into ``unit_labels`` and
     ``scenario_labels`` (sorted); ``n`` counts its rows (at least 1), ``sum`` and ``sumsq``
-    are Σ(y − shift) and Σ(y − shift)² over them. ``shift`` is 0 for sums kept at ingest;
-    :meth:`from_rows` takes the row mean, so that large values far from zero keep their
-    variance. ``unknowns`` and ``unknown_policy`` say what the unknown-outcome policy did
+    are Σ(y − shift) and Σ(y − shift)² over them. ``shift`` is 0 for sums kept at ingest,
+    and for rows in :meth:`from_rows` unless their mean is large against their spread (then
+    the mean, so that values far from zero keep their variance). ``unknowns`` and ``unknown_policy`` say what the unknown-outcome policy did
     before the cells were counted (carried into the clustered interval).
     """
 
@@ -168,7 +168,10 @@ class Cells:
         ([1, 1, 1], [0, 0, 1], ['x', 'y', 'x'])
         """
         y = check_values(values)
-        shift = float(y.mean())
+        mean, square = float(y.mean()), float(np.dot(y, y)) / y.size
+        # Σy² − (Σy)²/N loses digits as the mean grows against the spread: past a loss of three
+        # digits (the variance under 1/1000 of the mean square) the sums are taken about the mean.
+        shift = 0.0 if square - mean * mean >= 1e-3 * square else mean
         d = y - shift
         ucode, ulabels = _factor(units, y.size)
         if scenarios is None:
