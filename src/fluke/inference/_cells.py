@@ -77,9 +77,9 @@ def _factor(labels, rows: int) -> tuple[np.ndarray, np.ndarray]:
     """(code per entry, label per code): the codes of :func:`cluster_codes`, and the labels in that order."""
     arr = np.asarray(labels)
     codes, sizes = cluster_codes(arr, rows)
-    first = np.empty(sizes.size, dtype=np.intp)
-    first[codes[::-1]] = np.arange(rows - 1, -1, -1)        # the first entry of each code wins
-    return codes, arr[first]
+    out = np.empty(sizes.size, dtype=arr.dtype)
+    out[codes] = arr                    # the entries of a code share its label: any one will do
+    return codes, out
 
 
 def _cell_codes(key: np.ndarray, space: int) -> tuple[np.ndarray, np.ndarray]:
@@ -168,10 +168,10 @@ class Cells:
         ([1, 1, 1], [0, 0, 1], ['x', 'y', 'x'])
         """
         y = check_values(values)
-        mean, square = float(y.mean()), float(np.dot(y, y)) / y.size
+        mean, spread = float(y.mean()), float(y.var())
         # Σy² − (Σy)²/N loses digits as the mean grows against the spread: past a loss of three
         # digits (the variance under 1/1000 of the mean square) the sums are taken about the mean.
-        shift = 0.0 if square - mean * mean >= 1e-3 * square else mean
+        shift = 0.0 if spread >= 1e-3 * (spread + mean * mean) else mean
         d = y - shift
         ucode, ulabels = _factor(units, y.size)
         if scenarios is None:
