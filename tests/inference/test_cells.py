@@ -302,6 +302,10 @@ def test_shift_keeps_the_variance_of_values_far_from_zero():
     assert r.standard_error == pytest.approx(exact, rel=1e-6)
     vc = variance_components(y, units, units)
     assert vc.generation == pytest.approx(((y - 1e9).reshape(30, 20).var(axis=1, ddof=1)).mean(), rel=1e-6)
+    d = (y - 1e9).reshape(30, 20)                    # sums kept about a centre: shift says which
+    kept = Cells.from_sums(np.arange(30), None, np.full(30, 20), d.sum(axis=1), (d * d).sum(axis=1), shift=1e9)
+    assert clustered_interval_cells(kept).standard_error == pytest.approx(exact, rel=1e-9)
+    assert clustered_interval_cells(kept).statistic == pytest.approx(y.mean(), rel=1e-15)
 
 
 def test_all_equal_values_that_do_not_sum_exactly_give_no_spread():

@@ -21,7 +21,7 @@ its unit: the same scenario under two units is two cells.
 
 from __future__ import annotations
 
-from dataclasses import dataclass
+from dataclasses import dataclass, replace
 
 import numpy as np
 
@@ -111,8 +111,9 @@ class Cells:
     ``scenario_labels`` (sorted); ``n`` counts its rows (at least 1), ``sum`` and ``sumsq``
     are Σ(y − shift) and Σ(y − shift)² over them. ``shift`` is 0 for sums kept at ingest,
     and for rows in :meth:`from_rows` unless their mean is large against their spread (then
-    the mean, so that values far from zero keep their variance). ``unknowns`` and ``unknown_policy`` say what the unknown-outcome policy did
-    before the cells were counted (carried into the clustered interval).
+    the mean, so that values far from zero keep their variance). ``unknowns`` and
+    ``unknown_policy`` say what the unknown-outcome policy did before the cells were counted
+    (carried into the clustered interval).
     """
 
     unit: np.ndarray
@@ -186,7 +187,9 @@ class Cells:
         repeated: entries with the same pair are added, those with ``n`` 0 dropped).
 
         For rewards from a ledger: ``n`` the runs with a reward, ``sums`` Σreward,
-        ``sumsq`` Σreward². ``scenarios=None`` makes each unit its own scenario.
+        ``sumsq`` Σreward². ``scenarios=None`` makes each unit its own scenario. Sums kept
+        about a centre c (Σ(y − c), Σ(y − c)²) pass ``shift=c``; plain sums of values far
+        from zero against their spread lose digits in Σy² − (Σy)²/n.
 
         >>> c = Cells.from_sums(["u", "u", "v"], ["x", "x", "x"], [2, 1, 0], [1.5, 0.5, 0.0], [1.25, 0.25, 0.0])
         >>> c.n.tolist(), c.sum.tolist(), c.clusters
@@ -241,5 +244,4 @@ class Cells:
         if np.any(k + u > t):
             raise UsageError("passes and unknowns must fit in the trials (passes ≤ trials − unknowns)")
         cells = cls.from_sums(units, scenarios, t - u if policy == "exclude" else t, k, k)
-        return cls(cells.unit, cells.scenario, cells.n, cells.sum, cells.sumsq, cells.unit_labels,
-                   cells.scenario_labels, 0.0, int(u.sum()), policy)
+        return replace(cells, unknowns=int(u.sum()), unknown_policy=policy)
