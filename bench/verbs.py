@@ -30,8 +30,8 @@ the ratio of the two.
 failed runs with a recorded ``died_at``, 2% unknown outcomes), by ``fluke ingest`` of fluke
 JSONL written here with orjson, and times only the verbs that answer from the tables kept at
 ingest (``summary``, ``believe``, ``passk --k 1..10``, ``passk`` with its default budgets,
-``compare``, ``consistency`` from ``counts`` and ``steps``; ``fixcheck`` from ``trial_outcomes``)
-beside ``interval``, which reads every run (each with a time limit: ``--huge-timeout``).
+``compare``, ``consistency`` from ``counts`` and ``steps``; ``fixcheck`` from ``trial_outcomes``;
+``interval`` from ``unit_cells``), each with a time limit (``--huge-timeout``).
 """
 
 from __future__ import annotations
@@ -179,8 +179,7 @@ def verbs(ledger: str, spec: Path, work: Path) -> dict[str, list[str]]:
     }
 
 
-#: The verbs timed on the huge ledger: those that answer from the tables kept at ingest, and
-#: ``interval``, which reads every run.
+#: The verbs timed on the huge ledger: those that answer from the tables kept at ingest.
 HUGE = ("summary", "believe", "passk", "compare", "consistency", "fixcheck", "interval")
 
 
