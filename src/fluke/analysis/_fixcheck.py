@@ -179,27 +179,39 @@ def fixcheck(ledger, first: str, candidate: str, *, control: str | None = None, 
         raise UsageError(f"within={within!r} must be at least 1")
     if not 0 <= q <= 1:
         raise UsageError(f"q={q!r} must lie between 0 and 1")
-    arm_first, first_a, u_first = fix_arrays(ledger, first, scenario=scenario, unknown=unknown, stream=stream)
-    arm_cand, cand_a, u_cand = fix_arrays(ledger, candidate, scenario=scenario, unknown=unknown, stream=stream)
+    import numpy as np
+
+    arm_first, first_a, u_first, n_first = fix_arrays(ledger, first, scenario=scenario, unknown=unknown,
+                                                      stream=stream)
+    arm_cand, cand_a, u_cand, n_cand = fix_arrays(ledger, candidate, scenario=scenario, unknown=unknown,
+                                                  stream=stream)
     disjoint(arm_first, arm_cand)
-    arm_ctrl, ctrl_a, u_ctrl = (fix_arrays(ledger, control, scenario=scenario, unknown=unknown, stream=stream)
-                                if control else (None, None, 0))
+    arm_ctrl, ctrl_a, u_ctrl, n_ctrl = (fix_arrays(ledger, control, scenario=scenario, unknown=unknown,
+                                                   stream=stream) if control else (None, None, 0, None))
     if arm_ctrl is not None:
         disjoint(arm_first, arm_cand, arm_ctrl)
     if not first_a[1].any():
         raise InputError(None, first, "outcome.passed", "the first run has no failing inputs to re-run",
                          hint="pick a first run with failures, or a wider --scenario")
-    check = fix_check(first_a, cand_a, ctrl_a, within=within, q=q)
+    # one set of input names for the three arms; each arm's codes moved into it (no label per run)
+    names = np.unique(np.concatenate([x for x in (n_first, n_cand, n_ctrl) if x is not None]))
+
+    def recode(arrays, own):
+        return (np.searchsorted(names, own)[arrays[0]], *arrays[1:]) if arrays is not None else None
+
+    first_a, cand_a, ctrl_a = recode(first_a, n_first), recode(cand_a, n_cand), recode(ctrl_a, n_ctrl)
+    check = fix_check(first_a, cand_a, ctrl_a, within=within, q=q, names=names)
     _, f, n = failure_counts(*first_a[:2])
     return FixCheckResult(arm_first, arm_cand, arm_ctrl, check, consistency_of(f, n), within,
                           (u_first, u_cand, u_ctrl), unknown, stream)
 
 
 def fix_arrays(ledger, text: str, *, scenario: str | None = None, unknown: str = "fail", stream: bool = False):
-    """``(arm, (inputs, failed, order), unknowns)`` of one arm selector, as the fix check takes them:
-    one entry per run (an unknown outcome a failure, or left out under ``unknown="exclude"``), ordered
-    by input, then trial, then version, and runs tied on all three in the order the ledger gives
-    them (:meth:`fluke.ledger.Ledger.runs`: ingest, then content key).
+    """``(arm, (inputs, failed, order), unknowns, names)`` of one arm selector, as the fix check takes
+    them: one entry per run (an unknown outcome a failure, or left out under ``unknown="exclude"``),
+    ordered by input, then trial, then version, and runs tied on all three in the order the ledger
+    gives them (:meth:`fluke.ledger.Ledger.runs`: ingest, then content key). ``inputs`` are integer
+    codes into ``names``, the arm's inputs (``scenario`` or ``scenario|condition``) sorted.
 
     Read from the ledger's ``trial_outcomes`` table, or with ``stream`` from every run (the
     arrays are then equal: ``tests/analysis/test_counted.py``).
@@ -209,8 +221,8 @@ def fix_arrays(ledger, text: str, *, scenario: str | None = None, unknown: str =
     >>> from fluke.record import Outcome, Run
     >>> ledger = open_ledger(os.path.join(tempfile.mkdtemp(), "fa.db"))
     >>> _ = ledger.ingest([Run(scenario=s, trial=t, outcome=Outcome(passed=t == 1)) for t in (2, 1, 0) for s in "ba"])
-    >>> arm, (inputs, failed, order), _ = fix_arrays(ledger, "@0-1")
-    >>> inputs.tolist(), failed.tolist(), order.tolist()
+    >>> arm, (inputs, failed, order), _, names = fix_arrays(ledger, "@0-1")
+    >>> names[inputs].tolist(), failed.tolist(), order.tolist()
     (['a', 'a', 'b', 'b'], [True, False, True, False], [0.0, 1.0, 0.0, 1.0])
     """
     import numpy as np
@@ -219,23 +231,26 @@ def fix_arrays(ledger, text: str, *, scenario: str | None = None, unknown: str =
         arm = select_arm(ledger, text, scenario=scenario)
         inputs, failed, order, unknowns = outcome_arrays(arm.runs, unknown)
         versions = [r.version for r in arm.runs if unknown != "exclude" or r.outcome.passed is not None]
+        names, codes = np.unique(inputs, return_inverse=True)
+        codes = codes.reshape(-1)
         # stable: runs tied on input, trial and version keep the order they streamed in
         at = np.lexsort((np.unique(np.asarray(versions, dtype=str), return_inverse=True)[1].reshape(-1), order,
-                         np.unique(inputs, return_inverse=True)[1].reshape(-1)))
-        return arm, (inputs[at], failed[at], order[at]), unknowns
+                         codes))
+        return arm, (codes[at], failed[at], order[at]), unknowns, names
     arm, got = trial_arm(ledger, text, scenario=scenario)
     known = got.outcome != 2
     unknowns = int(len(got) - known.sum())
     keep = known if unknown == "exclude" else slice(None)
-    names = np.asarray([f"{s}|{c}" if c else s for s, c in got.inputs], dtype=str)
-    inputs, failed, order = names[got.input[keep]], got.outcome[keep] != 0, got.trial[keep].astype(float)
+    labels = np.asarray([f"{s}|{c}" if c else s for s, c in got.inputs], dtype=str)
+    names, rank = np.unique(labels, return_inverse=True)    # the table's inputs are distinct
+    rank = rank.reshape(-1)
+    inputs, failed, order = rank[got.input[keep]], got.outcome[keep] != 0, got.trial[keep].astype(float)
     # The table gives runs by (scenario, condition), trial, version (hash order), then as stored:
     # the fix check's order already, unless "scenario|condition" sorts another way than the pair.
-    rank = np.argsort(np.argsort(names, kind="stable"))
     if (np.diff(rank) < 0).any():
-        at = np.lexsort((got.version[keep], order, rank[got.input[keep]]))
+        at = np.lexsort((got.version[keep], order, inputs))
         inputs, failed, order = inputs[at], failed[at], order[at]
-    return arm, (inputs, failed, order), unknowns
+    return arm, (inputs, failed, order), unknowns, names
 
 
 @dataclass(frozen=True)
@@ -302,7 +317,7 @@ def consistency(ledger, agents: Sequence[str], *, scenario: str | None = None,
             _, f, n = arm.counted.failure_counts(unknown)
             u = arm.counted.pass_counts(unknown)[1]
         elif not stream:        # trials picked: their outcomes, from the trial table
-            arm, (inputs, failed, _), u = fix_arrays(ledger, text, scenario=scenario, unknown=unknown)
+            arm, (inputs, failed, _), u, _ = fix_arrays(ledger, text, scenario=scenario, unknown=unknown)
             _, f, n = failure_counts(inputs, failed)
         else:
             arm = select_arm(ledger, text, scenario=scenario)
