@@ -53,13 +53,23 @@ TOOLS = ("lookup", "refund", "search")
 SPEC = {"tools": list(TOOLS), "required": ["lookup"], "before": [["lookup", "refund"]]}
 
 
+def _draw(i: int) -> float:
+    """A uniform draw in [0, 1) fixed by ``i`` (the splitmix64 finaliser), so that every trial of a
+    scenario draws afresh: a multiplicative hash taken modulo 1000 depended on ``i mod 1000``
+    alone, and each scenario then passed every trial or none."""
+    z = (i * 0x9E3779B97F4A7C15 + 0x632BE59BD9B4E019) & 0xFFFFFFFFFFFFFFFF
+    z = ((z ^ (z >> 30)) * 0xBF58476D1CE4E5B9) & 0xFFFFFFFFFFFFFFFF
+    z = ((z ^ (z >> 27)) * 0x94D049BB133111EB) & 0xFFFFFFFFFFFFFFFF
+    return ((z ^ (z >> 31)) >> 11) / 2**53
+
+
 def _run(i: int) -> dict:
     """Run ``i``: version a or b by parity, scenario and trial from ``i``, 20 events."""
     model = "model-a" if i % 2 == 0 else "model-b"
     k = i // 2
     scenario, trial = k % SCENARIOS, k // SCENARIOS
     rate = 0.35 + 0.6 * ((scenario * 37) % 100) / 100 - (0.03 if model == "model-b" else 0.0)
-    passed = ((i * 2654435761) % 1000) / 1000 < rate
+    passed = _draw(i) < rate
     events = [{"kind": "user", "text": f"please refund order W{k:07d}"}]
     for j in range(EVENTS - 2):
         events.append({"kind": "tool", "tool": TOOLS[j % 3], "args": {"order_id": f"W{k:07d}", "step": j},
@@ -84,8 +94,8 @@ def _run_outcome(i: int) -> dict:
     k = i // 2
     scenario, trial = k % SCENARIOS, k // SCENARIOS
     rate = 0.35 + 0.6 * ((scenario * 37) % 100) / 100 - (0.03 if model == "model-b" else 0.0)
-    draw = ((i * 2654435761) % 1000) / 1000
-    passed = None if (i * 40503) % 50 == 0 else draw < rate
+    draw = _draw(i)
+    passed = None if _draw(i + (1 << 40)) < 0.02 else draw < rate     # 2% unknown, spread over scenarios
     return {"format_version": 1, "scenario": f"scn-{scenario}", "trial": trial,
             "identity": {"model": model, "harness": "bench", "world": "synthetic", "date": "2026-01-01"},
             "outcome": {"passed": passed, "reward": None if passed is None else float(passed),
