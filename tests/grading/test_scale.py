@@ -243,3 +243,21 @@ def test_on_each_backend_batches_are_stored_between_reads_and_a_second_grade_rea
     again, regrades = _every(ledger, spec, executor="local", chunk=16)
     assert (again.graded, again.stored, again.reused, regrades) == (0, 0, 200, grades)   # the same order
     assert again.worst == first.worst and again.tally.gate() == gate(list(expected.values()))
+
+
+def test_on_each_backend_many_slices_on_two_workers_give_every_run_once_as_one_process(ledger):
+    """Slices of a few runs each (rowid ranges on SQLite, hash ranges on PostgreSQL), filtered
+    by version: each selected run is graded exactly once, and two worker processes (each with
+    its own connection) stream the grades one process streams, in the same order."""
+    from fluke.adapters import read_file
+
+    for model in ("gpt-4o", "other"):
+        ledger.ingest(read_file(need(TAU_AIRLINE), identity={"model": model}))
+    spec = load_spec(SPEC)
+    chosen = ledger.resolve_version("model=gpt-4o")
+    expected = {r.hash: grade_run(r, spec) for r in ledger.runs(version=chosen)}
+    one, grades = _every(ledger, spec, version=chosen, store=False, executor="local", chunk=7)
+    two, graded = _every(ledger, spec, version=chosen, store=False, executor="processes", jobs=2, chunk=7)
+    assert len(grades) == 200 and {g.run_hash: g for g in grades} == expected   # each once, none of "other"
+    assert graded == grades and two.worst == one.worst and two.tally.gate() == one.tally.gate()
+    assert (one.graded, two.graded, two.executor) == (200, 200, "processes")

@@ -140,7 +140,7 @@ class ChunkGrader:
     >>> grader = ChunkGrader({"tools": ["lookup"], "required": ["lookup"]}, lines=True)
     >>> got = grader([content_json(Run(scenario="s", outcome=Outcome(passed=True)))])
     >>> got.graded, got.tally.gate().passed, orjson.loads(got.lines[0])["violations"][0]["check"]
-    (1, True, 'required')
+    (1, False, 'required')
     """
 
     _compiled: dict[str, Spec] = {}   # per worker process: spec digest -> compiled spec
