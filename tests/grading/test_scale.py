@@ -72,7 +72,6 @@ def _copy(url: str, tmp_path: Path) -> str:
 
 @pytest.mark.parametrize("executor, jobs", [("local", 1), ("processes", 2)])
 def test_chunked_grades_equal_the_pydantic_grades_and_the_known_luck_rate(airline, tmp_path, executor, jobs):
-    from fluke.analysis import grade_ledger
     from fluke.ledger import open_ledger
 
     url, spec, expected = airline
@@ -127,7 +126,6 @@ KILLED = textwrap.dedent("""
 def test_a_grade_killed_part_way_resumes_without_regrading_what_it_stored(airline, tmp_path, how):
     """SIGKILL to the grading process alone; SIGINT to its whole process group, as Ctrl-C
     on a terminal sends it (its worker processes too)."""
-    from fluke.analysis import grade_ledger
     from fluke.ledger import open_ledger
 
     url, spec, expected = airline
@@ -232,7 +230,6 @@ def test_on_each_backend_batches_are_stored_between_reads_and_a_second_grade_rea
     """The runs stream through the ledger's cursor while batches commit between reads (a
     PostgreSQL server and a SQLite file alike); a second grade grades nothing."""
     from fluke.adapters import read_file
-    from fluke.analysis import grade_ledger
 
     runs = list(read_file(need(TAU_AIRLINE), identity={"model": "gpt-4o"}))
     ledger.ingest(runs)
