@@ -4,7 +4,9 @@
 Compares fluke's clustered interval (CR1, t on G − 1 df) with statsmodels OLS on a constant
 with ``cov_type="cluster"`` on the same rows: prints both times, the ratio, and the largest
 difference of the standard errors. Also times the variance components (unit / scenario /
-generation) on the same rows.
+generation) on the same rows, and the same three statistics (with a 2,000-resample cluster
+bootstrap) from per-cell sums: ``--cell-units`` × ``--cell-scenarios`` cells holding 10 million
+runs of pass/fail counts, as a ledger keeps them (three conditions each), beside the row form.
 
     PYTHONPATH=src python bench/interval.py [--rows 1000000] [--clusters 10000] [--repeat 5]
 """
@@ -33,6 +35,9 @@ def main() -> None:
     ap.add_argument("--scenarios", type=int, default=10, help="scenarios per cluster")
     ap.add_argument("--repeat", type=int, default=5)
     ap.add_argument("--seed", type=int, default=2026)
+    ap.add_argument("--cell-units", type=int, default=1000)
+    ap.add_argument("--cell-scenarios", type=int, default=10)
+    ap.add_argument("--cell-runs", type=int, default=10_000_000)
     args = ap.parse_args()
 
     from fluke.inference import clustered_interval, variance_components
@@ -51,6 +56,7 @@ def main() -> None:
     print(f"fluke clustered_interval   {t_ours * 1e3:8.2f} ms  SE {ours.standard_error:.12f}  ({ours.method})")
     print(f"fluke variance_components  {t_vc * 1e3:8.2f} ms  σ²: unit {vc.unit:.6f}, scenario "
           f"{vc.scenario:.6f}, generation {vc.generation:.6f}")
+    cells_versus_rows(args, y, units, scenarios)
     try:
         import statsmodels.api as sm
     except ImportError:
@@ -69,6 +75,37 @@ def main() -> None:
           f"interval + variance components: {t_sm / (t_ours + t_vc):.1f}x")
     print(f"|SE difference| = {diff:.2e}; |interval difference| = "
           f"{max(abs(low - ours.low), abs(high - ours.high)):.2e} (goal: 1e-9)")
+
+
+def cells_versus_rows(args, y, units, scenarios) -> None:
+    """The three statistics from rows (building cells inside) and from per-cell counts."""
+    from fluke.inference import (Cells, cluster_bootstrap_cells, cluster_bootstrap_interval, clustered_interval,
+                                 clustered_interval_cells, variance_components, variance_components_cells)
+
+    def rows():
+        return (clustered_interval(y, units), variance_components(y, units, scenarios),
+                cluster_bootstrap_interval(y, units, rng=np.random.default_rng(1), resamples=2000))
+
+    rng = np.random.default_rng(args.seed)
+    g, k = args.cell_units, args.cell_scenarios
+    entries = g * k * 3                                  # three conditions per unit × scenario
+    trials = rng.multinomial(args.cell_runs, np.full(entries, 1 / entries))
+    passes = rng.binomial(trials, rng.beta(2, 2, g).repeat(k * 3))
+    unknowns = rng.binomial(trials - passes, 0.01)
+    u = np.array([f"user-{i:05d}" for i in range(g)]).repeat(k * 3)
+    s = np.tile(np.array([f"task-{j:03d}" for j in range(k)]).repeat(3), g)
+
+    def cells():
+        c = Cells.from_passes(u, s, trials, passes, unknowns, policy="exclude")
+        return (clustered_interval_cells(c), variance_components_cells(c),
+                cluster_bootstrap_cells(c, rng=np.random.default_rng(1), resamples=2000))
+
+    t_rows, _ = best_of(rows, args.repeat)
+    t_cells, (ci, vc, boot) = best_of(cells, args.repeat)
+    print(f"rows:  interval + components + bootstrap on {y.size:,} rows        {t_rows * 1e3:8.2f} ms")
+    print(f"cells: the same from {entries:,} count entries ({g * k:,} cells, {args.cell_runs:,} runs)"
+          f"  {t_cells * 1e3:8.2f} ms  (mean {ci.statistic:.4f}, SE {ci.standard_error:.5f}, "
+          f"bootstrap SE {boot.standard_error:.5f}, σ²_unit {vc.unit:.5f})")
 
 
 if __name__ == "__main__":

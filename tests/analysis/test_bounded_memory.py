@@ -123,3 +123,15 @@ def test_grade_and_compare_say_the_limit_too(tmp_path, monkeypatch):
     done = CliRunner().invoke(group, ["--ledger", url, "grade", "--spec", str(spec), "--all"])
     assert done.exit_code == 2 and "grade --all on 400 runs would need about 1.5 MB" in done.output
     assert "--version" in done.output and "--jsonl" in done.output
+
+
+def test_fixcheck_says_the_limit_of_the_arrays_it_builds_from_the_trial_table(tmp_path, monkeypatch):
+    url = _ledger(tmp_path / "l.db", 400)
+    monkeypatch.setenv("FLUKE_MEMORY_BUDGET", "30K")   # 200 runs × 200 B = 39.1 KB for an arm
+    done = CliRunner().invoke(group, ["--ledger", url, "fixcheck", "model=a", "model=b"])
+    assert done.exit_code == 2 and "the arm 'model=a' on 200 runs would need about 39.1 KB" in done.output
+    assert "--scenario" in done.output and "Traceback" not in done.output
+    monkeypatch.setenv("FLUKE_MEMORY_BUDGET", "50K")
+    done = CliRunner().invoke(group, ["--ledger", url, "fixcheck", "model=a", "model=b"])
+    assert done.exit_code == 0, done.output
+    assert "trial_outcomes table" in done.output

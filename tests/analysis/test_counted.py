@@ -76,9 +76,14 @@ def test_an_arm_of_several_versions_from_counts_is_the_same_as_from_its_runs(gen
 
 
 def test_consistency_from_counts_is_consistency_from_every_run(generated):
+    arms = ["model=m1", "model=m2", "model=x3", "model=m*", "model=m1@0-700", "model=m*@300-1200,1400"]
     for unknown in ("fail", "exclude"):
-        _same(consistency(generated, ["model=m1", "model=m2", "model=x3", "model=m*"], unknown=unknown),
-              consistency(generated, ["model=m1", "model=m2", "model=x3", "model=m*"], unknown=unknown, stream=True))
+        _same(consistency(generated, arms, unknown=unknown), consistency(generated, arms, unknown=unknown, stream=True))
+    picked = consistency(generated, arms[-1:], scenario="case1*")
+    _same(picked, consistency(generated, arms[-1:], scenario="case1*", stream=True))
+    assert picked.agents[0][0].size == sum(r.trial in range(300, 1201) or r.trial == 1400
+                                           for r in generated.runs(version=picked.agents[0][0].versions,
+                                                                   scenario="case1*"))
 
 
 def test_tau2_bench_compare_and_consistency_from_counts_equal_the_stream(tmp_path):
@@ -110,3 +115,77 @@ def test_tau_bench_trials_as_versions_from_counts_equal_the_stream(tmp_path):
         assert counted.payload()["a"]["runs"] == 50
         _same(consistency(ledger, ["model=early*", "model=late 3"]),
               consistency(ledger, ["model=early*", "model=late 3"], stream=True))
+
+
+def _tied(n, *, seed):
+    """Runs of few trials (0-4, repeated), three versions ingested together: many runs of one input
+    share a trial, within a version and across the versions of one arm."""
+    rng = random.Random(seed)
+    return [Run(scenario=f"case{rng.randrange(8)}", trial=rng.randrange(5), seed=i,
+                identity=Identity(model=rng.choice(["m1", "m2", "m3", "x3"])),
+                condition={"noise": "typos"} if rng.random() < 0.3 else {},
+                outcome=Outcome(passed=None if rng.random() < 0.08 else rng.random() < 0.55)) for i in range(n)]
+
+
+@pytest.fixture
+def tied(ledger_url):
+    with open_ledger(ledger_url) as ledger:
+        runs = _tied(1600, seed=3)
+        ledger.ingest(runs[:1000])
+        ledger.ingest(runs[700:])
+        yield ledger
+
+
+_FIXCHECKS = [("model=m1@0-699", "model=m1@700-1499", {}),
+              ("model=m1", "model=m2", {}),
+              ("model=m1", "model=m2", {"control": "model=x3", "unknown": "exclude"}),
+              ("model=m1@0-799", "model=m2", {"control": "model=m1@800-1499", "within": 5}),
+              ("model=m1", "model=x3", {"scenario": "case1*", "q": 0.2})]
+
+
+@pytest.mark.parametrize("first,candidate,options", _FIXCHECKS)
+def test_fixcheck_from_trial_outcomes_is_fixcheck_from_every_run(generated, first, candidate, options):
+    from fluke.analysis import fixcheck
+
+    counted = fixcheck(generated, first, candidate, **options)
+    streamed = fixcheck(generated, first, candidate, stream=True, **options)
+    _same(counted, streamed)
+    assert counted.check.candidate.rows > 20 and not counted.streamed and streamed.streamed
+    assert "trial_outcomes table" in counted.render() and "read run by run" in streamed.render()
+
+
+@pytest.mark.parametrize("first,candidate,options", [
+    ("model=m1@0", "model=m1@1-4", {}),
+    ("model=m*@0-1", "model=m*@2-4", {"unknown": "exclude"}),          # arms of three versions, tied trials
+    ("model=m1@0,2", "model=m2@1-4", {"control": "model=m3@1-4"}),
+    ("model=m1", "model=m2", {"control": "model=m3", "scenario": "case?"}),
+    ("model=m1@0", "model=m1@1-4", {"scenario": "case3"})])
+def test_fixcheck_with_runs_that_share_a_trial_from_the_table_is_the_stream(tied, first, candidate, options):
+    import numpy as np
+
+    from fluke.analysis import fix_arrays, fixcheck
+
+    _same(fixcheck(tied, first, candidate, **options), fixcheck(tied, first, candidate, stream=True, **options))
+    for text in (first, candidate, options.get("control")):
+        if text is None:
+            continue
+        kw = {k: v for k, v in options.items() if k in ("scenario", "unknown")}
+        arm, arrays, unknowns, names = fix_arrays(tied, text, **kw)
+        arm_s, arrays_s, unknowns_s, names_s = fix_arrays(tied, text, stream=True, **kw)
+        arrays, arrays_s = (names[arrays[0]], *arrays[1:]), (names_s[arrays_s[0]], *arrays_s[1:])
+        assert all(np.array_equal(a, b) for a, b in zip(arrays, arrays_s)) and unknowns == unknowns_s
+        assert arm.describe() == arm_s.describe() and arrays[0].size > 0
+        ties = np.unique(np.char.add(np.char.add(arrays[0], "|"), arrays[2].astype(str)), return_counts=True)[1]
+        assert ties.max() > 1     # some runs of one input share a trial
+
+
+def test_fixcheck_on_tau_bench_trials_from_the_table_is_the_stream(tmp_path):
+    from fluke.adapters import read_file
+    from fluke.analysis import fixcheck
+
+    with open_ledger(str(tmp_path / "tau.db")) as ledger:
+        ledger.ingest(read_file(need(TAU_AIRLINE)))
+        for first, candidate in (("@0", "@1-3"), ("@0-1", "@2-3"), ("@3", "@0-2")):
+            counted = fixcheck(ledger, first, candidate)
+            _same(counted, fixcheck(ledger, first, candidate, stream=True))
+            assert counted.payload()["candidate"]["runs"] == 50 * len(counted.candidate.trials)

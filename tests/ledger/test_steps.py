@@ -73,14 +73,16 @@ def test_migration_0005_fills_the_steps_from_the_stored_bodies(ledger_url, monke
     runs = _runs(300, seed=1)
     with open_ledger(ledger_url) as made, made.atomic():    # a ledger as 0003 left it
         made.ingest(runs)
-        made.execute("DROP TABLE steps")
-        made.execute("DELETE FROM migrations WHERE name = '0005_steps_where_runs_die'")
+        for table in ("steps", "trial_outcomes", "trial_outcomes_staged", "unit_cells"):
+            made.execute(f"DROP TABLE {table}")
+        made.execute("DELETE FROM migrations WHERE name IN ('0005_steps_where_runs_die', "
+                     "'0006_trial_outcomes_and_unit_cells')")
     monkeypatch.setattr(_base, "MIGRATIONS", _base.MIGRATIONS[:4])
     with open_ledger(ledger_url) as old:
         assert old.migrations()[-1] == "0004_pending_ingests"
     monkeypatch.undo()
     with open_ledger(ledger_url) as ledger:
-        assert ledger.migrations()[-1] == "0005_steps_where_runs_die"
+        assert ledger.migrations()[-2:] == ["0005_steps_where_runs_die", "0006_trial_outcomes_and_unit_cells"]
         assert _steps(ledger) == _expected(runs)
         ledger.ingest(_runs(100, seed=2))
         assert _steps(ledger) == _expected(runs + _runs(100, seed=2))

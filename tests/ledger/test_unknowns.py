@@ -71,9 +71,9 @@ def test_migration_0003_fills_unknowns_from_the_stored_bodies(ledger_url, monkey
         made.ingest(runs)
         made.execute("ALTER TABLE counts DROP COLUMN unknowns")
         made.execute("DELETE FROM migrations WHERE name IN ('0003_counts_keep_unknowns', '0004_pending_ingests', "
-                     "'0005_steps_where_runs_die')")
-        made.execute("DROP TABLE pending")
-        made.execute("DROP TABLE steps")
+                     "'0005_steps_where_runs_die', '0006_trial_outcomes_and_unit_cells')")
+        for table in ("pending", "steps", "trial_outcomes", "trial_outcomes_staged", "unit_cells"):
+            made.execute(f"DROP TABLE {table}")
     monkeypatch.setattr(_base, "MIGRATIONS", _base.MIGRATIONS[:2])
     with open_ledger(ledger_url) as old:
         assert old.migrations()[-1] == "0002_runs_keyed_by_hash_with_counts"
@@ -82,7 +82,7 @@ def test_migration_0003_fills_unknowns_from_the_stored_bodies(ledger_url, monkey
     monkeypatch.undo()
     with open_ledger(ledger_url) as ledger:
         assert ledger.migrations()[2:] == ["0003_counts_keep_unknowns", "0004_pending_ingests",
-                                           "0005_steps_where_runs_die"]
+                                           "0005_steps_where_runs_die", "0006_trial_outcomes_and_unit_cells"]
         assert _counts(ledger) == _tally(runs)
         ledger.ingest(_runs(100, seed=2))
         assert _counts(ledger) == _tally(runs + _runs(100, seed=2))

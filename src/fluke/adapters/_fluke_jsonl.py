@@ -186,7 +186,7 @@ def _prepare_lines(path: Path, file: str, identity: dict[str, Any], out: Any) ->
                     ready = None
                 if type(ready) is Prepared:
                     batch.append((ready.body, ready.identity, ready.scenario, ready.condition, ready.passed,
-                                  ready.source, ready.outcome, ready.steps, ready.place))
+                                  ready.source, ready.outcome, ready.steps, ready.place, ready.trial, ready.unit))
                 else:
                     batch.append((number, line))
                 if len(batch) >= BESIDE_LINES:

@@ -55,6 +55,7 @@ _EXPORTS: dict[str, str] = {
     "UNKNOWN_CHOICES": "_unknowns", "check_unknown": "_unknowns", "unknown_note": "_unknowns",
     "leaderboard": "_leaderboard", "LeaderboardResult": "_leaderboard",
     "plan": "_plan", "PlanResult": "_plan",
+    "fix_arrays": "_fixcheck", "trial_arm": "_facts",
 }
 
 __all__ = sorted(_EXPORTS) + ["render"]

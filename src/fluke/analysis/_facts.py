@@ -251,15 +251,12 @@ def counted_arm(ledger, text: str, *, scenario: str | None = None, condition: st
     The versions, labels and errors are those of :func:`fluke.analysis.select_arm`.
     """
     from ..errors import SelectorError
-    from ._select import Arm, require_runs, versions
+    from ._select import Arm, versions
 
     selector, _, trials_text = text.partition("@")
     if trials_text:
         return None
-    infos = require_runs(ledger)
-    chosen = ledger.select_versions(selector) if selector else [i.version for i in infos]
-    if not chosen:
-        ledger.resolve_version(selector)  # raises, listing what the ledger holds
+    chosen = _chosen(ledger, selector)
     cells: dict[tuple[str, str], list[int]] = {}
     seen: set[str] = set()
     for row in ledger.counts(version=chosen, scenario=scenario, condition=condition):
@@ -282,3 +279,52 @@ def counted_arm(ledger, text: str, *, scenario: str | None = None, condition: st
     counted = CountedArm({k: (n, p, u) for k, (n, p, u) in cells.items()}, where)
     return Arm(text, kept, tuple(label[v] for v in kept), None, (), None, counted,
                sum(n for n, _, _ in counted.cells.values()))
+
+
+def _chosen(ledger, selector: str) -> list[str]:
+    """The versions an arm's selector names, as :func:`fluke.analysis.select_arm` picks them."""
+    from ._select import require_runs
+
+    infos = require_runs(ledger)
+    chosen = ledger.select_versions(selector) if selector else [i.version for i in infos]
+    if not chosen:
+        ledger.resolve_version(selector)  # raises, listing what the ledger holds
+    return chosen
+
+
+#: What the fix check holds per run read from ``trial_outcomes`` (the arrays it builds), for the memory check.
+OUTCOME_BYTES = 200
+
+
+def trial_arm(ledger, text: str, *, scenario: str | None = None):
+    """``(arm, outcomes)``: the arm ``text`` names (trials picked with ``@``) and its runs'
+    :class:`fluke.ledger.TrialOutcomes`, read from the ledger's ``trial_outcomes`` table (no run
+    is read). The arm, its versions and the errors are those of :func:`fluke.analysis.select_arm`.
+
+    >>> import os, tempfile
+    >>> from fluke.ledger import open_ledger
+    >>> from fluke.record import Outcome, Run
+    >>> ledger = open_ledger(os.path.join(tempfile.mkdtemp(), "ta.db"))
+    >>> _ = ledger.ingest([Run(scenario="s", trial=t, outcome=Outcome(passed=t == 1)) for t in range(4)])
+    >>> arm, got = trial_arm(ledger, "@1-2")
+    >>> arm.trials, arm.size, got.trial.tolist(), got.outcome.tolist()
+    ((1, 2), 2, [1, 2], [0, 1])
+    """
+    from ..errors import SelectorError
+    from ._budget import check_budget
+    from ._select import Arm, parse_trials, versions
+
+    selector, _, trials_text = text.partition("@")
+    chosen = _chosen(ledger, selector)
+    trials = parse_trials(trials_text, text) if trials_text else None
+    check_budget(ledger.count(version=chosen, scenario=scenario), f"the arm {text!r}", OUTCOME_BYTES,
+                 hint="narrow the arm to fewer versions, trials (@0-4) or scenarios (--scenario)")
+    got = ledger.trial_outcomes(version=chosen, scenario=scenario, trials=trials)
+    if not len(got):
+        raise SelectorError(f"{text!r} names {len(chosen)} version(s) but no runs"
+                            + (f" in scenario {scenario!r}" if scenario else "")
+                            + (f" with trials {sorted(trials)}" if trials else ""))
+    label = {i.version: i.identity.label() for i in versions(ledger)}
+    kept = tuple(v for v in chosen if v in set(got.versions))
+    return Arm(text, kept, tuple(label[v] for v in kept), tuple(sorted(trials)) if trials is not None else None,
+               (), size=len(got)), got

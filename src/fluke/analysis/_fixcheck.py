@@ -1,7 +1,8 @@
 """``fixcheck`` (did a fix fix the first run's failures, beyond chance?) and ``consistency`` (C, p, κ).
 
-Both pick arms out of the ledger with :func:`~fluke.analysis.select_arm` and hand arrays to
-:func:`fluke.comparison.fix_check` and :func:`fluke.comparison.consistency`.
+Both read arms out of the ledger's tables (``trial_outcomes`` for the fix check, ``counts`` for
+consistency; every run with ``stream=True``) and hand arrays to :func:`fluke.comparison.fix_check`
+and :func:`fluke.comparison.consistency`.
 
 >>> import os, tempfile
 >>> from fluke.ledger import open_ledger
@@ -28,7 +29,7 @@ from ..errors import InputError, UsageError
 from ..format import fmt_num, fmt_p, fmt_pct, fmt_share, natural_key
 from ._document import Column, Span, Table, blank, line, note
 from ._result import Result
-from ._facts import counted_arm
+from ._facts import counted_arm, trial_arm
 from ._select import Arm, disjoint, select_arm
 from ._unknowns import check_unknown, outcome_arrays, unknown_fields, unknown_note
 
@@ -78,6 +79,7 @@ class FixCheckResult(Result):
     within: int
     unknowns: tuple[int, int, int] = (0, 0, 0)    # runs of unknown outcome in first, candidate, control
     unknown_policy: str = "fail"
+    streamed: bool = False                         # read run by run, not from the trial_outcomes table
 
     @property
     def tries(self) -> int:
@@ -149,21 +151,25 @@ class FixCheckResult(Result):
             bi = check.by_input
             out.append(line(f"by input (sign test against the control): {bi.improved} improved, {bi.worsened} "
                             f"worsened, {bi.unchanged} unchanged; p = {fmt_p(bi.pvalue)}"))
-        out += [blank(), note(f"Conditional on: {self.payload()['conditional_on']}; read run by run (the re-run "
-                              "rule pairs each failing episode with re-runs in trial order, which the ledger's "
-                              "counts do not keep)."), note(check.statement),
+        read = ("read run by run" if self.streamed else
+                "read from the ledger's trial_outcomes table, which keeps each run's outcome in trial order")
+        out += [blank(), note(f"Conditional on: {self.payload()['conditional_on']}; {read}."), note(check.statement),
                 unknown_note(sum(self.unknowns), self.unknown_policy)]
         return out
 
 
 def fixcheck(ledger, first: str, candidate: str, *, control: str | None = None, scenario: str | None = None,
-             within: int = 3, q: float = 0.05, unknown: str = "fail") -> FixCheckResult:
+             within: int = 3, q: float = 0.05, unknown: str = "fail", stream: bool = False) -> FixCheckResult:
     """Check a fix: the first run's failing inputs, re-run on the candidate and on a control.
 
     ``first``, ``candidate`` and ``control`` are arm selectors (``@TRIALS`` picks trials); the
     three must select different runs. Without a control the "fixed" share cannot be told from
     failures that pass on a re-run by chance; the chance share is reported beside it. A run whose
     outcome is unknown is a failure (``unknown="fail"``) or is left out (``"exclude"``), in every arm.
+
+    Each arm's outcomes are read from the ledger's ``trial_outcomes`` table (no run is read);
+    ``stream`` reads every run instead (the same answer: the check that the table is right).
+    Runs are taken per input in trial order (:func:`fix_arrays`).
     """
     from ..comparison import consistency as consistency_of
     from ..comparison import failure_counts, fix_check
@@ -173,22 +179,78 @@ def fixcheck(ledger, first: str, candidate: str, *, control: str | None = None, 
         raise UsageError(f"within={within!r} must be at least 1")
     if not 0 <= q <= 1:
         raise UsageError(f"q={q!r} must lie between 0 and 1")
-    arm_first = select_arm(ledger, first, scenario=scenario)
-    arm_cand = select_arm(ledger, candidate, scenario=scenario)
+    import numpy as np
+
+    arm_first, first_a, u_first, n_first = fix_arrays(ledger, first, scenario=scenario, unknown=unknown,
+                                                      stream=stream)
+    arm_cand, cand_a, u_cand, n_cand = fix_arrays(ledger, candidate, scenario=scenario, unknown=unknown,
+                                                  stream=stream)
     disjoint(arm_first, arm_cand)
-    arm_ctrl = select_arm(ledger, control, scenario=scenario) if control else None
+    arm_ctrl, ctrl_a, u_ctrl, n_ctrl = (fix_arrays(ledger, control, scenario=scenario, unknown=unknown,
+                                                   stream=stream) if control else (None, None, 0, None))
     if arm_ctrl is not None:
         disjoint(arm_first, arm_cand, arm_ctrl)
-    *first_a, u_first = outcome_arrays(arm_first.runs, unknown)
-    *cand_a, u_cand = outcome_arrays(arm_cand.runs, unknown)
-    *ctrl_a, u_ctrl = outcome_arrays(arm_ctrl.runs, unknown) if arm_ctrl else (None, 0)
     if not first_a[1].any():
         raise InputError(None, first, "outcome.passed", "the first run has no failing inputs to re-run",
                          hint="pick a first run with failures, or a wider --scenario")
-    check = fix_check(tuple(first_a), tuple(cand_a), tuple(ctrl_a) if arm_ctrl else None, within=within, q=q)
+    # one set of input names for the three arms; each arm's codes moved into it (no label per run)
+    names = np.unique(np.concatenate([x for x in (n_first, n_cand, n_ctrl) if x is not None]))
+
+    def recode(arrays, own):
+        return (np.searchsorted(names, own)[arrays[0]], *arrays[1:]) if arrays is not None else None
+
+    first_a, cand_a, ctrl_a = recode(first_a, n_first), recode(cand_a, n_cand), recode(ctrl_a, n_ctrl)
+    check = fix_check(first_a, cand_a, ctrl_a, within=within, q=q, names=names)
     _, f, n = failure_counts(*first_a[:2])
     return FixCheckResult(arm_first, arm_cand, arm_ctrl, check, consistency_of(f, n), within,
-                          (u_first, u_cand, u_ctrl), unknown)
+                          (u_first, u_cand, u_ctrl), unknown, stream)
+
+
+def fix_arrays(ledger, text: str, *, scenario: str | None = None, unknown: str = "fail", stream: bool = False):
+    """``(arm, (inputs, failed, order), unknowns, names)`` of one arm selector, as the fix check takes
+    them: one entry per run (an unknown outcome a failure, or left out under ``unknown="exclude"``),
+    ordered by input, then trial, then version, and runs tied on all three in the order the ledger
+    gives them (:meth:`fluke.ledger.Ledger.runs`: ingest, then content key). ``inputs`` are integer
+    codes into ``names``, the arm's inputs (``scenario`` or ``scenario|condition``) sorted.
+
+    Read from the ledger's ``trial_outcomes`` table, or with ``stream`` from every run (the
+    arrays are then equal: ``tests/analysis/test_counted.py``).
+
+    >>> import os, tempfile
+    >>> from fluke.ledger import open_ledger
+    >>> from fluke.record import Outcome, Run
+    >>> ledger = open_ledger(os.path.join(tempfile.mkdtemp(), "fa.db"))
+    >>> _ = ledger.ingest([Run(scenario=s, trial=t, outcome=Outcome(passed=t == 1)) for t in (2, 1, 0) for s in "ba"])
+    >>> arm, (inputs, failed, order), _, names = fix_arrays(ledger, "@0-1")
+    >>> names[inputs].tolist(), failed.tolist(), order.tolist()
+    (['a', 'a', 'b', 'b'], [True, False, True, False], [0.0, 1.0, 0.0, 1.0])
+    """
+    import numpy as np
+
+    if stream:
+        arm = select_arm(ledger, text, scenario=scenario)
+        inputs, failed, order, unknowns = outcome_arrays(arm.runs, unknown)
+        versions = [r.version for r in arm.runs if unknown != "exclude" or r.outcome.passed is not None]
+        names, codes = np.unique(inputs, return_inverse=True)
+        codes = codes.reshape(-1)
+        # stable: runs tied on input, trial and version keep the order they streamed in
+        at = np.lexsort((np.unique(np.asarray(versions, dtype=str), return_inverse=True)[1].reshape(-1), order,
+                         codes))
+        return arm, (codes[at], failed[at], order[at]), unknowns, names
+    arm, got = trial_arm(ledger, text, scenario=scenario)
+    known = got.outcome != 2
+    unknowns = int(len(got) - known.sum())
+    keep = known if unknown == "exclude" else slice(None)
+    labels = np.asarray([f"{s}|{c}" if c else s for s, c in got.inputs], dtype=str)
+    names, rank = np.unique(labels, return_inverse=True)    # the table's inputs are distinct
+    rank = rank.reshape(-1)
+    inputs, failed, order = rank[got.input[keep]], got.outcome[keep] != 0, got.trial[keep].astype(float)
+    # The table gives runs by (scenario, condition), trial, version (hash order), then as stored:
+    # the fix check's order already, unless "scenario|condition" sorts another way than the pair.
+    if (np.diff(rank) < 0).any():
+        at = np.lexsort((got.version[keep], order, inputs))
+        inputs, failed, order = inputs[at], failed[at], order[at]
+    return arm, (inputs, failed, order), unknowns, names
 
 
 @dataclass(frozen=True)
@@ -236,9 +298,9 @@ def consistency(ledger, agents: Sequence[str], *, scenario: str | None = None,
     """C = P(fail again | failed once), p and κ for each arm selector in ``agents``; a run whose
     outcome is unknown is a failure (``unknown="fail"``) or is left out (``"exclude"``).
 
-    They need only failures and trials per input, read from the ledger's counts; an arm that
-    picks trials (``@0-4``) streams its runs instead (the same answer), as every arm does with
-    ``stream`` (the check that the counts are right).
+    They need only failures and trials per input, read from the ledger's counts, or for an arm
+    that picks trials (``@0-4``) from its ``trial_outcomes`` table; with ``stream`` every arm
+    reads its runs instead (the same answer: the check that the tables are right).
     """
     from ..comparison import consistency as consistency_of
     from ..comparison import failure_counts
@@ -254,6 +316,9 @@ def consistency(ledger, agents: Sequence[str], *, scenario: str | None = None,
         if arm is not None:     # no trials picked: the counts tell it all
             _, f, n = arm.counted.failure_counts(unknown)
             u = arm.counted.pass_counts(unknown)[1]
+        elif not stream:        # trials picked: their outcomes, from the trial table
+            arm, (inputs, failed, _), u, _ = fix_arrays(ledger, text, scenario=scenario, unknown=unknown)
+            _, f, n = failure_counts(inputs, failed)
         else:
             arm = select_arm(ledger, text, scenario=scenario)
             inputs, failed, _, u = outcome_arrays(arm.runs, unknown)

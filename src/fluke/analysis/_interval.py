@@ -230,6 +230,8 @@ def interval(ledger, *, unit: str = "unit", version: str | None = None, conditio
     "scenario"), beside the naive row-level interval, with variance components and what more
     units or generations would buy; a cluster bootstrap too when ``bootstrap`` resamples are asked for.
     A run whose ``passed`` is unknown counts as 0 (``unknown="fail"``) or is left out (``"exclude"``).
+    No run is read: the statistics come from the ledger's per unit × scenario sums
+    (:meth:`fluke.ledger.Ledger.unit_cells`) through :class:`fluke.inference.Cells`.
     """
     unknown = check_unknown(unknown)
     if unit not in ("unit", "scenario"):
@@ -238,28 +240,43 @@ def interval(ledger, *, unit: str = "unit", version: str | None = None, conditio
         raise UsageError(f"weighting={weighting!r} must be 'rows' or 'units'")
     level = check_level(confidence_level, "level")
     check_resamples(bootstrap)
+    if outcome not in ("passed", "reward"):
+        raise UsageError(f"outcome={outcome!r} must be 'passed' or 'reward'")
     import numpy as np
 
-    from ..inference import cluster_bootstrap_interval, clustered_interval, variance_components
+    from ..inference import Cells, cluster_bootstrap_cells, clustered_interval_cells, variance_components_cells
 
+    infos = require_runs(ledger)
     by_version: dict[str, list] = {}
-    for r in scoped_runs(ledger, version, condition):
-        by_version.setdefault(r.version, []).append(r)
+    for c in ledger.unit_cells(version=select_versions(ledger, version), condition=condition):
+        by_version.setdefault(c.version, []).append(c)
+    if not by_version:
+        raise InputError(ledger.url, None, None, "no runs match",
+                         hint="loosen --version/--condition (fluke summary lists what the ledger holds)")
     names, out = labels(ledger), []
-    for v, vruns in by_version.items():
-        y, kept = outcome_values(vruns, outcome, unknown)
-        missing = sum(r.outcome.passed is None for r in vruns)
+    for v in [i.version for i in infos if i.version in by_version]:        # oldest first
+        cells = by_version[v]
+        units = [c.unit if unit == "unit" else c.scenario for c in cells]
+        scenarios = [c.scenario for c in cells]
+        runs, missing = sum(c.trials for c in cells), sum(c.unknowns for c in cells)
+        passed = outcome == "passed"
+        kept = (runs - (missing if unknown == "exclude" else 0)) if passed else sum(c.rewarded for c in cells)
         if not kept:
-            out.append(VersionInterval(v, names.get(v), len(vruns), len(vruns), unknowns=missing))
+            out.append(VersionInterval(v, names.get(v), runs, runs, unknowns=missing))
             continue
-        units = [r.sampling_unit if unit == "unit" else r.scenario for r in kept]
-        ci = clustered_interval(y, units, confidence_level=level, unit=unit, weighting=weighting)
-        vc = variance_components(y, units, [r.scenario for r in kept])
-        boot = (cluster_bootstrap_interval(y, units, rng=np.random.default_rng(seed), resamples=bootstrap,
-                                           confidence_level=level) if bootstrap else None)
+        if passed:          # the policy on counts: unknowns are failed rows, or left out
+            counted = Cells.from_passes(units, scenarios, [c.trials for c in cells], [c.passes for c in cells],
+                                        [c.unknowns for c in cells], policy=unknown)
+        else:               # rewards: the runs that have one, their sum and sum of squares
+            counted = Cells.from_sums(units, scenarios, [c.rewarded for c in cells], [c.reward_sum for c in cells],
+                                      [c.reward_squares for c in cells])
+        ci = clustered_interval_cells(counted, confidence_level=level, unit=unit, weighting=weighting)
+        vc = variance_components_cells(counted)
+        boot = (cluster_bootstrap_cells(counted, rng=np.random.default_rng(seed), resamples=bootstrap,
+                                        confidence_level=level) if bootstrap else None)
         # what_more_buys needs every component; one unit (say) leaves the unit component undefined
         defined = all(math.isfinite(x) for x in (vc.unit, vc.scenario, vc.generation))
-        out.append(VersionInterval(v, names.get(v), len(vruns), len(vruns) - len(kept), ci, vc,
+        out.append(VersionInterval(v, names.get(v), runs, runs - kept, ci, vc,
                                    tuple(vc.what_more_buys(2)) if defined else (), boot, missing))
     return IntervalResult(outcome, unit, weighting, level, tuple(out), unknown)
 

@@ -155,7 +155,11 @@ def _c_credible(f: np.ndarray, n: np.ndarray, level: float) -> tuple[float, floa
     from ..inference import hyperprior_grid, log_marginal
 
     a, b, log_prior = hyperprior_grid()            # q = failure rate ~ Beta(a, b)
-    log_post = log_prior + log_marginal(f[:, None], n[:, None], a[None, :], b[None, :]).sum(axis=0)
+    # Scenarios with the same (failures, trials) add the same log marginal: each distinct pair
+    # is evaluated once and weighted by how many scenarios share it.
+    pairs, times = np.unique(np.stack([f, n], axis=1), axis=0, return_counts=True)
+    fu, nu = pairs[:, 0], pairs[:, 1]
+    log_post = log_prior + times @ log_marginal(fu[:, None], nu[:, None], a[None, :], b[None, :])
     w = np.exp(log_post - log_post.max())
     w /= w.sum()
     value = (a + 1) / (a + b + 1)

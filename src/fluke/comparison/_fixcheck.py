@@ -160,7 +160,7 @@ class FixCheck:
 
 
 def _arrays(inputs, failed, order, name):
-    inputs = np.asarray(inputs).astype(str).reshape(-1)
+    inputs = np.asarray(inputs).reshape(-1)
     failed = np.asarray(failed, dtype=bool).reshape(-1)
     order = np.asarray(order, dtype=float).reshape(-1)
     if not (inputs.size == failed.size == order.size):
@@ -168,30 +168,60 @@ def _arrays(inputs, failed, order, name):
     return inputs, failed, order
 
 
-def _ranked(codes, order, n_codes):
-    """Rank of each run within its input (by ``order``), and runs per input."""
-    idx = np.lexsort((order, codes))
-    sorted_codes = codes[idx]
-    starts = np.searchsorted(sorted_codes, sorted_codes, side="left")
-    rank = np.empty(codes.size, dtype=np.int64)
-    rank[idx] = np.arange(codes.size) - starts
-    return rank, np.bincount(codes, minlength=n_codes)
+def _coded(arms: list, labels: list[str], names=None) -> tuple[np.ndarray, list]:
+    """``(names, arms)`` with every arm's inputs as codes into one sorted array of distinct names.
 
-
-def _rows(first, rerun, within: int, cap=None):
-    """For every failing first-run episode: its input, fixed once, fixed within, tries used.
-
-    ``once``/``fixed`` are NaN (and ``tries`` 0) where the input was never re-run. ``cap`` (one
-    entry per failing episode) limits the tries, so two arms can be held to the same number.
+    Inputs given as labels are coded here (one sort of them all); with ``names`` they are
+    already codes into it, and are only checked (the ledger's tables give them so: no string
+    is compared per run).
     """
-    f_in, f_failed, f_order = first
-    r_in, r_failed, r_order = rerun
-    names = np.unique(np.concatenate([f_in, r_in]))
-    f_code, r_code = np.searchsorted(names, f_in), np.searchsorted(names, r_in)
-    f_rank, _ = _ranked(f_code, f_order, names.size)
-    r_rank, r_count = _ranked(r_code, r_order, names.size)
+    arms = [_arrays(*arm, label) for arm, label in zip(arms, labels)]
+    if names is None:
+        names, codes = np.unique(np.concatenate([a[0].astype(str) for a in arms]), return_inverse=True)
+        bounds = np.cumsum([a[0].size for a in arms])[:-1]
+        return names, [(c, a[1], a[2]) for c, a in zip(np.split(codes.reshape(-1), bounds), arms)]
+    names = np.asarray(names).astype(str).reshape(-1)
+    if names.size > 1 and not bool(np.all(names[1:] > names[:-1])):
+        raise InputError(None, None, "names", "names must be sorted and distinct (as np.unique gives them)")
+    for (codes, _, _), label in zip(arms, labels):
+        if codes.size and (codes.dtype.kind not in "iu" or codes.min() < 0 or codes.max() >= names.size):
+            raise InputError(None, label, "inputs", f"{label}: with names, inputs must be integer codes "
+                             f"0..{names.size - 1} into them")
+    return names, [(a[0].astype(np.intp, copy=False), a[1], a[2]) for a in arms]
+
+
+def _ranked(codes, order, n_codes):
+    """Rank of each run within its input (by ``order``, ties in the order given), and runs per input.
+
+    Arrays already sorted by input, then order (as the ledger's table gives them) are not sorted again.
+    """
+    counts = np.bincount(codes, minlength=n_codes)
+    step_code, step_order = np.diff(codes), np.diff(order)
+    ready = bool(np.all((step_code > 0) | ((step_code == 0) & (step_order >= 0))))
+    idx = None if ready else np.lexsort((order, codes))
+    sorted_codes = codes if idx is None else codes[idx]
+    starts = np.cumsum(counts) - counts                 # where each input begins, sorted
+    position = np.arange(codes.size) - starts[sorted_codes]
+    if idx is None:
+        return position, counts
+    rank = np.empty(codes.size, dtype=np.int64)
+    rank[idx] = position
+    return rank, counts
+
+
+def _rows(first, rerun, within: int, n_names: int, cap=None):
+    """For every failing first-run episode: its input's code, fixed once, fixed within, tries used.
+
+    Both arms' inputs are codes below ``n_names`` (:func:`_coded`). ``once``/``fixed`` are NaN
+    (and ``tries`` 0) where the input was never re-run. ``cap`` (one entry per failing episode)
+    limits the tries, so two arms can be held to the same number.
+    """
+    f_code, f_failed, f_order = first
+    r_code, r_failed, r_order = rerun
+    f_rank, _ = _ranked(f_code, f_order, n_names)
+    r_rank, r_count = _ranked(r_code, r_order, n_names)
     # inputs × re-run rank: 1 failed, 0 passed, NaN not run
-    grid = np.full((names.size, max(int(r_count.max()) if r_count.size else 0, 1)), np.nan)
+    grid = np.full((n_names, max(int(r_count.max()) if r_count.size else 0, 1)), np.nan)
     grid[r_code, r_rank] = r_failed
     rows = np.flatnonzero(f_failed)
     code, rank = f_code[rows], f_rank[rows]
@@ -201,7 +231,7 @@ def _rows(first, rerun, within: int, cap=None):
     fails = grid[code[:, None], (rank[:, None] + j) % np.maximum(avail, 1)[:, None]]
     once = np.where(avail > 0, fails[:, 0] == 0, np.nan)
     fixed = np.where(avail > 0, np.any((j < tries[:, None]) & (fails == 0), axis=1), np.nan)
-    return names[code], once, fixed, tries
+    return code, once, fixed, tries
 
 
 def _rule(rows, confidence_level) -> RerunRule:
@@ -214,8 +244,9 @@ def _rule(rows, confidence_level) -> RerunRule:
 
 
 def rerun_rule(first_inputs, first_failed, first_order, rerun_inputs, rerun_failed, rerun_order,
-               *, within: int = 3, confidence_level: float = 0.95) -> RerunRule:
-    """The re-run rule on one arm. ``*_order`` orders runs within an input (e.g. the trial).
+               *, within: int = 3, confidence_level: float = 0.95, names=None) -> RerunRule:
+    """The re-run rule on one arm. ``*_order`` orders runs within an input (e.g. the trial);
+    with ``names`` (sorted, distinct) the inputs are integer codes into it.
 
     >>> rule = rerun_rule(["a", "b"], [True, True], [0, 0],
     ...                   ["a", "a", "a", "b", "b", "b"], [True, False, True, True, True, True], [1, 2, 3, 1, 2, 3])
@@ -224,20 +255,19 @@ def rerun_rule(first_inputs, first_failed, first_order, rerun_inputs, rerun_fail
     """
     if within < 1:
         raise InputError(None, None, "within", f"within={within} must be at least 1")
-    first = _arrays(first_inputs, first_failed, first_order, "first run")
-    rerun = _arrays(rerun_inputs, rerun_failed, rerun_order, "re-run")
-    return _rule(_rows(first, rerun, within), confidence_level)
+    names, (first, rerun) = _coded([(first_inputs, first_failed, first_order),
+                                    (rerun_inputs, rerun_failed, rerun_order)], ["first run", "re-run"], names)
+    return _rule(_rows(first, rerun, within, names.size), confidence_level)
 
 
-def _per_input(inputs, failed, names):
-    codes = np.searchsorted(names, inputs)
-    ok = (codes < names.size) & (names[np.minimum(codes, names.size - 1)] == inputs)
-    return (np.bincount(codes[ok], weights=failed[ok], minlength=names.size).astype(int),
-            np.bincount(codes[ok], minlength=names.size))
+def _per_input(codes, failed, failing, n_names: int):
+    """Failures and runs of one arm on each of the ``failing`` input codes."""
+    return (np.bincount(codes, weights=failed, minlength=n_names)[failing].astype(int),
+            np.bincount(codes, minlength=n_names)[failing])
 
 
 def fix_check(first, candidate, control=None, *, within: int = 3, q: float = 0.05,
-              confidence_level: float = 0.95) -> FixCheck:
+              confidence_level: float = 0.95, names=None) -> FixCheck:
     """Run the re-run rule on the candidate and on the control and set them side by side.
 
     Without a control: the candidate's rule and the bar (see :class:`FixCheck`), nothing more.
@@ -245,7 +275,9 @@ def fix_check(first, candidate, control=None, *, within: int = 3, q: float = 0.0
     ``first``, ``candidate`` and ``control`` are each ``(inputs, failed, order)``: one entry per
     run. Rows are the first run's failing episodes, each held to the same number of tries on both
     arms (the fewer either has); the differences (candidate − control) are clustered by input; flags are per-input Fisher tests (BH across inputs, flagged when q < ``q``);
-    the by-input test is a sign test over inputs of the change in failure share.
+    the by-input test is a sign test over inputs of the change in failure share. With ``names``
+    (sorted, distinct) every arm's inputs are integer codes into it, as the ledger's
+    ``trial_outcomes`` gives them, and no label is compared per run.
 
     >>> first = (["a", "b", "c", "d"], [1, 1, 1, 1], [0, 0, 0, 0])
     >>> cand = (["a", "b", "c", "d"] * 3, [0] * 12, [1, 1, 1, 1, 2, 2, 2, 2, 3, 3, 3, 3])
@@ -256,19 +288,23 @@ def fix_check(first, candidate, control=None, *, within: int = 3, q: float = 0.0
     """
     if within < 1:
         raise InputError(None, None, "within", f"within={within} must be at least 1")
-    first_a = _arrays(*first, "first run")
-    cand_a = _arrays(*candidate, "candidate")
-    cand_rows = _rows(first_a, cand_a, within)
+    arms, labels = [first, candidate], ["first run", "candidate"]
+    if control is not None:
+        arms.append(control)
+        labels.append("control")
+    names, coded = _coded(arms, labels, names)
+    first_a, cand_a, g = coded[0], coded[1], names.size
+    cand_rows = _rows(first_a, cand_a, within, g)
     cand = _rule(cand_rows, confidence_level)
     failing = np.unique(first_a[0][first_a[1]])
     ctrl_rule = diff_once = diff_within = None
     if control is not None:
-        ctrl_a = _arrays(*control, "control")
-        ctrl_rows = _rows(first_a, ctrl_a, within)
+        ctrl_a = coded[2]
+        ctrl_rows = _rows(first_a, ctrl_a, within, g)
         # hold both arms to the same number of tries per episode, or "within N" favours the arm
         # that happened to be re-run more often
         cap = np.minimum(cand_rows[3], ctrl_rows[3])
-        cand_rows, ctrl_rows = _rows(first_a, cand_a, within, cap), _rows(first_a, ctrl_a, within, cap)
+        cand_rows, ctrl_rows = _rows(first_a, cand_a, within, g, cap), _rows(first_a, ctrl_a, within, g, cap)
         cand, ctrl_rule = _rule(cand_rows, confidence_level), _rule(ctrl_rows, confidence_level)
         # the same failing episodes on both sides: keep those both arms re-ran
         both = (cand_rows[3] > 0) & (ctrl_rows[3] > 0)
@@ -280,8 +316,8 @@ def fix_check(first, candidate, control=None, *, within: int = 3, q: float = 0.0
         reference, ref_runs = "control", ctrl_a
     else:
         reference, ref_runs = "first run", first_a
-    fc, nc = _per_input(cand_a[0], cand_a[1], failing)
-    fr, nr = _per_input(ref_runs[0], ref_runs[1], failing)
+    fc, nc = _per_input(cand_a[0], cand_a[1], failing, g)
+    fr, nr = _per_input(ref_runs[0], ref_runs[1], failing, g)
     keep = (nc > 0) & (nr > 0)
     p = np.full(failing.size, np.nan)
     if keep.any():
@@ -289,13 +325,13 @@ def fix_check(first, candidate, control=None, *, within: int = 3, q: float = 0.0
     qv = bh_qvalues(p)
     with np.errstate(invalid="ignore", divide="ignore"):
         worse = fc * nr > fr * nc
-    flags = tuple(InputFlag(str(failing[i]), int(fc[i]), int(nc[i]), int(fr[i]), int(nr[i]),
+    flags = tuple(InputFlag(str(names[failing[i]]), int(fc[i]), int(nc[i]), int(fr[i]), int(nr[i]),
                             float(p[i]), float(qv[i]), bool(qv[i] < q and (control is not None or worse[i])))
                   for i in np.flatnonzero(keep))
     if control is None:
         # the first run selected these inputs by failing, so a test against it would call an
         # unchanged agent improved; give instead the bar an unchanged re-run reaches by itself
-        _, f_first, n_first = failure_counts(first_a[0], first_a[1])
+        _, f_first, n_first = failure_counts(first_a[0], first_a[1])   # on codes: the same order as names
         bar = rerun_bar(f_first, n_first, tries=cand.tries or within)
         return FixCheck(cand, None, None, None, flags, ByInputTest(0, 0, 0, float("nan")), reference, bar=bar)
     with np.errstate(invalid="ignore", divide="ignore"):

@@ -15,9 +15,10 @@ from ._calibration import (BrierDecomposition, CalibrationReport, CalibrationSco
                            ReliabilityTable, brier_decomposition, brier_score, calibration_test,
                            reliability_table, score_predictions)
 from ._carry import Belief, EarlierVersion, believe
+from ._cells import Cells
 from ._clustered import (FEW_CLUSTERS, BootstrapInterval, ClusteredInterval, ClusterRobustFit, FewClustersWarning,
-                         NaiveInterval, check_level, check_values, cluster_bootstrap_interval, cluster_codes,
-                         cluster_robust_ols, clustered_interval)
+                         NaiveInterval, check_level, check_values, cluster_bootstrap_cells, cluster_bootstrap_interval,
+                         cluster_codes, cluster_robust_ols, clustered_interval, clustered_interval_cells)
 from ._family import (HYPERPRIOR, FamilyFit, FamilyPosterior, FamilyPriors, family_priors, fit_family_prior,
                       hyperprior_grid)
 from ._lazy import lazy_stats
@@ -30,7 +31,7 @@ from ._statement import Statement, carried_text, scenario_statement, scenario_st
 from ._suite import SuiteAnswers, poisson_binomial_pmf, runs_to_certify, suite_questions, suite_runs_to_certify
 from ._unknown import (UNKNOWN_POLICIES, UnknownOutcomes, apply_unknown_policy, check_unknown_policy,
                        counts_with_unknowns, describe_unknowns)
-from ._variance import Projection, VarianceComponents, grand_mean_sd, variance_components
+from ._variance import Projection, VarianceComponents, grand_mean_sd, variance_components, variance_components_cells
 from ._multiplicity import bh_qvalues, bh_reject
 from ._weekly import CanaryChart, WeeklyReview, canary_chart, p_greater, review_week
 
@@ -61,4 +62,6 @@ __all__ = [
     "counts_with_unknowns", "describe_unknowns", "default_ks", "pass_at_k_curve", "FEW_CLUSTERS",
     "FewClustersWarning", "PredictionMatch", "match_predictions", "ResetRate", "reset_rate",
     "lazy_stats",
+    # the same three from per-cell sums (rows, Σy, Σy²), as a ledger keeps them (issue 19)
+    "Cells", "cluster_bootstrap_cells", "clustered_interval_cells", "variance_components_cells",
 ]

@@ -128,6 +128,12 @@ def _sf(bar, alpha, beta) -> np.ndarray:
     return np.where(bar >= 1, 0.0, np.where(bar <= 0, 1.0, special.betainc(beta, alpha, np.clip(1 - bar, 0, 1))))
 
 
+def _cdf(bar, alpha, beta) -> np.ndarray:
+    """P(θ ≤ bar) for θ ~ Beta(α, β): the regularised incomplete beta, 0 below 0 and 1 above 1 (the
+    values of ``scipy.stats.beta.cdf``, without importing scipy.stats)."""
+    return special.betainc(alpha, beta, np.clip(bar, 0.0, 1.0))
+
+
 class _Belief:
     """What every belief about θ (one Beta, or a mixture) can answer."""
 
@@ -184,11 +190,11 @@ class BetaPosterior(_Belief):
 
     def cdf(self, bar) -> np.ndarray:
         """P(θ ≤ bar), computed directly (not as 1 − sf) so small tails keep their digits."""
-        return stats.beta.cdf(bar, self.alpha, self.beta)
+        return _cdf(bar, self.alpha, self.beta)
 
     def quantile(self, q: float) -> np.ndarray:
-        """The q-quantile of θ."""
-        return stats.beta.ppf(q, self.alpha, self.beta)
+        """The q-quantile of θ (the inverse regularised incomplete beta, as ``scipy.stats.beta.ppf``)."""
+        return special.betaincinv(self.alpha, self.beta, q)
 
     def p_all_pass(self, m) -> np.ndarray:
         """P(the next m runs all pass) = B(α + m, β) / B(α, β)."""
@@ -243,7 +249,7 @@ class BetaMixture(_Belief):
         return np.sum(self.weight * _sf(bar, self.alpha, self.beta), axis=-1)
 
     def cdf(self, bar) -> np.ndarray:
-        return np.sum(self.weight * stats.beta.cdf(bar, self.alpha, self.beta), axis=-1)
+        return np.sum(self.weight * _cdf(bar, self.alpha, self.beta), axis=-1)
 
     def quantile(self, q: float) -> np.ndarray:
         # The mixture cdf has no closed inverse: bisect, vectorised, to ~1e-12.
@@ -257,7 +263,7 @@ class BetaMixture(_Belief):
         return (lo + hi) / 2
 
     def _cdf_at(self, x: np.ndarray) -> np.ndarray:
-        return np.sum(self.weight * stats.beta.cdf(x[..., None], self.alpha, self.beta), axis=-1)
+        return np.sum(self.weight * _cdf(x[..., None], self.alpha, self.beta), axis=-1)
 
     def p_all_pass(self, m) -> np.ndarray:
         m = np.asarray(m, float)[..., None] if np.ndim(m) else m

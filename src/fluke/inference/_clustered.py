@@ -11,6 +11,9 @@ The interval here is built on the units (clusters):
   with equal sizes the two coincide;
 * a cluster bootstrap (resample whole clusters) through :func:`cluster_bootstrap_interval`.
 
+Each needs only rows, Σy and Σy² per unit (:class:`fluke.inference.Cells`): the ``*_cells``
+functions take those, and the row-level ones build the cells and call them.
+
 Beside it the naive row-level interval (rows treated as independent, normal multiplier) is
 always reported, with a warning when the two standard errors differ materially.
 
@@ -29,60 +32,19 @@ from dataclasses import dataclass
 import numpy as np
 from scipy import special
 
+from ._cells import Cells, check_values, cluster_codes
 from ._check import check_level  # noqa: F401  (re-exported; one level check)
 from ..errors import UsageError, UsageTypeError
 
 __all__ = [
-    "BootstrapInterval", "ClusterRobustFit", "ClusteredInterval", "cluster_bootstrap_interval",
-    "NaiveInterval", "check_level", "check_values", "cluster_codes", "cluster_robust_ols",
-    "clustered_interval", "FEW_CLUSTERS", "FewClustersWarning",
+    "BootstrapInterval", "ClusterRobustFit", "ClusteredInterval", "cluster_bootstrap_cells",
+    "cluster_bootstrap_interval", "NaiveInterval", "check_level", "check_values", "cluster_codes",
+    "cluster_robust_ols", "clustered_interval", "clustered_interval_cells", "FEW_CLUSTERS",
+    "FewClustersWarning",
 ]
 
 #: The naive and clustered standard errors "differ materially" beyond this ratio either way.
 MATERIAL_RATIO = 1.25
-
-
-def cluster_codes(clusters, rows: int) -> tuple[np.ndarray, np.ndarray]:
-    """Integer codes 0..G−1 for ``clusters`` and the size of each cluster.
-
-    Non-negative integer labels are used directly (a bincount, no sort); anything else is
-    factorised with a sort.
-
-    >>> codes, sizes = cluster_codes(["b", "a", "b"], 3)
-    >>> codes.tolist(), sizes.tolist()
-    ([1, 0, 1], [1, 2])
-    """
-    arr = np.asarray(clusters)
-    if arr.shape != (rows,):
-        raise UsageError(f"clusters has shape {arr.shape}; it needs one label per row ({rows})")
-    if arr.dtype.kind in "iu" and rows and arr.min() >= 0 and arr.max() < 4 * rows + 1024:
-        sizes = np.bincount(arr)
-        present = sizes > 0
-        if present.all():
-            return arr.astype(np.intp, copy=False), sizes
-        remap = np.cumsum(present) - 1
-        return remap[arr], sizes[present]
-    _, codes = np.unique(arr, return_inverse=True)
-    codes = codes.reshape(-1)
-    return codes, np.bincount(codes)
-
-
-def check_values(values) -> np.ndarray:
-    """``values`` as a one-dimensional, non-empty array of finite floats (or a :class:`fluke.errors.UsageError`).
-
-    >>> check_values([1, 0, 1]).tolist()
-    [1.0, 0.0, 1.0]
-    """
-    y = np.asarray(values, dtype=float)
-    if y.ndim != 1:
-        raise UsageError(f"values has shape {y.shape}; it must be one-dimensional")
-    if y.size == 0:
-        raise UsageError("values is empty: at least one row is needed")
-    if not np.all(np.isfinite(y)):
-        raise UsageError(f"values has {int((~np.isfinite(y)).sum())} missing or infinite entries; "
-                         "drop them (and say why) before computing an interval")
-    return y
-
 
 
 @dataclass(frozen=True)
@@ -132,9 +94,15 @@ class ClusteredInterval:
                 f"{self.method}, t on {self.df} df")
 
 
-def _naive(y: np.ndarray, level: float) -> NaiveInterval:
-    mean = float(y.mean())
-    se = float(y.std(ddof=1) / np.sqrt(y.size)) if y.size > 1 else float("nan")
+def _naive(cells: Cells, level: float) -> NaiveInterval:
+    n = float(cells.rows)
+    total = float(cells.sum.sum())
+    mean = cells.shift + total / n
+    if n > 1:
+        ss = max(0.0, float(cells.sumsq.sum()) - total * total / n)     # Σ(y − ȳ)², shift-free
+        se = float(np.sqrt(ss / (n - 1)) / np.sqrt(n))
+    else:
+        se = float("nan")
     z = float(special.ndtri(0.5 + level / 2))
     return NaiveInterval(mean, se, mean - z * se, mean + z * se)
 
@@ -146,7 +114,8 @@ def clustered_interval(values, clusters, *, confidence_level: float = 0.95,
     ``weighting="rows"`` (default) targets the mean over rows: cluster means with t on G − 1
     df when clusters are equal, the CR1 sandwich otherwise. ``weighting="units"`` targets the
     equally weighted mean of unit means (t on the G unit means). ``unit`` names the sampling
-    unit in what the result says it is conditional on.
+    unit in what the result says it is conditional on. The rows are summed per cluster
+    (:meth:`Cells.from_rows`) and :func:`clustered_interval_cells` answers.
 
     ``unknown`` applies the unknown-outcome policy to pass/fail values given as 1/0 with NaN
     (or None) for an unknown outcome: ``"fail"`` counts it as 0, ``"exclude"`` drops its row.
@@ -159,7 +128,9 @@ def clustered_interval(values, clusters, *, confidence_level: float = 0.95,
     >>> r.rows, r.unknowns, r.unknown_policy
     (5, 1, 'exclude')
     """
-    if unknown is not None:
+    if unknown is None:
+        cells = Cells.from_rows(values, clusters)
+    else:
         from dataclasses import replace
 
         from ._unknown import apply_unknown_policy
@@ -168,26 +139,40 @@ def clustered_interval(values, clusters, *, confidence_level: float = 0.95,
         kept = np.asarray(clusters, dtype=object).reshape(-1)
         if kept.size != applied.keep.size:
             raise UsageError(f"clusters has {kept.size} entries; values has {applied.keep.size}")
-        inner = clustered_interval(applied.passed, kept[applied.keep], confidence_level=confidence_level,
-                                   weighting=weighting, unit=unit)
-        return replace(inner, unknowns=applied.unknowns, unknown_policy=unknown)
-    y = check_values(values)
+        cells = replace(Cells.from_rows(applied.passed, kept[applied.keep]), unknowns=applied.unknowns,
+                        unknown_policy=unknown)
+    return clustered_interval_cells(cells, confidence_level=confidence_level, weighting=weighting, unit=unit)
+
+
+def clustered_interval_cells(cells: Cells, *, confidence_level: float = 0.95, weighting: str = "rows",
+                             unit: str = "unit") -> ClusteredInterval:
+    """:func:`clustered_interval` from per-cell sums: the cells' units are the clusters.
+
+    Its ``unknowns`` and ``unknown_policy`` are the cells' (see :meth:`Cells.from_passes`).
+
+    >>> cells = Cells.from_passes(["u1", "u2", "u3"], None, [4, 4, 6], [3, 1, 2], [0, 1, 2], policy="exclude")
+    >>> r = clustered_interval_cells(cells, unit="user")
+    >>> r.rows, r.clusters, round(r.statistic, 4), r.method, r.unknowns
+    (11, 3, 0.5455, 'CR1 sandwich', 3)
+    """
     level = check_level(confidence_level)
     if weighting not in ("rows", "units"):
         raise UsageError(f"weighting={weighting!r} must be 'rows' or 'units'")
-    codes, sizes = cluster_codes(clusters, y.size)
-    g, n = sizes.size, y.size
-    sums = np.bincount(codes, weights=y, minlength=g)
-    naive = _naive(y, level)
+    if not isinstance(cells, Cells):
+        raise UsageTypeError(f"cells must be fluke.inference.Cells, not {type(cells).__name__}")
+    sizes, sums = cells.unit_totals()        # sums of (y − shift): the centre of the row values
+    g, n = sizes.size, cells.rows
+    naive = _naive(cells, level)
     balanced = bool(sizes.min() == sizes.max())
     if weighting == "units" or balanced:
         means = sums / sizes
-        stat = float(means.mean())
+        stat = cells.shift + float(means.mean())
         se = float(means.std(ddof=1) / np.sqrt(g)) if g > 1 else float("nan")
         method = "cluster means"
     else:
-        stat = float(sums.sum() / n)
-        scores = sums - sizes * stat                 # per-cluster sum of residuals
+        offset = float(sums.sum() / n)
+        stat = cells.shift + offset
+        scores = sums - sizes * offset               # per-cluster sum of residuals
         # CR1: G/(G−1) · (N−1)/(N−K) with K = 1 regressor (the intercept)
         var = g / (g - 1) * np.dot(scores, scores) / n**2 if g > 1 else float("nan")
         se = float(np.sqrt(var))
@@ -209,7 +194,7 @@ def clustered_interval(values, clusters, *, confidence_level: float = 0.95,
                        f"clustered by {unit} ({n} rows but {g} independent {unit}s); "
                        f"report the clustered interval")
     return ClusteredInterval(stat, se, float(low), float(high), df, g, n, method, level, unit,
-                             naive, warning, reason)
+                             naive, warning, reason, cells.unknowns, cells.unknown_policy)
 
 
 @dataclass(frozen=True)
@@ -296,6 +281,9 @@ def cluster_bootstrap_interval(values, clusters, *, rng: np.random.Generator,
                                confidence_level: float = 0.95) -> BootstrapInterval:
     """Percentile cluster bootstrap for the row mean: resample clusters, keep their rows together.
 
+    The rows are summed per cluster (:meth:`Cells.from_rows`) and
+    :func:`cluster_bootstrap_cells` resamples the sums.
+
     >>> import numpy as np
     >>> import warnings
     >>> with warnings.catch_warnings():
@@ -307,33 +295,54 @@ def cluster_bootstrap_interval(values, clusters, *, rng: np.random.Generator,
     >>> cluster_bootstrap_interval([1.0, 2.0], [0, 0], rng=np.random.default_rng(1)).reason[:11]
     'one cluster'
     """
-    y = check_values(values)
+    return _bootstrap(Cells.from_rows(values, clusters), rng, resamples, confidence_level)
+
+
+def cluster_bootstrap_cells(cells: Cells, *, rng: np.random.Generator, resamples: int = 2000,
+                            confidence_level: float = 0.95) -> BootstrapInterval:
+    """:func:`cluster_bootstrap_interval` from per-cell sums: resample units, keep their sums together.
+
+    Units are drawn by code (sorted labels), so the same seed gives the same resamples as the
+    row-level function on the rows these cells sum.
+
+    >>> import numpy as np
+    >>> cells = Cells.from_sums([f"u{i}" for i in range(12)], None, [3] * 12, np.arange(12) / 4, np.arange(12) / 4)
+    >>> r = cluster_bootstrap_cells(cells, rng=np.random.default_rng(7), resamples=1000)
+    >>> r.clusters, round(r.statistic, 4), r.low < r.statistic < r.high
+    (12, 0.4583, True)
+    """
+    return _bootstrap(cells, rng, resamples, confidence_level)
+
+
+def _bootstrap(cells: Cells, rng, resamples: int, confidence_level: float) -> BootstrapInterval:
     level = check_level(confidence_level)
     if not isinstance(rng, np.random.Generator):
         raise UsageTypeError("rng must be a numpy Generator, e.g. np.random.default_rng(2026)")
     if resamples < 10:
         raise UsageError(f"resamples={resamples} must be at least 10")
-    codes, sizes = cluster_codes(clusters, y.size)
-    g = sizes.size
-    sums = np.bincount(codes, weights=y, minlength=g)
+    if not isinstance(cells, Cells):
+        raise UsageTypeError(f"cells must be fluke.inference.Cells, not {type(cells).__name__}")
+    sizes, sums = cells.unit_totals()        # sums of (y − shift)
+    g, shift = sizes.size, cells.shift
+    statistic = shift + float(sums.sum() / cells.rows)
     if g < 2:
         # Every resample is the one cluster: a zero-width interval that claims certainty.
         nan = float("nan")
-        return BootstrapInterval(float(sums.sum() / y.size), nan, nan, nan, 0, int(g), level,
+        return BootstrapInterval(statistic, nan, nan, nan, 0, int(g), level,
                                  reason="one cluster: resampling it gives the same mean every time, so there is "
                                         "no interval; the sampling unit needs at least 2 clusters")
     warning = None
     if g < FEW_CLUSTERS:
         warning = (f"only {g} clusters: the percentile cluster bootstrap under-covers below {FEW_CLUSTERS} "
                    "(88% for a nominal 95% at 8 in simulation); prefer clustered_interval (Student t on G − 1)")
-        warnings.warn(warning, FewClustersWarning, stacklevel=2)
+        warnings.warn(warning, FewClustersWarning, stacklevel=3)   # the caller of the public function
     draws = np.empty(resamples)
     chunk = max(1, 2_000_000 // g)              # bound memory: chunk × G indices at a time
     for start in range(0, resamples, chunk):
         stop = min(resamples, start + chunk)
         pick = rng.integers(0, g, size=(stop - start, g))
-        draws[start:stop] = sums[pick].sum(axis=1) / sizes[pick].sum(axis=1)
+        draws[start:stop] = shift + sums[pick].sum(axis=1) / sizes[pick].sum(axis=1)
     alpha = 1 - level
     low, high = np.quantile(draws, [alpha / 2, 1 - alpha / 2])
-    return BootstrapInterval(float(sums.sum() / y.size), float(draws.std(ddof=1)), float(low),
+    return BootstrapInterval(statistic, float(draws.std(ddof=1)), float(low),
                              float(high), int(resamples), int(g), level, warning=warning)

@@ -20,10 +20,10 @@ from dataclasses import dataclass
 
 import numpy as np
 
-from ..errors import UsageError
-from ._clustered import check_values, cluster_codes
+from ..errors import UsageError, UsageTypeError
+from ._cells import Cells
 
-__all__ = ["Projection", "VarianceComponents", "grand_mean_sd", "variance_components"]
+__all__ = ["Projection", "VarianceComponents", "grand_mean_sd", "variance_components", "variance_components_cells"]
 
 
 def grand_mean_sd(sigma_unit: float, sigma_scenario: float, sigma_generation: float, *,
@@ -129,35 +129,37 @@ def variance_components(values, units, scenarios) -> VarianceComponents:
     >>> [round(float(x), 2) for x in (vc.unit, vc.scenario, vc.generation)]  # truth 1, 0.25, 0.0625
     [1.02, 0.26, 0.06]
     """
-    y = check_values(values)
-    n_rows = y.size
-    ucode, usize = cluster_codes(units, n_rows)
-    scode, _ = cluster_codes(scenarios, n_rows)
-    width = int(scode.max()) + 1
-    key = ucode * width + scode
-    if usize.size * width <= 4 * n_rows + 1024:      # dense keys: a bincount, no sort
-        csize = np.bincount(key, minlength=usize.size * width)
-        present = csize > 0
-        cells = np.flatnonzero(present)
-        ccode = key if cells.size == csize.size else (np.cumsum(present) - 1)[key]
-        csize = csize[cells]
-    else:
-        cells, ccode = np.unique(key, return_inverse=True)
-        ccode = ccode.reshape(-1)
-        csize = np.bincount(ccode)
-    csize = csize.astype(float)
-    cell_unit = cells // width
-    g, c, big_n = usize.size, csize.size, float(n_rows)
-    usize = usize.astype(float)
+    return variance_components_cells(Cells.from_rows(values, units, scenarios))
 
-    # Sums of squares from per-cell and per-unit sums (no per-row residual pass); the data
-    # are centred first so the differences of large sums do not cancel badly.
-    yc = y - y.mean()
-    csum = np.bincount(ccode, weights=yc, minlength=csize.size)
-    usum = np.bincount(cell_unit, weights=csum, minlength=usize.size)
+
+def variance_components_cells(cells: Cells) -> VarianceComponents:
+    """:func:`variance_components` from per-cell sums: each cell is a scenario within its unit.
+
+    Cells built with ``scenarios=None`` (each unit its own scenario) fold the scenario
+    component into the unit component, as the row-level function does when the two labels agree.
+
+    >>> c = Cells.from_sums(["u1", "u1", "u2", "u2"], ["s1", "s2", "s1", "s2"], [4, 4, 4, 4],
+    ...                     [3.0, 1.0, 2.0, 2.0], [3.0, 1.0, 2.0, 2.0])
+    >>> vc = variance_components_cells(c)
+    >>> vc.units, vc.scenarios, vc.generations, round(vc.generation, 4)
+    (2, 2.0, 4.0, 0.2917)
+    """
+    if not isinstance(cells, Cells):
+        raise UsageTypeError(f"cells must be fluke.inference.Cells, not {type(cells).__name__}")
+    csize = cells.n.astype(float)
+    cell_unit = cells.unit
+    g, c = cells.clusters, csize.size
+    usize = np.bincount(cell_unit, weights=csize, minlength=g)
+    big_n = float(csize.sum())
+
+    # Sums of squares from per-cell and per-unit sums; the cell sums are centred on the grand
+    # mean first so that the differences of large sums do not cancel badly.
+    within = float(np.sum(cells.sumsq - cells.sum * cells.sum / csize))       # Σ over cells of Σ(y − ȳ_cell)²
+    csum = cells.sum - csize * (float(cells.sum.sum()) / big_n)
+    usum = np.bincount(cell_unit, weights=csum, minlength=g)
     between_cells = float(np.dot(csum, csum / csize))
     between_units = float(np.dot(usum, usum / usize))
-    ss_e = max(0.0, float(np.dot(yc, yc)) - between_cells)
+    ss_e = max(0.0, within)
     ss_v = max(0.0, between_cells - between_units)
     ss_u = between_units                        # the centred grand sum is zero
     df_e, df_v, df_u = big_n - c, c - g, g - 1
@@ -187,4 +189,4 @@ def variance_components(values, units, scenarios) -> VarianceComponents:
     raw = (float(s2_u), float(s2_v), float(s2_e))
     trunc = tuple(max(0.0, v) if np.isfinite(v) else v for v in raw)
     return VarianceComponents(trunc[0], trunc[1], trunc[2], raw, int(g), c / g, big_n / c,
-                              int(n_rows), tuple(reasons))
+                              int(big_n), tuple(reasons))

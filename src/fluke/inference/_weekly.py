@@ -20,7 +20,7 @@ from __future__ import annotations
 from dataclasses import dataclass
 
 import numpy as np
-from scipy import integrate, special
+from scipy import special
 
 from ._lazy import lazy_stats as stats
 
@@ -54,6 +54,8 @@ def p_greater(x: BetaPosterior, y: BetaPosterior) -> np.ndarray:
     for i in np.flatnonzero(~whole_x.ravel() & ~whole_y.ravel()):
         idx = np.unravel_index(i, ax.shape)
         a1, b1, a2, b2 = ax[idx], bx[idx], ay[idx], by[idx]
+        from scipy import integrate
+
         value, _ = integrate.quad(lambda t: stats.beta.pdf(t, a1, b1) * stats.beta.cdf(t, a2, b2), 0, 1,
                                   limit=200, epsabs=1e-12)
         out[idx] = value

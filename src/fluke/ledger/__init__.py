@@ -5,7 +5,7 @@
 >>> ledger.migrations()[:2]
 ['0001_runs_versions_documents_grades', '0002_runs_keyed_by_hash_with_counts']
 >>> ledger.migrations()[2:]
-['0003_counts_keep_unknowns', '0004_pending_ingests', '0005_steps_where_runs_die']
+['0003_counts_keep_unknowns', '0004_pending_ingests', '0005_steps_where_runs_die', '0006_trial_outcomes_and_unit_cells']
 
 The package imports its parts on first use. Every failure of the storage underneath (a
 full disk, a lost connection, a damaged or newer ledger, a stored run that no longer
@@ -20,10 +20,11 @@ if TYPE_CHECKING:
     from ._base import Ledger
 
 __all__ = ["CountRow", "Document", "ExportResult", "IngestResult", "Ledger", "SourceOverlap", "StepRow", "StoredRun",
-           "VersionInfo", "export_runs", "open_ledger", "row_run", "utcnow"]
+           "TrialOutcomes", "UnitCell", "VersionInfo", "export_runs", "open_ledger", "row_run", "utcnow"]
 
 _LAZY = {"Ledger": "._base", "utcnow": "._ingest", "CountRow": "._types", "Document": "._types",
          "IngestResult": "._types", "StoredRun": "._types", "StepRow": "._types", "VersionInfo": "._types", "SourceOverlap": "._overlap",
+         "TrialOutcomes": "._types", "UnitCell": "._types",
          "ExportResult": "._export", "export_runs": "._export", "row_run": "._rows"}
 
 

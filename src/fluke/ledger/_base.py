@@ -27,7 +27,7 @@ from ..record import IDENTITY_FIELDS, Identity, Run, canonical_json, digest, red
 from ._migrations import MIGRATIONS
 from ._rows import body_hash, body_holds, hash_key, row_run, version_id
 from ._ingest import ingest_runs, utcnow
-from ._types import CountRow, Document, IngestResult, StepRow, StoredRun, VersionInfo
+from ._types import CountRow, Document, IngestResult, StepRow, StoredRun, TrialOutcomes, UnitCell, VersionInfo
 from ._writer import RunWriter
 
 
@@ -438,6 +438,51 @@ class Ledger:
         out = [StepRow(names[v], s, c, cause, int(t), e, int(n)) for v, s, c, cause, t, e, n in rows]
         out.sort(key=lambda r: (r.version, r.scenario, r.condition, r.cause, r.step, r.event))
         return out
+
+    def trial_outcomes(self, *, version: str | Sequence[str] | None = None, scenario: str | None = None,
+                       condition: str | None = None, trials: Iterable[int] | None = None) -> TrialOutcomes:
+        """Every run's outcome, in trial order within each scenario × condition, kept up to date at
+        ingest (the ``trial_outcomes`` table: no run is read). ``trials`` keeps those trials only.
+
+        Runs of one input and trial come in version order, then in the order :meth:`runs`
+        gives them (the ingest that stored them, then their content key).
+
+        >>> import tempfile, os
+        >>> from fluke.ledger import open_ledger
+        >>> from fluke.record import Outcome, Run
+        >>> ledger = open_ledger(os.path.join(tempfile.mkdtemp(), "to.db"))
+        >>> _ = ledger.ingest([Run(scenario="s", trial=t, outcome=Outcome(passed=[True, False, None][t % 3]))
+        ...                    for t in (4, 0, 2, 1, 300)])
+        >>> got = ledger.trial_outcomes()
+        >>> got.inputs, got.trial.tolist(), got.outcome.tolist()
+        ((('s', ''),), [0, 1, 2, 4, 300], [0, 1, 2, 1, 0])
+        >>> ledger.trial_outcomes(trials=range(2, 400)).trial.tolist()
+        [2, 4, 300]
+        """
+        from ._tallies import read_trial_outcomes
+
+        return read_trial_outcomes(self, version=version, scenario=scenario, condition=condition, trials=trials)
+
+    def unit_cells(self, *, version: str | Sequence[str] | None = None, scenario: str | None = None,
+                   condition: str | None = None) -> list[UnitCell]:
+        """Trials, passes, unknowns and reward sums per version × sampling unit × scenario ×
+        condition, kept up to date at ingest (the ``unit_cells`` table): what a clustered
+        interval of the pass rate or of the mean reward needs. The unit is the runs' declared
+        ``unit``, or their scenario.
+
+        >>> import tempfile, os
+        >>> from fluke.ledger import open_ledger
+        >>> from fluke.record import Outcome, Run
+        >>> ledger = open_ledger(os.path.join(tempfile.mkdtemp(), "uc.db"))
+        >>> _ = ledger.ingest([Run(scenario=s, trial=t, unit="airline", outcome=Outcome(passed=t == 0, reward=0.5 * t))
+        ...                    for s in ("a", "b") for t in range(3)] + [Run(scenario="c")])
+        >>> [(c.unit, c.scenario, c.trials, c.passes, c.rewarded, c.reward_sum, c.reward_squares)
+        ...  for c in ledger.unit_cells()]
+        [('airline', 'a', 3, 1, 3, 1.5, 1.25), ('airline', 'b', 3, 1, 3, 1.5, 1.25), ('c', 'c', 1, 0, 0, 0.0, 0.0)]
+        """
+        from ._tallies import read_unit_cells
+
+        return read_unit_cells(self, version=version, scenario=scenario, condition=condition)
 
     def spend(self, *, version: str | Sequence[str] | None = None) -> dict[str, dict[str, tuple[int, float]]]:
         """Per version, ``{"latency": (runs carrying it, sum), "cost.<key>": (runs, sum), ...}`` by SQL.

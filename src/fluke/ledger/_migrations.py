@@ -9,7 +9,7 @@ one that has shipped.
 >>> [name for name, _ in MIGRATIONS][:2]
 ['0001_runs_versions_documents_grades', '0002_runs_keyed_by_hash_with_counts']
 >>> [name for name, _ in MIGRATIONS][2:]
-['0003_counts_keep_unknowns', '0004_pending_ingests', '0005_steps_where_runs_die']
+['0003_counts_keep_unknowns', '0004_pending_ingests', '0005_steps_where_runs_die', '0006_trial_outcomes_and_unit_cells']
 """
 
 from __future__ import annotations
@@ -69,6 +69,13 @@ def _count_unknowns(ledger: Any) -> None:
         unknown[group] = unknown.get(group, 0) + 1
     ledger.executemany("UPDATE counts SET unknowns = ? WHERE vid = ? AND scenario = ? AND condition = ?",
                        [(n, *group) for group, n in sorted(unknown.items())])
+
+
+def _tally_trials_and_units(ledger: Any) -> None:
+    """0006: ``trial_outcomes`` and ``unit_cells`` from the stored bodies (:mod:`fluke.ledger._tallies`)."""
+    from ._tallies import backfill
+
+    backfill(ledger)
 
 
 def _count_places(ledger: Any) -> None:
@@ -198,5 +205,37 @@ MIGRATIONS: list[tuple[str, list[Step]]] = [
             PRIMARY KEY (vid, scenario, condition, cause, step, event)
         )""",
         _count_places,
+    ]),
+    # Each run's outcome in trial order (the fix check's re-run rule pairs a failure with the
+    # re-runs after it) and sums per sampling unit (the interval clusters by it), kept at ingest
+    # beside counts and steps: see fluke.ledger._tallies for the layout of ``seq``. An ingest
+    # too large to hold its entries moves them into ``trial_outcomes_staged`` until it finishes.
+    ("0006_trial_outcomes_and_unit_cells", [
+        {"sqlite": """CREATE TABLE trial_outcomes (
+            vid BIGINT NOT NULL, scenario TEXT NOT NULL, condition TEXT NOT NULL, block BIGINT NOT NULL,
+            seq BLOB NOT NULL, PRIMARY KEY (vid, scenario, condition, block))""",
+         "postgresql": """CREATE TABLE trial_outcomes (
+            vid BIGINT NOT NULL, scenario TEXT NOT NULL, condition TEXT NOT NULL, block BIGINT NOT NULL,
+            seq BYTEA NOT NULL, PRIMARY KEY (vid, scenario, condition, block))"""},
+        {"sqlite": """CREATE TABLE trial_outcomes_staged (
+            ingest BIGINT NOT NULL, vid BIGINT NOT NULL, scenario TEXT NOT NULL, condition TEXT NOT NULL,
+            block BIGINT NOT NULL, seq BLOB NOT NULL, PRIMARY KEY (ingest, vid, scenario, condition, block))""",
+         "postgresql": """CREATE TABLE trial_outcomes_staged (
+            ingest BIGINT NOT NULL, vid BIGINT NOT NULL, scenario TEXT NOT NULL, condition TEXT NOT NULL,
+            block BIGINT NOT NULL, seq BYTEA NOT NULL, PRIMARY KEY (ingest, vid, scenario, condition, block))"""},
+        """CREATE TABLE unit_cells (
+            vid BIGINT NOT NULL,
+            unit TEXT NOT NULL,
+            scenario TEXT NOT NULL,
+            condition TEXT NOT NULL,
+            trials BIGINT NOT NULL,
+            passes BIGINT NOT NULL,
+            unknowns BIGINT NOT NULL,
+            rewarded BIGINT NOT NULL,
+            reward_sum DOUBLE PRECISION NOT NULL,
+            reward_squares DOUBLE PRECISION NOT NULL,
+            PRIMARY KEY (vid, unit, scenario, condition)
+        )""",
+        _tally_trials_and_units,
     ]),
 ]

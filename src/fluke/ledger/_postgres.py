@@ -80,6 +80,7 @@ class PostgresRunWriter(RunWriter):
     """The PostgreSQL writer: COPY into a temporary table, then one INSERT that returns the new keys."""
 
     placeholder = "%s"
+    dialect = "postgresql"
 
     def _new_ingest(self, recorded_at: str) -> int:
         cur = self.conn.cursor()

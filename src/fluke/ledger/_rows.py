@@ -78,7 +78,7 @@ class Rows:
     """
 
     __slots__ = ("keys", "vids", "scenarios", "conditions", "passed", "sources", "bodies", "identities", "known",
-                 "size", "places")
+                 "size", "places", "trials", "units", "rewards")
 
     def __init__(self, known: set[str] | None = None) -> None:
         self.keys: list[int] = []
@@ -93,14 +93,18 @@ class Rows:
         self.known = set() if known is None else known
         #: bytes of the bodies so far (what a batch is bounded by)
         self.size = 0
+        # for the trial and unit tallies (fluke.ledger._tallies): trial, sampling unit, reward
+        self.trials: list[int] = []
+        self.units: list[str] = []
+        self.rewards: list[float | None] = []
 
     def __len__(self) -> int:
         return len(self.keys)
 
     def columns(self) -> tuple[list, ...]:
-        """``(keys, vids, scenarios, conditions, passed, sources, bodies, places)``."""
+        """``(keys, vids, scenarios, conditions, passed, sources, bodies, places, trials, units, rewards)``."""
         return (self.keys, self.vids, self.scenarios, self.conditions, self.passed, self.sources, self.bodies,
-                self.places)
+                self.places, self.trials, self.units, self.rewards)
 
     def add(self, run: Run | Prepared) -> None:
         """Append ``run``'s row; a run that cannot be stored as JSON is an InputError naming it.
@@ -109,6 +113,7 @@ class Rows:
         """
         if type(run) is Prepared:
             self._append(run.body, run.identity, run.scenario, run.condition, run.passed, run.source, run.place)
+            self._tallied(run.trial, run.scenario if run.unit is None else run.unit, run.outcome["reward"])
             return
         try:
             values = content_fields(run)
@@ -122,7 +127,14 @@ class Rows:
                            None if passed is None else 1 if passed else 0,
                            None if run.source is None else run.source.model_dump_json(),
                            place_of(passed, outcome["died_at"], run.events))
+        self._tallied(values["trial"], values["scenario"] if values["unit"] is None else values["unit"],
+                      outcome["reward"])
         run.__dict__.setdefault("hash", raw.hex())
+
+    def _tallied(self, trial: int, unit: str, reward: float | None) -> None:
+        self.trials.append(trial)
+        self.units.append(unit)
+        self.rewards.append(reward)
 
     def _append(self, body: bytes, identity: Identity, scenario: str, condition: str, passed: int | None,
                 source: str | None, place: tuple | None) -> bytes:

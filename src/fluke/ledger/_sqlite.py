@@ -164,6 +164,7 @@ class SqliteLedger(Ledger):
                     if cur.rowcount < self.DROP_BATCH:
                         break
                 with self.atomic():
+                    self._conn.execute("DELETE FROM trial_outcomes_staged WHERE ingest = ?", (ingest,))
                     self._conn.execute("DELETE FROM ingests WHERE id = ?", (ingest,))
                     self._conn.execute("DELETE FROM pending WHERE ingest = ?", (ingest,))
 

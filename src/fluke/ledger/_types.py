@@ -113,3 +113,47 @@ class StoredRun:
     recorded_at: str
     intact: bool
     problem: str | None = None
+
+
+@dataclass(frozen=True)
+class TrialOutcomes:
+    """Every run's outcome in trial order, as :meth:`fluke.ledger.Ledger.trial_outcomes` reads them.
+
+    One entry per run, as numpy arrays: ``version`` (an index into ``versions``, the version
+    hashes in order), ``input`` (an index into ``inputs``, the ``(scenario, condition)`` pairs
+    in order), ``trial`` and ``outcome`` (0 passed, 1 failed, 2 unknown). Entries are ordered
+    by scenario, condition, trial, version, then the ingest that stored the run and its
+    content key: the order of :meth:`fluke.ledger.Ledger.runs` within an input and trial.
+    """
+
+    versions: tuple[str, ...]
+    inputs: tuple[tuple[str, str], ...]
+    version: Any
+    input: Any
+    trial: Any
+    outcome: Any
+
+    def __len__(self) -> int:
+        return len(self.trial)
+
+
+@dataclass(frozen=True)
+class UnitCell:
+    """The runs of one version in one sampling unit, scenario and condition, summed.
+
+    ``unit`` is the runs' declared ``unit`` (their scenario when none was declared); ``trials``,
+    ``passes`` and ``unknowns`` count outcomes as :class:`CountRow` does; ``rewarded`` runs
+    carry an ``outcome.reward``, whose sum and sum of squares are ``reward_sum`` and
+    ``reward_squares``.
+    """
+
+    version: str
+    unit: str
+    scenario: str
+    condition: str
+    trials: int
+    passes: int
+    unknowns: int
+    rewarded: int
+    reward_sum: float
+    reward_squares: float

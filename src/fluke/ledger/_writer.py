@@ -1,4 +1,5 @@
-"""Writing one ingest: its record, new versions, the runs not yet stored, and the counts.
+"""Writing one ingest: its record, new versions, the runs not yet stored, and the counts
+(``counts`` and ``steps`` here, ``trial_outcomes`` and ``unit_cells`` by :mod:`fluke.ledger._tallies`).
 
 :class:`RunWriter` does it on the ledger's connection, inside the transaction of the whole
 ingest that its caller owns: if the run source raises part-way, or a write fails, nothing
@@ -17,7 +18,8 @@ order, so concurrent ingests into PostgreSQL wait for one another instead of dea
 >>> offered = {}
 >>> places = [("censored", 0, "")] * 2 + [None]
 >>> tally(offered, [1] * 3, ["s"] * 3, [""] * 3, [1, 1, None], places)
->>> writer.put_runs([7, 7, 9], [1] * 3, ["s"] * 3, [""] * 3, [1, 1, None], [None] * 3, bodies, places)
+>>> writer.put_runs([7, 7, 9], [1] * 3, ["s"] * 3, [""] * 3, [1, 1, None], [None] * 3, bodies, places,
+...                 [0, 0, 1], ["s"] * 3, [1.0, 1.0, None])
 2
 >>> writer.finish(offered)
 2
@@ -26,6 +28,8 @@ order, so concurrent ingests into PostgreSQL wait for one another instead of dea
 [(2, 1, 1)]
 >>> conn.execute("SELECT cause, step, event, runs FROM steps").fetchall()
 [('censored', 0, '', 1)]
+>>> conn.execute("SELECT trials, passes, unknowns, rewarded, reward_sum FROM unit_cells").fetchall()
+[(2, 1, 1, 1, 1.0)]
 """
 
 from __future__ import annotations
@@ -38,6 +42,7 @@ from typing import Any, Iterable, Sequence
 from urllib.parse import quote
 
 from ..errors import LedgerError
+from ._tallies import Tallies
 
 _UPSERT_COUNTS = ("INSERT INTO counts (vid, scenario, condition, trials, passes, unknowns) VALUES (?, ?, ?, ?, ?, ?) "
                   "ON CONFLICT (vid, scenario, condition) DO UPDATE SET "
@@ -54,9 +59,12 @@ class RunWriter:
     """Writes one ingest on ``conn``, inside a transaction its caller began and will end."""
 
     placeholder = "?"
+    dialect = "sqlite"
 
     def __init__(self, conn: Any) -> None:
         self.conn = conn
+        #: the trial outcomes and unit sums of the runs added (fluke.ledger._tallies)
+        self.tallies = Tallies(self._sql, self.dialect)
         self.ingest = 0
         self.recorded_at = ""
         self.added = 0
@@ -90,27 +98,35 @@ class RunWriter:
 
     def put_runs(self, keys: Sequence[int], vids: Sequence[int], scenarios: Sequence[str],
                  conditions: Sequence[str], passed: Sequence[int | None], sources: Sequence[str | None],
-                 bodies: Sequence[str] | Sequence[bytes], places: Sequence[tuple | None] | None = None) -> int:
+                 bodies: Sequence[str] | Sequence[bytes], places: Sequence[tuple | None], trials: Sequence[int],
+                 units: Sequence[str], rewards: Sequence[float | None]) -> int:
         """Store a batch (the columns of :class:`fluke.ledger._rows.Rows`), skipping runs
         already stored; return how many were new. Bodies are JSON, as text or UTF-8.
 
         The caller tallies every run it offers (:func:`tally`); the writer keeps the tally of
-        those it skipped, which :meth:`finish` takes off.
+        those it skipped, which :meth:`finish` takes off, and the trial outcomes and unit
+        sums of those it added (:class:`fluke.ledger._tallies.Tallies`).
         """
         if bodies and isinstance(bodies[0], bytes):
             bodies = [body.decode() for body in bodies]
         inserted = self._insert(zip(keys, vids, scenarios, sources, bodies), len(keys))
         if inserted is None:
             self.added += len(keys)
+            self.tallies.add(keys, vids, scenarios, conditions, passed, trials, units, rewards)
+            self.tallies.stage(self.conn.cursor(), self.ingest)
             return len(keys)
         self._check_skipped(keys, bodies, inserted)
         first: set[int] = set()
-        for key, vid, scenario, condition, ok, place in zip(keys, vids, scenarios, conditions, passed,
-                                                             places or [None] * len(keys)):
+        added = []
+        for key, vid, scenario, condition, ok, place in zip(keys, vids, scenarios, conditions, passed, places):
             if key in inserted and key not in first:
                 first.add(key)
+                added.append(True)
             else:
                 tally(self.skipped, (vid,), (scenario,), (condition,), (ok,), (place,))
+                added.append(False)
+        self.tallies.add(keys, vids, scenarios, conditions, passed, trials, units, rewards, added)
+        self.tallies.stage(self.conn.cursor(), self.ingest)
         self.added += len(first)
         return len(first)
 
@@ -135,7 +151,8 @@ class RunWriter:
 
     def finish(self, offered: dict[tuple, list[int]]) -> int:
         """Add the tally of the runs added (``offered`` less those skipped) to ``counts`` and
-        ``steps``; return how many runs this ingest added."""
+        ``steps``, and their trial outcomes and unit sums to ``trial_outcomes`` and
+        ``unit_cells``; return how many runs this ingest added."""
         counts: dict[tuple, list[int]] = {}
         steps: dict[tuple, int] = {}
         for group, (n, k, u) in offered.items():
@@ -152,6 +169,7 @@ class RunWriter:
             cur.executemany(self._sql(_UPSERT_COUNTS), [(*g, *c) for g, c in sorted(counts.items())])
         if steps:
             cur.executemany(self._sql(_UPSERT_STEPS), [(*g, n) for g, n in sorted(steps.items())])
+        self.tallies.write(cur, self.ingest)
         self.skipped = {}
         return self.added
 

@@ -90,17 +90,21 @@ class Prepared:
     """A run ready to store: its ``body`` (the canonical JSON its hash is taken over), its
     ``identity``, ``scenario``, ``condition`` key, ``passed`` (1, 0 or None for unknown) and
     ``source`` (JSON or None), as a ledger stores them; its ``outcome`` as JSON and how many
-    ``steps`` (events) it took, and its ``place`` (:func:`fluke.record.place_of`). :meth:`run`
-    builds the :class:`Run`.
+    ``steps`` (events) it took, and its ``place`` (:func:`fluke.record.place_of`); its ``trial``
+    and declared ``unit`` (None: the scenario) feed the ledger's trial and unit tallies.
+    :meth:`run` builds the :class:`Run`.
     """
 
-    __slots__ = ("body", "identity", "scenario", "condition", "passed", "source", "outcome", "steps", "place")
+    __slots__ = ("body", "identity", "scenario", "condition", "passed", "source", "outcome", "steps", "place",
+                 "trial", "unit")
 
     def __init__(self, body: bytes, identity: Identity, scenario: str, condition: str, passed: int | None,
-                 source: str | None, outcome: dict[str, Any], steps: int, place: tuple | None = None) -> None:
+                 source: str | None, outcome: dict[str, Any], steps: int, place: tuple | None,
+                 trial: int, unit: str | None) -> None:
         self.body, self.identity, self.scenario = body, identity, scenario
         self.condition, self.passed, self.source = condition, passed, source
         self.outcome, self.steps, self.place = outcome, steps, place
+        self.trial, self.unit = trial, unit
 
     def run(self) -> Run:
         """The run itself, validated from the body (and source) by the model."""
@@ -156,8 +160,8 @@ def _checked(fields: Any) -> Prepared:
     scenario = _name(values["scenario"])
     if not scenario:
         raise _Slow
-    _int64(values["trial"])
-    _opt_name(values["unit"])
+    trial = _int64(values["trial"])
+    unit = _opt_name(values["unit"])
     _opt_name(values["tape"])
     if type(values["error"]) not in _OPT_STR:
         raise _Slow
@@ -216,7 +220,7 @@ def _checked(fields: Any) -> Prepared:
                 check_json(event["result"])
     return Prepared(body, identity, scenario, condition_key(condition) if condition else "",
                     None if passed is None else 1 if passed else 0, _source(source), outcome, len(events),
-                    place_of(passed, died, events))
+                    place_of(passed, died, events), trial, unit)
 
 
 def _identity(given: Any) -> tuple[Identity, dict[str, Any]]:
