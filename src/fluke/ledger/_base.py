@@ -353,16 +353,23 @@ class Ledger:
         that split a ledger between processes (each with its own connection).
 
         >>> from fluke.ledger import open_ledger
-        >>> open_ledger(":memory:").slices(4)
+        >>> from fluke.record import Run
+        >>> ledger = open_ledger(":memory:")
+        >>> ledger.slices(4)
         []
+        >>> _ = ledger.ingest([Run(scenario="s", trial=t) for t in range(10)])
+        >>> ledger.slices(4) if ledger.SLICE_KEY == "rowid" else None
+        [(1, 2), (3, 5), (6, 7), (8, 10)]
+        >>> sum(len(list(ledger.run_slice(b))) for b in ledger.slices(4))
+        10
         """
         low, high = self.query(f"SELECT MIN({self.SLICE_KEY}), MAX({self.SLICE_KEY}) FROM runs")[0]
         if low is None:
             return []
-        parts = max(1, min(int(parts), int(high) - int(low) + 1))
-        width = (int(high) - int(low) + 1) / parts
-        edges = [int(low) + int(width * i) for i in range(parts)] + [int(high) + 1]
-        return [(a, b - 1) for a, b in zip(edges, edges[1:]) if b > a]
+        low, span = int(low), int(high) - int(low) + 1
+        parts = max(1, min(int(parts), span))
+        edges = [low + span * i // parts for i in range(parts + 1)]   # exact: integers of any size
+        return [(a, b - 1) for a, b in zip(edges, edges[1:])]
 
     def run_slice(self, bounds: tuple[int, int], *, scenario: str | None = None,
                   version: str | Sequence[str] | None = None) -> Iterator[str]:
