@@ -51,15 +51,46 @@ def _peak(url: str, verb: str, call: str, answer: str) -> dict:
     return json.loads(done.stdout.strip().splitlines()[-1])
 
 
+@pytest.fixture(scope="module")
+def ledgers(tmp_path_factory):
+    """Ledgers of 5,000 and 50,000 runs, for the verbs whose peak memory is compared."""
+    where = tmp_path_factory.mktemp("bounded")
+    return _ledger(where / "5k.db", 5_000), _ledger(where / "50k.db", 50_000)
+
+
 @pytest.mark.skipif(not os.path.exists("/proc/self/status"), reason="reads VmHWM from /proc")
-def test_compare_peak_memory_does_not_grow_with_the_ledger(tmp_path):
-    small, big = _ledger(tmp_path / "5k.db", 5_000), _ledger(tmp_path / "50k.db", 50_000)
+def test_compare_peak_memory_does_not_grow_with_the_ledger(ledgers):
+    small, big = ledgers
     call, answer = 'compare(ledger, "model=a", "model=b", record=False)', 'doc["a"]["runs"]'
     got_small, got_big = _peak(small, "compare", call, answer), _peak(big, "compare", call, answer)
     assert (got_small["answer"], got_big["answer"]) == (2_500, 25_000)   # every run of arm a was read
     # Holding the runs costs ~40 KB each (45,000 more runs: ~1.8 GB more); a reduction ~0.3 KB (~14 MB).
     grown_mb = (got_big["peak_kb"] - got_small["peak_kb"]) / 1024
     assert grown_mb < 60, (got_small, got_big)
+
+
+@pytest.mark.skipif(not os.path.exists("/proc/self/status"), reason="reads VmHWM from /proc")
+def test_grade_peak_memory_does_not_grow_with_the_ledger_even_streaming_every_grade(ledgers, tmp_path):
+    """One process reads, grades and streams every grade (as ``--jsonl`` does) of 5k and of
+    50k runs; the second holds no more than the first."""
+    small, big = ledgers
+    spec = tmp_path / "spec.json"
+    spec.write_text(json.dumps({"tools": ["lookup", "refund"], "required": ["lookup"], "forbidden": ["refund"]}))
+    out = tmp_path / "grades.jsonl"
+    call = (f'grade(ledger, {str(spec)!r}, store=False, jobs=1, '
+            f'sink=GradeWriter(open({str(out)!r}, "wb"), lines=True))')
+    answer = '[doc["runs_total"], len(doc["worst_runs"]), doc["gate"]["passed"]]'
+    got_small = _peak(small, "grade, GradeWriter", call, answer)
+    with open(out, "rb") as fh:
+        assert sum(1 for _ in fh) == 5_000        # every grade was written (the answer comes last, on close)
+    got_big = _peak(big, "grade, GradeWriter", call, answer)
+    with open(out, "rb") as fh:
+        assert sum(1 for _ in fh) == 50_000
+    # every run calls the forbidden refund: the gate fails; 25 worst rows kept for each of 2 versions
+    assert (got_small["answer"], got_big["answer"]) == ([5_000, 50, False], [50_000, 50, False])
+    # Holding every grade costs ~1 KB each here (45,000 more runs: ~45 MB more); counts hold nothing per run.
+    grown_mb = (got_big["peak_kb"] - got_small["peak_kb"]) / 1024
+    assert grown_mb < 15, (got_small, got_big)
 
 
 def test_a_report_past_the_memory_budget_is_refused_before_it_starts(tmp_path, monkeypatch):
@@ -86,9 +117,12 @@ def test_grade_and_compare_say_the_limit_too(tmp_path, monkeypatch):
     done = CliRunner().invoke(group, ["--ledger", url, "compare", "model=a", "model=b", "--no-record",
                                       "--spec", str(spec)])
     assert done.exit_code == 2 and "the arm 'model=a' on 200 runs would need about 78.1 KB" in done.output
-    done = CliRunner().invoke(group, ["--ledger", url, "grade", "--spec", str(spec)])
-    assert done.exit_code == 2 and "grade on 400 runs would need about 1.5 MB" in done.output
-    assert "--version" in done.output
+    # grading holds counts, not grades, unless every row is asked for (--all)
+    done = CliRunner().invoke(group, ["--ledger", url, "grade", "--spec", str(spec), "--no-store"])
+    assert done.exit_code == 0 and "… and 175 more runs" in done.output, done.output
+    done = CliRunner().invoke(group, ["--ledger", url, "grade", "--spec", str(spec), "--all"])
+    assert done.exit_code == 2 and "grade --all on 400 runs would need about 1.5 MB" in done.output
+    assert "--version" in done.output and "--jsonl" in done.output
 
 
 def test_fixcheck_says_the_limit_of_the_arrays_it_builds_from_the_trial_table(tmp_path, monkeypatch):

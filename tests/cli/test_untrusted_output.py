@@ -141,3 +141,14 @@ def test_on_a_terminal_only_colour_escapes_are_written(hostile_ledger):
         bad = [e for e in escapes if not re.fullmatch(r"\[[0-9;]*m", e)]
         assert not bad, f"{verb}: non-colour escapes reached the terminal: {bad[:5]}"
         assert "evil.example" not in "".join(escapes)
+
+
+def test_grade_jsonl_streams_every_grade_inert_and_without_secrets(hostile_ledger):
+    folder, path = hostile_ledger
+    result = CliRunner().invoke(group, ["--ledger", path, "grade", "--spec", str(folder / "spec.yaml"), "--jsonl",
+                                        "--no-store", "--jobs", "2"])
+    assert result.exit_code == 1, result.stderr or result.output    # every run calls the forbidden refund
+    _check_bytes(result.stdout + result.stderr, "fluke grade --jsonl")
+    rows = [json.loads(row) for row in result.stdout.splitlines()]
+    assert len(rows) == len(_runs()) + 1 and rows[-1]["kind"] == "grade"   # a line per run, then the answer
+    assert all(r["hard"] for r in rows[:-1]) and rows[-1]["runs_total"] == len(_runs())

@@ -97,3 +97,28 @@ def test_grade_the_ledger_stores_grades_that_recreate_every_verdict(tmp_path):
             assert RunGrade.from_dict(stored[run.hash]) == grade_run(run, replayed)
     again = invoke("--ledger", db, "grade", "--spec", str(spec), "--json", "--scenario", "a")
     assert again.exit_code == 0 and json.loads(again.output)["stored"] == 0     # already stored
+
+
+@pytest.mark.parametrize("jobs", ["1", "2"])
+def test_grade_jsonl_and_json_stream_every_grade_the_pydantic_grader_gives(tmp_path, jobs):
+    """Every run's grade, streamed: ``--jsonl`` a line per run then the answer; ``--json`` one
+    document whose ``runs`` are the same grades. The oracle: grade_run on each stored Run."""
+    from fluke.ledger import open_ledger
+
+    db = str(tmp_path / "fluke.db")
+    runs = [r.model_copy(update={"trial": t}) for t in range(200) for r in _runs()[2:4]]   # 400 runs
+    spec, _ = _files(tmp_path, runs)
+    with open_ledger(db) as ledger:
+        ledger.ingest(runs)
+        expected = {r.hash: grade_run(r, load_spec(spec)).to_dict() for r in ledger.runs()}
+    lines = invoke("--ledger", db, "grade", "--spec", str(spec), "--jsonl", "--no-store", "--jobs", jobs)
+    assert lines.exit_code == 1
+    rows = [json.loads(row) for row in lines.output.splitlines()]
+    *grades, answer = rows
+    assert {g["run_hash"]: g for g in grades} == expected and len(grades) == 400
+    assert answer["kind"] == "grade" and answer["runs_total"] == 400 and answer["stored"] is None
+    # the answer keeps 25 worst rows per version: the lucky runs (trial 2 of scenario a) first
+    assert len(answer["worst_runs"]) == 25 and all(not g["path_ok"] and g["output_ok"] for g in answer["worst_runs"])
+    assert answer["gate"]["reasons"] == ["b: hard violation in 200 of 200 runs"]
+    doc = json.loads(invoke("--ledger", db, "grade", "--spec", str(spec), "--json", "--no-store", "--jobs", jobs).output)
+    assert doc["runs"] == grades and {k: v for k, v in doc.items() if k != "runs"} == answer

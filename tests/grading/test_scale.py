@@ -21,7 +21,7 @@ import pytest
 from click.testing import CliRunner
 
 from fluke.cli import group
-from fluke.grading import grade_run, load_spec, luck_rate
+from fluke.grading import gate, grade_run, load_spec, luck_rate, row_order
 
 from ..conftest import TAU_AIRLINE, need
 
@@ -38,10 +38,29 @@ def airline(tmp_path_factory):
     url = str(tmp_path_factory.mktemp("airline") / "airline.db")
     with open_ledger(url) as ledger:
         ledger.ingest(runs)
-        order = [r.hash for r in ledger.runs()]
     spec = load_spec(SPEC)
     by_hash = {r.hash: grade_run(r, spec) for r in runs}
-    return url, spec, [by_hash[h] for h in order]
+    return url, spec, [by_hash[h] for h in _stored_order(url)]
+
+
+def _stored_order(url: str) -> list[str]:
+    """The run hashes in the file's storage order (rowid), read with sqlite3 itself."""
+    import hashlib
+
+    with sqlite3.connect(url) as db:
+        return [hashlib.sha256(body.encode()).hexdigest() for (body,) in db.execute("SELECT body FROM runs ORDER BY rowid")]
+
+
+def _every(ledger, spec, **options):
+    """grade_ledger's answer, and every grade it streamed (in the order streamed)."""
+    import orjson
+
+    from fluke.analysis import grade_ledger
+    from fluke.grading import RunGrade
+
+    lines: list = []
+    got = grade_ledger(ledger, spec, sink=lines.extend, **options)
+    return got, [RunGrade.from_dict(orjson.loads(raw)) for raw in lines]
 
 
 def _copy(url: str, tmp_path: Path) -> str:
@@ -53,17 +72,19 @@ def _copy(url: str, tmp_path: Path) -> str:
 
 @pytest.mark.parametrize("executor, jobs", [("local", 1), ("processes", 2)])
 def test_chunked_grades_equal_the_pydantic_grades_and_the_known_luck_rate(airline, tmp_path, executor, jobs):
-    from fluke.analysis import grade_ledger
     from fluke.ledger import open_ledger
 
     url, spec, expected = airline
     with open_ledger(_copy(url, tmp_path)) as ledger:
-        got = grade_ledger(ledger, spec, executor=executor, jobs=jobs, chunk=16, batch=40)
+        got, grades = _every(ledger, spec, executor=executor, jobs=jobs, chunk=16, batch=40)
         assert (got.executor, got.graded, got.stored, got.reused) == (executor, 200, 200, 0)
-        assert list(got.grades) == expected
-        assert [g.reference for g in got.grades] == [g.reference for g in expected]
-        pooled = luck_rate(list(got.grades)).pooled
-        assert (pooled.lucky, pooled.green) == (11, 84)
+        assert grades == expected        # every grade, in the order the file stores the runs
+        assert [g.reference for g in grades] == [g.reference for g in expected]
+        pooled = got.tally.luck(grades[0].version).pooled
+        assert (pooled.lucky, pooled.green) == (11, 84) == (luck_rate(expected).pooled.lucky, 84)
+        assert got.tally.gate() == gate(expected)
+        # the worst rows: the 25 first of the pydantic grades sorted worst first (a stable sort)
+        assert list(got.worst[grades[0].version]) == sorted(expected, key=row_order)[:25]
         stored = ledger.grades(spec.digest)
     assert stored == {g.run_hash: g.to_dict() for g in expected}
 
@@ -105,7 +126,6 @@ KILLED = textwrap.dedent("""
 def test_a_grade_killed_part_way_resumes_without_regrading_what_it_stored(airline, tmp_path, how):
     """SIGKILL to the grading process alone; SIGINT to its whole process group, as Ctrl-C
     on a terminal sends it (its worker processes too)."""
-    from fluke.analysis import grade_ledger
     from fluke.ledger import open_ledger
 
     url, spec, expected = airline
@@ -137,9 +157,9 @@ def test_a_grade_killed_part_way_resumes_without_regrading_what_it_stored(airlin
     with open_ledger(copy) as ledger:
         kept = len(ledger.grades(spec.digest))
         assert kept == 60             # three whole batches of 20; nothing of a fourth
-        again = grade_ledger(ledger, spec, executor="processes", jobs=2, chunk=20, batch=20)
+        again, grades = _every(ledger, spec, executor="processes", jobs=2, chunk=20, batch=20)
         assert (again.graded, again.stored, again.reused) == (200 - kept, 200 - kept, kept)
-        assert list(again.grades) == expected
+        assert grades == expected
         assert len(ledger.grades(spec.digest)) == 200
 
 
@@ -210,13 +230,31 @@ def test_on_each_backend_batches_are_stored_between_reads_and_a_second_grade_rea
     """The runs stream through the ledger's cursor while batches commit between reads (a
     PostgreSQL server and a SQLite file alike); a second grade grades nothing."""
     from fluke.adapters import read_file
-    from fluke.analysis import grade_ledger
 
     runs = list(read_file(need(TAU_AIRLINE), identity={"model": "gpt-4o"}))
     ledger.ingest(runs)
     spec = load_spec(SPEC)
-    expected = [grade_run(r, spec) for r in ledger.runs()]
-    first = grade_ledger(ledger, spec, executor="processes", jobs=2, chunk=16, batch=16)
-    assert (first.graded, first.stored, list(first.grades)) == (200, 200, expected)
-    again = grade_ledger(ledger, spec, executor="local", chunk=16)
-    assert (again.graded, again.stored, again.reused, list(again.grades)) == (0, 0, 200, expected)
+    expected = {r.hash: grade_run(r, spec) for r in ledger.runs()}
+    first, grades = _every(ledger, spec, executor="processes", jobs=2, chunk=16, batch=16)
+    assert (first.graded, first.stored, {g.run_hash: g for g in grades}) == (200, 200, expected)
+    again, regrades = _every(ledger, spec, executor="local", chunk=16)
+    assert (again.graded, again.stored, again.reused, regrades) == (0, 0, 200, grades)   # the same order
+    assert again.worst == first.worst and again.tally.gate() == gate(list(expected.values()))
+
+
+def test_on_each_backend_many_slices_on_two_workers_give_every_run_once_as_one_process(ledger):
+    """Slices of a few runs each (rowid ranges on SQLite, hash ranges on PostgreSQL), filtered
+    by version: each selected run is graded exactly once, and two worker processes (each with
+    its own connection) stream the grades one process streams, in the same order."""
+    from fluke.adapters import read_file
+
+    for model in ("gpt-4o", "other"):
+        ledger.ingest(read_file(need(TAU_AIRLINE), identity={"model": model}))
+    spec = load_spec(SPEC)
+    chosen = ledger.resolve_version("model=gpt-4o")
+    expected = {r.hash: grade_run(r, spec) for r in ledger.runs(version=chosen)}
+    one, grades = _every(ledger, spec, version=chosen, store=False, executor="local", chunk=7)
+    two, graded = _every(ledger, spec, version=chosen, store=False, executor="processes", jobs=2, chunk=7)
+    assert len(grades) == 200 and {g.run_hash: g for g in grades} == expected   # each once, none of "other"
+    assert graded == grades and two.worst == one.worst and two.tally.gate() == one.tally.gate()
+    assert (one.graded, two.graded, two.executor) == (200, 200, "processes")

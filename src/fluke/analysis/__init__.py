@@ -26,6 +26,7 @@ _EXPORTS: dict[str, str] = {
     "TABLE_ROWS": "_document", "check_budget": "_budget", "available_memory": "_budget",
     "grade": "_grade", "GradeResult": "_grade", "parse_prior": "_grade",
     "grade_ledger": "_grade_stream", "LedgerGrades": "_grade_stream", "pick_executor": "_grade_stream",
+    "GradeWriter": "_grade_write",
     "believe": "_believe", "predict": "_believe", "review": "_believe", "BeliefResult": "_believe",
     "PredictionResult": "_believe", "ReviewResult": "_believe", "Beliefs": "_beliefs", "beliefs": "_beliefs",
     "cell_name": "_beliefs",

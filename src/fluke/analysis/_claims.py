@@ -235,6 +235,6 @@ def claim_gate(ledger, spec, *, version: str | None = None, unknown: str = "fail
     found = ("no hard violation; no soft check failed by a majority of a case's runs" if gate.passed else
              f"fails in {len(failing)} of {len(gate.cases)} cases")
     return Claim("gate", "the grading gate passes", status, found,
-                 f"{len(result.grades)} runs of version {chosen[:12]}; spec {result.spec.digest[:12]}; "
+                 f"{result.runs} runs of version {chosen[:12]}; spec {result.spec.digest[:12]}; "
                  + _unknowns((result.unknowns or {}).get(chosen, 0), result.unknown_policy),
                  tuple(gate.reasons), version=chosen)

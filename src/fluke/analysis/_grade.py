@@ -18,7 +18,7 @@ from typing import Any, Sequence
 
 from ..errors import UsageError
 from ..format import fmt_share
-from ._document import Column, Span, Table, blank, line, note
+from ._document import TABLE_ROWS, Column, Span, Table, blank, line, note
 from ._result import Result
 from ._select import require_runs, select_versions
 from ._unknowns import check_unknown, unknown_fields, unknown_note
@@ -59,13 +59,16 @@ def _violations(g: Any, limit: int = 6) -> str:
 
 @dataclass(frozen=True)
 class GradeResult(Result):
-    """Grades of every run, the luck rate per version (per case and pooled) and the gate."""
+    """The gate, the luck rate per version (per case and pooled), the reference summary and
+    the worst graded runs of each version (``rows`` of them, every one when ``rows`` was None),
+    over ``runs`` graded runs: what it prints, which does not grow with the runs."""
 
     kind = "grade"
     spec: Any
     spec_path: str | None
     source: str
-    grades: tuple
+    runs: int
+    worst: dict             # version -> its worst grades, worst first
     labels: dict
     luck: dict              # version -> LuckReport
     gate: Any               # GateResult
@@ -74,6 +77,8 @@ class GradeResult(Result):
     unknowns: dict | None = None    # version -> runs whose outcome is unknown
     unknown_policy: str = "fail"
     reused: int = 0         # grades read back from an earlier (maybe interrupted) grade
+    version_runs: dict | None = None    # version -> runs graded
+    references: dict | None = None      # version -> how its runs met the spec's reference
 
     @property
     def passed(self) -> bool:
@@ -86,8 +91,11 @@ class GradeResult(Result):
 
     def payload(self) -> dict[str, Any]:
         return {"spec": {"digest": self.spec.digest, "name": self.spec.name, "path": self.spec_path},
-                "source": self.source, "stored": self.stored, "reused": self.reused, "runs": [g.to_dict() for g in self.grades],
-                "luck": {v: {"label": self.labels[v], **rep.to_dict()} for v, rep in self.luck.items()},
+                "source": self.source, "stored": self.stored, "reused": self.reused, "runs_total": self.runs,
+                "worst_runs": [g.to_dict() for v in self.versions for g in self.worst.get(v, ())],
+                "luck": {v: {"label": self.labels[v], "runs_graded": (self.version_runs or {}).get(v, 0),
+                             "reference": (self.references or {}).get(v), **rep.to_dict()}
+                         for v, rep in self.luck.items()},
                 "gate": self.gate.to_dict(),
                 **unknown_fields(sum((self.unknowns or {}).values()), self.unknown_policy),
                 "unknowns_by_version": dict(self.unknowns or {})}
@@ -104,8 +112,8 @@ class GradeResult(Result):
             if len(self.gate.reasons) > 20:
                 out.append(note(f"  … {len(self.gate.reasons) - 20} more reasons (all in --json)"))
         out.append(note(f"spec {self.spec_path or self.spec.name or 'given'} (sha256 {self.spec.digest[:12]}) over "
-                        f"{len(self.grades)} runs from {self.source}"))
-        if not self.grades:
+                        f"{self.runs} runs from {self.source}"))
+        if not self.runs:
             return out + [line("no runs to grade")]
         failed_cases = {(c.version, c.scenario) for c in self.gate.cases if c.failed}
         for version in self.versions:
@@ -123,24 +131,24 @@ class GradeResult(Result):
                              [Column("scenario", key=True), Column("runs", "right"), Column("output ok", "right"),
                               Column("lucky", "right"), Column("luck rate", "right"),
                               Column("credible interval", "right"), Column("gate")], rows, more="cases"))
-            mine = [g for g in self.grades if g.version == version]
-            refs = [g.reference for g in mine if getattr(g, "reference", None) is not None
-                    and g.reference.recall is not None]
-            if refs:
-                complete = sum(bool(r.complete) for r in refs)
-                mean = lambda xs: sum(xs) / len(xs) if xs else float("nan")  # noqa: E731
-                out.append(line(f"reference ({refs[0].mode}): {fmt_share(complete, len(refs))} of runs made every "
-                                f"expected call; mean precision {mean([r.precision for r in refs if r.precision is not None]):.3f}, "
-                                f"recall {mean([r.recall for r in refs]):.3f}, score {mean([r.score for r in refs if r.score is not None]):.3f} "
+            ref = (self.references or {}).get(version)
+            if ref:
+                out.append(line(f"reference ({ref['mode']}): {fmt_share(ref['complete'], ref['runs'])} of runs made "
+                                f"every expected call; mean precision {ref['precision']:.3f}, recall "
+                                f"{ref['recall']:.3f}, score {ref['score']:.3f} "
                                 "(score = 2 matched / (expected + made): missing and extra calls both cost)"))
-            mine.sort(key=lambda g: (g.output_ok is not True or g.path_ok, g.path_ok, not g.hard))
+            mine = self.worst.get(version, ())
+            total = (self.version_runs or {}).get(version, len(mine))
             out.append(Table(f"runs of version {version[:12]} (lucky and broken paths first)",
                              [Column("scenario", key=True), Column("trial", "right"), Column("output"),
                               Column("path"), Column("verdict"), Column("violations (check@event)")],
                              [[g.scenario, str(g.trial), {True: "ok", False: "fail", None: "—"}[g.output_ok],
                                "ok" if g.path_ok else ("hard" if g.hard else "soft" if g.soft_checks else "warn"),
-                               _verdict(g), _violations(g)] for g in mine], more="runs"))
+                               _verdict(g), _violations(g)] for g in mine], more="runs", total=total))
             if self.show_violations:
+                if total > len(mine):
+                    out.append(note(f"  the violations of the {len(mine)} runs above (of {total}; --all for every "
+                                    "run, --jsonl for every grade)"))
                 for g in mine:
                     for v in g.violations:
                         where = "—" if v.index is None else v.index
@@ -161,7 +169,7 @@ class GradeResult(Result):
         return out
 
 
-#: What grading keeps of one run (its grade and violations), for the memory check.
+#: What grading keeps of one run (its grade and violations) when every row is kept (``rows=None``).
 GRADE_BYTES = 4_000
 
 
@@ -169,16 +177,21 @@ def grade(ledger, spec, *, files: Sequence[str] = (), input_format: str | None =
           identity: dict | None = None, version: str | None = None, scenario: str | None = None,
           prior: str | Sequence[float] = (0.5, 0.5), level: float = 0.95, store: bool = True,
           show_violations: bool = False, unknown: str = "fail", executor: str | None = None,
-          jobs: int | None = None, address: str | None = None, progress: Any = None) -> GradeResult:
+          jobs: int | None = None, address: str | None = None, progress: Any = None,
+          rows: int | None = TABLE_ROWS, sink: Any = None) -> GradeResult:
     """Grade runs from ``files`` (or from the ledger) against ``spec`` (a path, a dict or a Spec).
 
     ``ledger`` may be a callable that opens it, so a bad spec is refused before any ledger is touched.
     Grading the ledger stores each grade under the spec's digest unless ``store=False``.
     ``unknown``: a run whose outcome is unknown is a run whose output is not ok (``"fail"``) or is
     left out of the luck rate's runs (``"exclude"``); it is graded and gated either way.
+    The result keeps the ``rows`` worst grades of each version (every grade when None: memory
+    then grows with the runs, and a request past the machine is refused first); ``sink``, when
+    given, is called with every grade's JSON (a list of bytes at a time) as it is made, in order:
+    how ``--json`` and ``--jsonl`` stream every grade without holding them.
     """
     unknown = check_unknown(unknown)
-    from ..grading import gate, grade_run, load_spec, luck_rate
+    from ..grading import ChunkGrader, grade_run, load_spec
     from ._select import check_level
 
     spec_path = spec if isinstance(spec, str) else None
@@ -193,42 +206,45 @@ def grade(ledger, spec, *, files: Sequence[str] = (), input_format: str | None =
         if version or scenario:
             raise UsageError("--version/--scenario filter the ledger only; with FILES, grade the files you want")
         runs = (r for path in files for r in read_file(path, format=input_format, identity=identity or {}))
-        source = ", ".join(files)
+        from ._grade_stream import Merge
+
+        grader, merged, labels = ChunkGrader(spec.body, keep=rows, lines=sink is not None), Merge(rows, sink), {}
+        part: list = []
+        for run in runs:   # each run is graded as it streams and dropped
+            part.append(run)
+            if run.version not in labels:
+                labels[run.version] = run.identity.label()
+            if len(part) == 500:
+                merged.add(grader.collect(((grade_run(r, spec), None) for r in part), number=merged.tally.runs))
+                part = []
+        if part:
+            merged.add(grader.collect(((grade_run(r, spec), None) for r in part), number=merged.tally.runs))
+        tally, worst = merged.tally, merged.rows()
+        stored, reused, source = None, 0, ", ".join(files)
     else:
         chosen = select_versions(ledger, version)
         if chosen is None:
             require_runs(ledger)
-        from ._budget import check_budget
-
         total = ledger.count(scenario=scenario, version=chosen)
-        check_budget(total, "grade", GRADE_BYTES,
-                     hint="grade one version or scenario at a time (--version, --scenario)")
+        if rows is None:   # every grade is held only when every row is asked for
+            from ._budget import check_budget
+
+            check_budget(total, "grade --all", GRADE_BYTES,
+                         hint="grade one version or scenario at a time (--version, --scenario), or stream "
+                              "every grade with --jsonl instead of --all")
         if store:
             ledger.put_document("spec", spec.body)
         from ._grade_stream import grade_ledger
 
         graded = grade_ledger(ledger, spec, version=chosen, scenario=scenario, store=store, executor=executor,
-                              jobs=jobs, address=address, total=total, progress=progress)
-        grades, stored, reused = list(graded.grades), graded.stored, graded.reused
-        seen = {g.version for g in grades}
+                              jobs=jobs, address=address, total=total, progress=progress, keep=rows, sink=sink)
+        tally, worst, stored, reused = graded.tally, graded.worst, graded.stored, graded.reused
+        seen = set(tally.versions())
         labels = {info.version: info.identity.label() for info in ledger.versions() if info.version in seen}
         source = f"ledger {ledger.url}"
-    if files:
-        grades, labels = [], {}
-        for run in runs:   # each run is graded as it streams and dropped: only its grade is kept
-            grades.append(grade_run(run, spec))
-            if run.version not in labels:
-                labels[run.version] = run.identity.label()
-        stored, reused = None, 0
-    by_version: dict[str, list] = {}
-    unknowns: dict[str, int] = {}
-    for g in grades:   # the runs streamed past; a grade's output_ok is its run's outcome
-        missing = g.output_ok is None
-        unknowns[g.version] = unknowns.get(g.version, 0) + missing
-        if not (missing and unknown == "exclude"):
-            by_version.setdefault(g.version, []).append(g)
-        else:
-            by_version.setdefault(g.version, [])
-    luck = {v: luck_rate(gs, prior=prior_ab, level=level) for v, gs in by_version.items()}
-    return GradeResult(spec, spec_path, source, tuple(grades), labels, luck, gate(grades), stored, show_violations,
-                       unknowns, unknown, reused)
+    versions = tally.versions()
+    luck = {v: tally.luck(v, prior=prior_ab, level=level, exclude_unknown=unknown == "exclude") for v in versions}
+    return GradeResult(spec, spec_path, source, tally.runs, worst, labels, luck, tally.gate(), stored,
+                       show_violations, {v: tally.unknowns(v) for v in versions}, unknown, reused,
+                       {v: tally.version_runs(v) for v in versions}, {v: tally.reference(v) for v in versions})
+

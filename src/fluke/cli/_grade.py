@@ -33,32 +33,39 @@ from ._common import Context, output_options, pass_context, progress_bar, unknow
                    "a Ray cluster (pip install 'fluke[ray]'). Default: processes when --jobs > 1.")
 @click.option("--address", default=None, metavar="ADDR",
               help="With --executor ray: the cluster to join (host:port, as `ray start --head` prints).")
+@click.option("--jsonl", is_flag=True,
+              help="Stream one JSON line per run's grade as it is made, then one line with the answer.")
 @unknown_option
 @output_options
 @pass_context
 def grade(ctx: Context, files: tuple[str, ...], spec_path: str, input_format: str | None,
           identity: tuple[str, ...], version: str | None, scenario: str | None, prior: str, level: float,
           show_violations: bool, no_store: bool, jobs: int | None, executor: str | None, address: str | None,
-          unknown: str) -> None:
-    """Grade the path of every run against a spec: per-run verdicts, the luck rate, the gate.
+          unknown: str, jsonl: bool) -> None:
+    """Grade the path of every run against a spec: the gate, the luck rate, the worst runs.
 
     Runs come from the ledger, or from FILES when given (format auto-detected). Grading
     the ledger stores each run's grade under the spec's SHA-256 digest, with the spec
-    itself, so any verdict can be re-created. Runs are read in chunks of 500 and graded on
-    every core (--jobs, --executor processes) or on a Ray cluster (--executor ray --address);
+    itself, so any verdict can be re-created. The ledger is read in slices of about 500
+    runs, each graded by a worker that reads it itself, on every core (--jobs, --executor
+    processes) or on a Ray cluster (--executor ray --address, which is sent the runs);
     grades are stored as they are done, a few thousand to a transaction, so a grade that was
     interrupted (Ctrl-C, a killed process) and started again grades only what was not yet
-    stored, and gives the same answer. --no-store grades every run afresh. Exit code 1 when
-    the gate fails (a hard violation anywhere, or a soft check failed by a strict majority of
-    a case's runs).
+    stored, and gives the same answer. --no-store grades every run afresh. The table of runs
+    shows the worst 25 of each version and how many more (--all: every one); --json and
+    --jsonl stream every run's grade as it is made, in the ledger's storage order, so
+    memory stays flat however many runs there are. Exit code 1 when the gate fails (a hard
+    violation anywhere, or a soft check failed by a strict majority of a case's runs).
 
     \b
     Example:
       fluke grade --spec examples/specs/airline.yaml \\
           ../shared/data/tau-bench/historical_trajectories/gpt-4o-airline.json --identity model=gpt-4o
       fluke grade --spec examples/specs/airline.yaml --format markdown > comment.md
+      fluke grade --spec examples/specs/airline.yaml --jsonl > grades.jsonl
       fluke grade --spec examples/specs/airline.yaml --executor ray --address 10.0.0.5:6379
     """
+    from ..analysis import TABLE_ROWS, GradeWriter
     from ..analysis import grade as grade_runs
     from ._ingest import parse_identity
 
@@ -66,12 +73,17 @@ def grade(ctx: Context, files: tuple[str, ...], spec_path: str, input_format: st
         raise click.UsageError("--jobs/--executor/--address grade the ledger; FILES are graded in this process")
     if address and executor not in (None, "ray"):
         raise click.UsageError(f"--address is for --executor ray, not {executor}")
-    with progress_bar(enabled=not files and not ctx.as_json and sys.stderr.isatty()) as bar:
+    writer = GradeWriter(sys.stdout.buffer, lines=jsonl) if jsonl or ctx.as_json else None
+    with progress_bar(enabled=not files and writer is None and sys.stderr.isatty()) as bar:
         result = grade_runs(None if files else ctx.ledger, spec_path, files=files, input_format=input_format,
                             identity=parse_identity(identity), version=version, scenario=scenario, prior=prior,
                             level=level, store=not no_store, show_violations=show_violations, unknown=unknown,
                             executor="ray" if address and not executor else executor, jobs=jobs, address=address,
-                            progress=bar.for_total("grading") if bar else None)
-    ctx.emit(result)
+                            progress=bar.for_total("grading") if bar else None,
+                            rows=None if ctx.all_rows and writer is None else TABLE_ROWS, sink=writer)
+    if writer is not None:
+        writer.close(result)
+    else:
+        ctx.emit(result)
     if not result.passed:
         sys.exit(1)

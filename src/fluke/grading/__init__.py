@@ -16,18 +16,21 @@ the gate, and the luck rate.
 (False, '100.0% (1/1 output-ok runs) [95% CrI 14.7–100.0%]')
 """
 
-from ._body import ChunkGrader, grade_body
+from ._body import ChunkGrader, ChunkGrades, grade_body, row_order
 from ._grade import RunGrade, Violation, first_hard_index, grade_run, make_grade
 from ._spec import CHECKS, SEVERITIES, Spec, load_spec
 from ._matchers import equal
 from ._pairing import pair_ordered, pair_unordered
 from ._reference import MODES, ReferenceResult, call_text
 from ._text import redact
-from ._verdict import CaseGate, GateResult, LuckRate, LuckReport, gate, luck_rate, luck_rates
+from ._tally import GradeTally
+from ._verdict import CaseGate, GateResult, LuckRate, LuckReport, gate, luck_rate, luck_rates, luck_report
 
 __all__ = [
-    "CHECKS", "MODES", "SEVERITIES", "CaseGate", "ChunkGrader", "GateResult", "LuckRate", "LuckReport",
+    "CHECKS", "MODES", "SEVERITIES", "CaseGate", "ChunkGrader", "ChunkGrades", "GateResult", "GradeTally", "LuckRate",
+    "LuckReport",
     "ReferenceResult", "RunGrade", "Spec", "Violation", "call_text", "equal", "first_hard_index",
-    "gate", "grade_body", "grade_run", "load_spec", "luck_rate", "luck_rates", "make_grade", "pair_ordered",
+    "gate", "grade_body", "grade_run", "load_spec", "luck_rate", "luck_rates", "luck_report", "make_grade",
+    "pair_ordered", "row_order",
     "pair_unordered", "redact",
 ]

@@ -23,13 +23,16 @@ True
 from __future__ import annotations
 
 import hashlib
-from typing import Any
+import heapq
+from dataclasses import dataclass
+from typing import Any, Iterable
 
 import orjson
 
 from ..record import FORMAT_VERSION, Identity
 from ._grade import RunGrade, grade_run
 from ._spec import Spec
+from ._tally import GradeTally
 
 _sha256 = hashlib.sha256
 _VERSIONS: dict[bytes, str] = {}     # identity JSON -> version hash (runs of one version recur)
@@ -94,26 +97,59 @@ def grade_body(body: str | bytes, spec: Spec, *, ledger: str = "the ledger") -> 
     return grade_run(row_run(body, None, ledger=ledger), spec)
 
 
+def row_order(grade: RunGrade) -> tuple[bool, bool, bool]:
+    """Where a run goes in a table of runs, worst first: lucky runs (output ok, path not ok),
+    then broken paths, hard violations before others, clean paths last.
+
+    >>> from fluke.grading import make_grade, Violation
+    >>> lucky = make_grade("a", "s", [Violation("forbidden", "hard", 1, "x")], True)
+    >>> sorted([make_grade("b", "s", [], True), lucky], key=row_order)[0] is lucky
+    True
+    """
+    return (grade.output_ok is not True or grade.path_ok, grade.path_ok, not grade.hard)
+
+
+@dataclass
+class ChunkGrades:
+    """What grading one chunk of bodies gives back, in a size that does not grow with the
+    runs unless asked: the :class:`GradeTally`, the ``keep`` worst grades of each version
+    (``(sort key, version, grade JSON)``, the key ending in the chunk's number and the run's place in
+    it, so chunks merge into the order one process gives), every grade's JSON in order when
+    ``lines`` was asked, the grades made here (not read back) with their run hashes when
+    storing, and a refusal (``("fault", error class name, message)``) instead when a body
+    was refused."""
+
+    number: int
+    tally: GradeTally
+    worst: list[tuple[tuple, Any, bytes]]
+    lines: list[bytes] | None
+    new: list[tuple[str, bytes]]
+    graded: int
+    reused: int
+    fault: tuple[str, str, str] | None = None
+
+
 class ChunkGrader:
     """Grades a chunk of stored bodies against one spec: the task a grading worker runs.
 
     Picklable (it carries the spec's body, not the compiled spec), so it can be sent to a
-    worker process or a Ray task; each worker compiles the spec once. Returns each grade as
-    canonical JSON (what the ledger stores, and compact to send back), or, when a body is
-    refused, ``("fault", error class name, message)`` so the caller raises the same one line.
+    worker process or a Ray task; each worker compiles the spec once. ``stored`` (run hash ->
+    grade JSON) holds grades an earlier grade stored: those runs are read back, not graded.
 
     >>> from fluke.record import Run, Outcome, content_json
-    >>> grader = ChunkGrader({"tools": ["lookup"], "required": ["lookup"]})
-    >>> grades = grader([content_json(Run(scenario="s", outcome=Outcome(passed=True)))])
-    >>> orjson.loads(grades[0])["violations"][0]["check"]
-    'required'
+    >>> grader = ChunkGrader({"tools": ["lookup"], "required": ["lookup"]}, lines=True)
+    >>> got = grader([content_json(Run(scenario="s", outcome=Outcome(passed=True)))])
+    >>> got.graded, got.tally.gate().passed, orjson.loads(got.lines[0])["violations"][0]["check"]
+    (1, False, 'required')
     """
 
     _compiled: dict[str, Spec] = {}   # per worker process: spec digest -> compiled spec
 
-    def __init__(self, spec_body: dict[str, Any], ledger: str = "the ledger") -> None:
+    def __init__(self, spec_body: dict[str, Any], ledger: str = "the ledger", *, keep: int | None = 25,
+                 lines: bool = False, store: bool = False) -> None:
         self.spec_body = spec_body
         self.ledger = ledger
+        self.keep, self.lines, self.store = keep, lines, store
 
     def _spec(self) -> Spec:
         from ..record import digest
@@ -125,12 +161,60 @@ class ChunkGrader:
             spec = self._compiled[key] = load_spec(self.spec_body)
         return spec
 
-    def __call__(self, bodies: list) -> list[bytes] | tuple[str, str, str]:
+    def __call__(self, bodies: list, *, number: int = 0, stored: dict[str, str] | None = None) -> ChunkGrades:
         from ..errors import FlukeError
-        from ..record import canonical_json
+
+        spec = self._spec()
+
+        def graded():
+            for body in bodies:
+                found = stored.get(_sha256(body.encode() if isinstance(body, str) else body).hexdigest()) \
+                    if stored else None
+                if found is not None:
+                    yield _stored_grade(found, self.ledger), found.encode()
+                else:
+                    yield grade_body(body, spec, ledger=self.ledger), None
 
         try:
-            spec = self._spec()
-            return [canonical_json(grade_body(b, spec, ledger=self.ledger).to_dict()) for b in bodies]
+            return self.collect(graded(), number=number)
         except FlukeError as exc:
-            return ("fault", type(exc).__name__, str(exc))
+            return ChunkGrades(number, GradeTally(), [], None, [], 0, 0, ("fault", type(exc).__name__, str(exc)))
+
+    def collect(self, grades: Iterable[tuple[RunGrade, bytes | None]], *, number: int = 0) -> ChunkGrades:
+        """The :class:`ChunkGrades` of ``(grade, its stored JSON or None when made here)`` pairs."""
+        from ..record import canonical_json
+
+        tally = GradeTally()
+        lines: list[bytes] | None = [] if self.lines else None
+        new: list[tuple[str, bytes]] = []
+        rows: dict[Any, list] = {}    # version -> [(key, grade, its JSON or None)]
+        reused = made = 0
+        for i, (g, raw) in enumerate(grades):
+            if raw is not None:
+                reused += 1
+            else:
+                made += 1
+                if self.lines or self.store:
+                    raw = canonical_json(g.to_dict())
+                    if self.store:
+                        new.append((g.run_hash, raw))
+            tally.add(g)
+            if lines is not None:
+                lines.append(raw)
+            rows.setdefault(g.version, []).append(((*row_order(g), number, i), g, raw))
+        worst = []
+        for version, kept in rows.items():
+            if self.keep is not None and len(kept) > self.keep:
+                kept = heapq.nsmallest(self.keep, kept, key=lambda row: row[0])
+            worst += [(key, version, canonical_json(g.to_dict()) if raw is None else raw) for key, g, raw in kept]
+        return ChunkGrades(number, tally, worst, lines, new, made, reused)
+
+
+def _stored_grade(text: str, ledger: str) -> RunGrade:
+    from ..errors import LedgerError
+
+    try:
+        return RunGrade.from_dict(orjson.loads(text))
+    except (orjson.JSONDecodeError, KeyError, TypeError) as exc:
+        raise LedgerError(f"{ledger}: a stored grade is not readable ({exc}); it was changed outside fluke. "
+                          "Grade again with --no-store, or restore the ledger from a backup") from None

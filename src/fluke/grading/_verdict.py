@@ -119,27 +119,38 @@ def luck_rate(grades: Iterable[RunGrade], *, prior: Sequence[float] = JEFFREYS,
               level: float = 0.95) -> LuckReport:
     """The luck rate per case and pooled (see the module docstring).
 
-    Pass the grades of one version; cases are keyed by scenario.
+    Pass the grades of one version; cases are keyed by scenario. Only ``scenario``,
+    ``output_ok`` and ``path_ok`` are read, so any object with those will do.
     """
-    grades = list(grades)
-    scen = [g.scenario for g in grades]
-    green = np.array([g.output_ok is True for g in grades], dtype=bool)
-    lucky = green & np.array([not g.path_ok for g in grades], dtype=bool)
-    names, inverse = np.unique(np.array(scen, dtype=object).astype(str), return_inverse=True) \
-        if grades else (np.array([], dtype=str), np.array([], dtype=np.int64))
-    size = len(names)
-    per_lucky = np.bincount(inverse, weights=lucky, minlength=size).astype(np.int64)
-    per_green = np.bincount(inverse, weights=green, minlength=size).astype(np.int64)
-    per_runs = np.bincount(inverse, minlength=size).astype(np.int64)
-    rows = luck_rates(np.append(per_lucky, lucky.sum()), np.append(per_green, green.sum()),
-                      np.append(per_runs, len(grades)), prior=prior, level=level)
+    per: dict[str, list[int]] = {}
+    for g in grades:
+        row = per.get(g.scenario)
+        if row is None:
+            row = per[g.scenario] = [0, 0, 0]
+        if g.output_ok is True:
+            row[1] += 1
+            row[0] += not g.path_ok
+        row[2] += 1
+    return luck_report(per, prior=prior, level=level)
+
+
+def luck_report(per_case: dict[str, Sequence[int]], *, prior: Sequence[float] = JEFFREYS,
+                level: float = 0.95) -> LuckReport:
+    """The luck rate from counts: ``per_case`` maps a scenario to (lucky, output ok, runs).
+
+    >>> str(luck_report({"a": (1, 2, 3), "b": (0, 0, 1)}).pooled)
+    '50.0% (1/2 output-ok runs) [95% CrI 6.1–93.9%]'
+    """
+    names = sorted(per_case, key=natural_key)
+    counts = np.array([per_case[n] for n in names], dtype=np.int64).reshape(len(names), 3)
+    totals = counts.sum(axis=0)
+    rows = luck_rates(np.append(counts[:, 0], totals[0]), np.append(counts[:, 1], totals[1]),
+                      np.append(counts[:, 2], totals[2]), prior=prior, level=level)
     a, b = _check_prior(prior, level)
     cond = (f"sampling unit: the run; {100 * level:.0f}% equal-tailed credible interval under a "
             f"Beta({a:g}, {b:g}) prior{' (Jeffreys)' if (a, b) == JEFFREYS else ''}; "
             "path ok means no violation of any severity")
-    cases = sorted(zip(names.tolist(), rows[:-1]), key=lambda kv: natural_key(kv[0]))
-    return LuckReport(pooled=rows[-1], cases=dict(cases), conditional_on=cond)
-
+    return LuckReport(pooled=rows[-1], cases=dict(zip(names, rows[:-1])), conditional_on=cond)
 
 
 @dataclass(frozen=True)
@@ -182,22 +193,6 @@ def gate(grades: Iterable[RunGrade]) -> GateResult:
     >>> gate(two_of_three).passed, gate(two_of_three[1:]).passed   # 2/3 fails; 1/2 does not
     (False, True)
     """
-    by_case: dict[tuple, list[RunGrade]] = {}
-    for g in grades:
-        by_case.setdefault((g.version, g.scenario), []).append(g)
-    cases = []
-    for (version, scenario), rows in sorted(by_case.items(), key=lambda kv: (str(kv[0][0]), natural_key(kv[0][1]))):
-        n = len(rows)
-        hard_runs = sum(g.hard for g in rows)
-        soft: dict[str, int] = {}
-        for g in rows:
-            for check in g.soft_checks:
-                soft[check] = soft.get(check, 0) + 1
-        reasons = []
-        if hard_runs:
-            reasons.append(f"hard violation in {hard_runs} of {n} runs")
-        for check, k in sorted(soft.items()):
-            if 2 * k > n:
-                reasons.append(f"soft check {check} failed in {k} of {n} runs (a majority)")
-        cases.append(CaseGate(version, scenario, n, hard_runs, soft, bool(reasons), tuple(reasons)))
-    return GateResult(passed=not any(c.failed for c in cases), cases=tuple(cases))
+    from ._tally import GradeTally
+
+    return GradeTally.of(grades).gate()

@@ -342,6 +342,44 @@ class Ledger:
             if limit is not None and given >= limit:
                 return
 
+    #: The column that orders runs as stored and cuts them into :meth:`slices`: SQLite's
+    #: rowid (append order, so a slice is one contiguous read); PostgreSQL's ``k`` (the
+    #: content hash's first 64 bits, uniform, so equal widths hold about equal numbers).
+    SLICE_KEY = "k"
+
+    def slices(self, parts: int) -> list[tuple[int, int]]:
+        """Cut the stored runs into about ``parts`` disjoint inclusive key ranges, in storage
+        order, that together hold every run; read one with :meth:`run_slice`. For readers
+        that split a ledger between processes (each with its own connection).
+
+        >>> from fluke.ledger import open_ledger
+        >>> from fluke.record import Run
+        >>> ledger = open_ledger(":memory:")
+        >>> ledger.slices(4)
+        []
+        >>> _ = ledger.ingest([Run(scenario="s", trial=t) for t in range(10)])
+        >>> ledger.slices(4) if ledger.SLICE_KEY == "rowid" else None
+        [(1, 2), (3, 5), (6, 7), (8, 10)]
+        >>> sum(len(list(ledger.run_slice(b))) for b in ledger.slices(4))
+        10
+        """
+        low, high = self.query(f"SELECT MIN({self.SLICE_KEY}), MAX({self.SLICE_KEY}) FROM runs")[0]
+        if low is None:
+            return []
+        low, span = int(low), int(high) - int(low) + 1
+        parts = max(1, min(int(parts), span))
+        edges = [low + span * i // parts for i in range(parts + 1)]   # exact: integers of any size
+        return [(a, b - 1) for a, b in zip(edges, edges[1:])]
+
+    def run_slice(self, bounds: tuple[int, int], *, scenario: str | None = None,
+                  version: str | Sequence[str] | None = None) -> Iterator[str]:
+        """The bodies of the runs of one of :meth:`slices` matching the filters, in storage order."""
+        where, params = self._where(scenario=scenario, version=version)
+        where += (" AND " if where else " WHERE ") + f"{self.SLICE_KEY} BETWEEN ? AND ?"
+        for (body,) in self.stream(f"SELECT body FROM runs{where} ORDER BY {self.SLICE_KEY}",
+                                   [*params, *bounds]):
+            yield body
+
     def count(self, **filters: Any) -> int:
         """How many runs match the filters of :meth:`runs` (from ``counts`` unless dated)."""
         if filters.get("since") is None and filters.get("until") is None:
@@ -629,9 +667,18 @@ class Ledger:
                                       "VALUES (?, ?, ?, ?) ON CONFLICT (spec_digest, run_hash) DO NOTHING"), params)
             return max(cur.rowcount, 0)
 
-    def grade_bodies(self, spec_digest: str) -> dict[str, str]:
-        """The stored grades for a spec digest as their JSON, by run hash (parsed when needed)."""
-        return dict(self.query("SELECT run_hash, body FROM grades WHERE spec_digest = ?", (spec_digest,)))
+    def grade_bodies(self, spec_digest: str, hashes: Sequence[str] | None = None) -> dict[str, str]:
+        """The stored grades for a spec digest as their JSON, by run hash (parsed when needed);
+        only those of the runs ``hashes`` names when given."""
+        if hashes is None:
+            return dict(self.query("SELECT run_hash, body FROM grades WHERE spec_digest = ?", (spec_digest,)))
+        found: dict[str, str] = {}
+        hashes = list(hashes)
+        for i in range(0, len(hashes), 500):   # under every backend's limit on parameters
+            part = hashes[i:i + 500]
+            found.update(self.query(f"SELECT run_hash, body FROM grades WHERE spec_digest = ? AND run_hash IN "
+                                    f"({', '.join('?' * len(part))})", (spec_digest, *part)))
+        return found
 
     def grades(self, spec_digest: str) -> dict[str, dict[str, Any]]:
         """The stored grades for a spec digest, by run hash."""

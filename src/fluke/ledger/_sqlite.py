@@ -22,6 +22,8 @@ from ._writer import RunWriter, SqliteRunWriter, connect_sqlite, connect_sqlite_
 class SqliteLedger(Ledger):
     """A ledger in one SQLite file (``./fluke.db`` by default)."""
 
+    SLICE_KEY = "rowid"
+
     #: The page cache (KiB) while a read streams. A scan reads each page once, so the large
     #: cache the connection keeps for ingests would only grow with the ledger, up to its
     #: cap, without making the scan faster.
