@@ -6,6 +6,7 @@
 
 from __future__ import annotations
 
+import hashlib
 import os
 import sys
 from pathlib import Path
@@ -34,10 +35,17 @@ def read(lines: Iterable[tuple[int, Any]], *, file: str, identity: dict[str, Any
     run (checked and serialised without the model, for an ingest); any other line is
     validated by the model as always, with the same errors.
     """
-    if prepared and isinstance(getattr(lines, "path", None), Path) and _in_a_second_process(lines.path):
-        yield from _read_beside(lines.path, file=file, identity=identity)
-        return
     filled: dict[tuple, dict[str, Any]] = {}   # --identity merged into each identity the file gives
+    if prepared and isinstance(getattr(lines, "path", None), Path) and hasattr(lines, "raw"):
+        if _in_a_second_process(lines.path):
+            yield from _read_beside(lines.path, file=file, identity=identity)
+            return
+        from ..record import LinePreparer
+
+        fast = LinePreparer(file, identity)
+        for number, line in lines.raw():
+            yield fast(line, number) or _one(number, lines.parse(number, line), file, identity, filled, True)
+        return
     for number, obj in lines:
         yield _one(number, obj, file, identity, filled, prepared)
 
@@ -117,7 +125,10 @@ def _read_beside(path: Path, *, file: str, identity: dict[str, Any]) -> Iterator
 
     pumping = threading.Thread(target=pump, name="fluke-read-pipe", daemon=True)
     pumping.start()
+    from ..record import LinePreparer
+
     filled: dict[tuple, dict[str, Any]] = {}
+    fast = LinePreparer(file, identity)
     try:
         while (batch := _received(ahead.get(), path)) is not None:
             if type(batch) is tuple:   # the file could not be read
@@ -125,11 +136,14 @@ def _read_beside(path: Path, *, file: str, identity: dict[str, Any]) -> Iterator
             for item in batch:
                 if len(item) == 2:
                     number, line = item
-                    try:
-                        obj = orjson.loads(line)
-                    except orjson.JSONDecodeError as exc:
-                        raise _invalid(path, number, exc, "fix or remove that line") from None
-                    yield _one(number, obj, file, identity, filled, True)
+                    ready = fast(line, number)
+                    if ready is None:
+                        try:
+                            obj = orjson.loads(line)
+                        except orjson.JSONDecodeError as exc:
+                            raise _invalid(path, number, exc, "fix or remove that line") from None
+                        ready = _one(number, obj, file, identity, filled, True)
+                    yield ready
                 else:
                     yield Prepared(*item)
     finally:
@@ -165,7 +179,10 @@ def _prepare_lines(path: Path, file: str, identity: dict[str, Any], out: Any) ->
     # its ingest, which a kill -9 of that process must release.
     os.closerange(3, out.fileno())
     os.closerange(out.fileno() + 1, 1 << 16)
+    from ..record import LinePreparer
+
     filled: dict[tuple, dict[str, Any]] = {}
+    fast = LinePreparer(file, identity)
     batch: list[tuple] = []
     sent = 0
     try:
@@ -180,13 +197,16 @@ def _prepare_lines(path: Path, file: str, identity: dict[str, Any], out: Any) ->
                         batch = []
                         sent += 1
                     continue
-                try:
-                    ready = _one(number, orjson.loads(line), file, identity, filled, True, model=False)
-                except Exception:   # for the other process to say what is wrong
-                    ready = None
+                ready = fast(line, number)
+                if ready is None:
+                    try:
+                        ready = _one(number, orjson.loads(line), file, identity, filled, True, model=False)
+                    except Exception:   # for the other process to say what is wrong
+                        ready = None
                 if type(ready) is Prepared:
                     batch.append((ready.body, ready.identity, ready.scenario, ready.condition, ready.passed,
-                                  ready.source, ready.outcome, ready.steps, ready.place))
+                                  ready.source, ready.outcome, ready.steps, ready.place,
+                                  ready.digest or hashlib.sha256(ready.body).digest()))
                 else:
                     batch.append((number, line))
                 if len(batch) >= BESIDE_LINES:

@@ -92,6 +92,11 @@ class _JsonLines:
         self.path, self.first = path, first
 
     def __iter__(self) -> Iterator[tuple[int, Any]]:
+        for number, line in self.raw():
+            yield number, self.parse(number, line)
+
+    def raw(self) -> Iterator[tuple[int, bytes]]:
+        """The lines not blank, unparsed, with their numbers (for a reader that parses them itself)."""
         try:
             fh = open(self.path, "rb")
         except OSError as exc:
@@ -106,13 +111,15 @@ class _JsonLines:
                 if not line:
                     return
                 number += 1
-                if not line.strip():
-                    continue
-                try:
-                    parsed = orjson.loads(line)
-                except orjson.JSONDecodeError as exc:
-                    raise _invalid(self.path, number, exc, "fix or remove that line") from None
-                yield number, parsed
+                if line.strip():
+                    yield number, line
+
+    def parse(self, number: int, line: bytes) -> Any:
+        """Line ``number`` parsed; not JSON, an InputError naming it."""
+        try:
+            return orjson.loads(line)
+        except orjson.JSONDecodeError as exc:
+            raise _invalid(self.path, number, exc, "fix or remove that line") from None
 
 
 def _unreadable(path: Path, exc: OSError) -> InputError:

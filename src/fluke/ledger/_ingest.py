@@ -131,10 +131,17 @@ class _Staged:
             writer.begin(recorded_at)
             writer.stage()
         stack.push(self._undo)
+        self.log = ledger._checkpointer()   # checkpoints beside the batches (the undo, after it stops)
+        if self.log is not None:
+            stack.push(self._stop)
 
     def put_runs(self, *batch: Any) -> None:
+        if self.log is not None:
+            self.log.before_write()
         with self.ledger.atomic():
             self.writer.put_runs(*batch)
+        if self.log is not None:
+            self.log.committed()
 
     def put_versions(self, versions: list[tuple[int, str, str]]) -> None:
         self.versions = versions
@@ -146,6 +153,13 @@ class _Staged:
             self.writer.unstage()
         self.done = True
         return added
+
+    def _stop(self, *exc: Any) -> bool:
+        log, self.log = self.log, None
+        if log is not None:
+            with self.ledger.faults():
+                log.close()
+        return False
 
     def _undo(self, *exc: Any) -> bool:
         if not self.done:

@@ -108,7 +108,8 @@ class Rows:
         A :class:`fluke.record.Prepared` run brings its body made (a file's plain runs).
         """
         if type(run) is Prepared:
-            self._append(run.body, run.identity, run.scenario, run.condition, run.passed, run.source, run.place)
+            self._append(run.body, run.identity, run.scenario, run.condition, run.passed, run.source, run.place,
+                         run.digest)
             return
         try:
             values = content_fields(run)
@@ -125,9 +126,10 @@ class Rows:
         run.__dict__.setdefault("hash", raw.hex())
 
     def _append(self, body: bytes, identity: Identity, scenario: str, condition: str, passed: int | None,
-                source: str | None, place: tuple | None) -> bytes:
-        """Append one row; return the SHA-256 digest of its body."""
-        raw = _sha256(body).digest()
+                source: str | None, place: tuple | None, raw: bytes | None = None) -> bytes:
+        """Append one row; return the SHA-256 digest of its body (``raw``, where it was taken)."""
+        if raw is None:
+            raw = _sha256(body).digest()
         version = identity.version
         vid = _VIDS.get(version)
         if vid is None:

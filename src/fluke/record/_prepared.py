@@ -90,17 +90,20 @@ class Prepared:
     """A run ready to store: its ``body`` (the canonical JSON its hash is taken over), its
     ``identity``, ``scenario``, ``condition`` key, ``passed`` (1, 0 or None for unknown) and
     ``source`` (JSON or None), as a ledger stores them; its ``outcome`` as JSON and how many
-    ``steps`` (events) it took, and its ``place`` (:func:`fluke.record.place_of`). :meth:`run`
+    ``steps`` (events) it took, its ``place`` (:func:`fluke.record.place_of`), and the SHA-256
+    ``digest`` of the body where it was taken already (None: the ledger takes it). :meth:`run`
     builds the :class:`Run`.
     """
 
-    __slots__ = ("body", "identity", "scenario", "condition", "passed", "source", "outcome", "steps", "place")
+    __slots__ = ("body", "identity", "scenario", "condition", "passed", "source", "outcome", "steps", "place",
+                 "digest")
 
     def __init__(self, body: bytes, identity: Identity, scenario: str, condition: str, passed: int | None,
-                 source: str | None, outcome: dict[str, Any], steps: int, place: tuple | None = None) -> None:
+                 source: str | None, outcome: dict[str, Any], steps: int, place: tuple | None = None,
+                 digest: bytes | None = None) -> None:
         self.body, self.identity, self.scenario = body, identity, scenario
         self.condition, self.passed, self.source = condition, passed, source
-        self.outcome, self.steps, self.place = outcome, steps, place
+        self.outcome, self.steps, self.place, self.digest = outcome, steps, place, digest
 
     def run(self) -> Run:
         """The run itself, validated from the body (and source) by the model."""
