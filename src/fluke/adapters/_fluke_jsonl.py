@@ -180,39 +180,38 @@ def _prepare_lines(path: Path, file: str, identity: dict[str, Any], out: Any) ->
     os.closerange(3, out.fileno())
     os.closerange(out.fileno() + 1, 1 << 16)
     from ..record import LinePreparer
+    from ._registry import raw_lines
 
     filled: dict[tuple, dict[str, Any]] = {}
     fast = LinePreparer(file, identity)
     batch: list[tuple] = []
     sent = 0
+
     try:
-        with open(path, "rb") as fh:
-            for number, line in enumerate(fh, 1):
-                if not line.strip():
-                    continue
-                if sent % BESIDE_SHARE == BESIDE_SHARE - 1:   # a batch for the other process to prepare
-                    batch.append((number, line))
-                    if len(batch) >= BESIDE_LINES:
-                        out.send(batch)
-                        batch = []
-                        sent += 1
-                    continue
-                ready = fast(line, number)
-                if ready is None:
-                    try:
-                        ready = _one(number, orjson.loads(line), file, identity, filled, True, model=False)
-                    except Exception:   # for the other process to say what is wrong
-                        ready = None
-                if type(ready) is Prepared:
-                    batch.append((ready.body, ready.identity, ready.scenario, ready.condition, ready.passed,
-                                  ready.source, ready.outcome, ready.steps, ready.place,
-                                  ready.digest or hashlib.sha256(ready.body).digest()))
-                else:
-                    batch.append((number, line))
+        for number, line in raw_lines(path):
+            if sent % BESIDE_SHARE == BESIDE_SHARE - 1:   # a batch for the other process to prepare
+                batch.append((number, line))
                 if len(batch) >= BESIDE_LINES:
                     out.send(batch)
                     batch = []
                     sent += 1
+                continue
+            ready = fast(line, number)
+            if ready is None:
+                try:
+                    ready = _one(number, orjson.loads(line), file, identity, filled, True, model=False)
+                except Exception:   # for the other process to say what is wrong
+                    ready = None
+            if type(ready) is Prepared:
+                batch.append((ready.body, ready.identity, ready.scenario, ready.condition, ready.passed,
+                              ready.source, ready.outcome, ready.steps, ready.place,
+                              ready.digest or hashlib.sha256(ready.body).digest()))
+            else:
+                batch.append((number, line))
+            if len(batch) >= BESIDE_LINES:
+                out.send(batch)
+                batch = []
+                sent += 1
     except OSError as exc:
         out.send(batch)
         out.send((exc.errno, exc.strerror))
