@@ -66,15 +66,19 @@ def _one(number: int, obj: Any, file: str, identity: dict[str, Any], filled: dic
     return build_run(obj, file=file, record=record) if model else None
 
 
-#: A file at least this large is read, parsed and prepared by a second process while this
+#: A file at least this large is read, parsed and prepared by other processes while this
 #: one stores the runs (where processes can be forked and there are two cores or more).
 BESIDE_BYTES = 8 * 2 ** 20
 #: Lines sent from that process at a time.
 BESIDE_LINES = 1000
-#: Of every this many batches, that process sends the last as lines for this one to parse and
-#: prepare (as it does a line that process could not prepare): this one stores every run, and
-#: parsing a share of the lines too keeps both processes about equally busy.
+#: Of every this many batches, a single reading process sends the last as lines for this one
+#: to parse and prepare (as it does a line that process could not prepare): this one stores
+#: every run, and parsing a share of the lines too keeps both processes about equally busy.
 BESIDE_SHARE = 4
+#: Processes reading a large file beside the one ingesting it (at most one per core): with
+#: two, on two cores, the three are about equally busy (preparing a line takes about twice
+#: what storing it takes), and a loaded machine gives the ingest three shares of its time.
+BESIDE_PROCESSES = 2
 
 
 def _in_a_second_process(path: Path) -> bool:
@@ -86,29 +90,27 @@ def _in_a_second_process(path: Path) -> bool:
 
 
 def _read_beside(path: Path, *, file: str, identity: dict[str, Any]) -> Iterator[Run | Prepared]:
-    """The runs of ``path`` as :func:`read` yields them, the lines parsed and prepared by a
-    forked process. Any line it cannot prepare (a line that is not JSON, or not of the plain
-    shape, or holding an error) comes back as it is and goes through the same code as in
-    one process here, so it gives the same run or the same error.
+    """The runs of ``path`` as :func:`read` yields them, the lines parsed and prepared by
+    forked processes (:data:`BESIDE_PROCESSES`), each taking every n-th batch of lines, the
+    batches taken back in turn, so in the file's order. Any line a process cannot prepare (a
+    line that is not JSON, or not of the plain shape, or holding an error) comes back as it
+    is and goes through the same code as in one process here, so it gives the same run or
+    the same error.
 
-    A thread here takes the batches off the pipe as they come, up to :data:`BESIDE_AHEAD`
-    of them, so that the other process goes on while this one waits on its disk (a commit
-    that checkpoints the write-ahead log syncs the file)."""
+    A thread here takes each process's batches off its pipe as they come, up to
+    :data:`BESIDE_AHEAD` of them, so that the processes go on while this one waits on its
+    disk."""
     import multiprocessing
     import queue
     import threading
 
     from ._registry import _invalid, _unreadable
 
-    here, there = multiprocessing.Pipe(duplex=False)
-    worker = multiprocessing.get_context("fork").Process(target=_prepare_lines, args=(path, file, identity, there),
-                                                         name="fluke-read", daemon=True)
-    worker.start()
-    there.close()
-    ahead: queue.Queue = queue.Queue(maxsize=BESIDE_AHEAD)
+    count = max(1, min(BESIDE_PROCESSES, os.cpu_count() or 1))
     stop = threading.Event()
+    workers, pumps, queues, pipes = [], [], [], []
 
-    def pump() -> None:
+    def pump(here: Any, ahead: queue.Queue) -> None:
         while not stop.is_set():
             try:
                 data = here.recv_bytes()
@@ -123,14 +125,28 @@ def _read_beside(path: Path, *, file: str, identity: dict[str, Any]) -> Iterator
             if data is None:
                 return
 
-    pumping = threading.Thread(target=pump, name="fluke-read-pipe", daemon=True)
-    pumping.start()
+    for index in range(count):
+        here, there = multiprocessing.Pipe(duplex=False)
+        worker = multiprocessing.get_context("fork").Process(
+            target=_prepare_lines, args=(path, file, identity, there), kwargs={"index": index, "of": count},
+            name=f"fluke-read-{index}", daemon=True)
+        worker.start()
+        there.close()
+        ahead: queue.Queue = queue.Queue(maxsize=BESIDE_AHEAD)
+        pumping = threading.Thread(target=pump, args=(here, ahead), name=f"fluke-read-pipe-{index}", daemon=True)
+        pumping.start()
+        workers.append(worker)
+        pumps.append(pumping)
+        queues.append(ahead)
+        pipes.append(here)
     from ..record import LinePreparer
 
     filled: dict[tuple, dict[str, Any]] = {}
     fast = LinePreparer(file, identity)
+    turn = 0
     try:
-        while (batch := _received(ahead.get(), path)) is not None:
+        while (batch := _received(queues[turn % count].get(), path)) is not None:
+            turn += 1
             if type(batch) is tuple:   # the file could not be read
                 raise _unreadable(path, OSError(*batch))
             for item in batch:
@@ -148,11 +164,14 @@ def _read_beside(path: Path, *, file: str, identity: dict[str, Any]) -> Iterator
                     yield Prepared(*item)
     finally:
         stop.set()
-        if worker.is_alive():
-            worker.terminate()
-        worker.join()
-        pumping.join()
-        here.close()
+        for worker in workers:
+            if worker.is_alive():
+                worker.terminate()
+            worker.join()
+        for pumping in pumps:
+            pumping.join()
+        for here in pipes:
+            here.close()
 
 
 #: Batches taken off the pipe ahead of the runs stored (each about :data:`BESIDE_LINES` lines).
@@ -170,11 +189,14 @@ def _received(data: bytes | None, path: Path) -> Any:
     return pickle.loads(data)
 
 
-def _prepare_lines(path: Path, file: str, identity: dict[str, Any], out: Any) -> None:
-    """In the second process: every line of ``path`` as the fields of a Prepared run, or as
-    ``(number, line)`` when the other one must decide it (and every line of one batch in
-    :data:`BESIDE_SHARE`, which it parses itself); blank lines skipped, as one process
-    reading the file would."""
+def _prepare_lines(path: Path, file: str, identity: dict[str, Any], out: Any, *, index: int = 0,
+                   of: int = 1) -> None:
+    """In a reading process, the ``index``-th of ``of``: the lines of every ``of``-th batch
+    of :data:`BESIDE_LINES` lines of ``path`` (from batch ``index``), each as the fields of a
+    Prepared run, or as ``(number, line)`` when the ingesting process must decide it (and,
+    where there is one reading process, every line of one batch in :data:`BESIDE_SHARE`,
+    which that one parses itself); blank lines skipped, as one process reading the file
+    would. Then None: past the last batch."""
     # Nothing of the other process's but the pipe: not its ledger's files, nor the lock of
     # its ingest, which a kill -9 of that process must release.
     os.closerange(3, out.fileno())
@@ -185,16 +207,22 @@ def _prepare_lines(path: Path, file: str, identity: dict[str, Any], out: Any) ->
     filled: dict[tuple, dict[str, Any]] = {}
     fast = LinePreparer(file, identity)
     batch: list[tuple] = []
-    sent = 0
+    seen = 0   # lines not blank, of every batch
+    share = BESIDE_SHARE if of == 1 else 0
 
     try:
         for number, line in raw_lines(path):
-            if sent % BESIDE_SHARE == BESIDE_SHARE - 1:   # a batch for the other process to prepare
+            number_in = seen
+            seen += 1
+            turn = number_in // BESIDE_LINES
+            if turn % of != index:
+                continue
+            full = seen % BESIDE_LINES == 0
+            if share and turn % share == share - 1:   # a batch for the other process to prepare
                 batch.append((number, line))
-                if len(batch) >= BESIDE_LINES:
+                if full:
                     out.send(batch)
                     batch = []
-                    sent += 1
                 continue
             ready = fast(line, number)
             if ready is None:
@@ -208,15 +236,15 @@ def _prepare_lines(path: Path, file: str, identity: dict[str, Any], out: Any) ->
                               ready.digest or hashlib.sha256(ready.body).digest()))
             else:
                 batch.append((number, line))
-            if len(batch) >= BESIDE_LINES:
+            if full:
                 out.send(batch)
                 batch = []
-                sent += 1
     except OSError as exc:
         out.send(batch)
         out.send((exc.errno, exc.strerror))
         return
-    out.send(batch)
+    if batch:
+        out.send(batch)
     out.send(None)
 
 
