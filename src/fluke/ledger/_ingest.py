@@ -38,9 +38,12 @@ if TYPE_CHECKING:
     from ._base import Ledger
 
 #: A batch of rows is written when it holds this many runs ...
-BATCH = 5000
-#: ... or this many bytes of run bodies (τ²-bench runs are about 40 KB each).
-BATCH_BYTES = 8 * 2 ** 20
+BATCH = 20_000
+#: ... or this many bytes of run bodies (τ²-bench runs are about 40 KB each). Each batch
+#: rewrites the pages of the key index it touches, nearly all of them once the ledger holds
+#: a million runs, so fewer, larger batches write less (at 1M runs of 4 KB, 32 MiB batches
+#: took a quarter less of the storing process's time than 8 MiB ones).
+BATCH_BYTES = 32 * 2 ** 20
 
 
 def utcnow() -> str:
