@@ -69,8 +69,10 @@ def _one(number: int, obj: Any, file: str, identity: dict[str, Any], filled: dic
 #: A file at least this large is read, parsed and prepared by other processes while this
 #: one stores the runs (where processes can be forked and there are two cores or more).
 BESIDE_BYTES = 8 * 2 ** 20
-#: Lines sent from that process at a time.
+#: Lines sent from a reading process at a time, at most, ...
 BESIDE_LINES = 1000
+#: ... and at most about this many bytes of them (runs of 40 KB go 100 at a time).
+BESIDE_BATCH_BYTES = 4 * 2 ** 20
 #: Of every this many batches, a single reading process sends the last as lines for this one
 #: to parse and prepare (as it does a line that process could not prepare): this one stores
 #: every run, and parsing a share of the lines too keeps both processes about equally busy.
@@ -174,8 +176,10 @@ def _read_beside(path: Path, *, file: str, identity: dict[str, Any]) -> Iterator
             here.close()
 
 
-#: Batches taken off the pipe ahead of the runs stored (each about :data:`BESIDE_LINES` lines).
-BESIDE_AHEAD = 8
+#: Batches taken off each pipe ahead of the runs stored (each at most :data:`BESIDE_LINES`
+#: lines or about :data:`BESIDE_BATCH_BYTES`; 4 from each of two processes, up to 32 MB of
+#: lines in all).
+BESIDE_AHEAD = 4
 
 
 def _received(data: bytes | None, path: Path) -> Any:
@@ -192,7 +196,8 @@ def _received(data: bytes | None, path: Path) -> Any:
 def _prepare_lines(path: Path, file: str, identity: dict[str, Any], out: Any, *, index: int = 0,
                    of: int = 1) -> None:
     """In a reading process, the ``index``-th of ``of``: the lines of every ``of``-th batch
-    of :data:`BESIDE_LINES` lines of ``path`` (from batch ``index``), each as the fields of a
+    of lines of ``path`` (from batch ``index``; a batch ends at :data:`BESIDE_LINES` lines
+    or :data:`BESIDE_BATCH_BYTES`, the same for every process), each as the fields of a
     Prepared run, or as ``(number, line)`` when the ingesting process must decide it (and,
     where there is one reading process, every line of one batch in :data:`BESIDE_SHARE`,
     which that one parses itself); blank lines skipped, as one process reading the file
@@ -207,38 +212,24 @@ def _prepare_lines(path: Path, file: str, identity: dict[str, Any], out: Any, *,
     filled: dict[tuple, dict[str, Any]] = {}
     fast = LinePreparer(file, identity)
     batch: list[tuple] = []
-    seen = 0   # lines not blank, of every batch
+    turn = lines = size = 0   # the batch the file is at, and its lines and bytes so far
     share = BESIDE_SHARE if of == 1 else 0
 
     try:
         for number, line in raw_lines(path):
-            number_in = seen
-            seen += 1
-            turn = number_in // BESIDE_LINES
-            if turn % of != index:
-                continue
-            full = seen % BESIDE_LINES == 0
-            if share and turn % share == share - 1:   # a batch for the other process to prepare
-                batch.append((number, line))
+            mine = turn % of == index
+            lines += 1
+            size += len(line)
+            full = lines >= BESIDE_LINES or size >= BESIDE_BATCH_BYTES
+            if mine:
+                batch.append(_item(number, line, fast, file, identity, filled,
+                                   raw=bool(share) and turn % share == share - 1))
                 if full:
                     out.send(batch)
                     batch = []
-                continue
-            ready = fast(line, number)
-            if ready is None:
-                try:
-                    ready = _one(number, orjson.loads(line), file, identity, filled, True, model=False)
-                except Exception:   # for the other process to say what is wrong
-                    ready = None
-            if type(ready) is Prepared:
-                batch.append((ready.body, ready.identity, ready.scenario, ready.condition, ready.passed,
-                              ready.source, ready.outcome, ready.steps, ready.place,
-                              ready.digest or hashlib.sha256(ready.body).digest()))
-            else:
-                batch.append((number, line))
             if full:
-                out.send(batch)
-                batch = []
+                turn += 1
+                lines = size = 0
     except OSError as exc:
         out.send(batch)
         out.send((exc.errno, exc.strerror))
@@ -246,6 +237,23 @@ def _prepare_lines(path: Path, file: str, identity: dict[str, Any], out: Any, *,
     if batch:
         out.send(batch)
     out.send(None)
+
+
+def _item(number: int, line: bytes, fast: Any, file: str, identity: dict[str, Any],
+          filled: dict[tuple, dict[str, Any]], raw: bool) -> tuple:
+    """A line as a reading process sends it: the fields of a Prepared run, or ``(number,
+    line)`` for the ingesting process to decide (``raw``: every line of its share)."""
+    if not raw:
+        ready = fast(line, number)
+        if ready is None:
+            try:
+                ready = _one(number, orjson.loads(line), file, identity, filled, True, model=False)
+            except Exception:   # for the other process to say what is wrong
+                ready = None
+        if type(ready) is Prepared:
+            return (ready.body, ready.identity, ready.scenario, ready.condition, ready.passed, ready.source,
+                    ready.outcome, ready.steps, ready.place, ready.digest or hashlib.sha256(ready.body).digest())
+    return (number, line)
 
 
 def _filled(cache: dict[tuple, dict[str, Any]], given: Any, supplied: dict[str, Any], file: str,

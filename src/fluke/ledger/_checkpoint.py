@@ -42,8 +42,8 @@ class Checkpointer:
     """Checkpoints ``path``'s log as ``conn`` (the ingest's connection) commits batches."""
 
     #: Commits the log may hold before the ingest waits for the checkpoints to catch up
-    #: (with batches of 32 MiB of bodies, about 120 MB of log at a million runs).
-    BATCHES = 2
+    #: (with batches of 16 MiB of bodies, about 120 MB of log at a million runs).
+    BATCHES = 3
     #: How long the ingest waits for them at most (seconds) before it goes on.
     PATIENCE = 10.0
 
