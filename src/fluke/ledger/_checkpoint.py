@@ -44,7 +44,7 @@ class Checkpointer:
     """Checkpoints ``path``'s log as ``conn`` (the ingest's connection) commits batches."""
 
     #: Commits the log may hold before the ingest waits for the checkpoints to catch up
-    #: (with batches of 16 MiB of bodies, about 120 MB of log at a million runs).
+    #: (with batches of 8 MiB of bodies, about 90 MB of log at a million runs).
     BATCHES = 3
     #: How long the ingest waits for them (seconds) while no frame is copied, before it goes on.
     PATIENCE = 10.0

@@ -38,13 +38,14 @@ if TYPE_CHECKING:
     from ._base import Ledger
 
 #: A batch of rows is written when it holds this many runs ...
-BATCH = 20_000
+BATCH = 5000
 #: ... or this many bytes of run bodies (τ²-bench runs are about 40 KB each). Each batch
 #: rewrites the pages of the key index it touches, nearly all of them once the ledger holds
-#: a million runs, so fewer, larger batches write less (at 1M runs of 4 KB, 32 MiB batches
-#: took a quarter less of the storing process's time than 8 MiB ones); but runs of 40 KB
-#: then peaked 68 MB higher on a stream four times longer (the heap fragments), 25 MB at 16.
-BATCH_BYTES = 16 * 2 ** 20
+#: a million runs, so larger batches write less (at 1M runs of 4 KB, 32 MiB batches took a
+#: quarter less of the storing process's time than 8 MiB ones); but runs of 40 KB then
+#: peaked 60–70 MB higher on a stream four times longer (16 MiB: on PostgreSQL too), which
+#: tests/ledger/test_concurrency.py holds under 40 MB.
+BATCH_BYTES = 8 * 2 ** 20
 
 
 def utcnow() -> str:
@@ -161,8 +162,12 @@ class _Staged:
     def _stop(self, *exc: Any) -> bool:
         log, self.log = self.log, None
         if log is not None:
-            with self.ledger.faults():
-                log.close()
+            if exc and exc[0] is not None:   # the ingest failed already: say that, not this
+                with contextlib.suppress(Exception):
+                    log.close()
+            else:
+                with self.ledger.faults():
+                    log.close()
         return False
 
     def _undo(self, *exc: Any) -> bool:
