@@ -159,10 +159,13 @@ def _read_all(path, monkeypatch, beside: bool, **kwargs):
             (content_json(item), item.source.model_dump_json()) for item in items]
 
 
-@pytest.mark.parametrize("batch", [1000, 100])   # with 100, every fourth batch (lines 301-400, ...) is parsed here
+@pytest.mark.parametrize("processes", [1, 2])   # with 2, they take every other batch
+@pytest.mark.parametrize("batch", [1000, 100])   # with 100 and one process, every fourth batch is parsed here
 @pytest.mark.parametrize("defect", [None, "not json", "bad record", "odd but valid", "identity"])
-def test_a_file_read_by_a_second_process_gives_the_same_runs_and_errors(tmp_path, monkeypatch, defect, batch):
+def test_a_file_read_by_a_second_process_gives_the_same_runs_and_errors(tmp_path, monkeypatch, defect, batch,
+                                                                        processes):
     monkeypatch.setattr(_fluke_jsonl, "BESIDE_LINES", batch)
+    monkeypatch.setattr(_fluke_jsonl, "BESIDE_PROCESSES", processes)
     lines = [orjson.dumps(_run(i)) for i in range(2500)]
     lines[7] = b"   "                               # blank lines are skipped, and counted
     lines[1200] = orjson.dumps(dict(_run(1200), outcome={"passed": True, "reward": 1}))   # the model coerces
@@ -184,7 +187,7 @@ def test_a_file_read_by_a_second_process_gives_the_same_runs_and_errors(tmp_path
         assert len(one) == 2499
 
 
-def _dies_after_one_batch(path, file, identity, out):
+def _dies_after_one_batch(path, file, identity, out, **turns):
     out.send([])
     os._exit(3)
 

@@ -165,3 +165,49 @@ def test_the_write_ahead_log_stays_about_a_batch_long(tmp_path, monkeypatch):
     # One transaction would put every stored byte through the log (> 25 MB here); in batches
     # of 1 MiB the log holds a few batches at most.
     assert stored > 20e6 and 0 < peak[0] < stored / 4, (peak[0], stored)
+
+
+def test_the_log_is_checkpointed_by_a_thread_beside_the_ingest(tmp_path, monkeypatch):
+    from fluke.ledger import _checkpoint
+
+    monkeypatch.setattr(_ingest, "BATCH_BYTES", 2 ** 20)
+    monkeypatch.setattr("fluke.ledger.Ledger.HOLD_BYTES", 2 ** 20)
+    passes, real = [], _checkpoint.Checkpointer._checkpoint
+
+    def counted(self):
+        got = real(self)
+        passes.append((threading.current_thread().name, got))
+        return got
+
+    monkeypatch.setattr(_checkpoint.Checkpointer, "_checkpoint", counted)
+    db = tmp_path / "l.db"
+    with open_ledger(str(db)) as ledger:
+        assert ledger.ingest(read_file(_write(tmp_path / "big.jsonl", 0, 3000), prepared=True)).added == 3000
+        # the ingest's own connection checkpoints as before once it is done
+        assert ledger.query("PRAGMA wal_autocheckpoint")[0][0] == 1000
+    # 3000 runs of ~4 KB in batches of 1 MiB: about a dozen commits, each copied by the thread
+    assert len(passes) >= 12 / _checkpoint.Checkpointer.BATCHES
+    assert {name for name, _ in passes} == {"fluke-checkpoint"}
+    assert any(frames > 0 and frames == copied for _, (busy, frames, copied) in passes)
+
+
+def test_a_checkpoint_that_fails_fails_the_ingest_and_leaves_the_ledger_as_it_was(tmp_path, monkeypatch):
+    from fluke.errors import LedgerError
+    from fluke.ledger import _checkpoint
+
+    monkeypatch.setattr(_ingest, "BATCH_BYTES", 2 ** 20)
+    monkeypatch.setattr("fluke.ledger.Ledger.HOLD_BYTES", 2 ** 20)
+    db = tmp_path / "l.db"
+    with open_ledger(str(db)) as ledger:
+        ledger.ingest(read_file(_write(tmp_path / "first.jsonl", 0, 30), prepared=True))
+    before = _snapshot(db)
+
+    def full(self):
+        raise sqlite3.OperationalError("database or disk is full")
+
+    monkeypatch.setattr(_checkpoint.Checkpointer, "_checkpoint", full)
+    with open_ledger(str(db)) as ledger:
+        with pytest.raises(LedgerError, match="full") as info:
+            ledger.ingest(read_file(_write(tmp_path / "big.jsonl", 100, 3000), prepared=True))
+        assert "\n" not in str(info.value)
+    assert _snapshot(db) == before

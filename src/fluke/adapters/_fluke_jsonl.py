@@ -6,6 +6,7 @@
 
 from __future__ import annotations
 
+import hashlib
 import os
 import sys
 from pathlib import Path
@@ -34,10 +35,17 @@ def read(lines: Iterable[tuple[int, Any]], *, file: str, identity: dict[str, Any
     run (checked and serialised without the model, for an ingest); any other line is
     validated by the model as always, with the same errors.
     """
-    if prepared and isinstance(getattr(lines, "path", None), Path) and _in_a_second_process(lines.path):
-        yield from _read_beside(lines.path, file=file, identity=identity)
-        return
     filled: dict[tuple, dict[str, Any]] = {}   # --identity merged into each identity the file gives
+    if prepared and isinstance(getattr(lines, "path", None), Path) and hasattr(lines, "raw"):
+        if _in_a_second_process(lines.path):
+            yield from _read_beside(lines.path, file=file, identity=identity)
+            return
+        from ..record import LinePreparer
+
+        fast = LinePreparer(file, identity)
+        for number, line in lines.raw():
+            yield fast(line, number) or _one(number, lines.parse(number, line), file, identity, filled, True)
+        return
     for number, obj in lines:
         yield _one(number, obj, file, identity, filled, prepared)
 
@@ -58,15 +66,21 @@ def _one(number: int, obj: Any, file: str, identity: dict[str, Any], filled: dic
     return build_run(obj, file=file, record=record) if model else None
 
 
-#: A file at least this large is read, parsed and prepared by a second process while this
+#: A file at least this large is read, parsed and prepared by other processes while this
 #: one stores the runs (where processes can be forked and there are two cores or more).
 BESIDE_BYTES = 8 * 2 ** 20
-#: Lines sent from that process at a time.
+#: Lines sent from a reading process at a time, at most, ...
 BESIDE_LINES = 1000
-#: Of every this many batches, that process sends the last as lines for this one to parse and
-#: prepare (as it does a line that process could not prepare): this one stores every run, and
-#: parsing a share of the lines too keeps both processes about equally busy.
+#: ... and at most about this many bytes of them (runs of 40 KB go 100 at a time).
+BESIDE_BATCH_BYTES = 4 * 2 ** 20
+#: Of every this many batches, a single reading process sends the last as lines for this one
+#: to parse and prepare (as it does a line that process could not prepare): this one stores
+#: every run, and parsing a share of the lines too keeps both processes about equally busy.
 BESIDE_SHARE = 4
+#: Processes reading a large file beside the one ingesting it (at most one per core): with
+#: two, on two cores, the three are about equally busy (preparing a line takes about twice
+#: what storing it takes), and a loaded machine gives the ingest three shares of its time.
+BESIDE_PROCESSES = 2
 
 
 def _in_a_second_process(path: Path) -> bool:
@@ -78,29 +92,27 @@ def _in_a_second_process(path: Path) -> bool:
 
 
 def _read_beside(path: Path, *, file: str, identity: dict[str, Any]) -> Iterator[Run | Prepared]:
-    """The runs of ``path`` as :func:`read` yields them, the lines parsed and prepared by a
-    forked process. Any line it cannot prepare (a line that is not JSON, or not of the plain
-    shape, or holding an error) comes back as it is and goes through the same code as in
-    one process here, so it gives the same run or the same error.
+    """The runs of ``path`` as :func:`read` yields them, the lines parsed and prepared by
+    forked processes (:data:`BESIDE_PROCESSES`), each taking every n-th batch of lines, the
+    batches taken back in turn, so in the file's order. Any line a process cannot prepare (a
+    line that is not JSON, or not of the plain shape, or holding an error) comes back as it
+    is and goes through the same code as in one process here, so it gives the same run or
+    the same error.
 
-    A thread here takes the batches off the pipe as they come, up to :data:`BESIDE_AHEAD`
-    of them, so that the other process goes on while this one waits on its disk (a commit
-    that checkpoints the write-ahead log syncs the file)."""
+    A thread here takes each process's batches off its pipe as they come, up to
+    :data:`BESIDE_AHEAD` of them, so that the processes go on while this one waits on its
+    disk."""
     import multiprocessing
     import queue
     import threading
 
     from ._registry import _invalid, _unreadable
 
-    here, there = multiprocessing.Pipe(duplex=False)
-    worker = multiprocessing.get_context("fork").Process(target=_prepare_lines, args=(path, file, identity, there),
-                                                         name="fluke-read", daemon=True)
-    worker.start()
-    there.close()
-    ahead: queue.Queue = queue.Queue(maxsize=BESIDE_AHEAD)
+    count = max(1, min(BESIDE_PROCESSES, os.cpu_count() or 1))
     stop = threading.Event()
+    workers, pumps, queues, pipes = [], [], [], []
 
-    def pump() -> None:
+    def pump(here: Any, ahead: queue.Queue) -> None:
         while not stop.is_set():
             try:
                 data = here.recv_bytes()
@@ -115,34 +127,59 @@ def _read_beside(path: Path, *, file: str, identity: dict[str, Any]) -> Iterator
             if data is None:
                 return
 
-    pumping = threading.Thread(target=pump, name="fluke-read-pipe", daemon=True)
-    pumping.start()
+    for index in range(count):
+        here, there = multiprocessing.Pipe(duplex=False)
+        worker = multiprocessing.get_context("fork").Process(
+            target=_prepare_lines, args=(path, file, identity, there), kwargs={"index": index, "of": count},
+            name=f"fluke-read-{index}", daemon=True)
+        worker.start()
+        there.close()
+        ahead: queue.Queue = queue.Queue(maxsize=BESIDE_AHEAD)
+        pumping = threading.Thread(target=pump, args=(here, ahead), name=f"fluke-read-pipe-{index}", daemon=True)
+        pumping.start()
+        workers.append(worker)
+        pumps.append(pumping)
+        queues.append(ahead)
+        pipes.append(here)
+    from ..record import LinePreparer
+
     filled: dict[tuple, dict[str, Any]] = {}
+    fast = LinePreparer(file, identity)
+    turn = 0
     try:
-        while (batch := _received(ahead.get(), path)) is not None:
+        while (batch := _received(queues[turn % count].get(), path)) is not None:
+            turn += 1
             if type(batch) is tuple:   # the file could not be read
                 raise _unreadable(path, OSError(*batch))
             for item in batch:
                 if len(item) == 2:
                     number, line = item
-                    try:
-                        obj = orjson.loads(line)
-                    except orjson.JSONDecodeError as exc:
-                        raise _invalid(path, number, exc, "fix or remove that line") from None
-                    yield _one(number, obj, file, identity, filled, True)
+                    ready = fast(line, number)
+                    if ready is None:
+                        try:
+                            obj = orjson.loads(line)
+                        except orjson.JSONDecodeError as exc:
+                            raise _invalid(path, number, exc, "fix or remove that line") from None
+                        ready = _one(number, obj, file, identity, filled, True)
+                    yield ready
                 else:
                     yield Prepared(*item)
     finally:
         stop.set()
-        if worker.is_alive():
-            worker.terminate()
-        worker.join()
-        pumping.join()
-        here.close()
+        for worker in workers:
+            if worker.is_alive():
+                worker.terminate()
+            worker.join()
+        for pumping in pumps:
+            pumping.join()
+        for here in pipes:
+            here.close()
 
 
-#: Batches taken off the pipe ahead of the runs stored (each about :data:`BESIDE_LINES` lines).
-BESIDE_AHEAD = 8
+#: Batches taken off each pipe ahead of the runs stored (each at most :data:`BESIDE_LINES`
+#: lines or about :data:`BESIDE_BATCH_BYTES`; 4 from each of two processes, up to 32 MB of
+#: lines in all).
+BESIDE_AHEAD = 4
 
 
 def _received(data: bytes | None, path: Path) -> Any:
@@ -156,49 +193,68 @@ def _received(data: bytes | None, path: Path) -> Any:
     return pickle.loads(data)
 
 
-def _prepare_lines(path: Path, file: str, identity: dict[str, Any], out: Any) -> None:
-    """In the second process: every line of ``path`` as the fields of a Prepared run, or as
-    ``(number, line)`` when the other one must decide it (and every line of one batch in
-    :data:`BESIDE_SHARE`, which it parses itself); blank lines skipped, as one process
-    reading the file would."""
+def _prepare_lines(path: Path, file: str, identity: dict[str, Any], out: Any, *, index: int = 0,
+                   of: int = 1) -> None:
+    """In a reading process, the ``index``-th of ``of``: the lines of every ``of``-th batch
+    of lines of ``path`` (from batch ``index``; a batch ends at :data:`BESIDE_LINES` lines
+    or :data:`BESIDE_BATCH_BYTES`, the same for every process), each as the fields of a
+    Prepared run, or as ``(number, line)`` when the ingesting process must decide it (and,
+    where there is one reading process, every line of one batch in :data:`BESIDE_SHARE`,
+    which that one parses itself); blank lines skipped, as one process reading the file
+    would. Then None: past the last batch."""
     # Nothing of the other process's but the pipe: not its ledger's files, nor the lock of
     # its ingest, which a kill -9 of that process must release.
     os.closerange(3, out.fileno())
     os.closerange(out.fileno() + 1, 1 << 16)
+    from ..record import LinePreparer
+    from ._registry import raw_lines
+
     filled: dict[tuple, dict[str, Any]] = {}
+    fast = LinePreparer(file, identity)
     batch: list[tuple] = []
-    sent = 0
+    turn = lines = size = 0   # the batch the file is at, and its lines and bytes so far
+    share = BESIDE_SHARE if of == 1 else 0
+
     try:
-        with open(path, "rb") as fh:
-            for number, line in enumerate(fh, 1):
-                if not line.strip():
-                    continue
-                if sent % BESIDE_SHARE == BESIDE_SHARE - 1:   # a batch for the other process to prepare
-                    batch.append((number, line))
-                    if len(batch) >= BESIDE_LINES:
-                        out.send(batch)
-                        batch = []
-                        sent += 1
-                    continue
-                try:
-                    ready = _one(number, orjson.loads(line), file, identity, filled, True, model=False)
-                except Exception:   # for the other process to say what is wrong
-                    ready = None
-                if type(ready) is Prepared:
-                    batch.append((ready.body, ready.identity, ready.scenario, ready.condition, ready.passed,
-                                  ready.source, ready.outcome, ready.steps, ready.place, ready.trial, ready.unit))
-                else:
-                    batch.append((number, line))
-                if len(batch) >= BESIDE_LINES:
+        for number, line in raw_lines(path):
+            mine = turn % of == index
+            lines += 1
+            size += len(line)
+            full = lines >= BESIDE_LINES or size >= BESIDE_BATCH_BYTES
+            if mine:
+                batch.append(_item(number, line, fast, file, identity, filled,
+                                   raw=bool(share) and turn % share == share - 1))
+                if full:
                     out.send(batch)
                     batch = []
-                    sent += 1
+            if full:
+                turn += 1
+                lines = size = 0
     except OSError as exc:
         out.send(batch)
         out.send((exc.errno, exc.strerror))
         return
-    out.send(batch)
+    if batch:
+        out.send(batch)
     out.send(None)
+
+
+def _item(number: int, line: bytes, fast: Any, file: str, identity: dict[str, Any],
+          filled: dict[tuple, dict[str, Any]], raw: bool) -> tuple:
+    """A line as a reading process sends it: the fields of a Prepared run, or ``(number,
+    line)`` for the ingesting process to decide (``raw``: every line of its share)."""
+    if not raw:
+        ready = fast(line, number)
+        if ready is None:
+            try:
+                ready = _one(number, orjson.loads(line), file, identity, filled, True, model=False)
+            except Exception:   # for the other process to say what is wrong
+                ready = None
+        if type(ready) is Prepared:
+            return (ready.body, ready.identity, ready.scenario, ready.condition, ready.passed, ready.source,
+                    ready.outcome, ready.steps, ready.place, ready.trial, ready.unit,
+                    ready.digest or hashlib.sha256(ready.body).digest())
+    return (number, line)
 
 
 def _filled(cache: dict[tuple, dict[str, Any]], given: Any, supplied: dict[str, Any], file: str,

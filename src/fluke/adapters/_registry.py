@@ -92,27 +92,46 @@ class _JsonLines:
         self.path, self.first = path, first
 
     def __iter__(self) -> Iterator[tuple[int, Any]]:
+        for number, line in self.raw():
+            yield number, self.parse(number, line)
+
+    def raw(self) -> Iterator[tuple[int, bytes]]:
+        """The lines not blank, unparsed, with their numbers (for a reader that parses them itself)."""
         try:
-            fh = open(self.path, "rb")
+            yield from raw_lines(self.path)
         except OSError as exc:
             raise _unreadable(self.path, exc) from None
-        with fh:
-            number = 0
-            while True:
-                try:
-                    line = fh.readline()
-                except OSError as exc:
-                    raise _unreadable(self.path, exc) from None
-                if not line:
-                    return
+
+    def parse(self, number: int, line: bytes) -> Any:
+        """Line ``number`` parsed; not JSON, an InputError naming it."""
+        try:
+            return orjson.loads(line)
+        except orjson.JSONDecodeError as exc:
+            raise _invalid(self.path, number, exc, "fix or remove that line") from None
+
+
+#: Bytes read at a time by :func:`raw_lines`.
+CHUNK = 4 * 2 ** 20
+
+
+def raw_lines(path: Path) -> Iterator[tuple[int, bytes]]:
+    """The lines of ``path`` that are not blank, without their newline, with their numbers
+    (from 1, blank ones counted); read a chunk at a time and split in C, which takes a
+    tenth of the time of reading line by line. An OSError propagates."""
+    with open(path, "rb") as fh:
+        number, rest = 0, b""
+        while True:
+            chunk = fh.read(CHUNK)
+            if not chunk:
+                break
+            lines = (rest + chunk if rest else chunk).split(b"\n")
+            rest = lines.pop()
+            for line in lines:
                 number += 1
-                if not line.strip():
-                    continue
-                try:
-                    parsed = orjson.loads(line)
-                except orjson.JSONDecodeError as exc:
-                    raise _invalid(self.path, number, exc, "fix or remove that line") from None
-                yield number, parsed
+                if line and not line.isspace():
+                    yield number, line
+        if rest and not rest.isspace():
+            yield number + 1, rest
 
 
 def _unreadable(path: Path, exc: OSError) -> InputError:

@@ -82,6 +82,11 @@ class Ledger:
         it is pending (SQLite files, see :mod:`fluke.ledger._ingest`)."""
         return False
 
+    def _checkpointer(self) -> Any:
+        """What checkpoints the log beside an ingest committing in batches, or None (SQLite:
+        :class:`fluke.ledger._checkpoint.Checkpointer`)."""
+        return None
+
     @contextlib.contextmanager
     def ingest_lock(self, wait: float | None = None) -> Iterator[bool]:
         """Held for one logical ingest, where the backend needs one (SQLite)."""

@@ -112,7 +112,8 @@ class Rows:
         A :class:`fluke.record.Prepared` run brings its body made (a file's plain runs).
         """
         if type(run) is Prepared:
-            self._append(run.body, run.identity, run.scenario, run.condition, run.passed, run.source, run.place)
+            self._append(run.body, run.identity, run.scenario, run.condition, run.passed, run.source, run.place,
+                         run.digest)
             self._tallied(run.trial, run.scenario if run.unit is None else run.unit, run.outcome["reward"])
             return
         try:
@@ -137,9 +138,10 @@ class Rows:
         self.rewards.append(reward)
 
     def _append(self, body: bytes, identity: Identity, scenario: str, condition: str, passed: int | None,
-                source: str | None, place: tuple | None) -> bytes:
-        """Append one row; return the SHA-256 digest of its body."""
-        raw = _sha256(body).digest()
+                source: str | None, place: tuple | None, raw: bytes | None = None) -> bytes:
+        """Append one row; return the SHA-256 digest of its body (``raw``, where it was taken)."""
+        if raw is None:
+            raw = _sha256(body).digest()
         version = identity.version
         vid = _VIDS.get(version)
         if vid is None:

@@ -104,6 +104,11 @@ class SqliteLedger(Ledger):
     def _stages(self) -> bool:
         return self._path() != ":memory:"
 
+    def _checkpointer(self) -> Any:
+        from ._checkpoint import Checkpointer
+
+        return Checkpointer(str(Path(self._path()).expanduser()), self._conn)
+
     @contextlib.contextmanager
     def ingest_lock(self, wait: float | None = None) -> Iterator[bool]:
         """Hold the file's ingest lock (an exclusive ``flock`` on ``FILE-ingest``) for one

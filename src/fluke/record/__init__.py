@@ -18,7 +18,16 @@ from ._run import (FORMAT_VERSION, GoldCall, Label, Outcome, Run, Source, condit
 
 __all__ = [
     "CANONICAL", "FORMAT_VERSION", "GoldCall", "IDENTITY_FIELDS", "AgentMessage", "Event", "Identity", "Label",
-    "Outcome", "Prepared", "Run", "Source", "ToolCall", "UserMessage", "canonical_json", "digest", "holds_secret",
+    "LinePreparer", "Outcome", "Prepared", "Run", "Source", "ToolCall", "UserMessage", "canonical_json", "digest", "holds_secret",
     "may_hold_secret", "redact", "redact_text", "redact_url", "condition_key", "content_fields", "content_json",
     "json_default", "prepare", "run_schema", "CAUSES", "place_of",
 ]
+
+
+def __getattr__(name: str) -> object:
+    # LinePreparer brings msgspec, which only an ingest of a file needs: imported when asked for.
+    if name == "LinePreparer":
+        from ._line import LinePreparer
+
+        return LinePreparer
+    raise AttributeError(f"module {__name__!r} has no attribute {name!r}")

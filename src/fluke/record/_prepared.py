@@ -90,21 +90,22 @@ class Prepared:
     """A run ready to store: its ``body`` (the canonical JSON its hash is taken over), its
     ``identity``, ``scenario``, ``condition`` key, ``passed`` (1, 0 or None for unknown) and
     ``source`` (JSON or None), as a ledger stores them; its ``outcome`` as JSON and how many
-    ``steps`` (events) it took, and its ``place`` (:func:`fluke.record.place_of`); its ``trial``
-    and declared ``unit`` (None: the scenario) feed the ledger's trial and unit tallies.
+    ``steps`` (events) it took, its ``place`` (:func:`fluke.record.place_of`), its ``trial`` and
+    declared ``unit`` (None: the scenario), which feed the ledger's trial and unit tallies, and the
+    SHA-256 ``digest`` of the body where it was taken already (None: the ledger takes it).
     :meth:`run` builds the :class:`Run`.
     """
 
     __slots__ = ("body", "identity", "scenario", "condition", "passed", "source", "outcome", "steps", "place",
-                 "trial", "unit")
+                 "trial", "unit", "digest")
 
     def __init__(self, body: bytes, identity: Identity, scenario: str, condition: str, passed: int | None,
                  source: str | None, outcome: dict[str, Any], steps: int, place: tuple | None,
-                 trial: int, unit: str | None) -> None:
+                 trial: int, unit: str | None, digest: bytes | None = None) -> None:
         self.body, self.identity, self.scenario = body, identity, scenario
         self.condition, self.passed, self.source = condition, passed, source
         self.outcome, self.steps, self.place = outcome, steps, place
-        self.trial, self.unit = trial, unit
+        self.trial, self.unit, self.digest = trial, unit, digest
 
     def run(self) -> Run:
         """The run itself, validated from the body (and source) by the model."""

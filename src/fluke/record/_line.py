@@ -1,0 +1,282 @@
+"""A line of fluke JSONL checked and serialised in C: the fast path of a file ingest.
+
+:class:`LinePreparer` decodes a line with msgspec straight into typed structs that mirror
+the run model (the same fields, types, bounds and defaults, unknown fields refused), and
+encodes them again with sorted keys: that is the run's canonical body, with no Python per
+event. It returns None for any line it is not sure of, and the caller goes on as before
+(:func:`fluke.record.prepare`, then the model itself), so errors stay the model's own.
+
+msgspec and orjson (which writes the body of a run built in code) write the same bytes for
+every value a line can hold, but two: a float of magnitude 1e16 or more (orjson writes
+``1e+16``, msgspec ``1e16``) and an integer beyond 64 bits, which orjson parses as a float
+and msgspec keeps. So such floats are refused where a float is typed (a bound) or free-form
+(a hook), and a line holding a run of 20 digits is left to the slow path. :func:`agrees`
+checks once that the two libraries agree on probes (floats, escapes, sorting, every
+default of every model), and the fast path is off if they do not (another version of
+either may write differently). ``tests/ingest/test_line.py`` holds the bodies equal to the
+model's on real, generated and mutated lines.
+
+>>> import orjson
+>>> from fluke.record import Run, content_json
+>>> line = b'{"format_version":1,"scenario":"s","outcome":{"passed":true},"events":[{"kind":"user","text":"hi"}]}'
+>>> prepared = LinePreparer("f.jsonl")(line, 3)
+>>> run = Run.model_validate(dict(orjson.loads(line), source={"adapter": "fluke", "file": "f.jsonl", "position": 3}))
+>>> prepared.body == content_json(run), prepared.source == run.source.model_dump_json(), prepared.place
+(True, True, ('censored', 0, ''))
+>>> LinePreparer("f.jsonl")(b'{"scenario":"s","trial":"2"}', 1) is None   # a string for an int: the model's call
+True
+"""
+
+from __future__ import annotations
+
+import functools
+import hashlib
+from typing import Annotated, Any, ClassVar, Literal, Union
+
+import msgspec
+import orjson
+from msgspec import UNSET, Meta, Struct, UnsetType, field
+
+from ._canonical import CANONICAL
+from ._identity import Identity
+from ._place import place_of
+from ._prepared import _KNOWN, Prepared
+from ._run import FORMAT_VERSION, Source, condition_key, content_json
+from ._storable import MAX_DEPTH, check_json
+
+#: orjson writes a float this large or larger with an exponent sign msgspec leaves out.
+_BIG = 1e16
+_Float = Annotated[float, Meta(gt=-_BIG, lt=_BIG)]
+_I64 = Annotated[int, Meta(ge=-(2 ** 63), le=2 ** 63 - 1)]
+_Component = Union[str, dict[str, Any], None]
+
+
+class _Event(Struct, tag_field="kind", forbid_unknown_fields=True, gc=False):
+    pass
+
+
+class _User(_Event, tag="user"):
+    kind: ClassVar[str] = "user"
+    text: str
+    t: Union[_Float, None] = None
+
+
+class _Agent(_Event, tag="agent"):
+    kind: ClassVar[str] = "agent"
+    text: str
+    agent: Union[str, None] = None
+    t: Union[_Float, None] = None
+
+
+class _Tool(_Event, tag="tool"):
+    kind: ClassVar[str] = "tool"
+    tool: str
+    args: Any = field(default_factory=dict)
+    call_id: Union[str, None] = None
+    ok: Union[bool, None] = None
+    result: Any = None
+    error: Union[str, None] = None
+    t_start: Union[_Float, None] = None
+    t_end: Union[_Float, None] = None
+    agent: Union[str, None] = None
+    requestor: Literal["agent", "user"] = "agent"
+
+
+class _Identity(Struct, forbid_unknown_fields=True, gc=False):
+    model: _Component = None
+    harness: _Component = None
+    tools: _Component = None
+    world: _Component = None
+    grader: _Component = None
+    policy: _Component = None
+    date: Union[str, None] = None
+
+
+class _Outcome(Struct, forbid_unknown_fields=True, gc=False):
+    passed: Union[bool, None] = None
+    reward: Union[_Float, None] = None
+    label: Union[Literal["complete", "should_ask", "fail", "error"], None] = None
+    died_at: Union[Annotated[int, Meta(ge=0, le=2 ** 63 - 1)], None] = None
+
+
+class _Source(Struct, forbid_unknown_fields=True, gc=False):
+    adapter: str
+    file: Union[str, None] = None
+    position: Union[_I64, str, None] = None
+
+
+class _Gold(Struct, forbid_unknown_fields=True, gc=False):
+    tool: str
+    args: Any = field(default_factory=dict)
+    requestor: Literal["agent", "user"] = "agent"
+    compare: Union[list[str], None] = None
+
+
+class _Run(Struct, forbid_unknown_fields=True, gc=False):
+    scenario: Annotated[str, Meta(min_length=1)]
+    format_version: Annotated[int, Meta(le=FORMAT_VERSION)] = FORMAT_VERSION
+    trial: _I64 = 0
+    unit: Union[str, None] = None
+    condition: dict[str, Union[str, _I64, _Float, bool, None]] = field(default_factory=dict)
+    tags: list[str] = field(default_factory=list)
+    identity: _Identity = field(default_factory=_Identity)
+    events: list[Union[_User, _Agent, _Tool]] = field(default_factory=list)
+    outcome: _Outcome = field(default_factory=_Outcome)
+    cost: dict[str, _Float] = field(default_factory=dict)
+    latency: Union[_Float, None] = None
+    seed: Union[_I64, str, None] = None
+    tape: Union[str, None] = None
+    error: Union[str, None] = None
+    # Left out of the body: set to UNSET (which msgspec does not write) once read.
+    source: Union[_Source, None, UnsetType] = UNSET
+    gold: Union[list[_Gold], None, UnsetType] = UNSET
+
+
+def _free_float(text: str) -> float:
+    """A float in a free-form value (tool arguments and results, identity components)."""
+    value = float(text)
+    if not -_BIG < value < _BIG:
+        raise ValueError("a float orjson writes with an exponent sign")
+    return value
+
+
+_decode = msgspec.json.Decoder(_Run, float_hook=_free_float).decode
+_encode = msgspec.json.Encoder(order="sorted").encode
+#: digits and minus signs to "0", brackets to "[", all else to " ": 20 zeros in a row are an
+#: integer that may be beyond 64 bits, and the brackets bound how deep the line nests.
+_SHAPE = bytes(ord("0") if chr(i) in "-0123456789" else ord("[") if chr(i) in "[{" else ord(" ")
+               for i in range(256))
+_LONG_NUMBER = b"0" * 20
+_STRUCTS = {_User: "UserMessage", _Agent: "AgentMessage", _Tool: "ToolCall", _Identity: "Identity",
+            _Outcome: "Outcome", _Source: "Source", _Gold: "GoldCall", _Run: "Run"}
+
+
+@functools.lru_cache(maxsize=None)
+def agrees() -> bool:
+    """Whether the structs have the model's fields, and the two libraries write the same
+    bytes for probes: every default of every model, floats, escapes and sorted keys."""
+    from . import _events, _identity, _run
+
+    if not _KNOWN:   # the model has fields prepare() does not know: so do these structs
+        return False
+    models = {**vars(_events), **vars(_identity), **vars(_run)}
+    for struct, name in _STRUCTS.items():
+        names = set(struct.__struct_fields__) | ({"kind"} if issubclass(struct, _Event) else set())
+        if names != set(models[name].model_fields):
+            return False
+    values = [0.1, -0.0, 1e-7, 5e-324, 9999999999999998.0, 123456.789, 1.0, 2 ** 63 - 1, -(2 ** 63), 2 ** 64 - 1,
+              "\x00\x01\x1f\"\\/\x7f\u2028\u00e9\U0001f600", {"b": 1, "a": {"\u00e9": 1, "z": 2, "B": 3}},
+              [None, True, False, [], {}]]
+    if any(_encode(value) != orjson.dumps(value, option=CANONICAL) for value in values):
+        return False
+    line = (b'{"scenario":"s","events":[{"kind":"user","text":"u"},{"kind":"agent","text":"a"},'
+            b'{"kind":"tool","tool":"t"}],"gold":[{"tool":"g"}],"identity":{"model":{"x":[1.5]}}}')
+    got = LinePreparer("f", check=False)._prepare(line, 1)
+    run = _run.Run.model_validate(orjson.loads(line))
+    return got is not None and got.body == content_json(run)
+
+
+class LinePreparer:
+    """Prepares the lines of one file (``file``, as its runs' source names it) into
+    :class:`Prepared` runs, each with its SHA-256 ``digest``; ``identity`` fills what a
+    line's identity lacks (``--identity``). Calling it with a line (bytes) and its number
+    returns the run, or None where the slow path must decide (every line, if :func:`agrees`
+    does not hold, unless ``check`` is False: for that check itself)."""
+
+    def __init__(self, file: str, identity: dict[str, Any] | None = None, *, check: bool = True) -> None:
+        self.file, self.supplied = file, identity or {}
+        self._identities: dict[tuple, tuple[Identity, _Identity]] = {}
+        self._sources: dict[tuple, str] = {}
+        self._default_source = Source(adapter="fluke", file=file).model_dump_json()[:-len("null}")]
+        self.on = agrees() if check else True
+
+    def __call__(self, line: bytes, number: int) -> Prepared | None:
+        if not self.on:
+            return None
+        try:
+            return self._prepare(line, number)
+        except Exception:   # not of the plain shape, or of a shape not foreseen: the slow path decides
+            return None
+
+    def _prepare(self, line: bytes, number: int) -> Prepared | None:
+        shape = line.translate(_SHAPE)
+        if _LONG_NUMBER in shape:
+            return None
+        run = _decode(line)
+        scenario, condition = run.scenario, run.condition
+        if "\x00" in scenario or (run.unit is not None and "\x00" in run.unit) or (
+                run.tape is not None and "\x00" in run.tape) or any("\x00" in tag for tag in run.tags):
+            return None
+        for key, item in condition.items():
+            if "\x00" in key or (type(item) is str and "\x00" in item):
+                return None
+        source = run.source
+        run.source = UNSET
+        if run.gold is None:
+            run.gold = UNSET
+        run.identity, identity = self._identity(run.identity)
+        if shape.count(b"[") > MAX_DEPTH:
+            # Possibly nested deeper than a ledger stores: the model's check decides. (A line
+            # this shallow cannot be: a value nested that deep holds more brackets.)
+            self._check_depth(run)
+        body = _encode(run)
+        outcome = run.outcome
+        passed, events = outcome.passed, run.events
+        return Prepared(body, identity, scenario, condition_key(condition) if condition else "",
+                        None if passed is None else 1 if passed else 0, self._source(source, number),
+                        {"passed": passed, "reward": outcome.reward, "label": outcome.label,
+                         "died_at": outcome.died_at},
+                        len(events), place_of(passed, outcome.died_at, events), run.trial, run.unit,
+                        hashlib.sha256(body).digest())
+
+    def _identity(self, given: _Identity) -> tuple[_Identity, Identity]:
+        """The identity to store (with ``--identity`` filled in) and its model, validated
+        by the model once per distinct value."""
+        try:
+            key: tuple | None = msgspec.structs.astuple(given)
+            cached = self._identities.get(key)
+        except TypeError:   # a dict component: not hashable, validated each time
+            key, cached = None, None
+        if cached is None:
+            if given.date is not None and "\x00" in given.date:
+                raise ValueError("a NUL in the date: the model's error")
+            model = Identity.model_validate(msgspec.structs.asdict(given))
+            if self.supplied:
+                model = model.filled(self.supplied)
+            cached = (model, msgspec.convert(model.model_dump(mode="json"), _Identity))
+            if key is not None:
+                if len(self._identities) >= 4096:
+                    self._identities.clear()
+                self._identities[key] = cached
+        return cached[1], cached[0]
+
+    def _source(self, given: Any, number: int) -> str:
+        """The source's JSON as the model writes it (``Source.model_dump_json``); a line
+        without one (or with null) was read from this file at this line."""
+        if given is None or given is UNSET:
+            return f"{self._default_source}{number}}}"
+        position = given.position
+        key = (given.adapter, given.file)
+        prefix = self._sources.get(key)
+        if prefix is None or type(position) is str:
+            whole = Source(adapter=given.adapter, file=given.file, position=position).model_dump_json()
+            if type(position) is str:
+                return whole
+            if len(self._sources) >= 4096:
+                self._sources.clear()
+            prefix = self._sources[key] = whole[:-len(f"{position}}}")] if position is not None else whole[:-5]
+        return prefix + ("null}" if position is None else f"{position}}}")
+
+    @staticmethod
+    def _check_depth(run: _Run) -> None:
+        for event in run.events:
+            if type(event) is _Tool:
+                check_json(event.args)
+                check_json(event.result)
+        for call in run.gold or ():
+            check_json(call.args)
+        for name in ("model", "harness", "tools", "world", "grader", "policy"):
+            value = getattr(run.identity, name)
+            if type(value) is dict:
+                check_json(value)
+
