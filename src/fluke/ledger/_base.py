@@ -20,14 +20,14 @@ from __future__ import annotations
 import contextlib
 from typing import Any, Iterable, Iterator, Sequence
 
-import orjson
-
 from ..errors import EmptyLedgerError, LedgerError, SelectorError
-from ..record import IDENTITY_FIELDS, Identity, Run, canonical_json, digest, redact_url
+from ..record import IDENTITY_FIELDS, Identity, Run, canonical_json, redact_url
 from ._migrations import MIGRATIONS
 from ._rows import body_hash, body_holds, hash_key, row_run, version_id
 from ._ingest import ingest_runs, utcnow
-from ._types import CountRow, Document, IngestResult, StepRow, StoredRun, TrialOutcomes, UnitCell, VersionInfo
+from ._documents import DocumentStore
+from ._tables import TableReads
+from ._types import IngestResult, StoredRun, VersionInfo
 from ._writer import RunWriter
 
 
@@ -36,8 +36,12 @@ from ._writer import RunWriter
 VISIBLE = "ingest NOT IN (SELECT ingest FROM pending)"
 
 
-class Ledger:
-    """The store of runs, grades and documents. Use :func:`fluke.ledger.open_ledger`."""
+class Ledger(TableReads, DocumentStore):
+    """The store of runs, grades and documents. Use :func:`fluke.ledger.open_ledger`.
+
+    Reading the tallies kept at ingest is :class:`fluke.ledger._tables.TableReads`; documents and
+    grades are :class:`fluke.ledger._documents.DocumentStore`.
+    """
 
     #: The parameter placeholder of the backend's DB-API driver.
     placeholder = "?"
@@ -414,119 +418,6 @@ class Ledger:
         if self.empty():
             raise EmptyLedgerError()
 
-    def counts(self, *, version: str | Sequence[str] | None = None, scenario: str | None = None,
-               condition: str | None = None) -> list[CountRow]:
-        """Trials and passes per version × scenario × condition, kept up to date at ingest.
-
-        A run whose ``passed`` is unknown counts as a trial that did not pass, and among the
-        row's ``unknowns``.
-        """
-        where, params = self._where(scenario=scenario, version=version, runs=False)
-        where, params = self._condition_where(where, params, condition)
-        rows = self.query(f"SELECT vid, scenario, condition, trials, passes, unknowns FROM counts{where}", params)
-        names = dict(self.query("SELECT vid, version FROM versions"))
-        out = [CountRow(names[v], s, c, int(n), int(k), int(u)) for v, s, c, n, k, u in rows]
-        out.sort(key=lambda r: (r.version, r.scenario, r.condition))
-        return out
-
-    def steps(self, *, version: str | Sequence[str] | None = None, scenario: str | None = None,
-              condition: str | None = None) -> list[StepRow]:
-        """Where runs died or were censored, per version × scenario × condition × place, kept
-        up to date at ingest beside :meth:`counts` (a run whose outcome is unknown has no place).
-
-        >>> import tempfile, os
-        >>> from fluke.ledger import open_ledger
-        >>> from fluke.record import Outcome, Run, ToolCall
-        >>> ledger = open_ledger(os.path.join(tempfile.mkdtemp(), "st.db"))
-        >>> _ = ledger.ingest([Run(scenario="s", trial=t, events=[ToolCall(tool="pay", ok=t == 0)],
-        ...                        outcome=Outcome(passed=t == 0)) for t in range(3)])
-        >>> [(r.cause, r.step, r.event, r.runs) for r in ledger.steps()]
-        [('censored', 0, '', 1), ('failed call', 0, 'pay', 2)]
-        """
-        where, params = self._where(scenario=scenario, version=version, runs=False)
-        where, params = self._condition_where(where, params, condition)
-        rows = self.query(f"SELECT vid, scenario, condition, cause, step, event, runs FROM steps{where}", params)
-        names = dict(self.query("SELECT vid, version FROM versions"))
-        out = [StepRow(names[v], s, c, cause, int(t), e, int(n)) for v, s, c, cause, t, e, n in rows]
-        out.sort(key=lambda r: (r.version, r.scenario, r.condition, r.cause, r.step, r.event))
-        return out
-
-    def trial_outcomes(self, *, version: str | Sequence[str] | None = None, scenario: str | None = None,
-                       condition: str | None = None, trials: Iterable[int] | None = None) -> TrialOutcomes:
-        """Every run's outcome, in trial order within each scenario × condition, kept up to date at
-        ingest (the ``trial_outcomes`` table: no run is read). ``trials`` keeps those trials only.
-
-        Runs of one input and trial come in version order, then in the order :meth:`runs`
-        gives them (the ingest that stored them, then their content key).
-
-        >>> import tempfile, os
-        >>> from fluke.ledger import open_ledger
-        >>> from fluke.record import Outcome, Run
-        >>> ledger = open_ledger(os.path.join(tempfile.mkdtemp(), "to.db"))
-        >>> _ = ledger.ingest([Run(scenario="s", trial=t, outcome=Outcome(passed=[True, False, None][t % 3]))
-        ...                    for t in (4, 0, 2, 1, 300)])
-        >>> got = ledger.trial_outcomes()
-        >>> got.inputs, got.trial.tolist(), got.outcome.tolist()
-        ((('s', ''),), [0, 1, 2, 4, 300], [0, 1, 2, 1, 0])
-        >>> ledger.trial_outcomes(trials=range(2, 400)).trial.tolist()
-        [2, 4, 300]
-        """
-        from ._tallies import read_trial_outcomes
-
-        return read_trial_outcomes(self, version=version, scenario=scenario, condition=condition, trials=trials)
-
-    def unit_cells(self, *, version: str | Sequence[str] | None = None, scenario: str | None = None,
-                   condition: str | None = None) -> list[UnitCell]:
-        """Trials, passes, unknowns and reward sums per version × sampling unit × scenario ×
-        condition, kept up to date at ingest (the ``unit_cells`` table): what a clustered
-        interval of the pass rate or of the mean reward needs. The unit is the runs' declared
-        ``unit``, or their scenario.
-
-        >>> import tempfile, os
-        >>> from fluke.ledger import open_ledger
-        >>> from fluke.record import Outcome, Run
-        >>> ledger = open_ledger(os.path.join(tempfile.mkdtemp(), "uc.db"))
-        >>> _ = ledger.ingest([Run(scenario=s, trial=t, unit="airline", outcome=Outcome(passed=t == 0, reward=0.5 * t))
-        ...                    for s in ("a", "b") for t in range(3)] + [Run(scenario="c")])
-        >>> [(c.unit, c.scenario, c.trials, c.passes, c.rewarded, c.reward_sum, c.reward_squares)
-        ...  for c in ledger.unit_cells()]
-        [('airline', 'a', 3, 1, 3, 1.5, 1.25), ('airline', 'b', 3, 1, 3, 1.5, 1.25), ('c', 'c', 1, 0, 0, 0.0, 0.0)]
-        """
-        from ._tallies import read_unit_cells
-
-        return read_unit_cells(self, version=version, scenario=scenario, condition=condition)
-
-    def spend(self, *, version: str | Sequence[str] | None = None) -> dict[str, dict[str, tuple[int, float]]]:
-        """Per version, ``{"latency": (runs carrying it, sum), "cost.<key>": (runs, sum), ...}`` by SQL.
-
-        Read from the stored bodies in two aggregate queries (no run is built); a version whose
-        runs carry neither cost nor latency is absent.
-
-        >>> import tempfile, os
-        >>> from fluke.ledger import open_ledger
-        >>> from fluke.record import Run, Identity
-        >>> ledger = open_ledger(os.path.join(tempfile.mkdtemp(), "s.db"))
-        >>> _ = ledger.ingest([Run(scenario="s", trial=t, latency=2.0 + t, cost={"usd": 0.5}) for t in range(2)])
-        >>> list(ledger.spend().values())[0]
-        {'latency': (2, 5.0), 'cost.usd': (2, 1.0)}
-        """
-        where, params = self._where(version=version)
-        names = dict(self.query("SELECT vid, version FROM versions"))
-        out: dict[str, dict[str, tuple[int, float]]] = {}
-        latency = f"CAST({self._json_field('latency')} AS DOUBLE PRECISION)"
-        for vid, count, total in self.query(f"SELECT vid, COUNT({latency}), SUM({latency}) FROM runs{where} "
-                                            "GROUP BY vid", params):
-            if int(count):
-                out.setdefault(names[vid], {})["latency"] = (int(count), float(total))
-        if self.dialect == "postgresql":
-            sql = ("SELECT vid, j.key, COUNT(*), SUM(CAST(j.value AS DOUBLE PRECISION)) FROM runs, "
-                   "jsonb_each_text(CAST(body AS jsonb) -> 'cost') AS j")
-        else:
-            sql = "SELECT vid, j.key, COUNT(*), SUM(j.value) FROM runs, json_each(runs.body, '$.cost') AS j"
-        for vid, key, count, total in self.query(f"{sql}{where} GROUP BY vid, j.key", params):
-            out.setdefault(names[vid], {})[f"cost.{key}"] = (int(count), float(total))
-        return out
-
     def _stored(self, run_hash: str) -> tuple[str, str] | None:
         try:
             key = hash_key(run_hash)
@@ -633,63 +524,6 @@ class Ledger:
         raise SelectorError(f"{selector!r} matches {len(matches)} versions: {names}; be more specific")
 
     # -- documents and grades -------------------------------------------------------
-    def put_document(self, kind: str, body: dict[str, Any]) -> str:
-        """Append a document (idempotent by content); return its SHA-256 digest."""
-        doc_digest = digest(body)
-        with self.atomic():
-            self.execute("INSERT INTO documents (kind, digest, body, recorded_at) VALUES (?, ?, ?, ?) "
-                         "ON CONFLICT (kind, digest) DO NOTHING",
-                         (kind, doc_digest, canonical_json(body).decode(), utcnow()))
-        return doc_digest
-
-    def documents(self, kind: str) -> list[Document]:
-        """Every document of ``kind``, oldest first."""
-        rows = self.query("SELECT digest, body, recorded_at FROM documents WHERE kind = ? "
-                          "ORDER BY recorded_at, digest", (kind,))
-        return [Document(d, kind, self._json(b, f"{kind} document {d[:12]}"), r) for d, b, r in rows]
-
-    def _json(self, text: str, what: str) -> Any:
-        try:
-            return orjson.loads(text)
-        except orjson.JSONDecodeError as exc:
-            raise LedgerError(f"{self.name}: {what} is not valid JSON ({exc.msg}); the ledger was changed "
-                              "outside fluke. Restore it from a backup") from None
-
-    def put_grades(self, spec_digest: str, rows: Iterable[tuple[str, dict[str, Any] | str | bytes]]) -> int:
-        """Store per-run grades under a spec digest (one transaction); return how many were new.
-
-        A body is a dict or its canonical JSON already serialised (a grading worker's output).
-        """
-        now = utcnow()
-        params = [(spec_digest, run_hash,
-                   body if isinstance(body, str) else body.decode() if isinstance(body, bytes)
-                   else canonical_json(body).decode(), now) for run_hash, body in rows]
-        if not params:
-            return 0
-        with self.atomic(), self.faults():
-            cur = self._conn.cursor()   # both drivers sum an executemany's rows into rowcount
-            cur.executemany(self._sql("INSERT INTO grades (spec_digest, run_hash, body, recorded_at) "
-                                      "VALUES (?, ?, ?, ?) ON CONFLICT (spec_digest, run_hash) DO NOTHING"), params)
-            return max(cur.rowcount, 0)
-
-    def grade_bodies(self, spec_digest: str, hashes: Sequence[str] | None = None) -> dict[str, str]:
-        """The stored grades for a spec digest as their JSON, by run hash (parsed when needed);
-        only those of the runs ``hashes`` names when given."""
-        if hashes is None:
-            return dict(self.query("SELECT run_hash, body FROM grades WHERE spec_digest = ?", (spec_digest,)))
-        found: dict[str, str] = {}
-        hashes = list(hashes)
-        for i in range(0, len(hashes), 500):   # under every backend's limit on parameters
-            part = hashes[i:i + 500]
-            found.update(self.query(f"SELECT run_hash, body FROM grades WHERE spec_digest = ? AND run_hash IN "
-                                    f"({', '.join('?' * len(part))})", (spec_digest, *part)))
-        return found
-
-    def grades(self, spec_digest: str) -> dict[str, dict[str, Any]]:
-        """The stored grades for a spec digest, by run hash."""
-        return {h: self._json(b, f"the grade of run {h[:12]}") for h, b in self.grade_bodies(spec_digest).items()}
-
-
 def _vid(version: str) -> int:
     """The key of a full version hash given as a filter; a selector error for anything else."""
     if not isinstance(version, str) or len(version) < 15 or any(c not in "0123456789abcdef" for c in version):
