@@ -303,7 +303,7 @@ def rate(verb: str, n: int, seconds: float) -> str:
 
 
 def huge(work: Path, timeout: float, chosen: list[str] | None, n: int = 10_000_000) -> None:
-    """The count-based verbs (and the two that still read every run) on ``n`` runs without events."""
+    """The count-based verbs on ``n`` runs without events."""
     url = str(work / f"bare-ledger-{n}.db")
     if not Path(url).exists():
         build(url, n, work, bare=True)

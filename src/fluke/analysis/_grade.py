@@ -205,19 +205,16 @@ def grade(ledger, spec, *, files: Sequence[str] = (), input_format: str | None =
 
         if version or scenario:
             raise UsageError("--version/--scenario filter the ledger only; with FILES, grade the files you want")
-        runs = (r for path in files for r in read_file(path, format=input_format, identity=identity or {}))
+        from itertools import islice
+
         from ._grade_stream import Merge
 
+        runs = (r for path in files for r in read_file(path, format=input_format, identity=identity or {}))
         grader, merged, labels = ChunkGrader(spec.body, keep=rows, lines=sink is not None), Merge(rows, sink), {}
-        part: list = []
-        for run in runs:   # each run is graded as it streams and dropped
-            part.append(run)
-            if run.version not in labels:
-                labels[run.version] = run.identity.label()
-            if len(part) == 500:
-                merged.add(grader.collect(((grade_run(r, spec), None) for r in part), number=merged.tally.runs))
-                part = []
-        if part:
+        while part := list(islice(runs, 500)):   # graded 500 at a time as they stream, then dropped
+            for run in part:
+                if run.version not in labels:
+                    labels[run.version] = run.identity.label()
             merged.add(grader.collect(((grade_run(r, spec), None) for r in part), number=merged.tally.runs))
         tally, worst = merged.tally, merged.rows()
         stored, reused, source = None, 0, ", ".join(files)
