@@ -78,7 +78,7 @@ def _counts(failures_a, trials_a, failures_b, trials_b):
     arrays = [np.asarray(x) for x in (failures_a, trials_a, failures_b, trials_b)]
     names = ("failures_a", "trials_a", "failures_b", "trials_b")
     shape = arrays[0].shape
-    for name, arr in zip(names, arrays):
+    for name, arr in zip(names, arrays, strict=True):
         if arr.shape != shape:
             raise InputError(None, None, name, f"has shape {arr.shape} but failures_a has {shape}; "
                              "give one entry per stratum")
@@ -95,6 +95,12 @@ def _counts(failures_a, trials_a, failures_b, trials_b):
 
 
 def _moments(fa, na, fb, nb):
+    """Expectation, hypergeometric variance and range of A's failures per stratum.
+
+    Every product is taken in float64: in int64, n_A·n_B·m·(N − m) overflows from about
+    55,000 runs per arm in one stratum (float64 keeps 15 significant digits at any size).
+    """
+    fa, na, fb, nb = (np.asarray(x, dtype=float) for x in (fa, na, fb, nb))
     total = na + nb
     failed = fa + fb
     with np.errstate(invalid="ignore", divide="ignore"):
@@ -117,7 +123,8 @@ def _exact_pvalue(fa, na, fb, nb) -> float:
         return float("nan")
     pmf = np.ones(1)
     offset = 0
-    for a, n1, n2, m, lo, hi in zip(fa[keep], na[keep], nb[keep], (fa + fb)[keep], low[keep], high[keep]):
+    cells = (na[keep], nb[keep], (fa + fb)[keep], low[keep], high[keep])
+    for n1, n2, m, lo, hi in zip(*cells, strict=True):
         x = np.arange(lo, hi + 1)
         logp = _log_choose(n1, x) + _log_choose(n2, m - x) - _log_choose(n1 + n2, m)
         pmf = np.convolve(pmf, np.exp(logp))
@@ -240,7 +247,8 @@ def stratified_pvalues(failures_a, trials_a, failures_b, trials_b, *, method: st
 def stratified_information(failures_a, trials_a, failures_b, trials_b) -> np.ndarray:
     """The information V of the stratified test, summed along the last axis (strata).
 
-    >>> stratified_information([[3, 1], [0, 0]], [[10, 10], [3, 3]], [[7, 4], [0, 0]], [[10, 10], [3, 3]]).round(4).tolist()
+    >>> v = stratified_information([[3, 1], [0, 0]], [[10, 10], [3, 3]], [[7, 4], [0, 0]], [[10, 10], [3, 3]])
+    >>> v.round(4).tolist()
     [2.3026, 0.0]
     """
     fa, na, fb, nb = (np.asarray(x, dtype=np.int64) for x in (failures_a, trials_a, failures_b, trials_b))
