@@ -43,6 +43,9 @@ __all__ = [
     "FewClustersWarning",
 ]
 
+#: The method name of the CR2 sandwich (unequal clusters, ``sandwich="CR2"``).
+CR2 = "CR2 sandwich, Bell–McCaffrey df"
+
 #: The naive and clustered standard errors "differ materially" beyond this ratio either way.
 MATERIAL_RATIO = 1.25
 
@@ -69,7 +72,7 @@ class ClusteredInterval:
     standard_error: float
     low: float
     high: float
-    df: int
+    df: float
     clusters: int
     rows: int
     method: str
@@ -91,7 +94,7 @@ class ClusteredInterval:
     @property
     def conditional_on(self) -> str:
         return (f"{self.unit} as the independent sampling unit ({self.clusters} of them); "
-                f"{self.method}, t on {self.df} df")
+                f"{self.method}, t on {self.df:.3g} df")
 
 
 def _naive(cells: Cells, level: float) -> NaiveInterval:
@@ -108,7 +111,8 @@ def _naive(cells: Cells, level: float) -> NaiveInterval:
 
 
 def clustered_interval(values, clusters, *, confidence_level: float = 0.95,
-                       weighting: str = "rows", unit: str = "unit", unknown: str | None = None) -> ClusteredInterval:
+                       weighting: str = "rows", unit: str = "unit", unknown: str | None = None,
+                       sandwich: str = "CR1") -> ClusteredInterval:
     """A confidence interval for the mean of ``values`` with ``clusters`` as the sampling unit.
 
     ``weighting="rows"`` (default) targets the mean over rows: cluster means with t on G − 1
@@ -141,23 +145,52 @@ def clustered_interval(values, clusters, *, confidence_level: float = 0.95,
             raise UsageError(f"clusters has {kept.size} entries; values has {applied.keep.size}")
         cells = replace(Cells.from_rows(applied.passed, kept[applied.keep]), unknowns=applied.unknowns,
                         unknown_policy=unknown)
-    return clustered_interval_cells(cells, confidence_level=confidence_level, weighting=weighting, unit=unit)
+    return clustered_interval_cells(cells, confidence_level=confidence_level, weighting=weighting, unit=unit,
+                                    sandwich=sandwich)
+
+
+def _cr2(scores, sizes, n):
+    """CR2 standard error of a row mean and its Bell–McCaffrey degrees of freedom.
+
+    For the intercept alone, H_gg = J/N, so (I − H_gg)^(−1/2) scales a cluster's residual sum
+    by 1/√(1 − n_g/N): u_g = score_g / (N √(1 − n_g/N)) and Var = Σ u_g². Under a working model
+    of independent rows, u_g = l_g'ε with l_g'l_h = (n_g δ_gh − n_g n_h/N) / (N² s_g s_h), and
+    the Bell–McCaffrey df is (tr M)² / tr M² for that G × G matrix M. With equal clusters both
+    reduce to the cluster means' t on G − 1.
+    """
+    g = sizes.size
+    if g < 2:
+        return float("nan"), 0
+    scale = np.sqrt(np.maximum(1.0 - sizes / n, 1e-300))
+    se = float(np.sqrt(np.sum((scores / (n * scale)) ** 2)))
+    m = (np.diag(sizes) - np.outer(sizes, sizes) / n) / (n * n * np.outer(scale, scale))
+    tr = float(np.trace(m))
+    tr2 = float(np.sum(m * m))
+    return se, max(tr * tr / tr2, 1.0) if tr2 > 0 else float(g - 1)
 
 
 def clustered_interval_cells(cells: Cells, *, confidence_level: float = 0.95, weighting: str = "rows",
-                             unit: str = "unit") -> ClusteredInterval:
+                             unit: str = "unit", sandwich: str = "CR1") -> ClusteredInterval:
     """:func:`clustered_interval` from per-cell sums: the cells' units are the clusters.
 
     Its ``unknowns`` and ``unknown_policy`` are the cells' (see :meth:`Cells.from_passes`).
+    ``sandwich="CR2"`` takes unequal clusters through the CR2 sandwich with Bell–McCaffrey
+    degrees of freedom (its coverage holds with few, unequal clusters where CR1 with t on
+    G − 1 falls short); equal clusters give the cluster means' t on G − 1 either way.
 
     >>> cells = Cells.from_passes(["u1", "u2", "u3"], None, [4, 4, 6], [3, 1, 2], [0, 1, 2], policy="exclude")
     >>> r = clustered_interval_cells(cells, unit="user")
     >>> r.rows, r.clusters, round(r.statistic, 4), r.method, r.unknowns
     (11, 3, 0.5455, 'CR1 sandwich', 3)
+    >>> r = clustered_interval_cells(cells, unit="user", sandwich="CR2")
+    >>> r.method, round(r.df, 2)
+    ('CR2 sandwich, Bell–McCaffrey df', 1.96)
     """
     level = check_level(confidence_level)
     if weighting not in ("rows", "units"):
         raise UsageError(f"weighting={weighting!r} must be 'rows' or 'units'")
+    if sandwich not in ("CR1", "CR2"):
+        raise UsageError(f"sandwich={sandwich!r} must be 'CR1' or 'CR2'")
     if not isinstance(cells, Cells):
         raise UsageTypeError(f"cells must be fluke.inference.Cells, not {type(cells).__name__}")
     sizes, sums = cells.unit_totals()        # sums of (y − shift): the centre of the row values
@@ -173,11 +206,16 @@ def clustered_interval_cells(cells: Cells, *, confidence_level: float = 0.95, we
         offset = float(sums.sum() / n)
         stat = cells.shift + offset
         scores = sums - sizes * offset               # per-cluster sum of residuals
-        # CR1: G/(G−1) · (N−1)/(N−K) with K = 1 regressor (the intercept)
-        var = g / (g - 1) * np.dot(scores, scores) / n**2 if g > 1 else float("nan")
-        se = float(np.sqrt(var))
-        method = "CR1 sandwich"
-    df = g - 1
+        if sandwich == "CR2":
+            se, df = _cr2(scores, sizes.astype(float), float(n))
+            method = CR2
+        else:
+            # CR1: G/(G−1) · (N−1)/(N−K) with K = 1 regressor (the intercept)
+            var = g / (g - 1) * np.dot(scores, scores) / n**2 if g > 1 else float("nan")
+            se = float(np.sqrt(var))
+            method = "CR1 sandwich"
+    if method != CR2:
+        df = g - 1
     reason = None
     if g < 2:
         reason = f"only {g} {unit}: an interval needs at least two independent units"
