@@ -31,3 +31,24 @@ def z_sum(alpha=0.05, power=0.8):
 
 def hr_limit(variance, alpha=0.05, power=0.8):
     return math.exp(z_sum(alpha, power) / math.sqrt(variance)) if variance > 0 else math.inf
+
+
+def mcnemar_power_by_loop(pairs, discordant, failures, delta, alpha=0.05):
+    """Exact McNemar power against a regression of ``delta`` in every pair, by a loop over (fixed, broken).
+
+    ``discordant`` (D) and ``failures`` (both arms) are read off ``pairs`` one-run-per-arm
+    pairs: the mean q(1 − q) is D/(2G) and the mean failure share failures/(2G). Fixed and
+    broken counts are then multinomial; every outcome is tested by scipy's binomtest.
+    """
+    g = pairs
+    h, m = discordant / (2 * g), failures / (2 * g)
+    pf, pb = max(h - delta * m, 0.0), h + delta * (1 - m)
+    power = 0.0
+    for f in range(g + 1):
+        for b in range(g + 1 - f):
+            if f + b == 0:
+                continue
+            prob = stats.multinomial.pmf([f, b, g - f - b], g, [pf, pb, 1 - pf - pb])
+            if prob > 1e-14 and stats.binomtest(f, f + b, 0.5).pvalue < alpha:
+                power += prob
+    return power

@@ -6,14 +6,14 @@ except the comparison summary, whose p-value is now printed by :func:`fluke.form
 """
 
 import json
-import math
+
 import re
 from pathlib import Path
 
 import pytest
 from click.testing import CliRunner
 from markdown_it import MarkdownIt
-from scipy.stats import binomtest, norm
+from scipy.stats import binomtest
 
 from fluke import analysis
 from fluke.cli import group
@@ -23,6 +23,7 @@ from fluke.format import fmt_p
 from fluke.ledger import open_ledger
 from fluke.simulate import STAGES
 
+from ._oracles import mcnemar_power_by_loop
 from ._realdata import FINE_TUNED, TAU1_AIRLINE, need, tau1_airline_runs, tau2_runs
 
 GOLDEN = Path(__file__).parent / "golden"
@@ -101,9 +102,11 @@ def test_compare_one_domain_is_too_small_to_tell_with_its_limit_in_points(ledger
     fixed, broken, tasks = _paired(("airline",))
     r = result.pass_rates
     discordant = fixed + broken
-    # one run per arm per task: each discordant task carries variance 1/4, each arm weight 1/2 per task
-    z = norm.ppf(0.975) + norm.ppf(0.8)
-    assert r.detection_limit == pytest.approx(100 * z * math.sqrt(discordant / 4) / (tasks / 2))
+    # one run per arm per task: the limit is where exact McNemar reaches 80% power under the regression
+    failures = 2 * tasks - r.passes_a - r.passes_b
+    delta = r.detection_limit / 100
+    assert mcnemar_power_by_loop(tasks, discordant, failures, delta) == pytest.approx(0.8, abs=2e-3)
+    assert mcnemar_power_by_loop(tasks, discordant, failures, delta * 0.97) < 0.8
     assert result.verdict == "too small to tell" and r.uninformative == tasks - discordant
     text = result.render("text")
     assert f"{r.uninformative} of {tasks} scenario cells carry no information" in text

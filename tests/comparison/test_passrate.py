@@ -22,16 +22,15 @@ from fluke.comparison import (
     compare_pass_rates,
     compare_runs,
     compare_versions,
+    design_limits,
     pass_counts,
-    pass_rate_limit,
-    stratified_information,
     stratified_pvalues,
     stratified_test,
 )
 from fluke.errors import InputError
 from fluke.record import AgentMessage, Outcome, Run, UserMessage
 
-from ._oracles import z_sum
+from ._oracles import mcnemar_power_by_loop
 from ._realdata import FINE_TUNED, TAU2_FILES, TAU2_RESULTS, need, tau2_runs
 
 DOMAINS = ("airline", "retail", "telecom")
@@ -126,10 +125,12 @@ def test_tau2_airline_is_too_small_to_tell_with_its_limit_and_informative_scenar
     rates = found.pass_rates
     assert rates.verdict == TOO_SMALL
     assert rates.pvalue == pytest.approx(stats.binomtest(fixed, fixed + broken, 0.5).pvalue)
-    # one run per arm: V = d/4 over the d discordant tasks, W = 20 · ½, so the limit is z·√d / 20
+    # one run per arm: the limit is where exact McNemar reaches 80% power under the regression
     d = fixed + broken
     assert rates.strata - rates.uninformative == d
-    assert rates.detection_limit == pytest.approx(100 * z_sum() * math.sqrt(d) / 20)
+    failures = 2 * rates.strata - rates.passes_a - rates.passes_b
+    power = mcnemar_power_by_loop(rates.strata, d, failures, rates.detection_limit / 100)
+    assert power == pytest.approx(0.8, abs=2e-3)
     assert "carry no information" in rates.summary() and f"{rates.detection_limit:.1f} points" in rates.summary()
     # τ²-bench records no failure step: the survival analysis is skipped and says why
     assert found.where.skipped and "no failed run has a known failure step" in found.where.reason
@@ -179,7 +180,11 @@ def test_difference_interval_is_clustered_by_scenario():
     fit = sm.OLS(d, np.ones((24, 1))).fit(cov_type="cluster", cov_kwds={"groups": scen}, use_t=True)
     low, high = fit.conf_int()[0]
     assert found.difference == pytest.approx(d.mean())
-    assert found.interval == pytest.approx((low, high), rel=1e-9)
+    # two conditions in each of 12 scenarios: equal clusters, so CR2 is the cluster means' t (statsmodels CR1)
+    assert found.new_tasks_interval == pytest.approx((low, high), rel=1e-9)
+    # the verdict's interval inverts its test: 0 outside exactly when p < α
+    lo, hi = found.interval
+    assert (lo > 0 or hi < 0) == (found.pvalue < 0.05) and hi - lo > 0
     assert found.scenarios == 12 and found.strata == 24
 
 
@@ -222,16 +227,16 @@ def test_bad_counts_are_fluke_errors_naming_the_argument():
 def test_limit_in_points_has_its_nominal_power_by_simulation():
     # 30 scenarios with pass rates spread over 0.35–0.85, 20 runs per arm each
     rng = np.random.default_rng(12)
-    g, n = 30, 20
+    g, n, reps = 30, 20, 4000
     base = rng.uniform(0.35, 0.85, g)
-    trials = np.full((4000, g), n)
-    fa, fb = rng.binomial(n, 1 - base, (2000, g)), rng.binomial(n, 1 - base, (2000, g))
-    limits = pass_rate_limit(stratified_information(fa, trials[:2000], fb, trials[:2000]), trials[:2000], trials[:2000])
+    trials = np.full((reps, g), n)
+    fa, fb = rng.binomial(n, 1 - base, (200, g)), rng.binomial(n, 1 - base, (200, g))
+    limits = np.array([design_limits(n - fa[i], trials[i], n - fb[i], trials[i])[0] for i in range(200)])
     one = compare_pass_rates(n - fa[0], trials[0], n - fb[0], trials[0], draws=200)
     assert one.detection_limit == pytest.approx(limits[0])
-    # plant a difference of the (average) printed limit: B's rate lower by δ in every scenario
+    # plant a regression of the (average) printed limit: B's rate lower by δ in every scenario
     delta = limits.mean() / 100
-    fa = rng.binomial(n, 1 - (base + delta / 2), (4000, g))
-    fb = rng.binomial(n, 1 - (base - delta / 2), (4000, g))
+    fa = rng.binomial(n, 1 - base, (reps, g))
+    fb = rng.binomial(n, np.clip(1 - (base - delta), 0, 1), (reps, g))
     power = float((stratified_pvalues(fa, trials, fb, trials) < 0.05).mean())
-    assert abs(power - 0.8) < 3 * math.sqrt(0.8 * 0.2 / 4000)      # within Monte Carlo error (3 sd)
+    assert abs(power - 0.8) < 3 * math.sqrt(0.8 * 0.2 / reps)      # within Monte Carlo error (3 sd)

@@ -22,9 +22,10 @@ either way (a test holds the two equal on real ledgers).
 >>> result.to_dict()["kind"], result.verdict, result.pass_rates.strata
 ('comparison', 'too small to tell', 12)
 >>> print(result.render()) # doctest: +ELLIPSIS
-too small to tell: B − A = -2.1 points [-15.6, +11.5]
+too small to tell: B − A = -2.1 points [-13.5, +9.4]
 Cochran–Mantel–Haenszel p = 0.723; ...
-detection limit: could not have detected a difference below 16.5 points ...
+detection limit: could not have detected a difference below 18.5 points (ceiling 5) in the direction of a regression ...
+the interval above is for these runs (inverts the stratified test at 95%, ...); on new tasks (scenarios as a sample): [-15.6, +11.5] at 95% (cluster means, t on 5 df)
 ...
 """
 
@@ -120,17 +121,15 @@ class ComparisonResult(Result):
         style = {DIFFERENT: "bad", TOO_SMALL: "warn"}.get(r.verdict, "good")
         lo, hi = r.interval
         ci = f"[{lo:+.1f}, {hi:+.1f}]" if math.isfinite(lo) else f"(no interval: {r.interval_reason})"
-        limit = (f"{r.detection_limit:.1f} points" if math.isfinite(r.detection_limit)
-                 else "— (no scenario carries information)")
         out: list = [
             Heading(f"{r.verdict}: B − A = {r.difference:+.1f} points {ci}"),
             line(Span(f"{r.test.method} p = {fmt_p(r.pvalue)}", style),
                  f"; P(B < A) = {fmt_prob(r.p_b_below_a)} (prior {r.prior})"),
-            line(f"detection limit: could not have detected a difference below {limit} at α = {r.alpha:g} and "
-                 f"power {r.power:g} (ceiling {r.ceiling:g} points); {r.uninformative} of {r.strata} scenario "
+            line(f"detection limit: {r.limit_clause()}, α = {r.alpha:g}; {r.uninformative} of {r.strata} scenario "
                  "cells carry no information (every run passed, or every run failed, in both arms)"
                  + (f"; about {r.runs_needed_per_arm:,} runs per arm would be needed"
                     if r.verdict == TOO_SMALL and r.runs_needed_per_arm else "")),
+            line(f"the interval above is for these runs ({r.interval_method}); {r.new_tasks()}"),
             line(Span("A ", "bold"), self.a.line(), f"   {fmt_share(r.passes_a, r.runs_a)} passed"),
             line(Span("B ", "bold"), self.b.line(), f"   {fmt_share(r.passes_b, r.runs_b)} passed"),
         ]

@@ -41,7 +41,8 @@ from ._intervals import ClusteredMean, clustered_mean, wilson_interval
 from ._leaderboard import (CORRECTIONS, Leaderboard, PairTest, SeparatingStratum, Standing, adjust_pvalues,
                            holm_adjust, indistinct_groups, leaderboard_counts, rank_bootstrap)
 from ._logrank import LogRankResult, logrank_batch, logrank_test
-from ._passrate import UNKNOWN_POLICIES, PassRateComparison, compare_pass_rates, pass_rate_limit
+from ._limit import DIRECTIONS, regression_limit, shift_power, verdict_interval
+from ._passrate import UNKNOWN_POLICIES, PassRateComparison, compare_pass_rates, design_limits, pass_rate_limit
 from ._runs import RunComparison, compare_runs
 from ._sequential import SequentialTest, sequential_evalues, sequential_test
 from ._steps import CellTable, CellTest, StepTable, StepTest, per_cell, per_step
@@ -80,4 +81,6 @@ __all__ = [
     # many versions at once (issue 13)
     "CORRECTIONS", "Leaderboard", "PairTest", "SeparatingStratum", "Standing", "adjust_pvalues",
     "holm_adjust", "indistinct_groups", "leaderboard_counts", "rank_bootstrap",
+    # limits under the alternative and the interval that inverts the test (issue 35)
+    "DIRECTIONS", "design_limits", "regression_limit", "shift_power", "verdict_interval",
 ]

@@ -10,7 +10,10 @@ The input is two matrices of counts, versions × strata (a stratum is a scenario
   exact McNemar), its p-values adjusted across the pairs by Holm (the family-wise error) or
   Benjamini–Hochberg (the false discovery rate), and each pair's verdict by the one rule
   (:func:`~fluke.comparison.verdict_of`) from the adjusted p and the detection limit; the limit
-  is taken at α/m (m pairs), the strictest level either correction applies to a pair;
+  (power under a regression, :func:`~fluke.comparison.design_limits`) is taken at α/m (m
+  pairs), the strictest level either correction applies to a pair; each pair's interval
+  inverts its adjusted test, so it never covers 0 beside *different* nor excludes it beside
+  anything else;
 * groups of versions no pair of which was found different (contiguous in the order of the
   estimates, as the lines under a ranked list: a version may sit in two groups);
 * ranks with intervals from a bootstrap over scenarios (``replicates`` resamples of the
@@ -34,7 +37,8 @@ import numpy as np
 
 from ..errors import InputError
 from ..inference import bh_qvalues, clustered_interval
-from ._passrate import pass_rate_limit
+from ._limit import verdict_interval
+from ._passrate import design_limits
 from ._stratified import stratified_test
 from ._verdict import DIFFERENT, verdict_of
 
@@ -95,7 +99,12 @@ class Standing:
 
 @dataclass(frozen=True)
 class PairTest:
-    """Version ``b`` against ``a``: difference b − a in points (clustered interval), test, adjusted p, verdict."""
+    """Version ``b`` against ``a``: difference b − a in points, test, adjusted p, verdict.
+
+    ``low``/``high`` invert the pair's adjusted test (:func:`~fluke.comparison.verdict_interval`
+    with the adjusted p): the interval excludes 0 exactly when the verdict is *different*.
+    ``detection_limit`` is the regression limit under the alternative at α/m.
+    """
 
     a: str
     b: str
@@ -274,14 +283,11 @@ def leaderboard_counts(passes, trials, *, labels, scenarios=None, strata=None, b
     adjusted = adjust_pvalues(raw, correction)
     m = max(1, int(np.isfinite(raw).sum()))
     found = []
-    for (i, j), t, p_adj in zip(pairs, tests, adjusted):
+    for (i, j), t, p_adj in zip(pairs, tests, adjusted, strict=True):
         diff = 100 * (rates[j] - rates[i])
-        if names.size >= 2:
-            ci = clustered_interval(diff, codes, confidence_level=confidence_level, unit="scenario")
-            lo, hi = ci.low, ci.high
-        else:
-            lo = hi = math.nan
-        limit = pass_rate_limit(t.variance, n[i], n[j], alpha=alpha / m, power=power)
+        # the interval inverts the pair's adjusted test: it excludes 0 exactly when the verdict is different
+        _, lo, hi = verdict_interval(k[i], n[i], k[j], n[j], pvalue=float(p_adj), alpha=alpha)
+        limit = design_limits(k[i], n[i], k[j], n[j], alpha=alpha / m, power=power)[0]
         found.append(PairTest(labels[i], labels[j], float(diff.mean()), float(lo), float(hi), t.method,
                               float(t.pvalue), float(p_adj), float(limit),
                               verdict_of(p_adj, limit, alpha=alpha, ceiling=ceiling)))
@@ -292,7 +298,7 @@ def leaderboard_counts(passes, trials, *, labels, scenarios=None, strata=None, b
     letters = [""] * v
     if baseline is None:
         different = np.zeros((v, v), bool)
-        for (i, j), p in zip(pairs, found):
+        for (i, j), p in zip(pairs, found, strict=True):
             different[i, j] = different[j, i] = p.verdict == DIFFERENT
         groups_i = indistinct_groups(order, different)
         for gi, members in enumerate(groups_i):

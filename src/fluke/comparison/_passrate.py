@@ -4,18 +4,22 @@ The input is counts per stratum (a scenario, or a scenario × condition cell): p
 trials in arm A and in arm B. The answer has four parts, each with what it rests on:
 
 * the **difference** in average pass rate (B − A, in percentage points): the mean over strata
-  of the per-stratum difference, with a confidence interval clustered by scenario
-  (:func:`fluke.inference.clustered_interval`: t on G − 1 degrees of freedom);
+  of the per-stratum difference, with two intervals that answer two questions. ``interval``
+  (*these runs*) inverts the verdict's own stratified test
+  (:func:`~fluke.comparison.verdict_interval`): it excludes 0 exactly when the verdict is
+  *different*. ``new_tasks_interval`` (*would it hold on new tasks*: scenarios as a sample)
+  is clustered by scenario, CR2 with Bell–McCaffrey degrees of freedom; none when every
+  scenario gave the same difference, since a zero-width interval from finite data claims a
+  certainty the runs do not have;
 * the **test** (:func:`~fluke.comparison.stratified_test`): Cochran–Mantel–Haenszel, exact
   conditional when counts are small, exact McNemar when every stratum holds one run per arm;
 * the **Bayesian** P(B's average pass rate < A's), from independent Beta posteriors per stratum
   and arm (prior named in the result), by Monte Carlo with a declared generator;
-* the **detection limit**: the smallest difference in points the test could have detected
-  at α and power. Under a shift of δ in every stratum, the test's numerator moves by δ·W with
-  W = Σ n_A n_B / (n_A + n_B), and its null standard deviation is √V, V the information
-  actually present; so δ = (z₁₋α/₂ + z_power)·√V / W. A stratum where every run passed, or
-  every run failed, in both arms adds nothing to V; with V = 0 the limit is undefined and the
-  verdict is *too small to tell*.
+* the **detection limit** (:func:`~fluke.comparison.design_limits`): the smallest regression
+  of B, in points and the same in every stratum, that the test would find at α with the
+  stated power, the power computed under that regression (exact for McNemar); beside it
+  ``improvement_limit``, the same for an improvement. A limit above the ceiling, or none at
+  all, makes the verdict *too small to tell*.
 
 The verdict comes from the test and the limit (:func:`~fluke.comparison.verdict_of`).
 
@@ -33,11 +37,12 @@ import numpy as np
 
 from ..errors import InputError
 from ..inference import clustered_interval
+from ._limit import DIRECTIONS, regression_limit, verdict_interval
 from ._stratified import StratifiedTest, stratified_test
 from ..format import fmt_p
 from ._verdict import CLOSING_STATEMENT, DIFFERENT, TOO_SMALL, detection_z, verdict_of
 
-__all__ = ["UNKNOWN_POLICIES", "PassRateComparison", "compare_pass_rates", "pass_rate_limit"]
+__all__ = ["UNKNOWN_POLICIES", "PassRateComparison", "compare_pass_rates", "design_limits", "pass_rate_limit"]
 
 #: What may have been done with runs whose outcome is unknown before the counts were taken.
 UNKNOWN_POLICIES = ("failure", "exclude", "success")
@@ -83,6 +88,11 @@ class PassRateComparison:
     paired: bool
     interval_reason: str | None = None
     statement: str = CLOSING_STATEMENT
+    improvement_limit: float = math.inf
+    weighted_difference: float = math.nan
+    new_tasks_interval: tuple[float, float] = (math.nan, math.nan)
+    new_tasks_level: float = 0.95
+    new_tasks_method: str = "none"
 
     @property
     def pvalue(self) -> float:
@@ -102,16 +112,49 @@ class PassRateComparison:
                 f"ceiling {self.ceiling:g} points; prior {self.prior}; {self.unknown[0] + self.unknown[1]} "
                 f"unknown outcomes counted as '{self.unknown_policy}'")
 
+    def limit_clause(self) -> str:
+        """What the detection limit says, worded for the verdict it sits beside.
+
+        After *different* the limit is a property of the design, not a doubt about the finding:
+        "the design had 80% power only for …; this one was seen anyway". Otherwise it is what
+        the runs could not have seen, in the direction of a regression (and an improvement's
+        limit when it differs).
+        """
+        def pts(x):
+            return f"{x:.1f} points" if math.isfinite(x) else "any size up to 100 points"
+
+        power = f"{self.power:.0%}"
+        if self.verdict == DIFFERENT:
+            up = self.direction == "higher"
+            limit = self.improvement_limit if up else self.detection_limit
+            word = "an improvement" if up else "a regression"
+            if not math.isfinite(limit) or abs(self.difference) < limit:
+                return (f"the design had {power} power only for {word} of {pts(limit)} or more; "
+                        "this one was seen anyway")
+            return f"the design had {power} power for {word} of {pts(limit)} or more"
+        if not math.isfinite(self.detection_limit):
+            return (f"no regression of B, of any size up to 100 points, would have been found with {power} power "
+                    f"(ceiling {self.ceiling:g})")
+        line = (f"could not have detected a difference below {self.detection_limit:.1f} points "
+                f"(ceiling {self.ceiling:g}) in the direction of a regression of B, at {power} power")
+        if f"{self.improvement_limit:.1f}" != f"{self.detection_limit:.1f}":
+            line += f"; an improvement below {pts(self.improvement_limit)}"
+        return line
+
+    def new_tasks(self) -> str:
+        """The second interval: would the difference hold on new tasks (scenarios as a sample)?"""
+        lo, hi = self.new_tasks_interval
+        if not math.isfinite(lo):
+            return f"on new tasks: no interval ({self.interval_reason})"
+        return (f"on new tasks (scenarios as a sample): [{lo:+.1f}, {hi:+.1f}] at {self.new_tasks_level:.0%} "
+                f"({self.new_tasks_method})")
+
     def summary(self) -> str:
         """One line: the verdict, the difference with its interval, p, P(B < A) and the limit."""
         lo, hi = self.interval
-        ci = f"[{lo:+.1f}, {hi:+.1f}]" if math.isfinite(lo) else f"(no interval: {self.interval_reason})"
-        limit = (f"{self.detection_limit:.1f} points" if math.isfinite(self.detection_limit)
-                 else "— (no stratum carries information)")
-        line = (f"{self.verdict}: B − A = {self.difference:+.1f} points {ci} ({self.test.method} "
-                f"p = {fmt_p(self.pvalue)}); P(B < A) = {self.p_b_below_a:.3f}; could not have "
-                f"detected a difference below {limit} (ceiling {self.ceiling:g}); {self.uninformative} of "
-                f"{self.strata} strata carry no information")
+        line = (f"{self.verdict}: B − A = {self.difference:+.1f} points [{lo:+.1f}, {hi:+.1f}] ({self.test.method} "
+                f"p = {fmt_p(self.pvalue)}); P(B < A) = {self.p_b_below_a:.3f}; {self.limit_clause()}; "
+                f"{self.uninformative} of {self.strata} strata carry no information")
         if self.verdict == TOO_SMALL and self.runs_needed_per_arm is not None:
             line += f"; about {self.runs_needed_per_arm:,} runs per arm would be needed"
         return line
@@ -121,7 +164,7 @@ class PassRateComparison:
         out = asdict(self)
         out.update(pvalue=self.pvalue, direction=self.direction, summary=self.summary(),
                    conditional_on=self.conditional_on(), interval=list(self.interval),
-                   unknown=list(self.unknown))
+                   new_tasks_interval=list(self.new_tasks_interval), unknown=list(self.unknown))
         return out
 
 
@@ -169,6 +212,43 @@ def pass_rate_limit(variance, trials_a, trials_b, *, alpha: float = 0.05, power:
     return float(limit) if limit.ndim == 0 else limit
 
 
+def design_limits(passes_a, trials_a, passes_b, trials_b, *, alpha: float = 0.05, power: float = 0.8):
+    """The (regression, improvement) detection limits in points of a design with these counts.
+
+    Each stratum starts from its pooled pass share (both arms: the estimate under no
+    difference); a paired design (one run per arm everywhere) reads its mean q(1 − q) off the
+    discordant pairs. See :func:`fluke.comparison.regression_limit`.
+
+    >>> [round(x, 1) for x in design_limits([19] * 30, [20] * 30, [19] * 30, [20] * 30)]
+    [4.2, 3.0]
+    """
+    pa, na, pb, nb = (np.asarray(x, dtype=float).reshape(-1) for x in (passes_a, trials_a, passes_b, trials_b))
+    rates = (pa + pb) / (na + nb)
+    discordance = None
+    if np.all(na == 1) and np.all(nb == 1):
+        discordance = float(np.sum(pa != pb)) / (2 * pa.size)
+    return tuple(regression_limit(rates, na, nb, alpha=alpha, power=power, direction=d, discordance=discordance)
+                 for d in DIRECTIONS)
+
+
+def _runs_needed(pa, na, pb, nb, *, ceiling, alpha, power):
+    """Runs per arm (same scenarios, same rates, k times the runs in each) whose limit reaches the ceiling."""
+    rates = (pa + pb) / (na + nb)
+
+    def limit(k):
+        return regression_limit(rates, k * na, k * nb, alpha=alpha, power=power)
+
+    low, high = 1.0, 2.0
+    while limit(high) > ceiling:
+        low, high = high, 2 * high
+        if high > 2**24:
+            return None
+    for _ in range(30):
+        mid = (low + high) / 2
+        low, high = (low, mid) if limit(mid) <= ceiling else (mid, high)
+    return math.ceil(high * max(float(na.sum()), float(nb.sum())))
+
+
 def _p_below(passes_a, trials_a, passes_b, trials_b, prior, draws, rng):
     """P(mean_s θ_B,s < mean_s θ_A,s) under independent Beta posteriors, by Monte Carlo."""
     a0, b0 = prior
@@ -201,7 +281,7 @@ def compare_pass_rates(passes_a, trials_a, passes_b, trials_b, *, scenarios=None
 
     >>> r = compare_pass_rates([1, 1, 0, 1], [1, 1, 1, 1], [1, 0, 1, 1], [1, 1, 1, 1])
     >>> r.test.method, r.verdict, r.uninformative, round(r.detection_limit, 1)
-    ('exact McNemar', 'too small to tell', 2, 99.1)
+    ('exact McNemar', 'too small to tell', 2, inf)
     """
     pa, na, pb, nb = _arrays(passes_a, trials_a, passes_b, trials_b)
     if not ceiling > 0:
@@ -220,19 +300,25 @@ def compare_pass_rates(passes_a, trials_a, passes_b, trials_b, *, scenarios=None
     if labels.size != pa.size:
         raise InputError(None, None, "scenarios", f"scenarios has {labels.size} entries for {pa.size} strata")
     test = stratified_test(na - pa, na, nb - pb, nb, method=method)
-    limit = pass_rate_limit(test.variance, na, nb, alpha=alpha, power=power)
+    limit, better = design_limits(pa, na, pb, nb, alpha=alpha, power=power)
     verdict = verdict_of(test.pvalue, limit, alpha=alpha, ceiling=ceiling)
     needed = None
-    if verdict == TOO_SMALL and math.isfinite(limit):
-        # V and W both grow in proportion to the runs per stratum, so the limit falls as 1/√k
-        needed = math.ceil((limit / ceiling) ** 2 * max(int(na.sum()), int(nb.sum())))
+    if verdict == TOO_SMALL:
+        needed = _runs_needed(pa, na, pb, nb, ceiling=ceiling, alpha=alpha, power=power)
     diff = 100 * (pb / nb - pa / na)
     g = int(np.unique(labels).size)
+    weighted, low, high = verdict_interval(pa, na, pb, nb, pvalue=test.pvalue, alpha=alpha)
+    how = f"inverts the stratified test at {1 - alpha:.0%}, around the Mantel–Haenszel difference {weighted:+.1f}"
+    new_tasks, new_how, reason = (math.nan, math.nan), "none", None
     if g >= 2:
-        ci = clustered_interval(diff, labels, confidence_level=confidence_level, unit="scenario")
-        interval, how, reason = (ci.low, ci.high), f"clustered by scenario ({ci.method}, t on {ci.df} df)", None
+        ci = clustered_interval(diff, labels, confidence_level=confidence_level, unit="scenario", sandwich="CR2")
+        new_how = f"{ci.method}, t on {ci.df:.3g} df"
+        if ci.standard_error > 0:
+            new_tasks = (ci.low, ci.high)
+        else:
+            reason = f"every one of the {g} scenarios gave the same difference: no spread to build it on"
     else:
-        interval, how, reason = (math.nan, math.nan), "none", "one scenario: an interval needs two"
+        reason = "one scenario: an interval over scenarios needs two"
     rng = np.random.default_rng(20261201) if rng is None else rng
     if not isinstance(rng, np.random.Generator):
         raise InputError(None, None, "rng", "rng must be a numpy Generator, e.g. np.random.default_rng(1)")
@@ -241,9 +327,12 @@ def compare_pass_rates(passes_a, trials_a, passes_b, trials_b, *, scenarios=None
         strata=int(pa.size), scenarios=g, runs_a=int(na.sum()), runs_b=int(nb.sum()),
         passes_a=int(pa.sum()), passes_b=int(pb.sum()), rate_a=float(100 * np.mean(pa / na)),
         rate_b=float(100 * np.mean(pb / nb)), difference=float(diff.mean()),
-        interval=(float(interval[0]), float(interval[1])), confidence_level=confidence_level,
+        interval=(float(low), float(high)), confidence_level=1 - alpha,
         interval_method=how, test=test, p_b_below_a=float(share),
         prior=f"Beta({prior[0]:g}, {prior[1]:g}) per stratum and arm", draws=int(draws), mc_error=float(mc),
         detection_limit=float(limit), uninformative=test.uninformative, verdict=verdict,
         runs_needed_per_arm=needed, alpha=alpha, power=power, ceiling=float(ceiling), unknown=unknown,
-        unknown_policy=unknown_policy, paired=test.fixed is not None, interval_reason=reason)
+        unknown_policy=unknown_policy, paired=test.fixed is not None, interval_reason=reason,
+        improvement_limit=float(better), weighted_difference=float(weighted),
+        new_tasks_interval=(float(new_tasks[0]), float(new_tasks[1])), new_tasks_level=float(confidence_level),
+        new_tasks_method=new_how)
