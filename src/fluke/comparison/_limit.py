@@ -31,6 +31,7 @@ inf
 
 from __future__ import annotations
 
+import functools
 import math
 
 import numpy as np
@@ -43,7 +44,7 @@ from ..inference import lazy_stats as stats
 __all__ = ["DIRECTIONS", "regression_limit", "shift_power", "verdict_interval"]
 
 DIRECTIONS = ("regression", "improvement")
-_BISECT = 40
+_BISECT = 30
 
 
 def _arrays(rates_a, trials_a, trials_b):
@@ -86,6 +87,12 @@ def _mcnemar_critical(d: np.ndarray, alpha: float) -> np.ndarray:
     return np.minimum(c, (d - 1) // 2)
 
 
+@functools.lru_cache(maxsize=64)
+def _mcnemar_table(g: int, alpha: float):
+    d = np.arange(g + 1)
+    return d, _mcnemar_critical(d, alpha)
+
+
 def _mcnemar_power(delta, q, alpha, sign, discordance=None):
     g = q.size
     m = float(q.mean())
@@ -95,11 +102,17 @@ def _mcnemar_power(delta, q, alpha, sign, discordance=None):
     total = min(pf + pb, 1.0)
     if not total > 0:
         return 0.0
-    d = np.arange(g + 1)
-    c = _mcnemar_critical(d, alpha)
+    d, c = _mcnemar_table(g, float(alpha))
     share = pf / (pf + pb)
-    reject = np.where(c >= 0, stats.binom.cdf(c, d, share) + stats.binom.sf(d - c - 1, d, share), 0.0)
-    return float(np.sum(stats.binom.pmf(d, g, total) * reject))
+    ok = c >= 0
+    cc = np.where(ok, c, 0)
+    reject = np.where(ok, special.bdtr(cc, d, share) + special.bdtrc(d - cc - 1, d, share), 0.0)
+    if total >= 1.0:
+        law = (d == g).astype(float)
+    else:
+        law = np.exp(special.gammaln(g + 1) - special.gammaln(d + 1) - special.gammaln(g - d + 1)
+                     + special.xlogy(d, total) + special.xlog1py(g - d, -total))
+    return float(np.sum(law * reject))
 
 
 def shift_power(delta: float, rates_a, trials_a, trials_b, *, alpha: float = 0.05,
@@ -136,10 +149,17 @@ def regression_limit(rates_a, trials_a, trials_b, *, alpha: float = 0.05, power:
     inf
     """
     check_level(power, "power")
+    check_level(alpha, "alpha")
+    if direction not in DIRECTIONS:
+        raise InputError(None, None, "direction", f"direction={direction!r} must be one of {DIRECTIONS}")
+    q, na, nb = _arrays(rates_a, trials_a, trials_b)
+    sign = 1.0 if direction == "regression" else -1.0
+    paired = bool(np.all(na == 1) and np.all(nb == 1))
 
     def reach(delta):
-        return shift_power(delta, rates_a, trials_a, trials_b, alpha=alpha, direction=direction,
-                           discordance=discordance)
+        if paired:
+            return _mcnemar_power(delta, q, alpha, sign, discordance)
+        return _normal_power(delta, q, na, nb, alpha, sign)
 
     if reach(1.0) < power:
         return math.inf

@@ -238,12 +238,17 @@ def _runs_needed(pa, na, pb, nb, *, ceiling, alpha, power):
     def limit(k):
         return regression_limit(rates, k * na, k * nb, alpha=alpha, power=power)
 
-    low, high = 1.0, 2.0
+    now = limit(1.0)
+    # the limit falls about as 1/√k with k times the runs: start there, then bracket and bisect
+    guess = max((now / ceiling) ** 2, 1.0) if math.isfinite(now) else 2.0
+    low, high = max(guess / 1.5, 1.0), guess * 1.5
     while limit(high) > ceiling:
         low, high = high, 2 * high
         if high > 2**24:
             return None
-    for _ in range(30):
+    if low > 1.0 and limit(low) <= ceiling:
+        low = 1.0
+    for _ in range(14):
         mid = (low + high) / 2
         low, high = (low, mid) if limit(mid) <= ceiling else (mid, high)
     return math.ceil(high * max(float(na.sum()), float(nb.sum())))
