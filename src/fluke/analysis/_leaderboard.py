@@ -152,8 +152,9 @@ class LeaderboardResult(Result):
             out.append(note("cost and latency: means over the runs that carry them (a version's runs without "
                             "them are not counted)"))
         out += [blank(), note(f"Conditional on: {self.conditional_on()}."),
-                note(f"P(first): share of the {b.replicates} resamples in which the version ranks first; "
-                     "ties share the better rank."),
+                note(f"P(first): posterior probability that the version's mean pass rate over these scenarios is "
+                     f"the highest (Beta(1, 1) per version and scenario, {b.replicates} joint draws, ties split; "
+                     "the column sums to 1)."),
                 unknown_note(self.unknowns, self.unknown_policy)]
         return out
 

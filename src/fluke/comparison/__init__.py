@@ -39,7 +39,8 @@ from ._fixcheck import (
 )
 from ._intervals import ClusteredMean, clustered_mean, wilson_interval
 from ._leaderboard import (CORRECTIONS, Leaderboard, PairTest, SeparatingStratum, Standing, adjust_pvalues,
-                           holm_adjust, indistinct_groups, leaderboard_counts, rank_bootstrap)
+                           holm_adjust, indistinct_groups, leaderboard_counts, p_first_posterior,
+                           rank_bootstrap)
 from ._logrank import LogRankResult, logrank_batch, logrank_test
 from ._limit import DIRECTIONS, regression_limit, shift_power, verdict_interval
 from ._passrate import UNKNOWN_POLICIES, PassRateComparison, compare_pass_rates, design_limits, pass_rate_limit
@@ -82,5 +83,5 @@ __all__ = [
     "CORRECTIONS", "Leaderboard", "PairTest", "SeparatingStratum", "Standing", "adjust_pvalues",
     "holm_adjust", "indistinct_groups", "leaderboard_counts", "rank_bootstrap",
     # limits under the alternative and the interval that inverts the test (issue 35)
-    "DIRECTIONS", "design_limits", "regression_limit", "shift_power", "verdict_interval",
+    "DIRECTIONS", "design_limits", "p_first_posterior", "regression_limit", "shift_power", "verdict_interval",
 ]
