@@ -131,10 +131,15 @@ def test_summary_floors_a_tiny_p_value_like_every_other_output():
 
 
 def test_compare_markdown_leads_with_the_verdict_and_keeps_the_rows(ledger):
-    result = analysis.compare(ledger, "model=gpt-4.1", f"model={FINE_TUNED}", rows=5, record=False)
-    md = result.render("markdown")
+    # 100 cells of one run each: no cell can reach p < 0.05, so by default one line and no table
+    quiet = analysis.compare(ledger, "model=gpt-4.1", f"model={FINE_TUNED}", rows=5, record=False)
+    md = quiet.render("markdown")
     assert md.startswith("## different: B − A = +15.0 points")
-    tables = md_tables(md)
+    assert "none of 100 cells at p" in md and "so no table" in md and "| cell" not in md
+    assert "the design had 80% power only for a regression" not in md     # an improvement was found
+    assert "this one was seen anyway" in md or "the design had 80% power for an improvement" in md
+    result = analysis.compare(ledger, "model=gpt-4.1", f"model={FINE_TUNED}", rows=5, record=False, every=True)
+    tables = md_tables(result.render("markdown"))
     assert tables[-1][0] == ["cell", "A", "B", "p", "q"] and len(tables[-1]) - 1 == 5
     every = md_tables(result.render("markdown", all_rows=True))
     payload = result.payload()
@@ -332,7 +337,7 @@ def test_hostile_scenario_names_reach_no_terminal_and_no_secret_leaks(tmp_path):
         own.ingest([Run(scenario=f"{hostile}/{i}", trial=t, identity=Identity(model=m),
                         outcome=Outcome(passed=(i + t) % 2 == 0, died_at=1 if (i + t) % 2 else None))
                     for m in ("a", "b") for i in range(4) for t in range(3)])
-        results = [analysis.compare(own, "model=a", "model=b", record=False),
+        results = [analysis.compare(own, "model=a", "model=b", record=False, every=True),
                    analysis.fixcheck(own, "model=a@0", "model=a@1-2", control="model=b@0-2"),
                    analysis.consistency(own, ["model=a"])]
         for result in results:

@@ -67,6 +67,7 @@ class ComparisonResult(Result):
     recorded: bool = False
     sequential: Any = None
     sequential_power: Any = None
+    every: bool = False
 
     @property
     def verdict(self) -> str:
@@ -152,7 +153,10 @@ class ComparisonResult(Result):
         out += [blank(), line(where.summary())]
         if not where.skipped:
             steps = sorted(where.steps.steps, key=lambda s: (s.qvalue, s.step))
-            if steps and self.rows:
+            if steps and self.rows and not (self.every or any(s.pvalue < 0.05 for s in steps)):
+                out.append(line(f"deaths per step: none of {len(steps)} steps at p < 0.05, so no table "
+                                "(--all lists them)"))
+            elif steps and self.rows:
                 out.append(Table(
                     "deaths per step, stratified by scenario, BH across steps",
                     [Column("step", "right"), Column("event", key=True), Column("A", "right"), Column("B", "right"),
@@ -161,7 +165,10 @@ class ComparisonResult(Result):
                       fmt_share(s.deaths_b, s.at_risk_b), fmt_p(s.pvalue),
                       Span(fmt_p(s.qvalue), "bad" if s.qvalue < 0.05 else None)] for s in steps],
                     limit=self.rows, more="steps"))
-        if found.cells.cells and self.rows:
+        if found.cells.cells and self.rows and not (self.every or any(c.pvalue < 0.05 for c in found.cells.cells)):
+            out.append(line(f"failures per scenario × condition (Fisher exact): none of {len(found.cells.cells)} cells "
+                            "at p < 0.05, so no table (--all lists them)"))
+        elif found.cells.cells and self.rows:
             cells = sorted(found.cells.cells, key=lambda c: (c.qvalue, natural_key(c.scenario), c.condition))
             out.append(Table(
                 "failures per scenario × condition, Fisher exact, BH across cells",
@@ -251,7 +258,7 @@ def _counted_arms(ledger, a: str, b: str, scenario: str | None, condition: str |
 def compare(ledger, a: str, b: str, *, scenario: str | None = None, condition: str | None = None,
             spec: str | None = None, alpha: float = 0.05, power: float = 0.8, ceiling: float = 5.0,
             hazard_ceiling: float = 1.3, unknown: str = "fail", sequential: bool = False, rows: int = 8,
-            record: bool = True, seed: int = 0, stream: bool = False) -> ComparisonResult:
+            record: bool = True, seed: int = 0, stream: bool = False, every: bool = False) -> ComparisonResult:
     """Compare arm ``b`` against arm ``a`` (version selectors, ``@TRIALS`` picks trials) on pass rates.
 
     Strata are scenario × condition cells both arms ran. ``ceiling`` is the detection limit, in
@@ -309,7 +316,7 @@ def compare(ledger, a: str, b: str, *, scenario: str | None = None, condition: s
             seq_power = (limit, *sequential_power(batches[1], batches[3], rates, limit / 100, alpha=alpha,
                                                   seed=seed))
     result = ComparisonResult(arm_a, arm_b, found, scenario=scenario, spec=spec, rows=rows, recorded=record,
-                              sequential=seq, sequential_power=seq_power)
+                              sequential=seq, sequential_power=seq_power, every=every)
     if record:
         ledger.put_document("comparison", result.recorded_body())
     return result

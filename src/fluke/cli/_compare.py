@@ -64,7 +64,8 @@ def compare(ctx: Context, version_a: str, version_b: str, scenario: str | None, 
 
     ctx.emit(compare_arms(ctx.ledger(), version_a, version_b, scenario=scenario, condition=condition, spec=spec,
                           alpha=alpha, power=power, ceiling=ceiling, hazard_ceiling=hazard_ceiling, unknown=unknown,
-                          sequential=sequential, rows=show_steps, record=not no_record))
+                          sequential=sequential, rows=show_steps, record=not no_record,
+                          every=ctx.all_rows))
 
 
 @click.command()

@@ -72,7 +72,9 @@ class WhereComparison:
             return f"where: skipped ({self.reason})"
         hr = self.hazard_ratio
         line = f"where: {self.survival.summary()}"
-        if hr is not None and hr.reason is None:
+        if not self.survival.logrank.variance > 0:
+            line += "; no hazard ratio (the log-rank has no information: no death could have fallen in either arm)"
+        elif hr is not None and hr.reason is None:
             line += f"; hazard ratio B/A {hr.estimate:.3f} [{hr.low:.3f}, {hr.high:.3f}] ({hr.estimator})"
         elif hr is not None:
             line += f"; hazard ratio undefined ({hr.reason})"
