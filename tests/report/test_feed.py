@@ -76,12 +76,25 @@ def test_comparison_from_the_pass_rate_comparison(runs):
             cell = per.setdefault(r.scenario, [[0, 0], [0, 0]])
             cell[arm][0] += r.outcome.passed is not True
             cell[arm][1] += 1
-    v = w = 0.0
-    for (fa, na), (fb, nb) in per.values():
-        n, f = na + nb, fa + fb
-        v += na * nb * f * (n - f) / (n * n * (n - 1))
-        w += na * nb / n
-    assert section.detection_limit == pytest.approx(100 * (norm.ppf(0.975) + norm.ppf(0.8)) * v ** 0.5 / w)
+    from scipy.optimize import brentq
+
+    def power(delta):
+        # B fails δ more in every scenario (from the pooled failure share q); the numerator's spread
+        # under that shift (V1) and its null spread (V0), q(1 − q) unbiased by N/(N − 1)
+        shift = v0 = v1 = 0.0
+        for (fa, na), (fb, nb) in per.values():
+            n, q = na + nb, (fa + fb) / (na + nb)
+            qb = min(q + delta, 1.0)
+            w = na * nb / n
+            unbiased = q * (1 - q) * n / (n - 1)
+            var_b = unbiased + (qb - q) * (1 - 2 * q) - (qb - q) ** 2
+            pooled = unbiased + (qb - q) * nb / n * (1 - 2 * q) - ((qb - q) * nb / n) ** 2
+            shift += w * (qb - q)
+            v1 += w * (nb * unbiased + na * var_b) / n
+            v0 += w * pooled
+        return norm.cdf((shift - norm.ppf(0.975) * v0 ** 0.5) / v1 ** 0.5)
+
+    assert section.detection_limit == pytest.approx(100 * brentq(lambda d: power(d) - 0.8, 1e-6, 1.0), rel=1e-6)
     page = render_html(ReportData(comparison=section))
     assert found.verdict in page and "could not have detected a difference in pass rate below" in page
 
