@@ -1,0 +1,138 @@
+"""OpenTelemetry: one ``gen_ai.evaluation.result`` log record per graded run and per verdict, as OTLP JSON.
+
+The event and its attributes follow the GenAI semantic conventions (Development status):
+``gen_ai.evaluation.name``, ``gen_ai.evaluation.score.value``, ``gen_ai.evaluation.score.label``,
+``gen_ai.evaluation.explanation`` and, with no span to parent to, ``gen_ai.response.id`` (here the
+run's content hash). A run read from one trace (the OpenTelemetry GenAI and OpenInference
+readers) is parented to that trace and its root span: a trace viewer shows the grade on the
+run's own trace. The file is an OTLP/JSON ``ExportLogsServiceRequest`` (ids in hex, 64-bit
+integers as strings), which an OTLP/HTTP endpoint accepts as it is at ``/v1/logs``.
+
+>>> from fluke.exports import Findings, GradedRun
+>>> run = GradedRun("ab" * 32, "refund/1", 0, "cd" * 32, "fail", 0.0, "the path broke forbidden", ("forbidden",))
+>>> doc = otlp_logs(Findings("demo.db", runs=[run]), time_unix_nano=1)
+>>> record = doc["resourceLogs"][0]["scopeLogs"][0]["logRecords"][0]
+>>> record["eventName"], {a["key"]: a["value"] for a in record["attributes"]}["gen_ai.evaluation.score.label"]
+('gen_ai.evaluation.result', {'stringValue': 'fail'})
+"""
+
+from __future__ import annotations
+
+import time
+from pathlib import Path
+from typing import Any
+
+import orjson
+
+from ..errors import UsageError
+from ._findings import Findings, GradedRun, Verdict
+
+OTEL_EVENT = "gen_ai.evaluation.result"
+#: ``gen_ai.evaluation.name`` of a graded run and of a verdict.
+RUN_EVALUATION = "fluke.path_grade"
+VERDICT_EVALUATION = "fluke.comparison"
+_SEVERITY = {"pass": (9, "INFO"), "fail": (13, "WARN"), "unknown": (9, "INFO"), "different": (13, "WARN"),
+             "no difference": (9, "INFO"), "inconclusive": (9, "INFO")}
+
+
+def _value(value: Any) -> dict[str, Any]:
+    if isinstance(value, bool):
+        return {"boolValue": value}
+    if isinstance(value, int):
+        return {"intValue": str(value)}     # OTLP/JSON writes 64-bit integers as strings
+    if isinstance(value, float):
+        return {"doubleValue": value}
+    return {"stringValue": str(value)}
+
+
+def _attributes(pairs: dict[str, Any]) -> list[dict[str, Any]]:
+    return [{"key": k, "value": _value(v)} for k, v in pairs.items() if v is not None]
+
+
+def _record(attrs: dict[str, Any], label: str, at: int, trace: tuple[str | None, str | None] = (None, None)):
+    number, text = _SEVERITY[label]
+    record: dict[str, Any] = {"timeUnixNano": str(at), "observedTimeUnixNano": str(at), "severityNumber": number,
+                              "severityText": text, "eventName": OTEL_EVENT, "attributes": _attributes(attrs)}
+    if trace[0] and trace[1]:
+        record.update(traceId=trace[0], spanId=trace[1], flags=1)
+    return record
+
+
+def run_record(run: GradedRun, at: int) -> dict[str, Any]:
+    """The log record of one graded run (parented to its trace and root span when it has them)."""
+    attrs = {"gen_ai.evaluation.name": RUN_EVALUATION, "gen_ai.evaluation.score.value": run.score,
+             "gen_ai.evaluation.score.label": run.label, "gen_ai.evaluation.explanation": run.explanation,
+             "gen_ai.response.id": None if run.span_id else run.run_hash,
+             "fluke.run.hash": run.run_hash, "fluke.run.scenario": run.scenario, "fluke.run.trial": run.trial,
+             "fluke.version": run.version, "fluke.grade.checks": ", ".join(run.checks) or None}
+    return _record(attrs, run.label, at, (run.trace_id, run.span_id))
+
+
+def verdict_record(v: Verdict, at: int) -> dict[str, Any]:
+    """The log record of one verdict: the difference in points is the score, with interval and limit."""
+    lo, hi = v.interval
+    attrs = {"gen_ai.evaluation.name": VERDICT_EVALUATION, "gen_ai.evaluation.score.value": v.difference,
+             "gen_ai.evaluation.score.label": v.label,
+             "gen_ai.evaluation.explanation": f"{v.explanation}. Rests on: {v.rests_on}",
+             "fluke.comparison.a": v.a, "fluke.comparison.b": v.b, "fluke.comparison.a_label": v.a_label,
+             "fluke.comparison.b_label": v.b_label, "fluke.comparison.interval_low": lo,
+             "fluke.comparison.interval_high": hi, "fluke.comparison.detection_limit": v.limit,
+             "fluke.comparison.pvalue": v.pvalue}
+    return _record({k: val for k, val in attrs.items() if not (isinstance(val, float) and val != val)
+                    and val not in (float("inf"), float("-inf"))}, v.label, at)
+
+
+def otlp_logs(found: Findings, *, time_unix_nano: int | None = None) -> dict[str, Any]:
+    """An OTLP/JSON ``ExportLogsServiceRequest`` holding every graded run's and verdict's record."""
+    from importlib.metadata import PackageNotFoundError, version
+
+    try:
+        fluke_version = version("fluke")
+    except PackageNotFoundError:  # pragma: no cover - run from a source tree
+        fluke_version = "unknown"
+    at = time.time_ns() if time_unix_nano is None else int(time_unix_nano)
+    records = [run_record(r, at) for r in found.runs] + [verdict_record(v, at) for v in found.verdicts]
+    resource = _attributes({"service.name": "fluke", "fluke.ledger": found.ledger, "fluke.rests_on": found.rests_on,
+                            "fluke.spec": found.spec, "fluke.unknown": found.unknown})
+    return {"resourceLogs": [{"resource": {"attributes": resource}, "scopeLogs": [
+        {"scope": {"name": "fluke", "version": fluke_version}, "logRecords": records}]}]}
+
+
+def write_otlp(found: Findings, path: str | Path, **options: Any) -> int:
+    """Write the OTLP/JSON document to ``path`` (whole or not at all); return how many records."""
+    from ._write import write_atomic
+
+    doc = otlp_logs(found, **options)
+    write_atomic(path, orjson.dumps(doc) + b"\n")
+    return len(doc["resourceLogs"][0]["scopeLogs"][0]["logRecords"])
+
+
+def send_otlp(found: Findings, endpoint: str, *, timeout: float = 10.0, headers: dict[str, str] | None = None,
+              **options: Any) -> int:
+    """POST the records to an OTLP/HTTP endpoint (``http://host:4318``; ``/v1/logs`` is added); return the count.
+
+    Sent as JSON (``Content-Type: application/json``), which the OTLP/HTTP protocol accepts;
+    an endpoint that refuses says so in one line, with no header value quoted.
+    """
+    import urllib.error
+    import urllib.request
+
+    from ._findings import clean
+
+    if not endpoint.startswith(("http://", "https://")):
+        raise UsageError(f"--endpoint {clean(endpoint)!r} must be an http:// or https:// URL (OTLP/HTTP)")
+    url = endpoint.rstrip("/")
+    url = url if url.endswith("/v1/logs") else url + "/v1/logs"
+    doc = otlp_logs(found, **options)
+    request = urllib.request.Request(url, data=orjson.dumps(doc), method="POST",
+                                     headers={"Content-Type": "application/json", **(headers or {})})
+    try:
+        with urllib.request.urlopen(request, timeout=timeout) as response:
+            response.read()
+    except urllib.error.HTTPError as exc:
+        raise UsageError(f"OTLP endpoint {clean(url)} refused the records: HTTP {exc.code} {clean(exc.reason)}") \
+            from None
+    except (urllib.error.URLError, OSError) as exc:
+        reason = getattr(exc, "reason", exc)
+        raise UsageError(f"OTLP endpoint {clean(url)} cannot be reached: {clean(reason)}") from None
+    return len(doc["resourceLogs"][0]["scopeLogs"][0]["logRecords"])
