@@ -276,6 +276,6 @@ def collect(ledger, *, spec=None, baseline: str | None = None, version: str | No
     found = verdicts(ledger, baseline=baseline, version=version, unknown=unknown) if compare else []
     rests = (f"{sum(v.runs for v in rates)} runs of {len(rates)} versions in {clean(ledger.name)}; "
              f"the unit is the scenario; unknown outcomes: {unknown}"
-             + (f"; path spec {loaded.digest[:12]}" if loaded is not None else "; no path spec"))
+             + ("" if not runs else f"; path spec {loaded.digest[:12]}" if loaded is not None else "; no path spec"))
     return Findings(clean(ledger.name), graded, found, rates, claim_dicts(claims),
                     loaded.digest if loaded is not None else None, unknown, rests)

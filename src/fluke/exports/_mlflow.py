@@ -41,11 +41,21 @@ def log_to_mlflow(claims: Iterable[Any], *, tracking_uri: str | None = None, exp
     """
     mlflow, AssessmentSource, AssessmentSourceType = _mlflow()
     safe = claim_dicts(claims)
+    before = mlflow.get_tracking_uri() if tracking_uri else None
     if tracking_uri:
         mlflow.set_tracking_uri(tracking_uri)
+    try:
+        return _log(mlflow, AssessmentSource(source_type=AssessmentSourceType.CODE, source_id="fluke"), safe,
+                    experiment=experiment, run_id=run_id, run_name=run_name, title=title, status=status)
+    finally:
+        if before is not None:
+            mlflow.set_tracking_uri(before)
+
+
+def _log(mlflow, source, safe: list[dict], *, experiment: str, run_id: str | None, run_name: str, title: str,
+         status: str | None) -> dict[str, Any]:
     if run_id is None:
         mlflow.set_experiment(experiment)
-    source = AssessmentSource(source_type=AssessmentSourceType.CODE, source_id="fluke")
     worst = status or next((s for s in ("fails", "too small to tell") if any(c["status"] == s for c in safe)), "holds")
     with mlflow.start_run(run_id=run_id, run_name=None if run_id else run_name) as run:
         with mlflow.start_span(name=clean(title)) as span:
