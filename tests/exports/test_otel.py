@@ -22,6 +22,11 @@ def _export(path, *args):
     return CliRunner().invoke(group, ["--ledger", str(path), "export", "--format", "otel", *args])
 
 
+def _records(text) -> list:
+    """The log records of an OTLP/JSON document, parsed by OpenTelemetry's own OTLP/JSON types."""
+    return logs_service.ExportLogsServiceRequest.from_json(text).resource_logs[0].scope_logs[0].log_records
+
+
 def _attrs(record) -> dict:
     out = {}
     for kv in record.attributes:
@@ -73,7 +78,7 @@ def test_a_verdict_too_small_to_tell_is_inconclusive(tmp_path):
                        for m in ("a", "b") for t in range(4)])
     out = tmp_path / "e.json"
     assert _export(path, "-o", str(out)).exit_code == 0
-    records = logs_service.ExportLogsServiceRequest.from_json(out.read_bytes()).resource_logs[0].scope_logs[0].log_records
+    records = _records(out.read_bytes())
     [verdict] = [_attrs(r) for r in records if _attrs(r)["gen_ai.evaluation.name"] == "fluke.comparison"]
     assert verdict["gen_ai.evaluation.score.label"] == "inconclusive"
     assert "too small to tell" in verdict["gen_ai.evaluation.explanation"]
@@ -90,7 +95,7 @@ def test_a_run_read_from_traces_is_parented_to_its_trace_and_root_span(tmp_path)
     assert CliRunner().invoke(group, ["--ledger", str(path), "ingest", str(sample)]).exit_code == 0
     out = tmp_path / "e.json"
     assert _export(path, "-o", str(out)).exit_code == 0
-    [record] = logs_service.ExportLogsServiceRequest.from_json(out.read_bytes()).resource_logs[0].scope_logs[0].log_records
+    [record] = _records(out.read_bytes())
     assert (record.trace_id.hex(), record.span_id.hex()) == (root["traceId"], root["spanId"])
     assert "gen_ai.response.id" not in _attrs(record)
 
@@ -130,9 +135,7 @@ def test_records_are_sent_to_an_otlp_http_endpoint(planted, tmp_path, receiver):
     assert result.exit_code == 0, result.stderr
     [(where, kind, body)] = handler.received
     assert (where, kind) == ("/v1/logs", "application/json")
-    sent = logs_service.ExportLogsServiceRequest.from_json(body).resource_logs[0].scope_logs[0].log_records
-    written = logs_service.ExportLogsServiceRequest.from_json(out.read_bytes()).resource_logs[0].scope_logs[0]
-    assert [_attrs(r) for r in sent] == [_attrs(r) for r in written.log_records]
+    assert [_attrs(r) for r in _records(body)] == [_attrs(r) for r in _records(out.read_bytes())]
     assert "sent 121 records" in result.stderr
 
 

@@ -91,6 +91,8 @@ def export(ctx: Context, output: str, fmt: str, redact: bool, no_scan: bool, spe
         count = write_otlp(found, output)
         _say(f"wrote {count} gen_ai.evaluation.result records ({len(found.runs)} graded runs, "
              f"{len(found.verdicts)} verdicts) as OTLP/JSON to {output}{_size(output)}")
+        for reason in found.not_compared:
+            _say(f"not compared: {reason}")
         if endpoint:
             sent = send_otlp(found, endpoint)
             _say(f"sent {sent} records to {endpoint}")

@@ -26,6 +26,7 @@ import re
 from dataclasses import dataclass, field
 from typing import Any, Iterable, Mapping, Sequence
 
+from ..errors import InputError
 from ..format import safe
 
 #: fluke's comparison verdicts, in the words an outside consumer reads.
@@ -124,6 +125,7 @@ class Findings:
     verdicts: list[Verdict] = field(default_factory=list)
     versions: list[VersionRate] = field(default_factory=list)
     claims: list[dict] = field(default_factory=list)
+    not_compared: list[str] = field(default_factory=list)   # pairs with nothing to compare, and why
     spec: str | None = None           # the spec's digest, when runs were graded against one
     unknown: str = "fail"
     rests_on: str = ""
@@ -201,8 +203,11 @@ def graded_runs(ledger, *, spec=None, version: str | None = None, scenario: str 
 
 
 def verdicts(ledger, *, baseline: str | None = None, version: str | None = None, unknown: str = "fail",
-             alpha: float = 0.05, power: float = 0.8, ceiling: float = 5.0) -> list[Verdict]:
-    """Each selected version against the baseline (default: the first recorded), on pass rates."""
+             alpha: float = 0.05, power: float = 0.8, ceiling: float = 5.0,
+             skipped: list[str] | None = None) -> list[Verdict]:
+    """Each selected version against the baseline (default: the first recorded), on pass rates.
+
+    A pair that cannot be compared (no scenario in common) is left out, and why is added to ``skipped``."""
     from ..analysis import compare, version_label
     from ..analysis._select import require_runs, select_versions
 
@@ -213,8 +218,14 @@ def verdicts(ledger, *, baseline: str | None = None, version: str | None = None,
     for info in infos:
         if info.version == base or (chosen is not None and info.version not in chosen):
             continue
-        result = compare(ledger, base, info.version, unknown=unknown, alpha=alpha, power=power, ceiling=ceiling,
-                         record=False)
+        try:
+            result = compare(ledger, base, info.version, unknown=unknown, alpha=alpha, power=power,
+                             ceiling=ceiling, record=False)
+        except InputError as exc:   # nothing to compare (no shared scenario): said, not sunk
+            if skipped is not None:
+                skipped.append(clean(f"{version_label(ledger, info.version)} against "
+                                     f"{version_label(ledger, base)}: {exc.message}"))
+            continue
         r = result.pass_rates
         out.append(Verdict(base, info.version, clean(version_label(ledger, base)),
                            clean(version_label(ledger, info.version)), VERDICT_LABELS[r.verdict],
@@ -273,9 +284,10 @@ def collect(ledger, *, spec=None, baseline: str | None = None, version: str | No
     unknown = check_unknown(unknown)
     graded, loaded = graded_runs(ledger, spec=spec, version=version, scenario=scenario) if runs else ([], None)
     rates = version_rates(ledger, version=version, unknown=unknown)
-    found = verdicts(ledger, baseline=baseline, version=version, unknown=unknown) if compare else []
+    skipped: list[str] = []
+    found = verdicts(ledger, baseline=baseline, version=version, unknown=unknown, skipped=skipped) if compare else []
     rests = (f"{sum(v.runs for v in rates)} runs of {len(rates)} versions in {clean(ledger.name)}; "
              f"the unit is the scenario; unknown outcomes: {unknown}"
              + ("" if not runs else f"; path spec {loaded.digest[:12]}" if loaded is not None else "; no path spec"))
-    return Findings(clean(ledger.name), graded, found, rates, claim_dicts(claims),
+    return Findings(clean(ledger.name), graded, found, rates, claim_dicts(claims), skipped,
                     loaded.digest if loaded is not None else None, unknown, rests)
