@@ -1,5 +1,8 @@
 """What fluke found, gathered once for every outside format: graded runs, verdicts, versions, claims.
 
+:func:`collect` gathers the first three from a ledger; :func:`claim_dicts` makes a result's
+claims (a gate's, a pytest session's) safe for JUnit and MLflow.
+
 Every string a finding carries has been through :func:`fluke.format.safe` (secrets redacted,
 terminal controls made visible), so no export can leak what a run held or hand a consumer
 markup it would act on. A graded run is labelled ``pass``, ``fail`` or ``unknown``; a verdict
@@ -24,7 +27,7 @@ from __future__ import annotations
 import math
 import re
 from dataclasses import dataclass, field
-from typing import Any, Iterable, Mapping, Sequence
+from typing import Any, Iterable, Mapping
 
 from ..errors import InputError
 from ..format import safe
@@ -124,7 +127,6 @@ class Findings:
     runs: list[GradedRun] = field(default_factory=list)
     verdicts: list[Verdict] = field(default_factory=list)
     versions: list[VersionRate] = field(default_factory=list)
-    claims: list[dict] = field(default_factory=list)
     not_compared: list[str] = field(default_factory=list)   # pairs with nothing to compare, and why
     spec: str | None = None           # the spec's digest, when runs were graded against one
     unknown: str = "fail"
@@ -276,9 +278,9 @@ def claim_dicts(claims: Iterable[Any]) -> list[dict]:
 
 
 def collect(ledger, *, spec=None, baseline: str | None = None, version: str | None = None,
-            scenario: str | None = None, unknown: str = "fail", claims: Sequence[Any] = (),
-            runs: bool = True, compare: bool = True) -> Findings:
-    """Gather graded runs, verdicts (each selected version against ``baseline``), version rates and claims."""
+            scenario: str | None = None, unknown: str = "fail", runs: bool = True,
+            compare: bool = True) -> Findings:
+    """Gather graded runs, verdicts (each selected version against ``baseline``) and version rates."""
     from ..analysis import check_unknown
 
     unknown = check_unknown(unknown)
@@ -289,5 +291,5 @@ def collect(ledger, *, spec=None, baseline: str | None = None, version: str | No
     rests = (f"{sum(v.runs for v in rates)} runs of {len(rates)} versions in {clean(ledger.name)}; "
              f"the unit is the scenario; unknown outcomes: {unknown}"
              + ("" if not runs else f"; path spec {loaded.digest[:12]}" if loaded is not None else "; no path spec"))
-    return Findings(clean(ledger.name), graded, found, rates, claim_dicts(claims), skipped,
+    return Findings(clean(ledger.name), graded, found, rates, skipped,
                     loaded.digest if loaded is not None else None, unknown, rests)

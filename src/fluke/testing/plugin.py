@@ -79,7 +79,7 @@ class _Session:
     @pytest.hookimpl
     def pytest_terminal_summary(self, terminalreporter: Any) -> None:
         junit = self.config.getoption("--fluke-junit", None)
-        if junit:
+        if junit and not hasattr(self.config, "workerinput"):   # the xdist controller has every claim
             from ..exports._junit import junit_xml
             from ..exports._write import write_atomic
 
