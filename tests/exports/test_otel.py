@@ -27,6 +27,25 @@ def _records(text) -> list:
     return logs_service.ExportLogsServiceRequest.from_json(text).resource_logs[0].scope_logs[0].log_records
 
 
+def _strict_protobuf(doc: dict) -> None:
+    """Parse with the OTLP protobuf schema itself (unknown fields refused); protobuf's JSON
+    mapping reads bytes as base64 where OTLP/JSON writes hex, so the ids are converted first."""
+    import base64
+
+    from google.protobuf import json_format
+    from opentelemetry.proto.collector.logs.v1.logs_service_pb2 import ExportLogsServiceRequest
+
+    for rl in doc["resourceLogs"]:
+        for sl in rl["scopeLogs"]:
+            for r in sl["logRecords"]:
+                for key in ("traceId", "spanId"):
+                    if key in r:
+                        r[key] = base64.b64encode(bytes.fromhex(r[key])).decode()
+    parsed = json_format.ParseDict(doc, ExportLogsServiceRequest())
+    records = doc["resourceLogs"][0]["scopeLogs"][0]["logRecords"]
+    assert len(parsed.resource_logs[0].scope_logs[0].log_records) == len(records)
+
+
 def _attrs(record) -> dict:
     out = {}
     for kv in record.attributes:
@@ -43,6 +62,7 @@ def test_each_graded_run_and_verdict_is_one_evaluation_record(planted, tmp_path)
     text = out.read_text(encoding="utf-8")
     request = logs_service.ExportLogsServiceRequest.from_json(text)
     assert request.to_dict() == json.loads(text)          # the file is exactly what the types write
+    _strict_protobuf(json.loads(text))
     records = request.resource_logs[0].scope_logs[0].log_records
     runs = {r.hash: r for r in planted_runs()}
     assert len(records) == len(runs) + 1                  # every run, and b against a
@@ -96,6 +116,7 @@ def test_a_run_read_from_traces_is_parented_to_its_trace_and_root_span(tmp_path)
     out = tmp_path / "e.json"
     assert _export(path, "-o", str(out)).exit_code == 0
     [record] = _records(out.read_bytes())
+    _strict_protobuf(json.loads(out.read_bytes()))
     assert (record.trace_id.hex(), record.span_id.hex()) == (root["traceId"], root["spanId"])
     assert "gen_ai.response.id" not in _attrs(record)
 
