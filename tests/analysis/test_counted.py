@@ -174,7 +174,7 @@ def test_fixcheck_with_runs_that_share_a_trial_from_the_table_is_the_stream(tied
         arm, arrays, unknowns, names = fix_arrays(tied, text, **kw)
         arm_s, arrays_s, unknowns_s, names_s = fix_arrays(tied, text, stream=True, **kw)
         arrays, arrays_s = (names[arrays[0]], *arrays[1:]), (names_s[arrays_s[0]], *arrays_s[1:])
-        assert all(np.array_equal(a, b) for a, b in zip(arrays, arrays_s)) and unknowns == unknowns_s
+        assert all(np.array_equal(a, b) for a, b in zip(arrays, arrays_s, strict=True)) and unknowns == unknowns_s
         assert arm.describe() == arm_s.describe() and arrays[0].size > 0
         ties = np.unique(np.char.add(np.char.add(arrays[0], "|"), arrays[2].astype(str)), return_counts=True)[1]
         assert ties.max() > 1     # some runs of one input share a trial

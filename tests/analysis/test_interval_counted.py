@@ -80,7 +80,7 @@ def test_interval_from_counts_equals_interval_from_runs(tmp_path, seed):
                     for key in ("statistic", "standard_error", "low", "high", "df", "clusters", "rows", "method",
                                 "reason"):
                         close(getattr(v.interval, key), getattr(ci, key))
-                    for a, b in zip(vars(v.interval.naive).values(), vars(ci.naive).values()):
+                    for a, b in zip(vars(v.interval.naive).values(), vars(ci.naive).values(), strict=True):
                         close(a, b)
                     for key in ("unit", "scenario", "generation", "units", "scenarios", "generations", "reasons"):
                         close(getattr(v.variance, key), getattr(vc, key))

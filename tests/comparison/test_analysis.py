@@ -201,7 +201,7 @@ def test_fixcheck_to_dict_is_the_old_json(ledger, name, args, control):
             per.setdefault(r.scenario, []).append(r.outcome.passed is not True)
         f = [sum(v) for v in per.values()]
         n = [len(v) for v in per.values()]
-        c = sum(x * (x - 1) for x in f) / sum(x * (m - 1) for x, m in zip(f, n))
+        c = sum(x * (x - 1) for x in f) / sum(x * (m - 1) for x, m in zip(f, n, strict=True))
         assert bar["once"] == pytest.approx(1 - c) and bar["clears"] is False
         assert "nothing is called improved" in result.render()
     else:

@@ -44,7 +44,7 @@ def test_every_verb_is_registered_and_documented_with_an_example(verb):
 def _survdiff_of(runs_a, runs_b):
     rows = [(r.scenario, len(r.events) - 1, not r.outcome.passed, g)
             for g, runs in enumerate((runs_a, runs_b)) for r in runs]
-    scen, time, died, group_ = (np.array(x) for x in zip(*rows))
+    scen, time, died, group_ = (np.array(x) for x in zip(*rows, strict=True))
     _, variance = logrank_by_loop(time, died, group_, scen)
     return survdiff(time, died.astype(int), group_, strata=scen), variance
 

@@ -73,7 +73,7 @@ def _tables(ledger) -> tuple[list, dict]:
     got = ledger.trial_outcomes()
     outcomes = [(*got.inputs[i], t, got.versions[v], o)
                 for i, t, v, o in zip(got.input.tolist(), got.trial.tolist(), got.version.tolist(),
-                                      got.outcome.tolist())]
+                                      got.outcome.tolist(), strict=True)]
     cells = {(c.version, c.unit, c.scenario, c.condition): (c.trials, c.passes, c.unknowns, c.rewarded,
                                                             c.reward_sum, c.reward_squares)
              for c in ledger.unit_cells()}
@@ -147,7 +147,7 @@ def test_trial_selection_scenario_condition_and_version_filters(ledger_url):
             got = ledger.trial_outcomes(version=[version], scenario="s*", condition="noise=typos", trials=trials)
             want = [e for e in every if e[3] == version and e[1] == "noise=typos" and e[2] in set(trials)]
             assert [(*got.inputs[i], t, got.versions[v], o) for i, t, v, o in
-                    zip(got.input.tolist(), got.trial.tolist(), got.version.tolist(), got.outcome.tolist())] == want
+                    zip(got.input.tolist(), got.trial.tolist(), got.version.tolist(), got.outcome.tolist(), strict=True)] == want
             assert set(got.versions) <= {version}
         assert len(ledger.trial_outcomes(scenario="nothing")) == 0
 

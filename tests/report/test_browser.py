@@ -184,7 +184,7 @@ def test_the_demo_runs_end_to_end_and_its_report_renders(chromium, tmp_path, art
     # call the versions different and put the change on that step, and only there.
     comparison = report["comparison"]
     assert comparison["verdict"] == "different"
-    flagged = [label for label, q in zip(comparison["step_labels"], comparison["qvalues"]) if q is not None and q < 0.05]
+    flagged = [label for label, q in zip(comparison["step_labels"], comparison["qvalues"], strict=True) if q is not None and q < 0.05]
     assert flagged == [doc["planted_step"]] == ["check_policy"]
     assert list(report["missing"]) == ["leaderboard"]  # two versions: compared and paired, not ranked
     assert report["luck"]["pooled"]["lucky"] > 0

@@ -127,7 +127,7 @@ def test_one_run_per_task_shows_counts_not_forty_bars(chromium, tmp_path, artifa
     assert chromium.evaluate("document.querySelectorAll('svg[data-chart^=suite-board], svg[data-chart^=paired]').length") == 0
     boards = chromium.evaluate("""Array.from(document.querySelectorAll('ul.one-run')).map(function (u) {
         return Array.from(u.querySelectorAll('b')).map(function (b) { return Number(b.textContent); }); })""")
-    for board, shown in zip(doc["suite_board"], boards):
+    for board, shown in zip(doc["suite_board"], boards, strict=True):
         k = sum(r["successes"] for r in board["rows"])
         assert sorted(shown) == sorted([k, len(board["rows"]) - k])
     screenshot(chromium, artifacts / "story-tau2-top.png")

@@ -103,7 +103,7 @@ class FixCheckResult(Result):
             "conditional_on": "first-run failing episodes as rows; intervals clustered by input (CR1, t on G−1)",
             "statement": check.statement,
             **unknown_fields(sum(self.unknowns), self.unknown_policy),
-            "unknowns_by_arm": dict(zip(("first", "candidate", "control"), self.unknowns)),
+            "unknowns_by_arm": dict(zip(("first", "candidate", "control"), self.unknowns, strict=True)),
         }
 
     def blocks(self) -> list:
@@ -270,7 +270,7 @@ class ConsistencyResult(Result):
              "failures": c.failures, "trials": c.trials, "scenarios": c.scenarios,
              "scenarios_failed": c.scenarios_failed, "fixed_once_if_pure_chance": c.chance_fixed_once,
              "fixed_within3_if_pure_chance": c.chance_fixed_within3, "reason": c.reason, "unknowns": u}
-            for (arm, c), u in zip(self.agents, per)], "conditional_on": "intervals clustered by scenario (CR1, t on G−1)"}
+            for (arm, c), u in zip(self.agents, per, strict=True)], "conditional_on": "intervals clustered by scenario (CR1, t on G−1)"}
 
     def blocks(self) -> list:
         right = "right"

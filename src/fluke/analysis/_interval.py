@@ -444,6 +444,6 @@ def passk(ledger, *, ks: str | Sequence[int] | None = None, version: str | None 
         out.append(VersionPassK(v, names.get(v), len(vrows), int(n.sum()), int(c.sum()), (int(n.min()), int(n.max())),
                                 ("declared in " + source) if source else ("declared" if declared is not None
                                                                            else "equal"),
-                                tuple(entries), dict(zip(cells, zip(c.tolist(), n.tolist()))),
+                                tuple(entries), dict(zip(cells, zip(c.tolist(), n.tolist(), strict=True), strict=True)),
                                 sum(r.unknowns for r in vrows)))
     return PassKResult(tuple(out), plugin, unknown)

@@ -175,15 +175,15 @@ def _coded(arms: list, labels: list[str], names=None) -> tuple[np.ndarray, list]
     already codes into it, and are only checked (the ledger's tables give them so: no string
     is compared per run).
     """
-    arms = [_arrays(*arm, label) for arm, label in zip(arms, labels)]
+    arms = [_arrays(*arm, label) for arm, label in zip(arms, labels, strict=True)]
     if names is None:
         names, codes = np.unique(np.concatenate([a[0].astype(str) for a in arms]), return_inverse=True)
         bounds = np.cumsum([a[0].size for a in arms])[:-1]
-        return names, [(c, a[1], a[2]) for c, a in zip(np.split(codes.reshape(-1), bounds), arms)]
+        return names, [(c, a[1], a[2]) for c, a in zip(np.split(codes.reshape(-1), bounds), arms, strict=True)]
     names = np.asarray(names).astype(str).reshape(-1)
     if names.size > 1 and not bool(np.all(names[1:] > names[:-1])):
         raise InputError(None, None, "names", "names must be sorted and distinct (as np.unique gives them)")
-    for (codes, _, _), label in zip(arms, labels):
+    for (codes, _, _), label in zip(arms, labels, strict=True):
         if codes.size and (codes.dtype.kind not in "iu" or codes.min() < 0 or codes.max() >= names.size):
             raise InputError(None, label, "inputs", f"{label}: with names, inputs must be integer codes "
                              f"0..{names.size - 1} into them")

@@ -225,7 +225,7 @@ class Provenance:
     def _index_all(self) -> None:
         """Switch to the full inverted index: token -> {source: first text holding it}."""
         full: dict[str, dict[str, int]] = {}
-        for k, (text, src) in enumerate(zip(self.texts, self.owners)):
+        for k, (text, src) in enumerate(zip(self.texts, self.owners, strict=True)):
             for tok in set(text.translate(_SEPARATE).split()):
                 got = full.get(tok)
                 if got is None:

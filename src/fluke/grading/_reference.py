@@ -235,7 +235,7 @@ def grade_reference(events: list, plan: ReferencePlan, expected: list[Expected] 
         extra = [i for k, i in enumerate(made)
                  if k not in used and k not in cited and events[i].requestor == "agent"]
         texts = call_texts([(events[i].tool, events[i].args) for i in extra]) if extra else []
-        for i, text in zip(extra, texts):
+        for i, text in zip(extra, texts, strict=True):
             out.append(violation("reference_extra", sev["reference_extra"], i,
                                  f"`{text}` at event {i} is not in the reference ({mode} allows no other calls)"))
     n_exp, n_made, m = len(expected), len(made), len(pairs)

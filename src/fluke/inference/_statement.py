@@ -103,7 +103,7 @@ def scenario_statements(scenarios, successes, trials, belief, *, version: str, p
     if isinstance(belief, BetaPosterior):
         alpha = np.broadcast_to(belief.alpha, (size,))
         beta = np.broadcast_to(belief.beta, (size,))
-        models = [f"Beta({_g(float(a))}, {_g(float(b))}) posterior" for a, b in zip(alpha, beta)]
+        models = [f"Beta({_g(float(a))}, {_g(float(b))}) posterior" for a, b in zip(alpha, beta, strict=True)]
         prior = prior or [belief.prior.describe()] * size
     else:
         models = ["a mixture of Beta posteriors: change branches or a family's hyperprior"] * size

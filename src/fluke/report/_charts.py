@@ -8,6 +8,7 @@ True
 
 from __future__ import annotations
 
+from itertools import pairwise
 
 import numpy as np
 
@@ -136,7 +137,7 @@ def deaths_chart(comparison: Comparison) -> str:
     lo, hi = (min(steps), max(steps)) if steps else (0, 1)
     x = Scale(lo - 0.5, hi + 0.5, left + 8, right - 8)
     unit = (x.r1 - x.r0) / max(hi - lo + 1, 1)  # pixels per step
-    gap = min([b - a for a, b in zip(steps, steps[1:])] + [1]) * unit
+    gap = min([b - a for a, b in pairwise(steps)] + [1]) * unit
     bar = max(min(gap * 0.8 / len(arms), 22), 1.5)
     qstrip = comparison.qvalues is not None
     named = any(names)
@@ -203,7 +204,7 @@ def pvalue_histogram(null: NullCalibration) -> str:
     svg.y_axis(y, left, ticks=[t for t in y.ticks(5) if t == int(t)], fmt=lambda v: f"{v:.0f}",
                label="pairs", grid_right=right)
     svg.rect(x(0), top, x(null.alpha) - x(0), plot_h, class_="alpha-zone", tip=f"p < α = {null.alpha:g}")
-    for c, a, b in zip(counts, edges[:-1], edges[1:]):
+    for c, a, b in zip(counts, edges[:-1], edges[1:], strict=True):
         svg.rect(x(a) + 1, y(c), x(b) - x(a) - 2, y(0) - y(c), class_="hist",
                  tip=f"{c} p-values in [{a:.2f}, {b:.2f})")
     svg.line(x(0), y(expected), x(1), y(expected), class_="null-line")

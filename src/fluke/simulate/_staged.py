@@ -114,7 +114,7 @@ class StagedArm:
         """The arm as fluke runs, with ``died_at`` at the failed call and one ToolCall per call."""
         identity = self.identity()
         out = []
-        for task, trial, stage in zip(self.task.tolist(), self.trial.tolist(), self.failed_stage.tolist()):
+        for task, trial, stage in zip(self.task.tolist(), self.trial.tolist(), self.failed_stage.tolist(), strict=True):
             scenario = f"task-{task:03d}"
             events: list = [UserMessage(text=f"run the staged chain for {scenario}")]
             last = stage if stage >= 0 else len(STAGES) - 1
