@@ -118,7 +118,8 @@ def reference_problems(m: Any, max_group: int) -> list[str]:
                     problems.append(f"field {where}.tool: {call.tool!r} is not in writes, and reference_mode "
                                     f"{m.reference_mode} compares writes only (add it to writes, or drop the call)")
                 if vocab and call.tool not in vocab:
-                    problems.append(f"field {where}.tool: tool {call.tool!r} is not in tools{_suggest(call.tool, vocab)}")
+                    problems.append(f"field {where}.tool: tool {call.tool!r} is not in tools"
+                                    f"{_suggest(call.tool, vocab)}")
                 known.setdefault(call.tool, set()).update(call.args)
     for i, name in enumerate(m.reference_ignore):
         if vocab and name not in vocab:
