@@ -321,3 +321,69 @@ def test_tau_bench_modes_side_by_side():
 
     # superset: 154 (77%); ignoring the eight read-only tools now drops their gold calls too: 165
     assert agree() == 154 and agree(reference_ignore=reads) == 165
+
+
+# -- fluke grade --agreement-with outcome ----------------------------------------------------------
+
+def _cli(*args):
+    from click.testing import CliRunner
+
+    from fluke.cli import group
+
+    return CliRunner().invoke(group, list(args), catch_exceptions=False)
+
+
+def test_cli_prints_the_agreement_over_the_tau_bench_file(tmp_path):
+    spec = str(ROOT / "examples" / "specs" / "reference.yaml")
+    out = _cli("--ledger", str(tmp_path / "unused.db"), "grade", "--spec", spec, "--agreement-with", "outcome",
+               str(need(TAU_AIRLINE)))
+    assert out.exit_code == 1      # 116 runs fail the reference: the gate fails
+    assert "agreement of the reference (state) with the recorded outcome: 98.0% (196/200 runs) " \
+           "[95% CrI 95.3–99.3%]" in out.output
+    table = out.output[out.output.index("runs where the reference and the outcome disagree"):]
+    assert [ln.split()[:2] for ln in table.splitlines()[3:7]] == [["airline/2", "1"], ["airline/44", "1"],
+                                                                   ["airline/44", "3"], ["airline/46", "3"]]
+    doc = json.loads(_cli("grade", "--spec", spec, "--agreement-with", "outcome", "--json",
+                          str(TAU_AIRLINE)).output)
+    [agreed] = doc["agreement_with_outcome"].values()
+    assert (agreed["agree"], agreed["runs"], agreed["disagreeing_total"]) == (196, 200, 4)
+    assert agreed["table"] == {"reference_ok_output_ok": 84, "reference_ok_output_fail": 4,
+                               "reference_fail_output_ok": 0, "reference_fail_output_fail": 112}
+    assert "agreement_with_outcome" not in json.loads(_cli("grade", "--spec", spec, "--json",
+                                                           str(TAU_AIRLINE)).output)
+
+
+def test_cli_refuses_agreement_without_a_reference(tmp_path):
+    runs = tmp_path / "runs.jsonl"
+    runs.write_text(run_of(call("a")).model_dump_json() + "\n")
+    spec = tmp_path / "spec.yaml"
+    spec.write_text("tools: [a]\n")
+    out = _cli("grade", "--spec", str(spec), "--agreement-with", "outcome", str(runs))
+    assert out.exit_code == 2 and len(out.output.strip().splitlines()) == 1
+    assert "this spec has no reference" in out.output and "Traceback" not in out.output
+
+
+def test_agreement_over_a_ledger_is_the_same_when_the_grades_are_read_back(tmp_path):
+    from fluke.analysis import grade
+    from fluke.ledger import open_ledger
+    from fluke.record import Identity
+
+    rng = np.random.default_rng(11)
+    runs = []
+    for i in range(40):
+        gold = [GoldCall(tool="cancel", args={"id": "R1"})] if i % 3 else []
+        made = [call("get"), call("cancel", {"id": "R1"})] if rng.random() < 0.6 else [call("get")]
+        runs.append(Run(scenario=f"t{i % 8}", trial=i // 8, identity=Identity(model="m"), events=made,
+                        outcome=Outcome(passed=bool(rng.random() < 0.5)), gold=gold))
+    expected = reference_agreement(grade_run(r, state("gold")) for r in runs)
+    ledger = open_ledger(str(tmp_path / "l.db"))
+    ledger.ingest(runs)
+    body = {**QUIET, "reference": "gold", "reference_mode": "state", "writes": WRITES}
+    first = grade(ledger, body, agreement_with="outcome")
+    again = grade(ledger, body, agreement_with="outcome")        # every grade read back from the ledger
+    assert again.reused == 40
+    for result in (first, again):
+        [a] = result.agreements.values()
+        assert a.table == expected.table and a.interval == pytest.approx(expected.interval)
+        assert sorted((d.scenario, d.trial) for d in a.disagreeing) == \
+            sorted((d.scenario, d.trial) for d in expected.disagreeing)
