@@ -38,7 +38,7 @@ def _messages(turns):
         n += len(turn)
         out.append({"role": "assistant", "content": "", "tool_calls": [
             {"id": i, "type": "function", "function": {"name": t, "arguments": json.dumps(a)}}
-            for i, (t, a) in zip(ids, turn)]})
+            for i, (t, a) in zip(ids, turn, strict=True)]})
         out += [{"role": "tool", "tool_call_id": i, "content": "ok"} for i in ids]
     out.append({"role": "assistant", "content": "done"})
     return out

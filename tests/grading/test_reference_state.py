@@ -387,3 +387,38 @@ def test_agreement_over_a_ledger_is_the_same_when_the_grades_are_read_back(tmp_p
         assert a.table == expected.table and a.interval == pytest.approx(expected.interval)
         assert sorted((d.scenario, d.trial) for d in a.disagreeing) == \
             sorted((d.scenario, d.trial) for d in expected.disagreeing)
+
+
+def test_tau2_bench_state_mode_against_its_own_database_check():
+    # τ²-bench records, beside the reward, whether the final database equals the gold one
+    # (reward_breakdown.DB): the check the state mode stands in for
+    from fluke.adapters import read_file
+
+    from ..conftest import DATA
+
+    files = sorted(need(DATA / "tau2-bench").glob("**/*airline*.json"))
+    assert len(files) == 6
+    spec = load_spec(ROOT / "examples" / "specs" / "reference.yaml")
+    table: Counter = Counter()
+    apart = []
+    rewards = {}
+    for path in files:
+        doc = json.loads(path.read_text())
+        graded = []
+        for run, sim in zip(read_file(path), doc["simulations"], strict=True):
+            db = ((sim.get("reward_info") or {}).get("reward_breakdown") or {}).get("DB")
+            g = grade_run(run, spec)
+            graded.append(g)
+            if db is not None:
+                table[g.reference_ok, db == 1.0] += 1
+                if g.reference_ok != (db == 1.0):
+                    apart.append((path.name[:9], run.scenario))
+                    writes = [(e.tool, json.dumps(e.args, sort_keys=True)) for e in run.events
+                              if e.kind == "tool" and e.ok and e.tool.startswith("update_")]
+                    assert len(writes) == 2 and writes[0] == writes[1]
+        rewards[path.name[:9]] = reference_agreement(graded).agree
+    assert dict(table) == {(True, True): 132, (False, False): 100, (False, True): 2}
+    # both: a write repeated with the same arguments, which leaves the same database
+    assert apart == [("langchain", "airline/11"), ("langchain", "airline/12")]
+    assert rewards == {"azure-air": 48, "ft:gpt-4.": 19, "gpt-4.1_a": 20, "claude-so": 50, "langchain": 45,
+                       "ironshell": 49}
