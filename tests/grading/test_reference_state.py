@@ -321,6 +321,11 @@ def test_tau_bench_modes_side_by_side():
 
     # superset: 154 (77%); ignoring the eight read-only tools now drops their gold calls too: 165
     assert agree() == 154 and agree(reference_ignore=reads) == 165
+    writes = ["book_reservation", "cancel_reservation", "update_reservation_flights", "update_reservation_baggages",
+              "update_reservation_passengers", "send_certificate"]
+    assert agree(reference_mode="state_ordered", writes=writes) == 195
+    # failed write attempts counted as writes: 9 more runs that scored 1 fail, for a refused write
+    assert agree(reference_mode="state", writes=writes, reference_failed_writes="count") == 187
 
 
 # -- fluke grade --agreement-with outcome ----------------------------------------------------------
