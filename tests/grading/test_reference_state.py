@@ -387,8 +387,11 @@ def test_agreement_over_a_ledger_is_the_same_when_the_grades_are_read_back(tmp_p
     first = grade(ledger, body, agreement_with="outcome")
     again = grade(ledger, body, agreement_with="outcome")        # every grade read back from the ledger
     assert again.reused == 40
-    for result in (first, again):
-        [a] = result.agreements.values()
+    from fluke.analysis import grade_ledger
+
+    spread = grade_ledger(ledger, load_spec(body), store=False, executor="processes", jobs=2, chunk=7)
+    for a in (*(result.agreements[v] for result in (first, again) for v in result.agreements),
+              spread.tally.agreement(spread.tally.versions()[0])):
         assert a.table == expected.table and a.interval == pytest.approx(expected.interval)
         assert sorted((d.scenario, d.trial) for d in a.disagreeing) == \
             sorted((d.scenario, d.trial) for d in expected.disagreeing)
