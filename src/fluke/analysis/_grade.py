@@ -136,8 +136,9 @@ class GradeResult(Result):
                               Column("credible interval", "right"), Column("gate")], rows, more="cases"))
             ref = (self.references or {}).get(version)
             if ref:
+                calls = "write" if ref["mode"].startswith("state") else "call"
                 out.append(line(f"reference ({ref['mode']}): {fmt_share(ref['complete'], ref['runs'])} of runs made "
-                                f"every expected call; mean precision {ref['precision']:.3f}, recall "
+                                f"every expected {calls}; mean precision {ref['precision']:.3f}, recall "
                                 f"{ref['recall']:.3f}, score {ref['score']:.3f} "
                                 "(score = 2 matched / (expected + made): missing and extra calls both cost)"))
             agreed = (self.agreements or {}).get(version)
