@@ -2,7 +2,7 @@
 """Set-up and the everyday commands, on nothing but Python 3.11+.
 
     python3 dev.py demo            # make .venv, install fluke, run the main job on the embedded default
-    python3 dev.py test            # make .venv, install fluke and its test extras at the locked versions, run every test
+    python3 dev.py test            # make .venv, install fluke and its test extras (locked versions), run every test
     python3 dev.py test --latest   # the same suite in .venv-latest, on the newest releases of every dependency
     python3 dev.py lint            # ruff, with the rules in pyproject.toml
     python3 dev.py lock            # resolve the newest releases again and rewrite requirements-lock.txt

@@ -109,7 +109,9 @@ def test_tau_bench_trials_as_versions_from_counts_equal_the_stream(tmp_path):
     path = need(TAU_AIRLINE)
     with open_ledger(str(tmp_path / "tau.db")) as ledger:
         for t in range(4):
-            ledger.ingest([r for r in read_file(path, identity={"model": f"{'early' if t < 2 else 'late'} {t}"}) if r.trial == t])
+            ledger.ingest(
+                [r for r in read_file(path, identity={"model": f"{'early' if t < 2 else 'late'} {t}"}) if r.trial == t]
+            )
         for a, b in (("model=early 0", "model=early 1"), ("model=early*", "model=late*")):
             _same(compare(ledger, a, b, record=False), compare(ledger, a, b, record=False, stream=True))
         counted = compare(ledger, "model=early 0", "model=late 3", record=False)

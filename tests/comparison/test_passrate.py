@@ -150,7 +150,9 @@ def _runs(n, failures, fail_len, pass_len, scenario="s"):
     runs = []
     for i in range(n):
         failed = i < failures
-        events = [UserMessage(text="go")] + [AgentMessage(text=f"step {j}") for j in range((fail_len if failed else pass_len) - 1)]
+        events = [UserMessage(text="go")] + [
+            AgentMessage(text=f"step {j}") for j in range((fail_len if failed else pass_len) - 1)
+        ]
         runs.append(Run(scenario=scenario, trial=i, events=events, outcome=Outcome(passed=not failed)))
     return runs
 

@@ -288,8 +288,16 @@ def test_hostile_names_reach_no_output_as_markup_or_control_bytes(tmp_path):
     from fluke.record import Identity, Outcome, Run
 
     url = str(tmp_path / "h.db")
-    runs = [Run(scenario=f"s{i} {SECRET}" if i == 0 else f"s{i}", trial=t, identity=Identity(model=HOSTILE + " " + SECRET),
-                outcome=Outcome(passed=t <= i % 3, reward=0.5)) for i in range(4) for t in range(3)]
+    runs = [
+        Run(
+            scenario=f"s{i} {SECRET}" if i == 0 else f"s{i}",
+            trial=t,
+            identity=Identity(model=HOSTILE + " " + SECRET),
+            outcome=Outcome(passed=t <= i % 3, reward=0.5),
+        )
+        for i in range(4)
+        for t in range(3)
+    ]
     rule = tmp_path / "rule.yaml"
     rule.write_text(json.dumps({"name": HOSTILE + " " + SECRET, "decision": {"statistic": "mean", "above": 0.1}}))
     with open_ledger(url) as ledger:

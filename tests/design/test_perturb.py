@@ -70,7 +70,11 @@ def test_suite_on_the_simulated_support_agent():
     retry = [by[(v, "memory=False,retry=3")].contrast.statistic for v in ("nominal", "outage")]
     # planted: retry's effect is tool_effect · (f − f³): 0.0273 at f = 0.3, 0.0357 at f = 0.7
     assert by[("outage", "memory=True,retry=1")].survives
-    assert by[("nominal", "memory=True,retry=1")].contrast.low <= 0.15 <= by[("nominal", "memory=True,retry=1")].contrast.high
+    assert (
+        by[("nominal", "memory=True,retry=1")].contrast.low
+        <= 0.15
+        <= by[("nominal", "memory=True,retry=1")].contrast.high
+    )
     assert all(abs(x - t) < 0.05 for x, t in zip(retry, (0.0273, 0.0357), strict=True))
     assert suite.share_not_significant is None
 

@@ -254,5 +254,7 @@ def test_family_prior_with_a_carry_still_runs(db):
     out = doc(db, "believe", "--version", "model=agent-v2", "--carry-from", "model=agent-v1", "--prior", "family",
               "--family-prefix", "tool:", "--odds", "4")
     assert all(0 < s["mean"] < 1 for s in out["scenarios"])
-    out = doc(db, "believe", "--version", "model=agent-v2", "--account", "--prior", "family", "--family-prefix", "tool:")
+    out = doc(
+        db, "believe", "--version", "model=agent-v2", "--account", "--prior", "family", "--family-prefix", "tool:"
+    )
     assert all(0 < s["mean"] < 1 for s in out["scenarios"])

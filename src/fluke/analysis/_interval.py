@@ -392,7 +392,8 @@ def passk(ledger, *, ks: str | Sequence[int] | None = None, version: str | None 
     """pass@k and pass^k per version for each budget in ``ks``, per scenario × condition then averaged
     with ``weights`` (a mapping scenario -> weight, or a YAML/JSON file of one; equal when ``None``).
     ``ks=None`` takes k = 1 … the fewest trials n of any scenario of each version (five trials give
-    pass@5), and past n = 10 the 1–2–5 series ending at n (1, 2, 5, …, 5000, 10000 for 10,000). A k above a scenario's trial count is undefined, with the reason. Each figure has a
+    pass@5), and past n = 10 the 1–2–5 series ending at n (1, 2, 5, …, 5000, 10000 for 10,000). A k above a
+    scenario's trial count is undefined, with the reason. Each figure has a
     confidence interval over scenarios (the scenario is the unit). A run whose outcome is unknown
     is a failed trial (``unknown="fail"``) or is left out (``"exclude"``).
     """

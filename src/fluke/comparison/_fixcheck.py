@@ -12,7 +12,8 @@ fix from that background.
 Without a control there is no test of improvement: the by-input comparison against the very
 failures that selected the inputs calls an unchanged agent "improved" (regression to the mean),
 so it is not run, and a per-input flag is raised only where the candidate fails *more* than the
-first run (the selection can only hide that, never fake it). Instead the check reports the *bar*: what a pure re-run of this agent would "fix" by
+first run (the selection can only hide that, never fake it). Instead the check reports the *bar*: what a pure re-run
+of this agent would "fix" by
 itself, from the first run's own consistency (1 − C once; within k, one minus the chance that
 an input which failed once fails k more times), which the candidate's share must clear before
 a control is worth running.
@@ -274,7 +275,8 @@ def fix_check(first, candidate, control=None, *, within: int = 3, q: float = 0.0
 
     ``first``, ``candidate`` and ``control`` are each ``(inputs, failed, order)``: one entry per
     run. Rows are the first run's failing episodes, each held to the same number of tries on both
-    arms (the fewer either has); the differences (candidate − control) are clustered by input; flags are per-input Fisher tests (BH across inputs, flagged when q < ``q``);
+    arms (the fewer either has); the differences (candidate − control) are clustered by input; flags are per-input
+    Fisher tests (BH across inputs, flagged when q < ``q``);
     the by-input test is a sign test over inputs of the change in failure share. With ``names``
     (sorted, distinct) every arm's inputs are integer codes into it, as the ledger's
     ``trial_outcomes`` gives them, and no label is compared per run.

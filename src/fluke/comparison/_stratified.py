@@ -240,7 +240,8 @@ def stratified_pvalues(failures_a, trials_a, failures_b, trials_b, *, method: st
 def stratified_information(failures_a, trials_a, failures_b, trials_b) -> np.ndarray:
     """The information V of the stratified test, summed along the last axis (strata).
 
-    >>> stratified_information([[3, 1], [0, 0]], [[10, 10], [3, 3]], [[7, 4], [0, 0]], [[10, 10], [3, 3]]).round(4).tolist()
+    >>> info = stratified_information([[3, 1], [0, 0]], [[10, 10], [3, 3]], [[7, 4], [0, 0]], [[10, 10], [3, 3]])
+    >>> info.round(4).tolist()
     [2.3026, 0.0]
     """
     fa, na, fb, nb = (np.asarray(x, dtype=np.int64) for x in (failures_a, trials_a, failures_b, trials_b))

@@ -229,7 +229,8 @@ def check_matcher(spec: Any) -> str | None:
     """What is wrong with one matcher's spec form, or None.
 
     >>> check_matcher("case-insensitive"), check_matcher({"tolerance": -1})
-    ("unknown matcher 'case-insensitive' (did you mean 'case_insensitive'?)", 'tolerance must be a number at least 0, got -1')
+    ("unknown matcher 'case-insensitive' (did you mean 'case_insensitive'?)", 'tolerance must be a number at least 0,
+    got -1')
     """
     from ._spec import suggest
 

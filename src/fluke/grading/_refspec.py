@@ -5,7 +5,8 @@
 ...            "match": {"cancel": {"reservaton_id": "case_insensitive"}}})
 Traceback (most recent call last):
 ...
-fluke.errors.SpecError: spec: field match.cancel.reservaton_id: no expected cancel call has argument 'reservaton_id' (did you mean 'reservation_id'?)
+fluke.errors.SpecError: spec: field match.cancel.reservaton_id: no expected cancel call has argument 'reservaton_id'
+(did you mean 'reservation_id'?)
 """
 
 from __future__ import annotations

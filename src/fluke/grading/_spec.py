@@ -355,7 +355,8 @@ def load_spec(source: "dict[str, Any] | str | Path | Spec") -> Spec:
     >>> load_spec({"tools": ["a"], "required": "a"})
     Traceback (most recent call last):
     ...
-    fluke.errors.SpecError: spec: field required: expected a list, got str 'a'; write ['a'] for a list of one (a string is never split into characters)
+    fluke.errors.SpecError: spec: field required: expected a list, got str 'a'; write ['a'] for a list of one (a
+    string is never split into characters)
     >>> load_spec({"tools": ["lookup"], "forbidden": ["lokup"]})
     Traceback (most recent call last):
     ...

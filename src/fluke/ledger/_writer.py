@@ -120,7 +120,9 @@ class RunWriter:
         self._check_skipped(keys, bodies, inserted)
         first: set[int] = set()
         added = []
-        for key, vid, scenario, condition, ok, place in zip(keys, vids, scenarios, conditions, passed, places, strict=True):
+        for key, vid, scenario, condition, ok, place in zip(
+            keys, vids, scenarios, conditions, passed, places, strict=True
+        ):
             if key in inserted and key not in first:
                 first.add(key)
                 added.append(True)

@@ -13,7 +13,17 @@ from itertools import pairwise
 import numpy as np
 
 from ..format import natural_key
-from ._model import Boundary, Calibration, Comparison, Forest, Leaderboard, LuckRate, NullCalibration, PairedRow, SuiteBoard
+from ._model import (
+    Boundary,
+    Calibration,
+    Comparison,
+    Forest,
+    Leaderboard,
+    LuckRate,
+    NullCalibration,
+    PairedRow,
+    SuiteBoard,
+)
 from ._svg import Scale, Svg, fmt_count_share, fmt_p, fmt_pct, fmt_prob, middle
 
 #: Characters of a row label an SVG chart shows (the rest: hover, and the table below).
@@ -235,7 +245,14 @@ def boundary_chart(boundary: Boundary, *, key: str = "0") -> str:
                 n = getattr(c, field)
                 w = (right - left) * n / c.trials
                 if n:
-                    svg.rect(x0, cy - 6, w, 12, class_=f"seg-{name}", tip=f"{c.condition}: {fmt_count_share(n, c.trials)} {name}")
+                    svg.rect(
+                        x0,
+                        cy - 6,
+                        w,
+                        12,
+                        class_=f"seg-{name}",
+                        tip=f"{c.condition}: {fmt_count_share(n, c.trials)} {name}",
+                    )
                 x0 += w
         counts = " · ".join(f"{getattr(c, f)} {n}" for f, n in _SEGMENTS if getattr(c, f))
         svg.text(WIDTH - 4, cy + 4, f"{c.status}: {counts}" if c.trials else "—", anchor="end",
@@ -276,8 +293,13 @@ def paired_chart(rows: list[PairedRow], *, label_a: str, label_b: str, key: str 
     left, right, top = 250, WIDTH - 150, 26
     height = top + ROW * len(rows) + 44
     x = Scale(0.0, 1.0, left, right)
-    svg = Svg(WIDTH, height, chart=f"paired-{key}", title=f"Paired view: {label_b} against {label_a}, {len(rows)} cells",
-              desc="posterior mean pass rate of each cell under A (hollow) and B (filled); P(θ_B > θ_A) at right")
+    svg = Svg(
+        WIDTH,
+        height,
+        chart=f"paired-{key}",
+        title=f"Paired view: {label_b} against {label_a}, {len(rows)} cells",
+        desc="posterior mean pass rate of each cell under A (hollow) and B (filled); P(θ_B > θ_A) at right",
+    )
     bottom = top + ROW * len(rows)
     for i in range(0, len(rows), 2):
         svg.rect(0, top + ROW * i, WIDTH, ROW, class_="stripe")

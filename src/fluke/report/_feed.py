@@ -160,17 +160,30 @@ def suite_questions_from(answers: Any, *, version: str, label: str, conditional_
     fail_lo, fail_hi = answers.failures_interval(level)
     n = int(answers.scenarios)
     questions = [
-        SuiteQuestion(name="average pass rate", value=float(answers.average_mean),
-                      display=f"{answers.average_mean:.3f} (sd {answers.average_sd:.3f})",
-                      conditional_on=f"{conditional_on}; scenarios weighted equally"),
-        SuiteQuestion(name=f"scenarios below the bar {bar:g}", value=float(answers.expected_below),
-                      display=f"{answers.expected_below:.1f} of {n} expected ({level:.0%}: {below_lo}–{below_hi})",
-                      conditional_on=conditional_on),
-        SuiteQuestion(name=f"P(every scenario clears {bar:g})", value=float(answers.p_all_clear),
-                      display=fmt_p(float(answers.p_all_clear)), conditional_on=f"{conditional_on}; scenarios independent"),
-        SuiteQuestion(name="failures in the next full execution", value=float(answers.expected_failures),
-                      display=f"{answers.expected_failures:.1f} of {n} expected ({level:.0%}: {fail_lo}–{fail_hi})",
-                      conditional_on=f"{conditional_on}; one run per scenario"),
+        SuiteQuestion(
+            name="average pass rate",
+            value=float(answers.average_mean),
+            display=f"{answers.average_mean:.3f} (sd {answers.average_sd:.3f})",
+            conditional_on=f"{conditional_on}; scenarios weighted equally",
+        ),
+        SuiteQuestion(
+            name=f"scenarios below the bar {bar:g}",
+            value=float(answers.expected_below),
+            display=f"{answers.expected_below:.1f} of {n} expected ({level:.0%}: {below_lo}–{below_hi})",
+            conditional_on=conditional_on,
+        ),
+        SuiteQuestion(
+            name=f"P(every scenario clears {bar:g})",
+            value=float(answers.p_all_clear),
+            display=fmt_p(float(answers.p_all_clear)),
+            conditional_on=f"{conditional_on}; scenarios independent",
+        ),
+        SuiteQuestion(
+            name="failures in the next full execution",
+            value=float(answers.expected_failures),
+            display=f"{answers.expected_failures:.1f} of {n} expected ({level:.0%}: {fail_lo}–{fail_hi})",
+            conditional_on=f"{conditional_on}; one run per scenario",
+        ),
     ]
     return SuiteQuestions(version=version, label=label, questions=questions)
 
