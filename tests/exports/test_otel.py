@@ -128,6 +128,7 @@ class _Receiver(BaseHTTPRequestHandler):
     def do_POST(self):  # noqa: N802 - the http.server name
         body = self.rfile.read(int(self.headers["Content-Length"]))
         type(self).received.append((self.path, self.headers["Content-Type"], body))
+        type(self).auth.append(self.headers.get("Authorization"))
         self.send_response(type(self).status)
         self.send_header("Content-Type", "application/json")
         self.end_headers()
@@ -139,7 +140,7 @@ class _Receiver(BaseHTTPRequestHandler):
 
 @pytest.fixture
 def receiver():
-    handler = type("Receiver", (_Receiver,), {"received": [], "status": 200})
+    handler = type("Receiver", (_Receiver,), {"received": [], "auth": [], "status": 200})
     server = HTTPServer(("127.0.0.1", 0), handler)
     thread = threading.Thread(target=server.serve_forever, daemon=True)
     thread.start()
@@ -148,7 +149,8 @@ def receiver():
     server.server_close()
 
 
-def test_records_are_sent_to_an_otlp_http_endpoint(planted, tmp_path, receiver):
+def test_records_are_sent_to_an_otlp_http_endpoint(planted, tmp_path, receiver, monkeypatch):
+    monkeypatch.setenv("OTEL_EXPORTER_OTLP_HEADERS", "Authorization=Bearer%20sk_live_4eC39HqLyjWDarjtT1zdp7dc")
     path, spec = planted
     handler, url = receiver
     out = tmp_path / "e.json"
@@ -158,6 +160,8 @@ def test_records_are_sent_to_an_otlp_http_endpoint(planted, tmp_path, receiver):
     assert (where, kind) == ("/v1/logs", "application/json")
     assert [_attrs(r) for r in _records(body)] == [_attrs(r) for r in _records(out.read_bytes())]
     assert "sent 121 records" in result.stderr
+    assert handler.auth == ["Bearer sk_live_4eC39HqLyjWDarjtT1zdp7dc"]     # the standard header variable is sent
+    assert "4eC39HqLyjWDarjtT1zdp7dc" not in result.stderr + result.stdout   # and never printed
 
 
 def test_a_refusing_or_absent_endpoint_is_one_line_and_exit_2(planted, tmp_path, receiver):

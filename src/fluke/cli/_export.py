@@ -42,7 +42,8 @@ def _size(output: str) -> str:
               help="otel: each version's verdict is against this one (default: the first recorded).")
 @click.option("--rule", type=click.Path(dir_okay=False), default=None,
               help="junit, mlflow: the gate rule whose checks are exported.")
-@click.option("--endpoint", default=None, help="otel: also POST the records to this OTLP/HTTP endpoint.")
+@click.option("--endpoint", default=None, help="otel: also POST the records to this OTLP/HTTP endpoint (headers from "
+                   "OTEL_EXPORTER_OTLP_HEADERS).")
 @click.option("--mlflow-uri", default=None, help="mlflow: the tracking URI (default: MLflow's own).")
 @click.option("--mlflow-run", default=None, help="mlflow: add to this run (default: a new run).")
 @click.option("--experiment", default="fluke", show_default=True, help="mlflow: the experiment of a new run.")

@@ -107,12 +107,29 @@ def write_otlp(found: Findings, path: str | Path, **options: Any) -> int:
     return len(doc["resourceLogs"][0]["scopeLogs"][0]["logRecords"])
 
 
+def otlp_headers(environ: dict[str, str] | None = None) -> dict[str, str]:
+    """The headers OpenTelemetry's exporters read from the environment (``key=value,...``, values
+    URL-encoded): ``OTEL_EXPORTER_OTLP_LOGS_HEADERS``, else ``OTEL_EXPORTER_OTLP_HEADERS``.
+
+    >>> otlp_headers({"OTEL_EXPORTER_OTLP_HEADERS": "authorization=Bearer%20abc, x-team=evals"})
+    {'authorization': 'Bearer abc', 'x-team': 'evals'}
+    """
+    import os
+    from urllib.parse import unquote
+
+    env = os.environ if environ is None else environ
+    text = env.get("OTEL_EXPORTER_OTLP_LOGS_HEADERS") or env.get("OTEL_EXPORTER_OTLP_HEADERS") or ""
+    pairs = (part.split("=", 1) for part in text.split(",") if "=" in part)
+    return {unquote(k.strip()): unquote(v.strip()) for k, v in pairs if k.strip()}
+
+
 def send_otlp(found: Findings, endpoint: str, *, timeout: float = 10.0, headers: dict[str, str] | None = None,
               **options: Any) -> int:
     """POST the records to an OTLP/HTTP endpoint (``http://host:4318``; ``/v1/logs`` is added); return the count.
 
-    Sent as JSON (``Content-Type: application/json``), which the OTLP/HTTP protocol accepts;
-    an endpoint that refuses says so in one line, with no header value quoted.
+    Sent as JSON (``Content-Type: application/json``), which the OTLP/HTTP protocol accepts,
+    with ``headers`` (default: :func:`otlp_headers`, the standard environment variables). An
+    endpoint that refuses says so in one line, with no header value quoted.
     """
     import urllib.error
     import urllib.request
@@ -125,7 +142,8 @@ def send_otlp(found: Findings, endpoint: str, *, timeout: float = 10.0, headers:
     url = url if url.endswith("/v1/logs") else url + "/v1/logs"
     doc = otlp_logs(found, **options)
     request = urllib.request.Request(url, data=orjson.dumps(doc), method="POST",
-                                     headers={"Content-Type": "application/json", **(headers or {})})
+                                     headers={**(otlp_headers() if headers is None else headers),
+                                              "Content-Type": "application/json"})
     try:
         with urllib.request.urlopen(request, timeout=timeout) as response:
             response.read()
