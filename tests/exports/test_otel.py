@@ -117,6 +117,7 @@ def test_a_run_read_from_traces_is_parented_to_its_trace_and_root_span(tmp_path)
     assert _export(path, "-o", str(out)).exit_code == 0
     [record] = _records(out.read_bytes())
     _strict_protobuf(json.loads(out.read_bytes()))
+    assert _attrs(record)["gen_ai.evaluation.name"] == "fluke.outcome"      # no spec graded it
     assert (record.trace_id.hex(), record.span_id.hex()) == (root["traceId"], root["spanId"])
     assert "gen_ai.response.id" not in _attrs(record)
 

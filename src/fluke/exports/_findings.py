@@ -68,6 +68,7 @@ class GradedRun:
     checks: tuple[str, ...] = ()
     trace_id: str | None = None
     span_id: str | None = None
+    graded: bool = True            # False: no spec graded it, the label is the outcome's alone
 
 
 @dataclass(frozen=True)
@@ -175,7 +176,7 @@ def _graded(run: Any, grade: Mapping[str, Any] | None) -> GradedRun:
                    "unknown": "the outcome is unknown; the path broke no check"}[label]
     return GradedRun(run.hash, clean(run.scenario), int(run.trial), run.version, label,
                      None if label == "unknown" else float(label == "pass"), why, checks,
-                     *(parent or (None, None)))
+                     *(parent or (None, None)), graded=grade is not None)
 
 
 def _spec(ledger, spec) -> Any:

@@ -28,8 +28,9 @@ from ..errors import UsageError
 from ._findings import Findings, GradedRun, Verdict
 
 OTEL_EVENT = "gen_ai.evaluation.result"
-#: ``gen_ai.evaluation.name`` of a graded run and of a verdict.
+#: ``gen_ai.evaluation.name`` of a graded run, of a run no spec graded (its outcome alone), of a verdict.
 RUN_EVALUATION = "fluke.path_grade"
+OUTCOME_EVALUATION = "fluke.outcome"
 VERDICT_EVALUATION = "fluke.comparison"
 _SEVERITY = {"pass": (9, "INFO"), "fail": (13, "WARN"), "unknown": (9, "INFO"), "different": (13, "WARN"),
              "no difference": (9, "INFO"), "inconclusive": (9, "INFO")}
@@ -60,7 +61,8 @@ def _record(attrs: dict[str, Any], label: str, at: int, trace: tuple[str | None,
 
 def run_record(run: GradedRun, at: int) -> dict[str, Any]:
     """The log record of one graded run (parented to its trace and root span when it has them)."""
-    attrs = {"gen_ai.evaluation.name": RUN_EVALUATION, "gen_ai.evaluation.score.value": run.score,
+    attrs = {"gen_ai.evaluation.name": RUN_EVALUATION if run.graded else OUTCOME_EVALUATION,
+             "gen_ai.evaluation.score.value": run.score,
              "gen_ai.evaluation.score.label": run.label, "gen_ai.evaluation.explanation": run.explanation,
              "gen_ai.response.id": None if run.span_id else run.run_hash,
              "fluke.run.hash": run.run_hash, "fluke.run.scenario": run.scenario, "fluke.run.trial": run.trial,
