@@ -45,8 +45,20 @@ def test_a_bad_spec_names_the_file_and_writes_nothing(planted, tmp_path):
 def test_an_unwritable_output_is_one_line_and_leaves_no_part_file(planted, tmp_path):
     path, _ = planted
     result = _run(path, "--format", "eee", "-o", str(tmp_path / "missing" / "x.jsonl"))
-    assert result.exit_code == 2 and "does not exist" in result.stderr
+    assert result.exit_code == 2 and "does not exist (create it first)" in result.stderr
     assert not (tmp_path / "missing").exists()
+
+
+def test_the_written_file_has_the_users_permissions(planted, tmp_path):
+    import os
+    import stat
+
+    path, _ = planted
+    out = tmp_path / "x.jsonl"
+    assert _run(path, "--format", "eee", "-o", str(out)).exit_code == 0
+    mask = os.umask(0)
+    os.umask(mask)
+    assert stat.S_IMODE(out.stat().st_mode) == 0o666 & ~mask
 
 
 def test_jsonl_is_still_the_default_and_reingests(planted, tmp_path):

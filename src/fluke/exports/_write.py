@@ -1,11 +1,12 @@
-"""Writing an export whole or not at all: a temporary file beside the target, renamed over it."""
+"""Writing an export whole or not at all, as ``fluke export`` and the report do: a ``.part``
+file beside the target (made with the user's umask), renamed over it."""
 
 from __future__ import annotations
 
-import os
 import sys
-import tempfile
 from pathlib import Path
+
+from ..errors import UsageError
 
 
 def write_atomic(path: str | Path, data: bytes) -> None:
@@ -21,11 +22,13 @@ def write_atomic(path: str | Path, data: bytes) -> None:
         sys.stdout.buffer.flush()
         return
     target = Path(path)
-    fd, tmp = tempfile.mkstemp(prefix=f".{target.name}.", suffix=".part", dir=target.parent or ".")
+    if target.is_dir():
+        raise UsageError(f"-o {path}: is a folder; name a file to write")
+    if not target.parent.exists():
+        raise UsageError(f"-o {path}: the folder {target.parent} does not exist (create it first)")
+    part = target.with_name(target.name + ".part")
     try:
-        with os.fdopen(fd, "wb") as out:
-            out.write(data)
-        os.replace(tmp, target)
-    except BaseException:
-        Path(tmp).unlink(missing_ok=True)
-        raise
+        part.write_bytes(data)
+        part.replace(target)
+    finally:
+        part.unlink(missing_ok=True)
