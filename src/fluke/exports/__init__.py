@@ -21,7 +21,7 @@ _EXPORTS: dict[str, str] = {
     "VERDICT_LABELS": "_findings",
     "OTEL_EVENT": "_otel", "otlp_logs": "_otel", "write_otlp": "_otel", "send_otlp": "_otel",
     "EEE_SCHEMA_VERSION": "_eee", "eee_documents": "_eee", "eee_schema": "_eee", "write_eee": "_eee",
-    "junit_xml": "_junit",
+    "junit_xml": "_junit", "gate_junit": "_junit",
     "log_to_mlflow": "_mlflow",
 }
 
