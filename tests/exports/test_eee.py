@@ -95,3 +95,14 @@ def test_one_scenario_gives_no_suite_interval_and_says_too_small(tmp_path):
     suite = doc["evaluation_results"][0]["score_details"]
     assert "confidence_interval" not in suite["uncertainty"] and suite["uncertainty"]["num_samples"] == 5
     assert "too small to tell" in suite["details"]["rests_on"]
+
+
+def test_under_exclude_a_run_of_unknown_outcome_is_left_out_of_rate_and_samples(planted, tmp_path):
+    path, _ = planted
+    docs = {d["model_info"]["id"]: d for d in _documents(path, tmp_path, "--unknown", "exclude")}
+    runs = [r for r in planted_runs() if r.identity.model == "a" and r.outcome.passed is not None]
+    suite, first, *_ = docs["a"]["evaluation_results"]
+    assert suite["score_details"]["uncertainty"]["num_samples"] == len(runs) == 59
+    assert suite["score_details"]["score"] == pytest.approx(sum(r.outcome.passed for r in runs) / len(runs))
+    assert first["evaluation_name"] == "fluke pass rate: s0" and first["score_details"]["score"] == pytest.approx(1.0)
+    assert first["score_details"]["uncertainty"]["num_samples"] == 9

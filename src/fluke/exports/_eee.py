@@ -81,14 +81,14 @@ def _results(v: VersionRate, found: Findings, dataset: dict[str, Any]) -> list[d
         "source_data": dataset,
         "metric_config": _metric("Share of runs whose outcome passed, over every scenario of the suite"),
         "score_details": {
-            "score": float(v.rate) if math.isfinite(v.rate) else 0.0,
-            "details": _strings({"passes": v.passes, "runs": v.runs, "scenarios": len(v.scenarios),
+            "score": float(v.rate),
+            "details": _strings({"passes": v.passes, "runs": v.samples, "scenarios": len(v.scenarios),
                                  "unknown_outcomes": f"{v.unknowns} ({found.unknown})",
                                  "sampling_unit": "scenario", "rests_on": found.rests_on + too_small}),
-            "uncertainty": _uncertainty(v.standard_error, v.low, v.high, v.level, v.runs,
+            "uncertainty": _uncertainty(v.standard_error, v.low, v.high, v.level, v.samples,
                                         f"fluke clustered interval by scenario ({v.method})",
                                         "cluster-robust, clustered by scenario")}}
-    out = [suite]
+    out = [suite] if math.isfinite(v.rate) else []   # no run with a known outcome: no score to give
     for s in v.scenarios:
         if s.runs == 0:
             continue

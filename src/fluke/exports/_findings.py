@@ -114,6 +114,7 @@ class VersionRate:
     method: str
     scenarios: tuple[ScenarioRate, ...] = ()
     first_recorded: str | None = None
+    samples: int = 0               # runs the rate is over (those of unknown outcome left out under exclude)
 
     @property
     def defined(self) -> bool:
@@ -264,7 +265,8 @@ def version_rates(ledger, *, version: str | None = None, unknown: str = "fail",
              if isinstance(val, (str, int, float))},
             v.runs, passes, v.unknowns, ci.statistic if ci else nan, ci.standard_error if ci else nan,
             ci.low if ci else nan, ci.high if ci else nan, level, ci.clusters if ci else 0,
-            clean(ci.method) if ci else "none", scen, getattr(info, "first_recorded", None)))
+            clean(ci.method) if ci else "none", scen, getattr(info, "first_recorded", None),
+            int(ci.rows) if ci else 0))
     return out
 
 
