@@ -160,7 +160,7 @@ def test_records_are_sent_to_an_otlp_http_endpoint(planted, tmp_path, receiver, 
     [(where, kind, body)] = handler.received
     assert (where, kind) == ("/v1/logs", "application/json")
     assert [_attrs(r) for r in _records(body)] == [_attrs(r) for r in _records(out.read_bytes())]
-    assert "sent 121 records" in result.stderr
+    assert "wrote 121 gen_ai.evaluation.result records" in result.stderr and f"sent them to {url}" in result.stderr
     assert handler.auth == ["Bearer sk_live_4eC39HqLyjWDarjtT1zdp7dc"]     # the standard header variable is sent
     assert "4eC39HqLyjWDarjtT1zdp7dc" not in result.stderr + result.stdout   # and never printed
 
@@ -171,6 +171,22 @@ def test_a_refusing_or_absent_endpoint_is_one_line_and_exit_2(planted, tmp_path,
     handler.status = 503
     result = _export(path, "-o", str(tmp_path / "e.json"), "--endpoint", url)
     assert result.exit_code == 2
-    assert "HTTP 503" in result.stderr and len(result.stderr.strip().splitlines()) == 2   # the written line, the fault
+    assert "HTTP 503" in result.stderr and len(result.stderr.strip().splitlines()) == 1
+    assert not (tmp_path / "e.json").exists() and not (tmp_path / "e.json.part").exists()   # nothing half-written
     result = _export(path, "-o", str(tmp_path / "f.json"), "--endpoint", "http://127.0.0.1:9")
     assert result.exit_code == 2 and "cannot be reached" in result.stderr and "Traceback" not in result.stderr
+
+
+def test_records_go_in_batches_and_the_file_is_one_document(planted, tmp_path, receiver):
+    from fluke.exports import collect
+    from fluke.exports._otel import emit_otlp
+
+    path, spec = planted
+    handler, url = receiver
+    with open_ledger(str(path)) as ledger:
+        found = collect(ledger, spec=str(spec), baseline="model=a", stream=True)
+        out = tmp_path / "e.json"
+        assert emit_otlp(found, out, url, batch=50) == 121
+    assert [len(_records(body)) for _, _, body in handler.received] == [50, 50, 21]
+    sent = [_attrs(r) for _, _, body in handler.received for r in _records(body)]
+    assert sent == [_attrs(r) for r in _records(out.read_bytes())]

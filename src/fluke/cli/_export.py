@@ -85,18 +85,17 @@ def export(ctx: Context, output: str, fmt: str, redact: bool, no_scan: bool, spe
 
     ledger = ctx.ledger()
     found = collect(ledger, spec=spec, baseline=baseline, version=filters.get("version"),
-                    scenario=filters.get("scenario"), unknown=unknown, compare=fmt == "otel", runs=fmt == "otel")
+                    scenario=filters.get("scenario"), unknown=unknown, compare=fmt == "otel", runs=fmt == "otel",
+                    stream=True)
     if fmt == "otel":
-        from ..exports import send_otlp, write_otlp
+        from ..exports._otel import emit_otlp
 
-        count = write_otlp(found, output)
-        _say(f"wrote {count} gen_ai.evaluation.result records ({len(found.runs)} graded runs, "
-             f"{len(found.verdicts)} verdicts) as OTLP/JSON to {output}{_size(output)}")
+        count = emit_otlp(found, output, endpoint)   # one pass: the graded runs stream
+        sent = f"; sent them to {endpoint}" if endpoint else ""
+        _say(f"wrote {count} gen_ai.evaluation.result records ({count - len(found.verdicts)} graded runs, "
+             f"{len(found.verdicts)} verdicts) as OTLP/JSON to {output}{_size(output)}{sent}")
         for reason in found.not_compared:
             _say(f"not compared: {reason}")
-        if endpoint:
-            sent = send_otlp(found, endpoint)
-            _say(f"sent {sent} records to {endpoint}")
         return
     from ..exports import write_eee
 

@@ -27,7 +27,7 @@ from __future__ import annotations
 import math
 import re
 from dataclasses import dataclass, field
-from typing import Any, Iterable, Mapping
+from typing import Any, Iterable, Iterator, Mapping
 
 from ..errors import InputError
 from ..format import safe
@@ -126,7 +126,7 @@ class Findings:
     """Everything an export writes, already safe to print."""
 
     ledger: str
-    runs: list[GradedRun] = field(default_factory=list)
+    runs: Iterable[GradedRun] = field(default_factory=list)   # an iterator when collected with stream=True
     verdicts: list[Verdict] = field(default_factory=list)
     versions: list[VersionRate] = field(default_factory=list)
     not_compared: list[str] = field(default_factory=list)   # pairs with nothing to compare, and why
@@ -190,20 +190,35 @@ def _spec(ledger, spec) -> Any:
     return load_spec(stored[-1].body) if stored else None
 
 
-def graded_runs(ledger, *, spec=None, version: str | None = None, scenario: str | None = None) -> tuple[list, Any]:
-    """Every selected run's :class:`GradedRun` (stored grades first, the rest graded now) and the spec."""
+#: Runs read, and their stored grades asked for, this many at a time (under every backend's
+#: limit on query parameters).
+CHUNK = 500
+
+
+def graded_runs(ledger, *, spec=None, version: str | None = None,
+                scenario: str | None = None) -> tuple[Iterator[GradedRun], Any]:
+    """Every selected run's :class:`GradedRun`, as they stream (stored grades read back a chunk at a
+    time, the rest graded now), and the spec."""
+    loaded = _spec(ledger, spec)
+    return _stream_grades(ledger, loaded, version, scenario), loaded
+
+
+def _stream_grades(ledger, loaded, version: str | None, scenario: str | None) -> Iterator[GradedRun]:
+    import itertools
+
+    import orjson
+
     from ..analysis._select import select_versions
     from ..grading import grade_run
 
-    loaded = _spec(ledger, spec)
-    stored = ledger.grades(loaded.digest) if loaded is not None else {}
-    out = []
-    for run in ledger.runs(version=select_versions(ledger, version), scenario=scenario):
-        grade = stored.get(run.hash)
-        if grade is None and loaded is not None:
-            grade = grade_run(run, loaded).to_dict()
-        out.append(_graded(run, grade))
-    return out, loaded
+    runs = ledger.runs(version=select_versions(ledger, version), scenario=scenario)
+    while chunk := list(itertools.islice(runs, CHUNK)):
+        stored = ledger.grade_bodies(loaded.digest, [r.hash for r in chunk]) if loaded is not None else {}
+        for run in chunk:
+            body = stored.get(run.hash)
+            grade = orjson.loads(body) if body is not None else (
+                grade_run(run, loaded).to_dict() if loaded is not None else None)
+            yield _graded(run, grade)
 
 
 def verdicts(ledger, *, baseline: str | None = None, version: str | None = None, unknown: str = "fail",
@@ -282,12 +297,16 @@ def claim_dicts(claims: Iterable[Any]) -> list[dict]:
 
 def collect(ledger, *, spec=None, baseline: str | None = None, version: str | None = None,
             scenario: str | None = None, unknown: str = "fail", runs: bool = True,
-            compare: bool = True) -> Findings:
-    """Gather graded runs, verdicts (each selected version against ``baseline``) and version rates."""
+            compare: bool = True, stream: bool = False) -> Findings:
+    """Gather graded runs, verdicts (each selected version against ``baseline``) and version rates.
+
+    With ``stream`` the graded runs are an iterator, read as the export writes them (read it
+    once): memory does not grow with the runs. Otherwise they are a list."""
     from ..analysis import check_unknown
 
     unknown = check_unknown(unknown)
     graded, loaded = graded_runs(ledger, spec=spec, version=version, scenario=scenario) if runs else ([], None)
+    graded = graded if stream else list(graded)
     rates = version_rates(ledger, version=version, unknown=unknown)
     skipped: list[str] = []
     found = verdicts(ledger, baseline=baseline, version=version, unknown=unknown, skipped=skipped) if compare else []

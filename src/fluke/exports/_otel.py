@@ -20,7 +20,7 @@ from __future__ import annotations
 
 import time
 from pathlib import Path
-from typing import Any
+from typing import Any, Iterator
 
 import orjson
 
@@ -84,29 +84,66 @@ def verdict_record(v: Verdict, at: int) -> dict[str, Any]:
                     and val not in (float("inf"), float("-inf"))}, v.label, at)
 
 
-def otlp_logs(found: Findings, *, time_unix_nano: int | None = None) -> dict[str, Any]:
-    """An OTLP/JSON ``ExportLogsServiceRequest`` holding every graded run's and verdict's record."""
+def _envelope(found: Findings, records: list[dict[str, Any]]) -> dict[str, Any]:
     from importlib.metadata import PackageNotFoundError, version
 
     try:
         fluke_version = version("fluke")
     except PackageNotFoundError:  # pragma: no cover - run from a source tree
         fluke_version = "unknown"
-    at = time.time_ns() if time_unix_nano is None else int(time_unix_nano)
-    records = [run_record(r, at) for r in found.runs] + [verdict_record(v, at) for v in found.verdicts]
     resource = _attributes({"service.name": "fluke", "fluke.ledger": found.ledger, "fluke.rests_on": found.rests_on,
                             "fluke.spec": found.spec, "fluke.unknown": found.unknown})
     return {"resourceLogs": [{"resource": {"attributes": resource}, "scopeLogs": [
         {"scope": {"name": "fluke", "version": fluke_version}, "logRecords": records}]}]}
 
 
+def _records(found: Findings, at: int | None) -> Iterator[dict[str, Any]]:
+    at = time.time_ns() if at is None else int(at)
+    for run in found.runs:
+        yield run_record(run, at)
+    for verdict in found.verdicts:
+        yield verdict_record(verdict, at)
+
+
+def otlp_logs(found: Findings, *, time_unix_nano: int | None = None) -> dict[str, Any]:
+    """An OTLP/JSON ``ExportLogsServiceRequest`` holding every graded run's and verdict's record."""
+    return _envelope(found, list(_records(found, time_unix_nano)))
+
+
+def emit_otlp(found: Findings, path: str | Path | None = None, endpoint: str | None = None, *,
+              time_unix_nano: int | None = None, batch: int = 2000, timeout: float = 10.0,
+              headers: dict[str, str] | None = None) -> int:
+    """Write the records to ``path`` as one OTLP/JSON document and/or POST them to ``endpoint``
+    in requests of ``batch`` records, in one pass over the graded runs (which may stream);
+    return how many records. The file is written whole or not at all."""
+    from ._write import open_atomic
+
+    if endpoint is not None:
+        url, sent_headers = _target(endpoint), otlp_headers() if headers is None else headers
+    head, tail = orjson.dumps(_envelope(found, [])).split(b'"logRecords":[]')
+    count, pending = 0, []
+    with open_atomic(path) as out:
+        if out is not None:
+            out.write(head + b'"logRecords":[')
+        for record in _records(found, time_unix_nano):
+            if out is not None:
+                out.write((b"," if count else b"") + orjson.dumps(record))
+            count += 1
+            if endpoint is not None:
+                pending.append(record)
+                if len(pending) >= batch:
+                    _post(url, _envelope(found, pending), sent_headers, timeout)
+                    pending = []
+        if out is not None:
+            out.write(b"]" + tail + b"\n")
+        if endpoint is not None and (pending or count == 0):
+            _post(url, _envelope(found, pending), sent_headers, timeout)
+    return count
+
+
 def write_otlp(found: Findings, path: str | Path, **options: Any) -> int:
     """Write the OTLP/JSON document to ``path`` (whole or not at all); return how many records."""
-    from ._write import write_atomic
-
-    doc = otlp_logs(found, **options)
-    write_atomic(path, orjson.dumps(doc) + b"\n")
-    return len(doc["resourceLogs"][0]["scopeLogs"][0]["logRecords"])
+    return emit_otlp(found, path, **options)
 
 
 def otlp_headers(environ: dict[str, str] | None = None) -> dict[str, str]:
@@ -125,27 +162,33 @@ def otlp_headers(environ: dict[str, str] | None = None) -> dict[str, str]:
     return {unquote(k.strip()): unquote(v.strip()) for k, v in pairs if k.strip()}
 
 
-def send_otlp(found: Findings, endpoint: str, *, timeout: float = 10.0, headers: dict[str, str] | None = None,
-              **options: Any) -> int:
+def send_otlp(found: Findings, endpoint: str, **options: Any) -> int:
     """POST the records to an OTLP/HTTP endpoint (``http://host:4318``; ``/v1/logs`` is added); return the count.
 
     Sent as JSON (``Content-Type: application/json``), which the OTLP/HTTP protocol accepts,
     with ``headers`` (default: :func:`otlp_headers`, the standard environment variables). An
     endpoint that refuses says so in one line, with no header value quoted.
     """
-    import urllib.error
-    import urllib.request
+    return emit_otlp(found, None, endpoint, **options)
 
+
+def _target(endpoint: str) -> str:
     from ._findings import clean
 
     if not endpoint.startswith(("http://", "https://")):
         raise UsageError(f"--endpoint {clean(endpoint)!r} must be an http:// or https:// URL (OTLP/HTTP)")
     url = endpoint.rstrip("/")
-    url = url if url.endswith("/v1/logs") else url + "/v1/logs"
-    doc = otlp_logs(found, **options)
+    return url if url.endswith("/v1/logs") else url + "/v1/logs"
+
+
+def _post(url: str, doc: dict[str, Any], headers: dict[str, str], timeout: float) -> None:
+    import urllib.error
+    import urllib.request
+
+    from ._findings import clean
+
     request = urllib.request.Request(url, data=orjson.dumps(doc), method="POST",
-                                     headers={**(otlp_headers() if headers is None else headers),
-                                              "Content-Type": "application/json"})
+                                     headers={**headers, "Content-Type": "application/json"})
     try:
         with urllib.request.urlopen(request, timeout=timeout) as response:
             response.read()
@@ -155,4 +198,3 @@ def send_otlp(found: Findings, endpoint: str, *, timeout: float = 10.0, headers:
     except (urllib.error.URLError, OSError) as exc:
         reason = getattr(exc, "reason", exc)
         raise UsageError(f"OTLP endpoint {clean(url)} cannot be reached: {clean(reason)}") from None
-    return len(doc["resourceLogs"][0]["scopeLogs"][0]["logRecords"])
