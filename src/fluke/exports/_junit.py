@@ -20,6 +20,11 @@ from typing import Any, Iterable
 from ._findings import claim_dicts
 
 
+def _said(status: str, reason: str) -> str:
+    """The reason, led by the status once (a claim's reasons may already open with it)."""
+    return reason if reason.startswith(f"{status}:") else f"{status}: {reason}"
+
+
 def _case(suite: ET.Element, claim: dict[str, Any], classname: str) -> str:
     name = f"{claim.get('check', 'claim')}: {claim.get('asked', '')}".rstrip(": ")
     case = ET.SubElement(suite, "testcase", name=name, classname=claim.get("test") or classname, time="0")
@@ -31,10 +36,10 @@ def _case(suite: ET.Element, claim: dict[str, Any], classname: str) -> str:
         ET.SubElement(case, "system-out").text = f"{claim.get('found', '')}\nrests on: {claim.get('rests_on', '')}"
         return "passed"
     if status == "fails":
-        failure = ET.SubElement(case, "failure", message=f"fails: {reasons[0]}", type="fluke.claim.fails")
+        failure = ET.SubElement(case, "failure", message=_said("fails", reasons[0]), type="fluke.claim.fails")
         failure.text = detail
         return "failed"
-    skipped = ET.SubElement(case, "skipped", message=f"too small to tell: {reasons[0]}")
+    skipped = ET.SubElement(case, "skipped", message=_said("too small to tell", reasons[0]))
     skipped.text = detail
     return "skipped"
 
