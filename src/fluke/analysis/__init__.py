@@ -1,7 +1,9 @@
 """One function per question asked of a ledger, each returning a result that renders itself.
 
 The command line, the HTML report and the pytest plugin call these and print what they return;
-none of them computes an answer of its own, so every surface gives the same one.
+none of them computes an answer of its own, so every surface gives the same one: the report's
+page is laid out from the JSON documents of the verbs below (``compare``, ``believe``,
+``grade``, ``leaderboard``, ``calibration``, ``contrast``, ``calibrate``).
 
 >>> from fluke.analysis import Result, render
 >>> callable(render)
@@ -30,8 +32,8 @@ _EXPORTS: dict[str, str] = {
     "believe": "_believe", "predict": "_believe", "review": "_believe", "BeliefResult": "_believe",
     "PredictionResult": "_believe", "ReviewResult": "_believe", "Beliefs": "_beliefs", "beliefs": "_beliefs",
     "cell_name": "_beliefs",
-    "report": "_report", "ReportResult": "_report", "demo": "_report", "DemoSummary": "_report",
-    "scan_runs": "_reportscan", "Scan": "_reportscan",
+    "report": "_report", "ReportResult": "_report", "demo": "_demo", "DemoSummary": "_demo",
+    "run_demo": "_demo", "DemoResult": "_demo", "scan_runs": "_report_scan", "Scan": "_report_scan",
     "ingest": "_record", "IngestReport": "_record", "parse_identity": "_record", "run_suite": "_record",
     "SuiteRunResult": "_record",
     "export": "_summary", "ExportReport": "_summary",

@@ -22,6 +22,7 @@ from ._document import TABLE_ROWS, Column, Span, Table, blank, line, note
 from ._result import Result
 from ._select import require_runs, select_versions
 from ._unknowns import check_unknown, unknown_fields, unknown_note
+from ._vocabulary import Vocabulary, sample_ledger
 
 
 def parse_prior(text: str | Sequence[float]) -> tuple[float, float]:
@@ -79,6 +80,17 @@ class GradeResult(Result):
     reused: int = 0         # grades read back from an earlier (maybe interrupted) grade
     version_runs: dict | None = None    # version -> runs graded
     references: dict | None = None      # version -> how its runs met the spec's reference
+    vocabulary: Any = None              # the tools the runs called beside the spec's (a Vocabulary)
+
+    @property
+    def spec_name(self) -> str:
+        """What the spec is called where a claim names it: its path, else its name, else its digest."""
+        return self.spec_path or self.spec.name or self.spec.digest[:12]
+
+    @property
+    def vocabulary_warning(self) -> str | None:
+        """The warning that most tools the runs called are unknown to the spec (None when they fit)."""
+        return None if self.vocabulary is None else self.vocabulary.warning(self.spec_name)
 
     @property
     def passed(self) -> bool:
@@ -98,10 +110,14 @@ class GradeResult(Result):
                          for v, rep in self.luck.items()},
                 "gate": self.gate.to_dict(),
                 **unknown_fields(sum((self.unknowns or {}).values()), self.unknown_policy),
-                "unknowns_by_version": dict(self.unknowns or {})}
+                "unknowns_by_version": dict(self.unknowns or {}),
+                "vocabulary": None if self.vocabulary is None else {
+                    **self.vocabulary.payload(), "warning": self.vocabulary_warning}}
 
     def blocks(self) -> list:
         out: list = []
+        if self.vocabulary_warning:
+            out.append(line(Span(f"warning: {self.vocabulary_warning}", "warn")))
         if self.gate.passed:
             out.append(line(Span("gate: PASS", "good"), " (no hard violation; no soft check failed by a majority "
                             "of a case's runs)"))
@@ -211,10 +227,13 @@ def grade(ledger, spec, *, files: Sequence[str] = (), input_format: str | None =
 
         runs = (r for path in files for r in read_file(path, format=input_format, identity=identity or {}))
         grader, merged, labels = ChunkGrader(spec.body, keep=rows, lines=sink is not None), Merge(rows, sink), {}
+        fit = Vocabulary.of_spec(spec)
         while part := list(islice(runs, 500)):   # graded 500 at a time as they stream, then dropped
             for run in part:
                 if run.version not in labels:
                     labels[run.version] = run.identity.label()
+                if not fit.full:
+                    fit.add_run(run)
             merged.add(grader.collect(((grade_run(r, spec), None) for r in part), number=merged.tally.runs))
         tally, worst = merged.tally, merged.rows()
         stored, reused, source = None, 0, ", ".join(files)
@@ -236,6 +255,7 @@ def grade(ledger, spec, *, files: Sequence[str] = (), input_format: str | None =
         graded = grade_ledger(ledger, spec, version=chosen, scenario=scenario, store=store, executor=executor,
                               jobs=jobs, address=address, total=total, progress=progress, keep=rows, sink=sink)
         tally, worst, stored, reused = graded.tally, graded.worst, graded.stored, graded.reused
+        fit = sample_ledger(ledger, spec, version=chosen, scenario=scenario)
         seen = set(tally.versions())
         labels = {info.version: info.identity.label() for info in ledger.versions() if info.version in seen}
         source = f"ledger {ledger.url}"
@@ -243,5 +263,5 @@ def grade(ledger, spec, *, files: Sequence[str] = (), input_format: str | None =
     luck = {v: tally.luck(v, prior=prior_ab, level=level, exclude_unknown=unknown == "exclude") for v in versions}
     return GradeResult(spec, spec_path, source, tally.runs, worst, labels, luck, tally.gate(), stored,
                        show_violations, {v: tally.unknowns(v) for v in versions}, unknown, reused,
-                       {v: tally.version_runs(v) for v in versions}, {v: tally.reference(v) for v in versions})
+                       {v: tally.version_runs(v) for v in versions}, {v: tally.reference(v) for v in versions}, fit)
 

@@ -82,10 +82,11 @@ def headline_panel(data: ReportData) -> str:
     """The headline panel: each claim's sentence, then its four parts (what happened, what we
     infer, what it is conditional on, what was carried), linked to the section it summarises."""
     claims = data.headline if data.headline is not None else headline_from(data)
-    if not claims:
+    if not claims and not data.warnings:
         return ('<section class="headline" id="headline" aria-labelledby="headline-h"><h2 id="headline-h">At a '
                 'glance</h2><p class="missing">Nothing to summarise: no section holds data.</p></section>')
-    items = []
+    items = [f'<li class="claim tone-warn"><p class="q">Warning</p><p class="a">{esc(w)}</p></li>'
+             for w in data.warnings]
     for c in claims:
         parts = "".join(f"<dt>{esc(title)}</dt><dd>{_part(getattr(c, key))}</dd>" for key, title in _PARTS)
         more = f' <a class="more" href="#{esc(c.section)}">details</a>' if c.section else ""

@@ -210,16 +210,20 @@ def suite_questions(data: ReportData) -> str:
 
 
 def luck(data: ReportData) -> str:
-    luck = data.luck
-    assert luck is not None
-    rows = [[c.case, fmt_count_share(c.lucky, c.green),
-             "—" if c.lo is None else f"{fmt_pct(c.lo)}–{fmt_pct(c.hi)}"] for c in luck.cases]
-    if luck.pooled:
-        p = luck.pooled
-        rows.append(["all cases (pooled)", fmt_count_share(p.lucky, p.green),
-                     "—" if p.lo is None else f"{fmt_pct(p.lo)}–{fmt_pct(p.hi)}"])
-    return (_chart(charts.luck_chart(luck)) + _cond(luck.conditional_on)
-            + _details("the numbers", _table(["case", "lucky of green", "interval"], rows, {1, 2})))
+    out = []
+    for luck in data.luck or []:
+        rows = [[c.case, fmt_count_share(c.lucky, c.green),
+                 "—" if c.lo is None else f"{fmt_pct(c.lo)}–{fmt_pct(c.hi)}"] for c in luck.cases]
+        if luck.pooled:
+            p = luck.pooled
+            rows.append(["all cases (pooled)", fmt_count_share(p.lucky, p.green),
+                         "—" if p.lo is None else f"{fmt_pct(p.lo)}–{fmt_pct(p.hi)}"])
+        spec = f' <span class="sub">graded against spec {esc(luck.spec)}</span>' if luck.spec else ""
+        out.append((f'<h3>{esc(luck.label)} <span class="mono sub">{esc(luck.version[:12])}</span>{spec}</h3>'
+                    if luck.label or luck.version else "")
+                   + _chart(charts.luck_chart(luck)) + _cond(luck.conditional_on)
+                   + _details("the numbers", _table(["case", "lucky of green", "interval"], rows, {1, 2})))
+    return "".join(out)
 
 
 def contrasts(data: ReportData) -> str:
