@@ -164,7 +164,9 @@ def luck_section(doc: Mapping[str, Any], version: str) -> LuckSection:
     how = (f"sampling unit: the run; {100 * float(pooled.get('level', 0.95)):.0f}% equal-tailed credible interval "
            f"under a Beta({prior.get('alpha', 0.5):g}, {prior.get('beta', 0.5):g}) prior; path ok means no violation "
            "of any severity")
+    vocabulary = doc.get("vocabulary") or {}
     return LuckSection(version=version, label=entry.get("label", ""), spec=name, spec_digest=spec["digest"],
+                       warning=vocabulary.get("warning") or "",
                        cases=[_case(c, entry["cases"][c]) for c in sorted(entry["cases"], key=natural_key)],
                        pooled=_case("pooled", pooled),
                        conditional_on=f"spec {name} (sha256 {spec['digest'][:12]}); {how}; as fluke grade --json")

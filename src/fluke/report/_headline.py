@@ -128,6 +128,14 @@ def _luck_claim(data: ReportData) -> list[HeadlineClaim]:
         interval = "" if p.lo is None else f"interval {fmt_pct(p.lo, 1)}–{fmt_pct(p.hi, 1)}"
         spec = f"spec {luck.spec}" if luck.spec else "the spec"
         who = f"{luck.label}: " if luck.label else ""
+        if luck.warning:
+            out.append(HeadlineClaim(
+                question="How often was a pass luck?",
+                answer=f"{who}not claimed: the runs do not speak the vocabulary of {spec}.",
+                happened=luck.warning, infer=f"no luck rate inferred from {spec}",
+                conditional_on=f"{spec}; {luck.conditional_on}" if luck.conditional_on else spec,
+                carried=NOTHING_CARRIED, section="luck", tone="warn"))
+            continue
         out.append(HeadlineClaim(
             question="How often was a pass luck?",
             answer=f"{who}{p.lucky} of {p.green} green runs ({fmt_pct(p.share, 1)}) got the right output on a path "

@@ -92,6 +92,8 @@ class LuckSection(_Model):
     label: str = ""
     spec: str = ""
     spec_digest: str = ""
+    #: Why no luck rate is claimed from this spec (most tools the runs called are unknown to it); "" when it fits.
+    warning: str = ""
     cases: list[LuckCase]
     pooled: LuckCase | None = None
     conditional_on: str = ""

@@ -221,6 +221,7 @@ def luck(data: ReportData) -> str:
         spec = f' <span class="sub">graded against spec {esc(luck.spec)}</span>' if luck.spec else ""
         out.append((f'<h3>{esc(luck.label)} <span class="mono sub">{esc(luck.version[:12])}</span>{spec}</h3>'
                     if luck.label or luck.version else "")
+                   + (f'<p class="missing">{esc(luck.warning)}</p>' if luck.warning else "")
                    + _chart(charts.luck_chart(luck)) + _cond(luck.conditional_on)
                    + _details("the numbers", _table(["case", "lucky of green", "interval"], rows, {1, 2})))
     return "".join(out)
