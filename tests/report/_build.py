@@ -80,7 +80,8 @@ def hostile(run: Run) -> tuple[Run, int]:
     call = events[index]
     events[index] = ToolCall(**{**call.model_dump(), "result": PAYLOAD, "ok": True,
                                 "args": {**(call.args or {}), "password": "hunter2-very-secret"}})
-    events.insert(1, UserMessage(text=f"my keys: {AWS_KEY} and {API_KEY}\n{PRIVATE_KEY}\nAuthorization: Bearer abcdefghijklmnop"))
+    events.insert(1, UserMessage(text=f"my keys: {AWS_KEY} and {API_KEY}\n{PRIVATE_KEY}\n"
+                                      "Authorization: Bearer abcdefghijklmnop"))
     body = run.model_dump(mode="json")
     body["events"] = [e.model_dump(mode="json") for e in events]
     body["outcome"] = {**body["outcome"], "died_at": None}
@@ -135,13 +136,15 @@ def full_report(runs: list[Run]) -> tuple[ReportData, Run, int]:
                           conditional_on="uniform priors per scenario"),
             SuiteQuestion(name="P(every scenario clears 0.9)", value=0.0, display="<0.001",
                           conditional_on="independent scenarios")])],
-        luck=[LuckSection(version=version, label=label, spec="demo.yaml", cases=[LuckCase(case="airline/1", green=3, lucky=1, share=1 / 3, lo=0.05, hi=0.75),
+        luck=[LuckSection(version=version, label=label, spec="demo.yaml", cases=[
+            LuckCase(case="airline/1", green=3, lucky=1, share=1 / 3, lo=0.05, hi=0.75),
                              LuckCase(case="airline/0", green=0, lucky=0, share=None)],
                       pooled=LuckCase(case="pooled", green=3, lucky=1, share=1 / 3, lo=0.05, hi=0.75),
                       conditional_on="spec demo.yaml")],
         contrasts=Forest(measure="difference in pass rate", contrasts=[
             ForestRow(label="memory on − off", estimate=0.08, lo=-0.03, hi=0.19),
-            ForestRow(label="retry 3 − 1", estimate=0.15, lo=0.05, hi=0.25)], conditional_on="clustered by environment"),
+            ForestRow(label="retry 3 − 1", estimate=0.15, lo=0.05, hi=0.25)],
+            conditional_on="clustered by environment"),
         comparison=comparison,
         null_calibration=pvalue_section(pvalues, conditional_on="400 simulated unchanged pairs"),
         boundary=[Boundary(version=version, label=label, cells=[

@@ -56,9 +56,9 @@ def test_suite_board_over_many_rows_agrees_with_scipy_one_by_one(tmp_path):
     rng = np.random.default_rng(11)
     n = rng.integers(1, 30, size=40)
     k = rng.integers(0, n + 1)
-    board = _board(tmp_path, list(zip(n.tolist(), k.tolist())), bar=0.8, level=0.9)
+    board = _board(tmp_path, list(zip(n.tolist(), k.tolist(), strict=True)), bar=0.8, level=0.9)
     mine = {r.scenario: r for r in board.rows}
-    for i, (nn, kk) in enumerate(zip(n, k)):
+    for i, (nn, kk) in enumerate(zip(n, k, strict=True)):
         dist, r = beta(1 + kk, 1 + nn - kk), mine[f"s{i}"]
         assert (r.lo, r.hi, r.p_above_bar) == pytest.approx((dist.ppf(0.05), dist.ppf(0.95), dist.sf(0.8)))
 

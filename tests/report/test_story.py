@@ -32,9 +32,10 @@ def test_the_headline_answers_each_question_in_four_parts(demo):
     assert f"{c.verdict}; a difference below {c.detection_limit:.1f} points" in verdict.answer
     assert f"B − A = {c.difference:+.1f} points" in verdict.infer
     # What happened is the counts, recomputed here from the boards.
-    for arm, board in zip(c.arms, data.suite_board):
+    for arm, board in zip(c.arms, data.suite_board, strict=True):
         k = sum(r.successes for r in board.rows)
-        assert f"{arm.label} ({'AB'[c.arms.index(arm)]}): {100 * k / arm.runs:.1f}% ({k}/{arm.runs}) passed" in verdict.happened
+        side = 'AB'[c.arms.index(arm)]
+        assert f"{arm.label} ({side}): {100 * k / arm.runs:.1f}% ({k}/{arm.runs}) passed" in verdict.happened
     assert claims["Where does the change sit?"].answer.endswith(f"({demo.planted_step}).")
     said = [c for c in data.headline if c.question == "How often was a pass luck?"]
     assert len(said) == len(data.luck) == 2     # one per graded version, each naming the spec it rests on

@@ -58,7 +58,8 @@ def run_demo(folder: str | Path = "fluke-demo", *, seed: int = 7, null_pairs: in
 
     folder = Path(folder)
     folder.mkdir(parents=True, exist_ok=True)
-    db, study_db, spec_path, html = folder / "fluke.db", folder / "study.db", folder / "spec.yaml", folder / "report.html"
+    db, study_db = folder / "fluke.db", folder / "study.db"
+    spec_path, html = folder / "spec.yaml", folder / "report.html"
     _fresh(db)
     _fresh(study_db)
     desk = support_desk(seed=seed)

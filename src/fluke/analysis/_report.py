@@ -74,13 +74,13 @@ def _summary_blocks(data) -> list:
             out.append(line("comparison: ", Span(c.verdict, "bold"), f" (p {fmt_p(c.pvalue)}); could not have "
                             f"detected a difference in pass rate below {limit} (ceiling {c.ceiling:g} points)"))
             labels = c.step_labels or [None] * len(c.steps)
-            for j, (step, q) in enumerate(zip(c.steps, c.qvalues or [])):
+            for j, (step, q) in enumerate(zip(c.steps, c.qvalues or [], strict=False)):
                 if q is not None and q < c.alpha:
                     where = f" ({labels[j]})" if labels[j] else ""
                     out.append(line(f"  step {step}{where}: deaths differ between the arms, q {fmt_p(q)}"))
             out.append(note("a difference between two stored runs is a difference between those runs"))
         for arm in c.arms:
-            top = sorted(((d, s) for s, d in zip(c.steps, arm.deaths) if d), reverse=True)[:3]
+            top = sorted(((d, s) for s, d in zip(c.steps, arm.deaths, strict=True) if d), reverse=True)[:3]
             where = ", ".join(f"step {s}: {d}" for d, s in top) or "none"
             out.append(line(f"deaths by step, {arm.label}: {sum(arm.deaths)} of {arm.runs} runs died; most at {where}"))
     out.append(Table("report sections", [Column("section"), Column("status", key=True)],
@@ -165,7 +165,8 @@ def _grades(ledger, chosen: Sequence[str], scan, spec: str | None, docs: Sequenc
         loaded = load_spec(spec)
         return _Grades({v: grade(ledger, spec, version=v, rows=0, store=False) for v in chosen}, [], loaded)
     for doc in docs:
-        whole = [v for v in chosen if scan.tally.runs.get(v) and scan.covered[doc.digest].get(v, 0) == scan.tally.runs[v]]
+        counted = scan.covered[doc.digest]
+        whole = [v for v in chosen if scan.tally.runs.get(v) and counted.get(v, 0) == scan.tally.runs[v]]
         if not whole:
             continue
         loaded = load_spec(doc.body)

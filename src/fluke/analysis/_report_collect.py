@@ -116,7 +116,8 @@ def explorer_run(run: Run, violations: Iterable[Mapping[str, Any]] = (), *, labe
     for i, e in enumerate(run.events):
         if isinstance(e, ToolCall):
             actor = e.agent or ("user" if e.requestor == "user" else "")
-            events.append(ExplorerEvent(index=i, kind="tool", actor=actor, tool=_clip(e.tool), args=_clip(_as_text(e.args)),
+            events.append(ExplorerEvent(index=i, kind="tool", actor=actor, tool=_clip(e.tool),
+                                        args=_clip(_as_text(e.args)),
                                         ok=e.ok, result=_clip(_as_text(e.result)), error=_clip(e.error or "")))
         elif isinstance(e, UserMessage):
             events.append(ExplorerEvent(index=i, kind="user", text=_clip(e.text)))

@@ -170,4 +170,5 @@ def _leader_claim(data: ReportData) -> list[HeadlineClaim]:
 def headline_from(data: ReportData) -> list[HeadlineClaim]:
     """The headline claims of ``data``: the comparison and where it sits, the bar per version,
     the luck rate; in that order, each only when its section holds data."""
-    return _comparison_claims(data)[:1] + _leader_claim(data) + _boards_claim(data) + _luck_claim(data) + _comparison_claims(data)[1:]
+    compared = _comparison_claims(data)
+    return compared[:1] + _leader_claim(data) + _boards_claim(data) + _luck_claim(data) + compared[1:]

@@ -23,7 +23,8 @@ from pydantic import BaseModel, ConfigDict, Field
 REPORT_FORMAT_VERSION = 1
 
 #: Section names, in the order the HTML report shows them.
-SECTIONS = ("paired", "leaderboard", "suite_board", "suite_questions", "luck", "contrasts", "comparison", "null_calibration",
+SECTIONS = ("paired", "leaderboard", "suite_board", "suite_questions", "luck", "contrasts", "comparison",
+            "null_calibration",
             "boundary", "calibration", "explorer")
 
 
