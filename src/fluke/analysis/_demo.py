@@ -50,8 +50,8 @@ def run_demo(folder: str | Path = "fluke-demo", *, seed: int = 7, null_pairs: in
     from ..ledger import open_ledger
     from ..simulate import simulate_support, support_desk
     from ._believe import predict
-    from ._calibrate import calibrate
-    from ._calibration import calibration
+    from ._null_calibration import calibrate
+    from ._prediction_calibration import calibration
     from ._contrast import contrast
     from ._grade import grade
     from ._report import report
