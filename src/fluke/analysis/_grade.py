@@ -192,13 +192,14 @@ GRADE_BYTES = 4_000
 def grade(ledger, spec, *, files: Sequence[str] = (), input_format: str | None = None,
           identity: dict | None = None, version: str | None = None, scenario: str | None = None,
           prior: str | Sequence[float] = (0.5, 0.5), level: float = 0.95, store: bool = True,
-          show_violations: bool = False, unknown: str = "fail", executor: str | None = None,
+          show_violations: bool = False, unknown: str = "fail", executor: str | None = None, reuse: bool = False,
           jobs: int | None = None, address: str | None = None, progress: Any = None,
           rows: int | None = TABLE_ROWS, sink: Any = None) -> GradeResult:
     """Grade runs from ``files`` (or from the ledger) against ``spec`` (a path, a dict or a Spec).
 
     ``ledger`` may be a callable that opens it, so a bad spec is refused before any ledger is touched.
-    Grading the ledger stores each grade under the spec's digest unless ``store=False``.
+    Grading the ledger stores each grade under the spec's digest unless ``store=False``; ``reuse``
+    reads back the grades stored under it without storing anything (the report's read-only use).
     ``unknown``: a run whose outcome is unknown is a run whose output is not ok (``"fail"``) or is
     left out of the luck rate's runs (``"exclude"``); it is graded and gated either way.
     The result keeps the ``rows`` worst grades of each version (every grade when None: memory
@@ -252,7 +253,8 @@ def grade(ledger, spec, *, files: Sequence[str] = (), input_format: str | None =
             ledger.put_document("spec", spec.body)
         from ._grade_stream import grade_ledger
 
-        graded = grade_ledger(ledger, spec, version=chosen, scenario=scenario, store=store, executor=executor,
+        graded = grade_ledger(ledger, spec, version=chosen, scenario=scenario, store=store, reuse=reuse,
+                              executor=executor,
                               jobs=jobs, address=address, total=total, progress=progress, keep=rows, sink=sink)
         tally, worst, stored, reused = graded.tally, graded.worst, graded.stored, graded.reused
         fit = sample_ledger(ledger, spec, version=chosen, scenario=scenario)

@@ -170,7 +170,7 @@ def _grades(ledger, chosen: Sequence[str], scan, spec: str | None, docs: Sequenc
         if not whole:
             continue
         loaded = load_spec(doc.body)
-        return _Grades({v: grade(ledger, loaded, version=v, rows=0, store=True) for v in whole},
+        return _Grades({v: grade(ledger, loaded, version=v, rows=0, store=False, reuse=True) for v in whole},
                        [v for v in chosen if v not in whole], loaded, doc.digest)
     return _Grades({}, list(chosen), why="no grades stored in the ledger for the selected versions (run fluke grade "
                                          "--spec SPEC, or pass --spec SPEC)")
