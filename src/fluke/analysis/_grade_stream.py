@@ -164,9 +164,10 @@ def grade_ledger(ledger, spec, *, version: Any = None, scenario: str | None = No
 
     With ``store`` (or ``reuse``, which stores nothing), grades already stored under the spec's
     digest are read back instead of graded again; with ``store`` new grades are stored as they
-    come back, ``batch`` (at least) to a transaction. ``executor`` is one of :data:`fluke.runner.EXECUTORS` (``address``: the Ray
-    cluster's); ``progress(done, total)`` is called as slices finish. ``sink``, when given,
-    is called with every grade's JSON (a list of bytes per slice), in storage order.
+    come back, ``batch`` (at least) to a transaction. ``executor`` is one of
+    :data:`fluke.runner.EXECUTORS` (``address``: the Ray cluster's); ``progress(done, total)``
+    is called as slices finish. ``sink``, when given, is called with every grade's JSON (a list
+    of bytes per slice), in storage order.
     """
     from ..grading import ChunkGrader
     from ..runner import Job, executor_for
