@@ -131,8 +131,19 @@ def test_the_demo_report_shows_the_numbers_the_verbs_print(demo, tmp_path):
         for c in study["contrasts"]]
 
 
+def _written(url) -> tuple:
+    with open_ledger(str(url)) as ledger:
+        return (ledger.query("SELECT COUNT(*) FROM documents")[0][0], ledger.query("SELECT COUNT(*) FROM grades")[0][0])
+
+
 def test_the_stored_grades_give_the_luck_fluke_grade_prints(demo, tmp_path):
+    from fluke.analysis import report
+
     versions = [v.version for v in demo.data.versions]
+    before = _written(demo.ledger)
+    with open_ledger(str(demo.ledger)) as ledger:   # reading stored grades writes nothing
+        assert report(ledger, out=tmp_path / "quiet.html", versions=versions).data.luck
+    assert _written(demo.ledger) == before and before[1] == demo.runs
     doc = check_report(demo.ledger, tmp_path, versions)      # no --spec: the grades the demo stored
     for luck in doc["luck"]:
         check_luck(luck, cli(demo.ledger, "grade", "--spec", str(demo.spec), "--version", luck["version"], "--json",
