@@ -125,6 +125,10 @@ def test_the_demo_report_shows_the_numbers_the_verbs_print(demo, tmp_path):
     assert data.calibration.brier == pytest.approx(said["overall"]["brier"], rel=1e-12)
     assert data.calibration.n == said["overall"]["predictions"]
     assert [b.n for b in data.calibration.bins] == [r["count"] for r in said["overall"]["table"] if r["count"]]
+    null = cli(demo.ledger, "calibrate", "--pairs", "20", "--seed", "7", "--json")
+    assert data.null_calibration.histogram == null["histogram"] and data.null_calibration.pairs == 20
+    assert (data.null_calibration.false_alarms, [data.null_calibration.lo, data.null_calibration.hi]) == (
+        null["false_alarms"], pytest.approx(null["interval"], rel=1e-12))
     study = cli(demo.ledger.parent / "study.db", "contrast", "--factors", "memory,retry", "--json")
     assert [(c.label, c.estimate, c.lo, c.hi) for c in data.contrasts.contrasts] == [
         (c["name"], pytest.approx(c["statistic"]), pytest.approx(c["low"]), pytest.approx(c["high"]))
