@@ -8,6 +8,7 @@ True
 
 from __future__ import annotations
 
+from itertools import pairwise
 
 import numpy as np
 
