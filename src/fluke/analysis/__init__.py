@@ -3,7 +3,10 @@
 The command line, the HTML report and the pytest plugin call these and print what they return;
 none of them computes an answer of its own, so every surface gives the same one: the report's
 page is laid out from the JSON documents of the verbs below (``compare``, ``believe``,
-``grade``, ``leaderboard``, ``calibration``, ``contrast``, ``calibrate``).
+``grade``, ``leaderboard``, ``calibration``, ``contrast``, ``calibrate``). What no verb prints
+(the paired view of two boards, deaths by step of a single version, the boundary chart's
+counts, the run explorer) is counted by the report's own modules here (``_report_*``), never
+in :mod:`fluke.report`, which only draws.
 
 >>> from fluke.analysis import Result, render
 >>> callable(render)

@@ -83,7 +83,8 @@ class PlanResult(Result):
                                  more="scenarios"))
         if self.allocation is not None:
             a = self.allocation
-            rows = sorted(((s, r) for s, r in zip(self.strata, a.runs, strict=True) if r), key=lambda x: (-x[1], natural_key(x[0])))
+            rows = sorted(((s, r) for s, r in zip(self.strata, a.runs, strict=True) if r),
+                          key=lambda x: (-x[1], natural_key(x[0])))
             out.append(line(Span("next runs: ", "bold"),
                             f"{a.budget} runs to {a.decision}: {len(rows)} of {len(a.runs)} scenarios get some"))
             out.append(Table("where the next runs go", [Column("scenario", key=True), Column("runs", "right")],

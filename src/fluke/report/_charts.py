@@ -138,7 +138,7 @@ def deaths_chart(comparison: Comparison) -> str:
     lo, hi = (min(steps), max(steps)) if steps else (0, 1)
     x = Scale(lo - 0.5, hi + 0.5, left + 8, right - 8)
     unit = (x.r1 - x.r0) / max(hi - lo + 1, 1)  # pixels per step
-    gap = min([b - a for a, b in zip(steps, steps[1:], strict=False)] + [1]) * unit
+    gap = min([b - a for a, b in pairwise(steps)] + [1]) * unit
     bar = max(min(gap * 0.8 / len(arms), 22), 1.5)
     qstrip = comparison.qvalues is not None
     named = any(names)
