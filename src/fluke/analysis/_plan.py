@@ -83,8 +83,10 @@ class PlanResult(Result):
                                  more="scenarios"))
         if self.allocation is not None:
             a = self.allocation
-            rows = sorted(((s, r) for s, r in zip(self.strata, a.runs, strict=True) if r),
-                          key=lambda x: (-x[1], natural_key(x[0])))
+            rows = sorted(
+                ((s, r) for s, r in zip(self.strata, a.runs, strict=True) if r),
+                key=lambda x: (-x[1], natural_key(x[0])),
+            )
             out.append(line(Span("next runs: ", "bold"),
                             f"{a.budget} runs to {a.decision}: {len(rows)} of {len(a.runs)} scenarios get some"))
             out.append(Table("where the next runs go", [Column("scenario", key=True), Column("runs", "right")],
@@ -114,8 +116,9 @@ class PlanResult(Result):
         return parts
 
 
-def _counts(ledger, version: str, scenario, condition,
-            unknown: str) -> tuple[dict[tuple[str, str], tuple[int, int]], int]:
+def _counts(
+    ledger, version: str, scenario, condition, unknown: str
+) -> tuple[dict[tuple[str, str], tuple[int, int]], int]:
     """``{(scenario, condition): (passes, trials)}`` under the unknown-outcome policy, and the unknowns."""
     rows = list(ledger.counts(version=version, scenario=scenario, condition=condition))
     out = {}
