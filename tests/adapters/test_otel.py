@@ -31,8 +31,10 @@ def test_genai_sample_tool_spans_pair_and_fail(samples):
     assert detect_format(path) == "otel-genai"
     [run] = read_file(path)
     raw = [s for s in _spans(path) if _attr(s, "gen_ai.operation.name") == "execute_tool"]
-    raw.sort(key=lambda s: int(s["startTimeUnixNano"]))            # the file is in end order
-    assert [c.call_id for c in run.tool_calls] == [_attr(s, "gen_ai.tool.call.id") for s in raw] == ["call_w1", "call_f1"]
+    raw.sort(key=lambda s: int(s["startTimeUnixNano"]))  # the file is in end order
+    assert (
+        [c.call_id for c in run.tool_calls] == [_attr(s, "gen_ai.tool.call.id") for s in raw] == ["call_w1", "call_f1"]
+    )
     weather, lookup = run.tool_calls
     assert (weather.ok, weather.result, weather.args) == (True, "Sunny, 21C in Paris", {"city": "Paris"})
     failing = next(s for s in raw if s["status"].get("code") == 2)
@@ -41,7 +43,8 @@ def test_genai_sample_tool_spans_pair_and_fail(samples):
     assert {c.agent for c in run.tool_calls} == {"weather_agent"}
     assert [e.kind for e in run.events] == ["user", "tool", "tool", "agent"]
     assert (run.identity.model, run.identity.harness) == ("gpt-4o", "weather_agent")
-    assert run.source.position == "conversation conv_42"
+    root = next(s for s in _spans(path) if not s.get("parentSpanId"))
+    assert run.source.position == f"conversation conv_42, trace {root['traceId']} span {root['spanId']}"
     chats = [s for s in _spans(path) if _attr(s, "gen_ai.operation.name") == "chat"]
     assert run.cost["input_tokens"] == sum(int(_attr(s, "gen_ai.usage.input_tokens") or 0) for s in chats)
 
@@ -61,7 +64,12 @@ def test_openinference_sample(samples):
     [tool] = [s for s in _spans(path) if _attr(s, "openinference.span.kind") == "TOOL"]
     [call] = run.tool_calls
     assert (call.tool, call.call_id, call.args, call.result, call.ok) == (
-        "get_weather", _attr(tool, "tool.id"), json.loads(_attr(tool, "input.value")), _attr(tool, "output.value"), True)
+        "get_weather",
+        _attr(tool, "tool.id"),
+        json.loads(_attr(tool, "input.value")),
+        _attr(tool, "output.value"),
+        True,
+    )
     assert call.agent == "weather_agent"
     assert [(e.kind, getattr(e, "text", None)) for e in run.events] == [
         ("user", "Weather in Paris?"), ("tool", None), ("agent", "It is sunny, 21C.")]
@@ -134,7 +142,7 @@ def test_live_sdk_spans_in_otlp_json(tmp_path):
     _write_otlp(_record(_genai_program), path)
     assert detect_format(path) == "otel-genai"
     runs = list(read_file(path))
-    assert [r.source.position for r in runs] == ["conversation c-1", "conversation c-2"]
+    assert [r.source.position.split(", trace ")[0] for r in runs] == ["conversation c-1", "conversation c-2"]
     paris, rome = runs
     assert [(c.tool, c.call_id, c.args, c.ok, c.result) for c in paris.tool_calls] == [
         ("weather", "w-Paris", {"city": "Paris"}, True, "sunny")]   # id and args from the announced call
@@ -189,8 +197,10 @@ def test_live_openinference_spans(tmp_path):
     assert detect_format(path) == "openinference"
     [run] = read_file(path)
     assert [(c.call_id, c.args, c.ok, c.result, c.error, c.agent) for c in run.tool_calls] == [
-        ("id-k1", {"key": "k1"}, True, "v1", None, "helper"), ("id-k2", {"key": "k2"}, False, None, "no such key", "helper")]
-    assert run.source.position == "conversation s-9" and run.identity.model == "m-2"
+        ("id-k1", {"key": "k1"}, True, "v1", None, "helper"),
+        ("id-k2", {"key": "k2"}, False, None, "no such key", "helper"),
+    ]
+    assert run.source.position.startswith("conversation s-9, trace ") and run.identity.model == "m-2"
 
 
 def test_live_otlp_json_file_exporter(tmp_path):

@@ -22,6 +22,7 @@ from ._document import TABLE_ROWS, Column, Span, Table, blank, line, note
 from ._result import Result
 from ._select import require_runs, select_versions
 from ._unknowns import check_unknown, unknown_fields, unknown_note
+from ._vocabulary import Vocabulary, sample_ledger
 
 
 def parse_prior(text: str | Sequence[float]) -> tuple[float, float]:
@@ -79,6 +80,18 @@ class GradeResult(Result):
     reused: int = 0         # grades read back from an earlier (maybe interrupted) grade
     version_runs: dict | None = None    # version -> runs graded
     references: dict | None = None      # version -> how its runs met the spec's reference
+    agreements: dict | None = None      # version -> Agreement with the recorded outcome, when asked
+    vocabulary: Any = None              # the tools the runs called beside the spec's (a Vocabulary)
+
+    @property
+    def spec_name(self) -> str:
+        """What the spec is called where a claim names it: its path, else its name, else its digest."""
+        return self.spec_path or self.spec.name or self.spec.digest[:12]
+
+    @property
+    def vocabulary_warning(self) -> str | None:
+        """The warning that most tools the runs called are unknown to the spec (None when they fit)."""
+        return None if self.vocabulary is None else self.vocabulary.warning(self.spec_name)
 
     @property
     def passed(self) -> bool:
@@ -98,10 +111,16 @@ class GradeResult(Result):
                          for v, rep in self.luck.items()},
                 "gate": self.gate.to_dict(),
                 **unknown_fields(sum((self.unknowns or {}).values()), self.unknown_policy),
-                "unknowns_by_version": dict(self.unknowns or {})}
+                "unknowns_by_version": dict(self.unknowns or {}),
+                "vocabulary": None if self.vocabulary is None else {
+                    **self.vocabulary.payload(), "warning": self.vocabulary_warning},
+                **({"agreement_with_outcome": {v: a.to_dict() for v, a in self.agreements.items()}}
+                   if self.agreements is not None else {})}
 
     def blocks(self) -> list:
         out: list = []
+        if self.vocabulary_warning:
+            out.append(line(Span(f"warning: {self.vocabulary_warning}", "warn")))
         if self.gate.passed:
             out.append(line(Span("gate: PASS", "good"), " (no hard violation; no soft check failed by a majority "
                             "of a case's runs)"))
@@ -133,10 +152,14 @@ class GradeResult(Result):
                               Column("credible interval", "right"), Column("gate")], rows, more="cases"))
             ref = (self.references or {}).get(version)
             if ref:
+                calls = "write" if ref["mode"].startswith("state") else "call"
                 out.append(line(f"reference ({ref['mode']}): {fmt_share(ref['complete'], ref['runs'])} of runs made "
-                                f"every expected call; mean precision {ref['precision']:.3f}, recall "
+                                f"every expected {calls}; mean precision {ref['precision']:.3f}, recall "
                                 f"{ref['recall']:.3f}, score {ref['score']:.3f} "
                                 "(score = 2 matched / (expected + made): missing and extra calls both cost)"))
+            agreed = (self.agreements or {}).get(version)
+            if agreed is not None:
+                out += _agreement_blocks(agreed, version)
             mine = self.worst.get(version, ())
             total = (self.version_runs or {}).get(version, len(mine))
             out.append(Table(f"runs of version {version[:12]} (lucky and broken paths first)",
@@ -169,6 +192,34 @@ class GradeResult(Result):
         return out
 
 
+def _agreement_blocks(a: Any, version: str) -> list:
+    """The agreement of the reference with the recorded outcome: the share, the 2×2 table,
+    the disagreeing runs and what it rests on."""
+    out = [line(f"agreement of the reference ({a.mode}) with the recorded outcome: {a}", style="bold")]
+    t = a.table
+    out.append(Table(f"reference verdict against recorded outcome, version {version[:12]}",
+                     [Column("reference", key=True), Column("outcome pass", "right"), Column("outcome fail", "right")],
+                     [["met", str(t[True, True]), str(t[True, False])],
+                      ["not met", str(t[False, True]), str(t[False, False])]]))
+    if a.disagreeing:
+        total = a.runs - a.agree
+        out.append(Table(f"runs where the reference and the outcome disagree, version {version[:12]}",
+                         [Column("scenario", key=True), Column("trial", "right"), Column("reference"),
+                          Column("outcome"), Column("why the reference failed it")],
+                         [[d.scenario, str(d.trial), "met" if d.reference_ok else "not met",
+                           "pass" if d.output_ok else "fail", d.why or "—"] for d in a.disagreeing],
+                         more="runs", total=total))
+        if total > len(a.disagreeing):
+            out.append(note(f"  {len(a.disagreeing)} of the {total} disagreeing runs were kept (the first graded)"))
+    left = [f"{a.no_verdict} runs without a reference verdict (no gold)"] if a.no_verdict else []
+    left += [f"{a.unknown} runs whose outcome is unknown"] if a.unknown else []
+    out.append(note(f"agreement rests on: reference mode {a.mode}; outcome = the run's recorded outcome.passed; "
+                    f"sampling unit: the run (trials of a task counted as independent); "
+                    f"{100 * a.level:.0f}% equal-tailed credible interval under a Beta({a.prior[0]:g}, "
+                    f"{a.prior[1]:g}) prior" + (f"; left out: {', '.join(left)}" if left else "")))
+    return out
+
+
 #: What grading keeps of one run (its grade and violations) when every row is kept (``rows=None``).
 GRADE_BYTES = 4_000
 
@@ -177,18 +228,22 @@ def grade(ledger, spec, *, files: Sequence[str] = (), input_format: str | None =
           identity: dict | None = None, version: str | None = None, scenario: str | None = None,
           prior: str | Sequence[float] = (0.5, 0.5), level: float = 0.95, store: bool = True,
           show_violations: bool = False, unknown: str = "fail", executor: str | None = None,
-          jobs: int | None = None, address: str | None = None, progress: Any = None,
-          rows: int | None = TABLE_ROWS, sink: Any = None) -> GradeResult:
+          jobs: int | None = None, address: str | None = None, progress: Any = None, reuse: bool = False,
+          rows: int | None = TABLE_ROWS, sink: Any = None, agreement_with: str | None = None) -> GradeResult:
     """Grade runs from ``files`` (or from the ledger) against ``spec`` (a path, a dict or a Spec).
 
     ``ledger`` may be a callable that opens it, so a bad spec is refused before any ledger is touched.
-    Grading the ledger stores each grade under the spec's digest unless ``store=False``.
+    Grading the ledger stores each grade under the spec's digest unless ``store=False``; ``reuse``
+    reads back the grades stored under it without storing anything (the report's read-only use).
     ``unknown``: a run whose outcome is unknown is a run whose output is not ok (``"fail"``) or is
     left out of the luck rate's runs (``"exclude"``); it is graded and gated either way.
     The result keeps the ``rows`` worst grades of each version (every grade when None: memory
     then grows with the runs, and a request past the machine is refused first); ``sink``, when
     given, is called with every grade's JSON (a list of bytes at a time) as it is made, in order:
     how ``--json`` and ``--jsonl`` stream every grade without holding them.
+    ``agreement_with="outcome"`` adds, per version, the agreement of the reference's verdict
+    with the runs' recorded outcome (:func:`fluke.grading.reference_agreement`): the spec must
+    have a reference.
     """
     unknown = check_unknown(unknown)
     from ..grading import ChunkGrader, grade_run, load_spec
@@ -196,6 +251,12 @@ def grade(ledger, spec, *, files: Sequence[str] = (), input_format: str | None =
 
     spec_path = spec if isinstance(spec, str) else None
     spec = spec if hasattr(spec, "digest") else load_spec(spec)  # refused before any run is read
+    if agreement_with not in (None, "outcome"):
+        raise UsageError(f"agreement_with={agreement_with!r}: the one thing a reference is set against is "
+                         "'outcome' (the runs' recorded outcome)")
+    if agreement_with and spec.reference is None:
+        raise UsageError("--agreement-with outcome measures how the spec's reference agrees with the outcome, "
+                         "and this spec has no reference (add reference: gold or a list of calls)")
     if callable(ledger):  # a ledger opened only once the spec is known to be good
         ledger = ledger()
     prior_ab = parse_prior(prior)
@@ -211,10 +272,13 @@ def grade(ledger, spec, *, files: Sequence[str] = (), input_format: str | None =
 
         runs = (r for path in files for r in read_file(path, format=input_format, identity=identity or {}))
         grader, merged, labels = ChunkGrader(spec.body, keep=rows, lines=sink is not None), Merge(rows, sink), {}
+        fit = Vocabulary.of_spec(spec)
         while part := list(islice(runs, 500)):   # graded 500 at a time as they stream, then dropped
             for run in part:
                 if run.version not in labels:
                     labels[run.version] = run.identity.label()
+                if not fit.full:
+                    fit.add_run(run)
             merged.add(grader.collect(((grade_run(r, spec), None) for r in part), number=merged.tally.runs))
         tally, worst = merged.tally, merged.rows()
         stored, reused, source = None, 0, ", ".join(files)
@@ -233,9 +297,11 @@ def grade(ledger, spec, *, files: Sequence[str] = (), input_format: str | None =
             ledger.put_document("spec", spec.body)
         from ._grade_stream import grade_ledger
 
-        graded = grade_ledger(ledger, spec, version=chosen, scenario=scenario, store=store, executor=executor,
+        graded = grade_ledger(ledger, spec, version=chosen, scenario=scenario, store=store, reuse=reuse,
+                              executor=executor,
                               jobs=jobs, address=address, total=total, progress=progress, keep=rows, sink=sink)
         tally, worst, stored, reused = graded.tally, graded.worst, graded.stored, graded.reused
+        fit = sample_ledger(ledger, spec, version=chosen, scenario=scenario)
         seen = set(tally.versions())
         labels = {info.version: info.identity.label() for info in ledger.versions() if info.version in seen}
         source = f"ledger {ledger.url}"
@@ -243,5 +309,7 @@ def grade(ledger, spec, *, files: Sequence[str] = (), input_format: str | None =
     luck = {v: tally.luck(v, prior=prior_ab, level=level, exclude_unknown=unknown == "exclude") for v in versions}
     return GradeResult(spec, spec_path, source, tally.runs, worst, labels, luck, tally.gate(), stored,
                        show_violations, {v: tally.unknowns(v) for v in versions}, unknown, reused,
-                       {v: tally.version_runs(v) for v in versions}, {v: tally.reference(v) for v in versions})
+                       {v: tally.version_runs(v) for v in versions}, {v: tally.reference(v) for v in versions},
+                       {v: tally.agreement(v, prior=prior_ab, level=level) for v in versions}
+                       if agreement_with else None, vocabulary=fit)
 
