@@ -52,3 +52,27 @@ def mcnemar_power_by_loop(pairs, discordant, failures, delta, alpha=0.05):
             if prob > 1e-14 and stats.binomtest(f, f + b, 0.5).pvalue < alpha:
                 power += prob
     return power
+
+
+def regression_limit_by_root(cells, alpha=0.05, power=0.8):
+    """The regression limit in points by a root finder over the normal power, cell by cell.
+
+    ``cells`` is ((failures_a, runs_a), (failures_b, runs_b)) per stratum. B fails δ more than
+    the stratum's pooled failure share q; the numerator moves by Σ w δ (w = n_A n_B / N), its
+    spread under the shift is V1 and under the null V0, q(1 − q) unbiased by N/(N − 1).
+    """
+    from scipy.optimize import brentq
+
+    def reach(delta):
+        shift = v0 = v1 = 0.0
+        for (fa, na), (fb, nb) in cells:
+            n, q = na + nb, (fa + fb) / (na + nb)
+            s = min(q + delta, 1.0) - q
+            w = na * nb / n
+            var_q = q * (1 - q) * n / (n - 1)
+            v1 += w * (nb * var_q + na * (var_q + s * (1 - 2 * q) - s * s)) / n
+            v0 += w * (var_q + s * nb / n * (1 - 2 * q) - (s * nb / n) ** 2)
+            shift += w * s
+        return stats.norm.cdf((shift - stats.norm.ppf(1 - alpha / 2) * math.sqrt(v0)) / math.sqrt(v1)) - power
+
+    return 100 * brentq(reach, 1e-9, 1.0)

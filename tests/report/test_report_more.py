@@ -7,17 +7,16 @@ against figures computed here independently.
 from __future__ import annotations
 
 import json
-import math
 
 import pytest
 from click.testing import CliRunner
-from scipy.stats import norm
 
 from fluke.cli import group
 from fluke.ledger import open_ledger
 from fluke.record import Run
 
 from ..conftest import TAU_AIRLINE, need
+from ..comparison._oracles import regression_limit_by_root
 from ._build import tau_runs
 
 
@@ -51,16 +50,14 @@ def test_two_versions_and_a_spec_fill_comparison_luck_and_questions(tmp_path):
         return getattr(last, "kind", None) == "tool" and last.ok is False
     known = sum(r.outcome.passed is False and step_known(r) for r in runs)
     assert sum(sum(a["deaths"]) for a in cmp_["arms"]) == known
-    # The verdict and its limit are the pass-rate comparison's, in points, from the information V of the
-    # stratified test, computed here by a loop over scenarios (the same number fluke compare prints)
-    v = w = 0.0
+    # The verdict and its limit are the pass-rate comparison's, in points: the regression B would be found
+    # in with 80% power, solved here by a root finder over the normal power, scenario by scenario
+    cells = []
     for scenario in {r.scenario for r in runs}:
         fa = sum(r.outcome.passed is not True for r in runs if r.scenario == scenario and r.trial < 2)
         fb = sum(r.outcome.passed is not True for r in runs if r.scenario == scenario and r.trial >= 2)
-        n, f = 4, fa + fb
-        v += 2 * 2 * f * (n - f) / (n * n * (n - 1))
-        w += 2 * 2 / n
-    assert cmp_["detection_limit"] == pytest.approx(100 * (norm.ppf(0.975) + norm.ppf(0.8)) * math.sqrt(v) / w)
+        cells.append(((fa, 2), (fb, 2)))
+    assert cmp_["detection_limit"] == pytest.approx(regression_limit_by_root(cells), rel=1e-6)
     assert cmp_["verdict"] in ("different", "no significant difference", "too small to tell")
     assert len(cmp_["qvalues"] or []) == len(cmp_["steps"])
     loaded = grading.load_spec(str(spec))
