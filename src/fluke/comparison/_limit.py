@@ -97,6 +97,8 @@ def _mcnemar_power(delta, q, alpha, sign, discordance=None):
     g = q.size
     m = float(q.mean())
     h = float(np.mean(q * (1 - q))) if discordance is None else discordance
+    # B cannot fall below 0 nor rise above 1: a shift beyond the mean room there is not a shift
+    delta = min(delta, 1 - m) if sign > 0 else min(delta, m)
     pf = max(h - sign * delta * m, 0.0) if sign > 0 else h + delta * m
     pb = h + delta * (1 - m) if sign > 0 else max(h - delta * (1 - m), 0.0)
     total = min(pf + pb, 1.0)
