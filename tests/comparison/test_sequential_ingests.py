@@ -55,3 +55,16 @@ def test_false_alarms_stay_below_alpha_over_1000_unchanged_pairs():
     e = sequential_evalues(*counts)
     alarms = float(np.mean((e >= 20).any(axis=-1)))
     assert alarms <= 0.05 + 2 * np.sqrt(0.05 * 0.95 / reps)
+
+
+def test_compare_prints_the_mean_over_cells_beside_a_pooled_share_that_differs():
+    # issue 35 (6): A runs s0 ten times (all pass) and s1 twice (both fail): pooled 10/12, mean over cells 50%
+    ledger = open_ledger(os.path.join(tempfile.mkdtemp(), "mean.db"))
+    runs = [Run(scenario="s0", trial=t, identity=Identity(model=m), outcome=Outcome(passed=True))
+            for m in ("A", "B") for t in range(10)]
+    runs += [Run(scenario="s1", trial=t, identity=Identity(model=m), outcome=Outcome(passed=False))
+             for m in ("A", "B") for t in range(2)]
+    ledger.ingest(runs)
+    result = analysis.compare(ledger, "model=A", "model=B", record=False)
+    assert result.pass_rates.rate_a == 50.0
+    assert "83.3% (10/12) passed; 50.0% as the mean over scenario cells" in result.render()

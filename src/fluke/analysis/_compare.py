@@ -134,8 +134,10 @@ class ComparisonResult(Result):
                  + (f"; about {r.runs_needed_per_arm:,} runs per arm would be needed"
                     if r.verdict == TOO_SMALL and r.runs_needed_per_arm else "")),
             line(f"the interval above is for these runs ({r.interval_method}); {r.new_tasks()}"),
-            line(Span("A ", "bold"), self.a.line(), f"   {fmt_share(r.passes_a, r.runs_a)} passed"),
-            line(Span("B ", "bold"), self.b.line(), f"   {fmt_share(r.passes_b, r.runs_b)} passed"),
+            line(Span("A ", "bold"), self.a.line(), f"   {fmt_share(r.passes_a, r.runs_a)} passed"
+                 + _mean_over_cells(r.rate_a, r.passes_a, r.runs_a)),
+            line(Span("B ", "bold"), self.b.line(), f"   {fmt_share(r.passes_b, r.runs_b)} passed"
+                 + _mean_over_cells(r.rate_b, r.passes_b, r.runs_b)),
         ]
         policy = check_unknown(r.unknown_policy)
         out.append(unknown_note(r.unknown[0] + r.unknown[1], policy))
@@ -205,6 +207,13 @@ def hard_violations(runs, spec_path: str | None) -> dict[str, int] | None:
 
     return {r.hash: first_hard_index(grade_run(r, spec)) for r in runs
             if r.outcome.passed is False and r.outcome.died_at is None}
+
+
+def _mean_over_cells(rate: float, passes: int, runs: int) -> str:
+    """The mean over scenario cells (what B − A, leaderboard and passk use) when it differs from the pooled share."""
+    if runs and abs(rate - 100 * passes / runs) >= 0.05:
+        return f"; {rate:.1f}% as the mean over scenario cells (the scale of B − A)"
+    return ""
 
 
 def _batches(ledger, arm_a: Arm, arm_b: Arm, unknown: str = "fail"):
