@@ -114,3 +114,24 @@ def test_allocation_expected_gain_is_printed_and_favours_the_plan():
     m = np.array(d.runs) / 2
     se = 100 * math.sqrt(np.sum(pa * (1 - pa) / (10 + m) + pb * (1 - pb) / (10 + m))) / 3
     assert d.after_plan == pytest.approx(se)
+
+
+def test_one_run_per_scenario_predicts_exact_mcnemar_power():
+    # issue 35 (6), reproducer b10: with one run per arm the plan promised 0.80 where 0.76 was achieved
+    import numpy as np
+
+    from fluke.comparison import stratified_pvalues
+    from fluke.design import paired_power, paired_sample_size
+
+    from ..comparison._oracles import mcnemar_power_by_loop
+
+    plan = paired_sample_size(10, 0.9, runs=1)
+    g = plan.scenarios
+    predicted = paired_power(10, 0.9, runs=1, scenarios=g)
+    # the oracle: scipy's binomtest over every (fixed, broken) outcome, mean q(1 − q) = 0.09, q = 0.1
+    assert predicted == pytest.approx(mcnemar_power_by_loop(g, 2 * g * 0.09, 2 * g * 0.1, 0.10), abs=1e-6)
+    rng = np.random.default_rng(8)
+    ones = np.ones((4000, g), int)
+    fa, fb = rng.binomial(ones, 0.1), rng.binomial(ones, 0.2)
+    simulated = float(np.mean(stratified_pvalues(fa, ones, fb, ones) < 0.05))
+    assert abs(predicted - simulated) < 3 * np.sqrt(0.8 * 0.2 / 4000)

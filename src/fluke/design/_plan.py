@@ -84,11 +84,21 @@ def paired_power(difference: float, rate, *, runs: int, scenarios: int | None = 
     Normal approximation of the CMH score Σ(a − E): mean n·Σ(q_B − q_A)/2 under the difference,
     variance n·Σ(v_A + v_B)/4, against the null variance n·Σ v̄/2 that the test divides by.
 
+    With one run per scenario and arm the comparison runs exact McNemar, so the power is exact
+    McNemar's against a regression of ``difference`` (:func:`fluke.comparison.shift_power`): the
+    normal approximation promised 0.80 where 0.76 was achieved.
+
     >>> round(paired_power(10, 0.7, runs=9, scenarios=40), 3)
     0.804
+    >>> round(paired_power(10, 0.9, runs=1, scenarios=201), 3)
+    0.771
     """
     r = _rates(rate, scenarios)
     delta = difference / 100
+    if int(runs) == 1:
+        from ..comparison import shift_power
+
+        return shift_power(delta, r, np.ones(r.size), np.ones(r.size), alpha=alpha)
     other, v0, v1 = _pooled(r, delta)
     n = float(runs)
     mean = n * np.abs(r - other).sum() / 2
