@@ -86,7 +86,7 @@ def test_each_graded_run_and_verdict_is_one_evaluation_record(planted, tmp_path)
     low, high = verdict["fluke.comparison.interval_low"], verdict["fluke.comparison.interval_high"]
     assert low < verdict["gen_ai.evaluation.score.value"] < high
     assert f"[{low:+.1f}, {high:+.1f}]" in verdict["gen_ai.evaluation.explanation"]
-    assert "could not have detected a difference below" in verdict["gen_ai.evaluation.explanation"]
+    assert "the design had 80% power" in verdict["gen_ai.evaluation.explanation"]   # the limit, after "different"
 
 
 def test_a_verdict_too_small_to_tell_is_inconclusive(tmp_path):
