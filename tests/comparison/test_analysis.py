@@ -124,7 +124,7 @@ def test_summary_floors_a_tiny_p_value_like_every_other_output():
     died = [False] * 30 + [True] * 30
     result = compare_survival([3] * 30 + [1] * 30, died, [False] * 30 + [True] * 30)
     assert result.pvalue < 1e-6
-    assert "(p = <0.001;" in result.summary() and "e-" not in result.summary()
+    assert "(p < 0.001;" in result.summary() and "e-" not in result.summary()
 
 
 def test_compare_markdown_leads_with_the_verdict_and_keeps_the_rows(ledger):

@@ -18,7 +18,7 @@ from dataclasses import dataclass
 from typing import Any
 
 from ..errors import UsageError
-from ..format import fmt_p, fmt_pct, fmt_share
+from ..format import fmt_is, fmt_pct, fmt_share
 from ._document import Column, Table, line, note
 from ._result import Result
 from ._select import check_level
@@ -76,8 +76,8 @@ class NullCalibrationResult(Result):
                  + f", ceiling {self.ceiling:g}"),
             Table(f"p-values of the {cal.pairs} pairs in {bins} bins",
                   [Column("p"), Column("", key=True), Column("pairs", "right")], rows, limit=None),
-            line(f"uniform p-values? KS p = {fmt_p(cal.ks_pvalue)}, chi-square over {bins} bins "
-                 f"p = {fmt_p(cal.chi2_pvalue)}"),
+            line(f"uniform p-values? KS {fmt_is('p', cal.ks_pvalue, kind='p')}, chi-square over {bins} bins "
+                 f"{fmt_is('p', cal.chi2_pvalue, kind='p')}"),
             note("Conditional on the synthetic staged agent: this measures the test's calibration on that null, "
                  "not on any real agent."),
         ]

@@ -24,7 +24,7 @@ from dataclasses import dataclass
 from typing import Any
 
 from ..errors import UsageError
-from ..format import fmt_num, fmt_p, fmt_share
+from ..format import fmt_is, fmt_num, fmt_share
 from ._document import Column, Table, line, note
 from ._result import Result
 from ._select import require_runs
@@ -98,7 +98,8 @@ class CalibrationResult(Result):
                           f"Brier {o.brier:.4f} (if the predictions were right: {o.test.expected_brier:.4f} ± "
                           f"{o.test.brier_sd:.4f}); always predicting the average pass rate {r.base_rate:.3f}: "
                           f"{o.baseline_brier:.4f}; skill {fmt_num(o.skill, 3)}. Verdict: {o.verdict} "
-                          f"(Spiegelhalter z = {fmt_num(o.test.statistic, 2)}, p = {fmt_p(o.test.pvalue)}).",
+                          f"(Spiegelhalter z = {fmt_num(o.test.statistic, 2)}, "
+                          f"{fmt_is('p', o.test.pvalue, kind='p')}).",
                           style="bold")]
         for name, s in [("all", o)] + sorted(r.by_family.items()):
             title = f"reliability: {name}" + ("" if name == "all" else

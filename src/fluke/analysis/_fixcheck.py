@@ -26,7 +26,7 @@ from dataclasses import dataclass
 from typing import Any, Sequence
 
 from ..errors import InputError, UsageError
-from ..format import fmt_num, fmt_p, fmt_pct, fmt_share, natural_key
+from ..format import fmt_is, fmt_num, fmt_p, fmt_pct, fmt_share, natural_key
 from ._document import Column, Span, Table, blank, line, note
 from ._result import Result
 from ._facts import counted_arm, trial_arm
@@ -113,7 +113,7 @@ class FixCheckResult(Result):
             for label, m in (("once", check.difference_once), (f"within {within}", check.difference_within)):
                 out.append(line(Span(f"candidate − control, fixed {label}: ", "bold"),
                                 f"{100 * m.estimate:+.1f} points [{100 * m.low:+.1f}, {100 * m.high:+.1f}], "
-                                f"p = {fmt_p(m.pvalue)} ({m.clusters} inputs)"))
+                                f"{fmt_is('p', m.pvalue, kind='p')} ({m.clusters} inputs)"))
         else:
             bar, cand = check.bar, check.candidate
             out.append(line(Span("No control: nothing is called improved. ", "warn"),
@@ -150,7 +150,7 @@ class FixCheckResult(Result):
         if check.control is not None:
             bi = check.by_input
             out.append(line(f"by input (sign test against the control): {bi.improved} improved, {bi.worsened} "
-                            f"worsened, {bi.unchanged} unchanged; p = {fmt_p(bi.pvalue)}"))
+                            f"worsened, {bi.unchanged} unchanged; {fmt_is('p', bi.pvalue, kind='p')}"))
         read = ("read run by run" if self.streamed else
                 "read from the ledger's trial_outcomes table, which keeps each run's outcome in trial order")
         out += [blank(), note(f"Conditional on: {self.payload()['conditional_on']}; {read}."), note(check.statement),

@@ -19,7 +19,7 @@ from dataclasses import dataclass
 from pathlib import Path
 from typing import Any, Sequence
 
-from ..format import fmt_p, fmt_prob, fmt_share, natural_key
+from ..format import fmt_is, fmt_prob, fmt_share, natural_key
 from ._document import Column, Span, Table, line, note
 from ._result import Result
 from ._select import EmptyLedger, check_level, require_runs
@@ -67,13 +67,15 @@ def _summary_blocks(data) -> list:
         c = data.comparison
         if c.verdict is not None:
             limit = f"{c.detection_limit:.1f} points" if math.isfinite(c.detection_limit) else "— (no information)"
-            out.append(line("comparison: ", Span(c.verdict, "bold"), f" (p {fmt_p(c.pvalue)}); could not have "
+            out.append(line("comparison: ", Span(c.verdict, "bold"), f" ({fmt_is('p', c.pvalue, kind='p')}); "
+                            "could not have "
                             f"detected a difference in pass rate below {limit} (ceiling {c.ceiling:g} points)"))
             labels = c.step_labels or [None] * len(c.steps)
             for j, (step, q) in enumerate(zip(c.steps, c.qvalues or [])):
                 if q is not None and q < c.alpha:
                     where = f" ({labels[j]})" if labels[j] else ""
-                    out.append(line(f"  step {step}{where}: deaths differ between the arms, q {fmt_p(q)}"))
+                    out.append(line(f"  step {step}{where}: deaths differ between the arms, "
+                                    f"{fmt_is('q', q, kind='p')}"))
             out.append(note("a difference between two stored runs is a difference between those runs"))
         for arm in c.arms:
             top = sorted(((d, s) for s, d in zip(c.steps, arm.deaths) if d), reverse=True)[:3]

@@ -223,9 +223,10 @@ class Decision:
     def text(self) -> str:
         if self.reason:
             return f"undecidable: {self.reason}"
-        op = ">" if self.direction == "above" else "<"
-        verdict = "yes" if self.passed else "no"
-        return f"{verdict}: {self.compared:.4g} {op} {self.threshold:g} is {self.passed}"
+        side = "above" if self.direction == "above" else "below"
+        if self.passed:
+            return f"yes: {self.compared:.4g} is {side} the threshold {self.threshold:g}"
+        return f"no: {self.compared:.4g} is not {side} the threshold {self.threshold:g}"
 
 
 def _outcomes(runs, name, unknown):

@@ -11,9 +11,9 @@ from __future__ import annotations
 
 import numpy as np
 
-from ..format import natural_key
+from ..format import fmt_is, natural_key
 from ._model import Boundary, Calibration, Comparison, Forest, Leaderboard, LuckRate, NullCalibration, PairedRow, SuiteBoard
-from ._svg import Scale, Svg, fmt_count_share, fmt_p, fmt_pct, fmt_prob, middle
+from ._svg import Scale, Svg, fmt_count_share, fmt_pct, fmt_prob, middle
 
 #: Characters of a row label an SVG chart shows (the rest: hover, and the table below).
 LABEL = 34
@@ -174,7 +174,7 @@ def deaths_chart(comparison: Comparison) -> str:
             hit = q is not None and q < comparison.alpha
             w = max(min(gap, 24) - 2, 2)
             svg.rect(x(steps[j]) - w / 2, strip, w, 10, class_="q-hit" if hit else "q-cell",
-                     tip=f"step {steps[j]}{f' ({names[j]})' if names[j] else ''}: q = {fmt_p(q)}")
+                     tip=f"step {steps[j]}{f' ({names[j]})' if names[j] else ''}: {fmt_is('q', q, kind='p')}")
         svg.text(left - 6, strip + 9, "q", anchor="end", class_="tick")
         label_y = strip + 28
     svg.text((left + right) / 2, label_y, "step (event index where the run died" + (", and the tool called there)"

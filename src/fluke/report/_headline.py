@@ -15,7 +15,7 @@ from __future__ import annotations
 
 import math
 
-from ..format import fmt_p, fmt_pct, fmt_share
+from ..format import fmt_is, fmt_p, fmt_pct, fmt_share
 from ._model import Claim, ReportData
 
 #: What a section carries from before: the report computes every figure from the selected runs alone.
@@ -104,8 +104,8 @@ def _comparison_claims(data: ReportData) -> list[Claim]:
     died = f"{a.label}: {sum(a.deaths)} deaths; {b.label}: {sum(b.deaths)} deaths, over {len(c.steps)} steps"
     if hits:
         named = ", ".join(f"step {c.steps[j]}" + (f" ({labels[j]})" if labels[j] else "") for j in hits)
-        shown = "; ".join(f"step {c.steps[j]}: {a.deaths[j]} against {b.deaths[j]}, q {fmt_p(c.qvalues[j])}"
-                          for j in hits[:3])
+        shown = "; ".join(f"step {c.steps[j]}: {a.deaths[j]} against {b.deaths[j]}, "
+                          f"{fmt_is('q', c.qvalues[j], kind='p')}" for j in hits[:3])
         answer, infer, tone = f"The change sits at {named}.", f"deaths differ there ({shown})", "bad"
     else:
         qs = [q for q in c.qvalues if q is not None]
