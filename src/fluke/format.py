@@ -17,8 +17,8 @@ import math
 import re
 
 __all__ = ["describe_unknowns", "fmt_count_share", "fmt_interval", "fmt_is", "fmt_num", "fmt_p", "fmt_pct",
-           "fmt_points", "fmt_prob", "fmt_range", "fmt_share", "fmt_share_interval", "natural_key", "plural", "safe",
-           "visible"]
+           "fmt_points", "fmt_prob", "fmt_range", "fmt_share", "fmt_share_interval", "fluke_command", "natural_key", "plural",
+           "safe", "visible"]
 
 
 def _undefined(x) -> bool:
@@ -220,6 +220,40 @@ def safe(text: str, *, newlines: bool = True) -> str:
     from .record import redact_text
 
     return visible(redact_text(text if isinstance(text, str) else str(text)), newlines=newlines)
+
+
+#: The ledger a bare ``fluke VERB`` opens when neither ``--ledger`` nor ``FLUKE_LEDGER`` names one.
+DEFAULT_LEDGER = "fluke.db"
+
+
+def fluke_command(ledger, *args: str) -> str:
+    """The ``fluke …`` line a hint prints, runnable where it is printed.
+
+    ``ledger`` is the ledger the printing command used (a ledger object, its URL, or None).
+    The line names it with ``--ledger`` unless a bare ``fluke`` would open it anyway (it is
+    the default ``fluke.db``, or what ``FLUKE_LEDGER`` says); a password in a URL is hidden.
+    Arguments are quoted for a POSIX shell; words in capitals (``FILE``, ``SPEC``) are
+    placeholders and left as they are.
+
+    >>> import os; os.environ.pop("FLUKE_LEDGER", None) and None
+    >>> fluke_command("runs/sim.db", "compare", "a5601ef450f4", "001338f1ca6b")
+    'fluke --ledger runs/sim.db compare a5601ef450f4 001338f1ca6b'
+    >>> fluke_command("fluke.db", "believe", "--version", "model=gpt-4o"), fluke_command(None, "ingest", "FILE")
+    ('fluke believe --version model=gpt-4o', 'fluke ingest FILE')
+    >>> fluke_command("my runs.db", "summary", "--scenario", "airline/*")
+    "fluke --ledger 'my runs.db' summary --scenario 'airline/*'"
+    """
+    import os
+    import shlex
+
+    from ._redact import redact_url
+
+    url = getattr(ledger, "url", ledger)
+    words = ["fluke"]
+    if url and str(url) != os.environ.get("FLUKE_LEDGER", DEFAULT_LEDGER):
+        words += ["--ledger", shlex.quote(redact_url(str(url)))]
+    words += [a if a.isupper() else shlex.quote(a) for a in args]
+    return " ".join(words)
 
 
 def describe_unknowns(unknowns: int, policy: str) -> str:
