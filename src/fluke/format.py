@@ -17,7 +17,7 @@ import math
 import re
 
 __all__ = ["describe_unknowns", "fmt_count_share", "fmt_interval", "fmt_is", "fmt_num", "fmt_p", "fmt_pct",
-           "fmt_points", "fmt_prob", "fmt_range", "fmt_share", "fmt_share_interval", "fluke_command", "natural_key", "plural",
+           "fmt_points", "fmt_prob", "fmt_range", "fmt_share", "fmt_share_interval", "fluke_command", "natural_key", "parse_problem", "plural",
            "safe", "visible"]
 
 
@@ -220,6 +220,30 @@ def safe(text: str, *, newlines: bool = True) -> str:
     from .record import redact_text
 
     return visible(redact_text(text if isinstance(text, str) else str(text)), newlines=newlines)
+
+
+def parse_problem(exc: BaseException) -> str:
+    """A parser's error as one readable line: where (line and column, from 1) and what.
+
+    YAML's errors span several lines with a caret drawing; an error line shows ``\\x0a`` for
+    each newline, so they are put in words instead.
+
+    >>> import yaml
+    >>> try:
+    ...     yaml.safe_load("a: [1,\\n  b: {\\n")
+    ... except yaml.YAMLError as exc:
+    ...     print(parse_problem(exc))
+    line 3, column 1: expected the node content, but found '<stream end>' (while parsing a flow node)
+    >>> parse_problem(ValueError("Expecting value: line 1 column 1 (char 0)"))
+    'Expecting value: line 1 column 1 (char 0)'
+    """
+    mark = getattr(exc, "problem_mark", None)
+    problem = getattr(exc, "problem", None)
+    if mark is not None and problem:
+        context = getattr(exc, "context", None)
+        return f"line {mark.line + 1}, column {mark.column + 1}: {problem}" + (f" ({context})" if context else "")
+    lines = [part.strip() for part in str(exc).splitlines() if part.strip()]
+    return "; ".join(lines) or type(exc).__name__
 
 
 #: The ledger a bare ``fluke VERB`` opens when neither ``--ledger`` nor ``FLUKE_LEDGER`` names one.

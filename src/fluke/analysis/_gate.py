@@ -35,6 +35,7 @@ from pathlib import Path
 from typing import Any, Mapping
 
 from ..errors import SpecError
+from ..format import parse_problem
 from ._claims import FAILS, HOLDS, TOO_SMALL, Claim
 from ._document import Column, Heading, Span, Table, blank, line, note
 from ._result import Result
@@ -88,7 +89,7 @@ def _load_text(text: str, fmt: str) -> Any:
     try:
         return yaml.safe_load(text)
     except yaml.YAMLError as exc:
-        raise _fail("text", f"not valid YAML ({str(exc).splitlines()[0]})") from None
+        raise _fail("text", f"not valid YAML ({parse_problem(exc)})") from None
 
 
 def parse_gate_rule(text: str | Mapping[str, Any], *, fmt: str = "yaml") -> dict[str, Any]:

@@ -25,7 +25,7 @@ from pathlib import Path
 from typing import Any, Mapping, Sequence
 
 from ..errors import InputError, UsageError
-from ..format import fmt_num
+from ..format import fmt_num, parse_problem
 from ._document import Column, Span, Table, blank, line, note
 from ._result import Result
 from ._unknowns import apply_to_counts, check_unknown, closing_notes, unknown_fields, unknown_note
@@ -309,7 +309,7 @@ def read_weights(path: str | Path) -> dict[str, float]:
     try:
         data = yaml.safe_load(Path(path).read_text())
     except (OSError, yaml.YAMLError, UnicodeDecodeError) as exc:
-        raise InputError(str(path), None, None, f"cannot read weights ({exc})") from None
+        raise InputError(str(path), None, None, f"cannot read weights ({parse_problem(exc)})") from None
     if not isinstance(data, dict) or not all(isinstance(v, (int, float)) and not isinstance(v, bool)
                                              for v in data.values()):
         raise InputError(str(path), None, None, "must map each scenario to a number (its weight)",

@@ -105,7 +105,7 @@ class _LazyGroup(click.Group):
         sys.exit(code if isinstance(code, int) else 0)
 
     def invoke(self, ctx: click.Context):
-        with cli_errors():
+        with cli_errors(ctx):
             return super().invoke(ctx)
 
 

@@ -9,7 +9,7 @@ import click
 import orjson
 
 from ..errors import UsageError
-from ._common import Context, output_options, pass_context, unknown_option
+from ._common import Context, json_option, output_options, pass_context, unknown_option
 
 
 def _filters(func: Callable) -> Callable:
@@ -55,11 +55,13 @@ def runs(ctx: Context, limit: int | None, jsonl: bool, **filters: Any) -> None:
 @click.option("--output", "-o", type=click.Path(), default="-", help="Write here instead of standard output.")
 @click.option("--redact", is_flag=True, help="Write secret-shaped values redacted (those runs' hashes change).")
 @click.option("--no-scan", is_flag=True, help="Do not look for secret-shaped values (a plain, faster copy).")
+@json_option
 @pass_context
 def export(ctx: Context, output: str, redact: bool, no_scan: bool, **filters: Any) -> None:
     """Write runs as fluke JSONL, which re-ingests to the same content hashes.
 
     Says (on stderr) how many runs hold secret-shaped values; --redact writes them redacted.
+    With --json and -o FILE, that report is one JSON document on standard output instead.
 
     \b
     Example:
@@ -69,7 +71,13 @@ def export(ctx: Context, output: str, redact: bool, no_scan: bool, **filters: An
 
     if redact and no_scan:
         raise UsageError("--redact needs the scan: drop --no-scan")
+    if ctx.as_json and output == "-":
+        raise UsageError("export writes the runs to standard output; with --json give -o FILE, and the report "
+                         "comes to standard output as JSON")
     report = write(ctx.ledger(), output, redact=redact, scan=not no_scan, **filters)
+    if ctx.as_json:
+        ctx.emit(report)
+        return
     from ..format import safe
 
     click.echo(safe(f"fluke: {report.blocks()[0].plain()}", newlines=False), err=True)
@@ -125,8 +133,11 @@ def runs_document_schema() -> dict[str, Any]:
 
 @click.command()
 @click.argument("what", type=click.Choice(["run", "runs"]), default="run")
+@json_option
 def schema(what: str) -> None:
-    """Print the JSON Schema of the run record (or of the ``runs --json`` listing).
+    """Print the JSON Schema of the run record (or of the runs --json listing).
+
+    The schema is JSON whatever the format; --json is accepted like on every verb.
 
     \b
     Example:
