@@ -35,7 +35,7 @@ from pathlib import Path
 from typing import Any, Mapping
 
 from ..errors import SpecError
-from ..format import parse_problem
+from ..format import fluke_command, parse_problem
 from ._claims import FAILS, HOLDS, TOO_SMALL, Claim
 from ._document import Column, Heading, Span, Table, blank, line, note
 from ._result import Result
@@ -157,14 +157,17 @@ class GateSealResult(Result):
     digest: str
     text_sha256: str
     name: str
+    file: str = "RULE"            # the rule file sealed, which the check must be given again
+    ledger: str | None = None     # its URL, so that the hint names it
 
     def payload(self) -> dict[str, Any]:
         return {"digest": self.digest, "text_sha256": self.text_sha256, "name": self.name}
 
     def blocks(self) -> list:
+        check = fluke_command(self.ledger, "gate", self.file)
         return [line(f"sealed gate rule {self.name!r}: digest {self.digest[:12]} (rule sha256 "
                      f"{self.text_sha256[:12]}); runs recorded from now on can confirm it"),
-                note("Check it after the runs with the same file: fluke gate RULE (with sealed: true in the rule).")]
+                note(f"Check it after the runs with the same file: {check} (with sealed: true in the rule).")]
 
 
 def seal_gate(ledger, rule: str | Path) -> GateSealResult:
@@ -186,7 +189,8 @@ def seal_gate(ledger, rule: str | Path) -> GateSealResult:
     sha = hashlib.sha256(raw).hexdigest()
     digest = ledger.put_document(GATE_SEAL_KIND, {"text_sha256": sha, "text": raw.decode("utf-8"),
                                                   "sealed_at": utcnow()})
-    return GateSealResult(digest, sha, parsed.get("name") or "gate rule")
+    return GateSealResult(digest, sha, parsed.get("name") or "gate rule", str(rule) if isinstance(rule, (str, Path))
+                          else "RULE", getattr(ledger, "url", None))
 
 
 def _seal_claim(ledger, raw: bytes | None, version: str) -> Claim:
@@ -203,7 +207,8 @@ def _seal_claim(ledger, raw: bytes | None, version: str) -> Claim:
               and hashlib.sha256(str(d.body.get("text", "")).encode()).hexdigest() == sha]
     if not intact:
         why = ("a seal of this rule no longer matches its digest" if seals else
-               "no seal of this exact rule file in the ledger (seal it first: fluke gate RULE --seal)")
+               f"no seal of this exact rule file in the ledger (seal it first: "
+               f"{fluke_command(ledger, 'gate', 'RULE', '--seal')})")
         return Claim("sealed", asked, FAILS, why, f"rule sha256 {sha[:12]}", (f"fails: {why}",), version=version)
     first = min(intact, key=lambda d: when(d.recorded_at))
     sealed = when(first.recorded_at)

@@ -31,7 +31,7 @@ from typing import Any
 import yaml
 
 from ..errors import UsageError
-from ..format import fmt_num, fmt_prob, natural_key
+from ..format import fluke_command, fmt_num, fmt_prob, natural_key
 from ._document import Column, Span, Table, blank, line
 from ._result import Result
 from ._select import check_level, require_runs, version_label
@@ -51,6 +51,7 @@ class PlanResult(Result):
     sealed: str | None = None
     unknowns: int | None = None   # runs of unknown outcome in the counts read (None: no run was read)
     unknown_policy: str = "fail"
+    ledger: str | None = None     # its URL, so that the hint names it
 
     def payload(self) -> dict[str, Any]:
         import dataclasses
@@ -95,7 +96,7 @@ class PlanResult(Result):
                                if a.draws else "")))
         if self.sealed:
             out.append(line("sealed: ", Span(self.sealed, "bold"), "; decide it later with ",
-                            Span(f"fluke unseal {self.sealed[:12]}", "code")))
+                            Span(fluke_command(self.ledger, "unseal", self.sealed[:12]), "code")))
         if not out:
             out.append(line("nothing to plan: give --detect POINTS, --bar RATE, or --budget RUNS"))
         return out + [blank()] + closing_notes(self.conditional_on(), self.unknowns, self.unknown_policy)
@@ -206,7 +207,7 @@ def plan(ledger=None, *, detect: float | None = None, rate: float | None = None,
     sealed = None
     if seal:
         sealed = _seal(ledger, version, bar, level, paired, cert, alloc, strata, unknown)
-    return PlanResult(paired, cert, alloc, strata, tuple(names), sealed, unknowns, unknown)
+    return PlanResult(paired, cert, alloc, strata, tuple(names), sealed, unknowns, unknown, getattr(ledger, "url", None))
 
 
 def _seal(ledger, version, bar, level, paired, cert, alloc, strata, unknown) -> str:

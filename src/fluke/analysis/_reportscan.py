@@ -32,6 +32,8 @@ from typing import Any, Sequence
 
 import orjson
 
+from ..format import fluke_command
+
 #: What the scan keeps of a run it does not show (a reduction for a comparison; else its counts).
 FACT_BYTES = 400
 TALLY_BYTES = 64
@@ -136,7 +138,8 @@ def scan_runs(ledger, chosen: Sequence[str], labels: dict[str, str], *, spec: An
             return scan
     scan = _pass(ledger, chosen, labels, max_runs=max_runs)
     scan.why = (f"no grades stored for the selected runs under spec {spec_digest}" if spec_digest is not None
-                else "no grades stored in the ledger (run fluke grade --spec SPEC, or pass --spec SPEC)")
+                else "no grades stored in the ledger (pass --spec SPEC, or grade the runs first with: "
+                     f"{fluke_command(ledger, 'grade', '--spec', 'SPEC')})")
     return scan
 
 
