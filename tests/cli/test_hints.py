@@ -23,8 +23,10 @@ from ..conftest import TAU_AIRLINE, TAU2_RESULTS, need
 #: A hint: ``fluke`` where a suggestion stands (after "with ", ": ", "e.g. ", "then " or the
 #: spaces around "·"; not a heading such as "fluke gate FAILS"), global options, a verb, and its
 #: words up to the end of the suggestion (a bracket, a semicolon, "·", ", then", or the line's end).
-HINT = re.compile(r"(?:(?<=with )|(?<=: )|(?<=e\.g\. )|(?<=then )|(?<=   ))fluke((?: --(?:ledger|format) \S+| --json| --all)* (?:--help|" + "|".join(
-    sorted(VERBS, key=len, reverse=True)) + r")\b(?:(?!, then|, or |\s+·|\s\(|[;)]).)*)")
+_WHERE = r"(?:(?<=with )|(?<=: )|(?<=e\.g\. )|(?<=then )|(?<=   ))"
+_VERB = "|".join(sorted(VERBS, key=len, reverse=True))
+HINT = re.compile(_WHERE + r"fluke((?: --(?:ledger|format) \S+| --json| --all)* (?:--help|" + _VERB
+                  + r")\b(?:(?!, then|, or |\s+·|\s\(|[;)]).)*)")
 
 
 def hints(text: str) -> list[str]:

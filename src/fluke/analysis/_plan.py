@@ -207,7 +207,8 @@ def plan(ledger=None, *, detect: float | None = None, rate: float | None = None,
     sealed = None
     if seal:
         sealed = _seal(ledger, version, bar, level, paired, cert, alloc, strata, unknown)
-    return PlanResult(paired, cert, alloc, strata, tuple(names), sealed, unknowns, unknown, getattr(ledger, "url", None))
+    return PlanResult(paired, cert, alloc, strata, tuple(names), sealed, unknowns, unknown,
+                      getattr(ledger, "url", None))
 
 
 def _seal(ledger, version, bar, level, paired, cert, alloc, strata, unknown) -> str:
