@@ -15,6 +15,7 @@ from __future__ import annotations
 
 import html
 import math
+import os
 from dataclasses import dataclass
 from typing import Any
 
@@ -59,6 +60,37 @@ def middle(text: str, limit: int) -> str:
         return text
     tail = (limit - 1) // 2
     return text[: limit - 1 - tail] + "…" + text[len(text) - tail:]
+
+
+def distinct(texts: list[str], limit: int) -> list[str]:
+    """Labels of at most ``limit`` characters that stay as distinct as the texts they stand for.
+
+    Each text is cut in the middle (:func:`middle`); where that makes two different texts read
+    the same (long ids that differ only in the middle), what every text shares at its start
+    and at its end is dropped first, so the part that tells them apart is what shows.
+
+    >>> ids = ["[telecom]service_issue_airplane_mode_on|user_abroad[PERSONA:None]",
+    ...        "[telecom]service_issue_bad_sim_card|user_abroad[PERSONA:None]"]
+    >>> [middle(t, 20) for t in ids]
+    ['[telecom]s…ONA:None]', '[telecom]s…ONA:None]']
+    >>> distinct(ids, 20)
+    ['…airplane_mode_on…', '…bad_sim_card…']
+    >>> distinct(["a", "b"], 20)
+    ['a', 'b']
+    """
+    cut = [middle(t, limit) for t in texts]
+    if len(set(cut)) == len(set(texts)) or len(texts) < 2:
+        return cut
+    start = len(os.path.commonprefix(texts))
+    end = len(os.path.commonprefix([t[::-1] for t in texts]))
+    out = []
+    for t in texts:
+        core = t[start: max(start, len(t) - end)] or t
+        head = "…" if start and core is not t else ""
+        tail = "…" if end and core is not t else ""
+        room = max(limit - len(head) - len(tail), 4)
+        out.append(head + middle(core, room) + tail)
+    return out
 
 
 @dataclass(frozen=True)
