@@ -202,7 +202,7 @@ def claim_not_worse(ledger, baseline: str, *, version: str | None = None, margin
     """
     from ._compare import compare
     from ._comparing import compare_options, read_comparison
-    from ._select import pick_version
+    from ._select import pick_version, version_label
 
     chosen = pick_version(ledger, version)
     result = compare(ledger, baseline, chosen[:16], alpha=alpha, power=power, record=False, unknown=unknown,
@@ -213,12 +213,15 @@ def claim_not_worse(ledger, baseline: str, *, version: str | None = None, margin
     else:
         status = HOLDS if r.verdict == "no significant difference" else TOO_SMALL
     found = r.summary
-    reasons = () if status == HOLDS else (f"{status}: {found}",)
+    said = found if found.startswith(status) else f"{status}: {found}"  # no "too small to tell: too small to tell"
+    reasons = () if status == HOLDS else (said,)
     doc = result.payload()
     rests = (f"A = {result.a.line()}, B = {result.b.line()}; {r.conditional_on}; "
              + _unknowns(doc["unknowns"], doc["unknown_policy"]))
     needed = r.runs_needed_per_arm if status == TOO_SMALL else None
-    return Claim("not_worse_than", f"version {chosen[:12]} is not worse than {baseline}", status, found, rests,
+    named = f"{version} ({chosen[:12]})" if version and not chosen.startswith(str(version)) else \
+        f"version {version_label(ledger, chosen)}"  # never a bare hash
+    return Claim("not_worse_than", f"{named} is not worse than {baseline}", status, found, rests,
                  reasons, needed, limit=r.limit_text(), version=chosen)
 
 

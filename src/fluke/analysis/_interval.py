@@ -25,7 +25,7 @@ from pathlib import Path
 from typing import Any, Mapping, Sequence
 
 from ..errors import InputError, UsageError
-from ..format import fmt_num, parse_problem
+from ..format import fmt_num, fmt_range, parse_problem
 from ._document import Column, Span, Table, blank, line, note
 from ._result import Result
 from ._unknowns import apply_to_counts, check_unknown, closing_notes, unknown_fields, unknown_note
@@ -361,7 +361,7 @@ class PassKResult(Result):
             lo, hi = v.trials_per_scenario
             out += [blank()] if i else []
             out.append(line(f"version {v.version[:12]} ({v.label}): {v.passes} of {v.trials} runs passed, "
-                            f"{v.scenarios} scenarios, {lo}–{hi} trials each", style="bold"))
+                            f"{v.scenarios} scenarios, {fmt_range(lo, hi)} trials each", style="bold"))
             for e in v.rows:
                 if e["reason"]:
                     out.append(line(Span(f"k={e['k']} undefined: ", "warn"), e["reason"]))
