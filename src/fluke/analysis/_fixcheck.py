@@ -26,12 +26,17 @@ from dataclasses import dataclass
 from typing import Any, Sequence
 
 from ..errors import InputError, UsageError
-from ..format import fmt_is, fmt_num, fmt_p, fmt_pct, fmt_share, natural_key
+from ..format import fmt_interval, fmt_is, fmt_num, fmt_p, fmt_pct, fmt_share, fmt_share_interval, natural_key, plural
 from ._document import Column, Span, Table, blank, line, note
 from ._result import Result
 from ._facts import counted_arm, trial_arm
 from ._select import Arm, disjoint, select_arm
 from ._unknowns import check_unknown, outcome_arrays, unknown_fields, unknown_note
+
+
+def _pct_interval(lo: float, hi: float) -> str:
+    """The interval of a share printed in percent, in percent too."""
+    return "—" if not (math.isfinite(lo) and math.isfinite(hi)) else fmt_interval(lo, hi, percent=True)
 
 
 def _interval(lo: float, hi: float) -> str:
@@ -59,7 +64,10 @@ def _rule(r) -> dict[str, Any] | None:
 def _share_cell(m) -> str:
     if m is None or not math.isfinite(m.estimate):
         return "—"
-    return f"{fmt_share(round(m.estimate * m.rows), m.rows)} {_interval(max(0.0, m.low), min(1.0, m.high))}"
+    low, high = max(0.0, m.low), min(1.0, m.high)
+    if not (math.isfinite(low) and math.isfinite(high)):
+        return fmt_share(round(m.estimate * m.rows), m.rows)
+    return fmt_share_interval(round(m.estimate * m.rows), m.rows, low, high)  # share and interval, both in percent
 
 
 @dataclass(frozen=True)
@@ -116,19 +124,28 @@ class FixCheckResult(Result):
                                 f"{fmt_is('p', m.pvalue, kind='p')} ({m.clusters} inputs)"))
         else:
             bar, cand = check.bar, check.candidate
+            pure = (f"; were its failures pure chance it would be {fmt_pct(chance.chance_fixed_once, 1)} once "
+                    f"(1 − p, the table's last row)" if not bar.method.startswith("pure chance") else "")
             out.append(line(Span("No control: nothing is called improved. ", "warn"),
-                            f"A pure re-run of this agent would call {fmt_pct(bar.once, 1)} of its failures "
-                            f"'fixed' once and {fmt_pct(bar.within, 1)} within {bar.tries} tries ({bar.method}); "
-                            f"that is the bar the candidate must clear."))
-            verdict = {True: "clears the bar (a reason to run a control, not a finding)",
-                       False: "does not clear the bar", None: "cannot be set against the bar"}[check.clears_bar]
+                            f"A re-run of the unchanged agent would call {fmt_pct(bar.once, 1)} of its failures "
+                            f"'fixed' once and {fmt_pct(bar.within, 1)} within {bar.tries} tries ({bar.method}){pure}; "
+                            f"the first figure is the bar the candidate must clear."))
+            low = cand.fixed_once.low if cand.fixed_once is not None else float("nan")
+            high = cand.fixed_once.high if cand.fixed_once is not None else float("nan")
+            short = (f"lies below the bar of {fmt_pct(bar.once, 1)}: its whole interval does" if high < bar.once
+                     else f"is not clearly above the bar of {fmt_pct(bar.once, 1)}: its interval reaches down to "
+                          f"{fmt_pct(low, 1)}")
+            verdict = {True: "clears the bar: its whole interval lies above it (a reason to run a control, "
+                             "not a finding)",
+                       False: short, None: "cannot be set against the bar"}[check.clears_bar]
             out.append(line(f"candidate: {_share_cell(cand.fixed_once)} fixed once, which {verdict}. Re-run the "
                             "unchanged agent the same way and pass it as --control to test the fix."))
         arms = [("candidate", check.candidate, self.candidate)]
         if check.control is not None:
             arms.append(("control", check.control, self.control))
         rows = [[name, arm.selector, _share_cell(rule.fixed_once),
-                 _share_cell(rule.fixed_within) + (f" (≤{rule.tries} tries)" if rule.tries < within else "")]
+                 _share_cell(rule.fixed_within) + (f" (only {plural(rule.tries, 'try', 'tries')} recorded)"
+                                                   if rule.tries < within else "")]
                 for name, rule, arm in arms]
         k = self.tries
         rows.append(["pure chance", f"1 − p, 1 − p^{k}", fmt_pct(chance.chance_fixed_once, 1),
@@ -279,7 +296,7 @@ class ConsistencyResult(Result):
                 Column("C 95%", right), Column("κ", right), Column("κ 95%", right),
                 Column("chance 'fixed' once / in 3", right)]
         rows = [[arm.selector, str(c.trials), str(c.scenarios), fmt_share(c.failures, c.trials),
-                 _interval(*c.p_interval), fmt_num(c.c), _interval(*c.c_interval), fmt_num(c.kappa),
+                 _pct_interval(*c.p_interval), fmt_num(c.c), _interval(*c.c_interval), fmt_num(c.kappa),
                  _interval(*c.kappa_interval),
                  f"{fmt_pct(c.chance_fixed_once, 1)} / {fmt_pct(c.chance_fixed_within3, 1)}"]
                 for arm, c in self.agents]
