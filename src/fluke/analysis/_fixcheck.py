@@ -128,13 +128,17 @@ class FixCheckResult(Result):
                     f"(1 − p, the table's last row)" if not bar.method.startswith("pure chance") else "")
             out.append(line(Span("No control: nothing is called improved. ", "warn"),
                             f"A re-run of the unchanged agent would call {fmt_pct(bar.once, 1)} of its failures "
-                            f"'fixed' once and {fmt_pct(bar.within, 1)} within {bar.tries} tries ({bar.method}){pure}; "
+                            f"'fixed' once and {fmt_pct(bar.within, 1)} within {bar.tries} tries, from the {bar.method}{pure}; "
                             f"the first figure is the bar the candidate must clear."))
             low = cand.fixed_once.low if cand.fixed_once is not None else float("nan")
             high = cand.fixed_once.high if cand.fixed_once is not None else float("nan")
-            short = (f"lies below the bar of {fmt_pct(bar.once, 1)}: its whole interval does" if high < bar.once
-                     else f"is not clearly above the bar of {fmt_pct(bar.once, 1)}: its interval reaches down to "
-                          f"{fmt_pct(low, 1)}")
+            at = fmt_pct(bar.once, 1)
+            if high < bar.once:
+                short = f"lies below the bar of {at}: its whole interval does"
+            elif cand.fixed_once.estimate < bar.once:
+                short = f"sits below the bar of {at}, though its interval reaches up to {fmt_pct(high, 1)}"
+            else:
+                short = f"is above the bar of {at} but not clearly: its interval reaches down to {fmt_pct(low, 1)}"
             verdict = {True: "clears the bar: its whole interval lies above it (a reason to run a control, "
                              "not a finding)",
                        False: short, None: "cannot be set against the bar"}[check.clears_bar]
@@ -144,16 +148,17 @@ class FixCheckResult(Result):
         if check.control is not None:
             arms.append(("control", check.control, self.control))
         rows = [[name, arm.selector, _share_cell(rule.fixed_once),
-                 _share_cell(rule.fixed_within) + (f" (only {plural(rule.tries, 'try', 'tries')} recorded)"
-                                                   if rule.tries < within else "")]
+                 _share_cell(rule.fixed_within) + (f" (within {plural(rule.tries, 'try', 'tries')})"
+                                                   if rule.tries != self.tries else "")]
                 for name, rule, arm in arms]
         k = self.tries
+        header = f"fixed within {k}" + (f" ({within} asked, {k} recorded)" if k < within else "")
         rows.append(["pure chance", f"1 − p, 1 − p^{k}", fmt_pct(chance.chance_fixed_once, 1),
                      fmt_pct(1 - chance.p ** k, 1)])
         out.append(Table(f"re-run rule on the first run's {check.candidate.rows} failing episodes "
                          f"({check.candidate.inputs} inputs), 95% intervals clustered by input",
                          [Column("arm"), Column("selector", key=True), Column("fixed once", "right"),
-                          Column(f"fixed within {within}", "right")], rows, limit=None))
+                          Column(header, "right")], rows, limit=None))
         flagged = sorted((f for f in check.flags if f.flagged), key=lambda f: (f.qvalue, natural_key(f.input)))
         out.append(line(f"per input (against the {check.reference}): {len(flagged)} of {len(check.flags)} "
                         "flagged at q < 0.05"))
