@@ -314,8 +314,13 @@ def test_cli_calibrate_exits_1_when_the_interval_misses_alpha(tmp_path):
             "--runs-per-task", "4", "--seed", "22"]
     out = CliRunner().invoke(group, args)
     assert out.exit_code == 1 and out.output.startswith("called different: 12.5% (5/40), Wilson 95% [5.5%, 26.1%]")
-    assert "MISSES the nominal 5%" in out.output
     doc = json.loads(CliRunner().invoke(group, [*args, "--json"]).stdout)
+    # 12.5% is above 5%, but an interval 20 points wide says little: the line says how many pairs would
+    # measure it to ±2.5 points, n = 1.96² · 0.05 · 0.95 / 0.025² = 291.9 → 292
+    lo, hi = doc["interval"]
+    assert f"above the nominal 5%, but 40 pairs are too few to tell: the interval is {100 * (hi - lo):.1f} " \
+           "points wide" in out.output
+    assert "about 292 pairs would measure the false-alarm rate to ±2.5 points (--pairs 292)" in out.output
     assert doc["contains_alpha"] is False and doc["false_alarms"] == 5
     assert not (tmp_path / "none.db").exists()                      # calibrate never opens a ledger
 
