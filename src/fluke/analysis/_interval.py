@@ -183,9 +183,12 @@ class IntervalResult(Result):
                          more="intervals",
                          notes=[f"clustered: {ci.method}, t on {ci.df} df; naive: every run independent, normal"]))
         vc = v.variance
+        # One scenario per unit (--unit scenario): there is no "scenario within unit" to speak of.
+        flat = unit == "scenario" or any("one scenario per unit" in r for r in vc.reasons)
+        parts = [(unit, vc.unit)] + ([] if flat else [(f"scenario within {unit}", vc.scenario)]) + \
+            [("generation (run)", vc.generation)]
         comps = [[name, fmt_num(val, 5), fmt_num(math.sqrt(val) if val >= 0 else float("nan"), 4)]
-                 for name, val in ((unit, vc.unit), ("scenario within unit", vc.scenario),
-                                   ("generation (run)", vc.generation))]
+                 for name, val in parts]
         out.append(Table("variance components",
                          [Column("component", key=True), Column("variance", "right"), Column("std. dev.", "right")],
                          comps, more="components",
@@ -193,14 +196,18 @@ class IntervalResult(Result):
         if not v.projections:
             out.append(line(Span("what more evidence would buy: ", "warn"),
                             "undefined while a variance component is (see the notes above)"))
-        more = [[p.label.replace(" per scenario", "").replace(" per unit", ""), f"{p.units:g}", f"{p.scenarios:.3g}",
-                 f"{p.generations:.3g}" if math.isfinite(p.generations) else "∞",
-                 f"{p.runs:.0f}" if math.isfinite(p.runs) else "∞", fmt_num(p.standard_error, 4), f"{p.ratio:.2f}"]
+        def panel(label: str) -> str:
+            label = label.replace(" per scenario", "").replace(" per unit", "")
+            return label.replace("x units", f"x {unit}s")  # the unit by its name: "2x scenarios", "2x tasks"
+
+        more = [[panel(p.label), f"{p.units:g}"] + ([] if flat else [f"{p.scenarios:.3g}"])
+                + [f"{p.generations:.3g}" if math.isfinite(p.generations) else "∞",
+                   f"{p.runs:.0f}" if math.isfinite(p.runs) else "∞", fmt_num(p.standard_error, 4), f"{p.ratio:.2f}"]
                 for p in v.projections]
+        heads = [f"{unit}s"] + ([] if flat else [f"scen./{unit}"]) + ["runs/scen.", "runs", "SE", "x now"]
         out += [] if not more else [Table("what more evidence would buy (SE of the mean)",
-                         [Column("panel", key=True)] + [Column(c, "right") for c in
-                                                         (f"{unit}s", "scen./unit", "runs/scen.", "runs", "SE",
-                                                          "x now")], more, more="panels")]
+                                          [Column("panel", key=True)] + [Column(c, "right") for c in heads],
+                                          more, more="panels")]
         out.append(note(f"Conditional on: {ci.conditional_on}; version {v.version[:12]}; {v.without_outcome} runs "
                         f"without outcome.{self.outcome} left out"))
         return out
