@@ -20,7 +20,9 @@ def demo(ctx: Context, out: str, seed: int, ledger: str | None) -> None:
 
     Version 2 carries a planted change (one tool step fails four times as often). The runs go
     into a fresh SQLite ledger in OUT, are graded against a path spec, and the HTML report is
-    written beside them; the terminal shows what the runs let you believe.
+    written beside them; the terminal shows what the runs let you believe. The report's
+    contrasts (a memory × retry policy study) and null calibration are simulated for the
+    report alone and not recorded in the ledger, so fluke contrast has no study to read there.
 
     \b
     Example:
