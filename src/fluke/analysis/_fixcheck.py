@@ -128,7 +128,8 @@ class FixCheckResult(Result):
                     f"(1 − p, the table's last row)" if not bar.method.startswith("pure chance") else "")
             out.append(line(Span("No control: nothing is called improved. ", "warn"),
                             f"A re-run of the unchanged agent would call {fmt_pct(bar.once, 1)} of its failures "
-                            f"'fixed' once and {fmt_pct(bar.within, 1)} within {bar.tries} tries, from the {bar.method}{pure}; "
+                            f"'fixed' once and {fmt_pct(bar.within, 1)} within {bar.tries} tries, from the "
+                            f"{bar.method}{pure}; "
                             f"the first figure is the bar the candidate must clear."))
             low = cand.fixed_once.low if cand.fixed_once is not None else float("nan")
             high = cand.fixed_once.high if cand.fixed_once is not None else float("nan")
