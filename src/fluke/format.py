@@ -16,9 +16,9 @@ from __future__ import annotations
 import math
 import re
 
-__all__ = ["describe_unknowns", "fmt_count_share", "fmt_interval", "fmt_is", "fmt_num", "fmt_p", "fmt_pct",
-           "fmt_points", "fmt_prob", "fmt_range", "fmt_share", "fmt_share_interval", "fluke_command", "natural_key", "parse_problem", "plural",
-           "safe", "visible"]
+__all__ = ["describe_unknowns", "fluke_command", "fmt_count_share", "fmt_interval", "fmt_is", "fmt_num", "fmt_p",
+           "fmt_pct", "fmt_points", "fmt_prob", "fmt_range", "fmt_share", "fmt_share_interval", "natural_key",
+           "parse_problem", "plural", "safe", "visible"]
 
 
 def _undefined(x) -> bool:

@@ -146,7 +146,8 @@ class UnsealResult(Result):
         out.append(line(f"decision: {dec.statistic} = {fmt_num(dec.estimate, 4)}{bounds} on {dec.runs} runs; "
                         f"{dec.text()}"))
         if r.look > 1:
-            out.append(line(Span(f"look {r.look}: ", "warn"), f"this seal has been opened {plural(r.look - 1, 'time')} before; "
+            out.append(line(Span(f"look {r.look}: ", "warn"),
+                            f"this seal has been opened {plural(r.look - 1, 'time')} before; "
                             "every look is recorded in the ledger with the runs it used"))
         out += closing_notes("the rule as sealed, and the runs in its scope that ran and were recorded after the "
                              "seal; stored runs whose body no longer matches its content hash are refused",
