@@ -145,8 +145,8 @@ class RevealResult(Result):
             out.append(line("the seal was not opened: a check below failed (compare every B arm first, or --force)",
                             style="bad"))
             for arm, a, b in self.uncompared:
-                out.append(line(f"  {arm} has not been compared yet: ", Span(fluke_command(self.ledger, "compare", a, b),
-                                                                               "code")))
+                hint = fluke_command(self.ledger, "compare", a, b)
+                out.append(line(f"  {arm} has not been compared yet: ", Span(hint, "code")))
         out += [line(Span("ok", "good") if ok else Span("NO", "bad"), f"  {name.replace('_', ' ')}")
                 for name, ok in self.checks.items()]
         out.append(note("the digest was recorded in the ledger before any run; the stage was drawn from the OS "
