@@ -65,9 +65,10 @@ def middle(text: str, limit: int) -> str:
 def distinct(texts: list[str], limit: int) -> list[str]:
     """Labels of at most ``limit`` characters that stay as distinct as the texts they stand for.
 
-    Each text is cut in the middle (:func:`middle`); where that makes two different texts read
-    the same (long ids that differ only in the middle), what every text shares at its start
-    and at its end is dropped first, so the part that tells them apart is what shows.
+    Each text is cut in the middle (:func:`middle`); where that makes different texts read the
+    same (long ids that differ only in the middle), what those texts share at their start and at
+    their end is dropped first, so the part that tells them apart is what shows (repeated, a few
+    times, within each group that still reads the same).
 
     >>> ids = ["[telecom]service_issue_airplane_mode_on|user_abroad[PERSONA:None]",
     ...        "[telecom]service_issue_bad_sim_card|user_abroad[PERSONA:None]"]
@@ -78,18 +79,23 @@ def distinct(texts: list[str], limit: int) -> list[str]:
     >>> distinct(["a", "b"], 20)
     ['a', 'b']
     """
-    cut = [middle(t, limit) for t in texts]
-    if len(set(cut)) == len(set(texts)) or len(texts) < 2:
-        return cut
-    start = len(os.path.commonprefix(texts))
-    end = len(os.path.commonprefix([t[::-1] for t in texts]))
-    out = []
-    for t in texts:
-        core = t[start: max(start, len(t) - end)] or t
-        head = "…" if start and core is not t else ""
-        tail = "…" if end and core is not t else ""
-        room = max(limit - len(head) - len(tail), 4)
-        out.append(head + middle(core, room) + tail)
+    out = [middle(t, limit) for t in texts]
+    for _ in range(4):
+        groups: dict[str, list[int]] = {}
+        for i, label in enumerate(out):
+            groups.setdefault(label, []).append(i)
+        clashes = [g for g in groups.values() if len({texts[i] for i in g}) > 1]
+        if not clashes:
+            break
+        for group in clashes:
+            members = [texts[i] for i in group]
+            start = len(os.path.commonprefix(members))
+            end = len(os.path.commonprefix([t[::-1] for t in members]))
+            for i, t in zip(group, members, strict=True):
+                core = t[start: max(start, len(t) - end)] or t
+                head = "…" if start and core is not t else ""
+                tail = "…" if end and core is not t else ""
+                out[i] = head + middle(core, max(limit - len(head) - len(tail), 4)) + tail
     return out
 
 
