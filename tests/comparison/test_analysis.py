@@ -273,6 +273,7 @@ def test_reveal_opens_only_after_every_b_arm_was_compared_and_recorded(tmp_path)
         analysis.compare(own, v["A/2"], v["B/2"], record=False)   # not recorded: not counted as compared
         early = analysis.reveal(own, seal)
         assert (early.holds, early.stage, early.checks["compared_before_reveal"]) == (False, None, False)
+        assert as_doc(early)["uncompared"] == [{"arm": "B/2", "a": v["A/2"], "b": v["B/2"]}]  # the arm left
         forced = analysis.reveal(own, seal, force=True)
         assert not forced.holds and forced.stage in STAGES and "opened with --force" in forced.render()
         analysis.compare(own, v["A/2"], v["B/2"])
@@ -280,7 +281,7 @@ def test_reveal_opens_only_after_every_b_arm_was_compared_and_recorded(tmp_path)
         assert opened.holds and opened.stage == forced.stage and all(opened.checks.values())
         assert opened.render().splitlines()[0] == f"planted change: stage {opened.stage}, rate × 2.0"
         assert as_doc(opened) == {"format_version": 1, "kind": "reveal", "checks": opened.checks,
-                                  "stage": opened.stage, "factor": 2.0}
+                                  "stage": opened.stage, "factor": 2.0, "uncompared": []}
         with pytest.raises(InputError, match="already exists"):
             analysis.simulate(own, tasks=2, runs_per_task=(2,), seal_file=seal)
 
