@@ -25,7 +25,7 @@ from pathlib import Path
 from typing import Any, Mapping, Sequence
 
 from ..errors import InputError, UsageError
-from ..format import fmt_num, fmt_range, parse_problem
+from ..format import fluke_command, fmt_num, fmt_range, parse_problem
 from ._document import Column, Span, Table, blank, line, note
 from ._result import Result
 from ._unknowns import apply_to_counts, check_unknown, closing_notes, unknown_fields, unknown_note
@@ -76,7 +76,8 @@ def scoped_runs(ledger, version: str | None, condition: str | None) -> list:
     runs = [ScopedRun(r, shared) for r in ledger.runs(version=select_versions(ledger, version), condition=condition)]
     if not runs:
         raise InputError(ledger.url, None, None, "no runs match",
-                         hint="loosen --version/--condition (fluke summary lists what the ledger holds)")
+                         hint="loosen --version/--condition; see what the ledger holds with: "
+                              f"{fluke_command(ledger, 'summary')}")
     return runs
 
 
@@ -259,7 +260,8 @@ def interval(ledger, *, unit: str = "unit", version: str | None = None, conditio
         by_version.setdefault(c.version, []).append(c)
     if not by_version:
         raise InputError(ledger.url, None, None, "no runs match",
-                         hint="loosen --version/--condition (fluke summary lists what the ledger holds)")
+                         hint="loosen --version/--condition; see what the ledger holds with: "
+                              f"{fluke_command(ledger, 'summary')}")
     names, out = labels(ledger), []
     for v in [i.version for i in infos if i.version in by_version]:        # oldest first
         cells = by_version[v]
@@ -418,7 +420,8 @@ def passk(ledger, *, ks: str | Sequence[int] | None = None, version: str | None 
     rows = ledger.counts(version=select_versions(ledger, version), condition=condition)
     if not rows:
         raise InputError(ledger.url, None, None, "no runs match",
-                         hint="loosen --version/--condition (fluke summary lists what the ledger holds)")
+                         hint="loosen --version/--condition; see what the ledger holds with: "
+                              f"{fluke_command(ledger, 'summary')}")
     names = labels(ledger)
     by_version: dict[str, list] = {}
     for r in rows:

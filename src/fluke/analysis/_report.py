@@ -265,9 +265,9 @@ def report(ledger, *, out: str | Path = "fluke-report.html", versions: Sequence[
 
     total = ledger.count(version=chosen)
     check_budget(total, "report", TALLY_BYTES, extra=min(total, max_runs) * (REPORT_BYTES - TALLY_BYTES),
-                 hint="report on fewer versions (--version; fluke summary lists them), show fewer runs in the "
-                      "explorer (--max-runs), or ask the question directly: fluke compare / believe / passk read "
-                      "counts or one reduction per run")
+                 hint="report on fewer versions (--version), show fewer runs in the explorer (--max-runs), or ask "
+                      "the question directly with compare, believe or passk, which read counts or one reduction "
+                      f"per run; the versions are listed by: {fluke_command(ledger, 'summary')}")
     known = {i.version: i for i in infos}
     labels = {v: known[v].identity.label() if v in known else v[:12] for v in chosen}
     docs = _specs(ledger, spec_digest) if spec is None else []
