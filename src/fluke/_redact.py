@@ -22,6 +22,8 @@ from __future__ import annotations
 import re
 from typing import Any
 
+from . import _gitleaks
+
 _MARK = "[REDACTED]"
 _B64 = "A-Za-z0-9+/"
 
@@ -111,7 +113,7 @@ def redact_text(text: str) -> str:
     >>> redact_text("aws secret wJalrXUtnFEMI/K7MDENG/bPxRfiCYEXAMPLEKEY; sha 40f46d3540dc95aca145ddecb0464fdd9a1e8c15")
     'aws secret [REDACTED:aws-secret-key]; sha 40f46d3540dc95aca145ddecb0464fdd9a1e8c15'
     """
-    if not text or _MAY_HOLD.search(text) is None:
+    if not text or (_MAY_HOLD.search(text) is None and not _gitleaks.has_keyword(text)):
         return text
     # To a fixed point: a replacement can bring a secret next to the words that reveal it (a cut
     # key block swallowing "AWS key:"; a marker's own "aws-secret-key"), so the result is redacted
@@ -137,11 +139,30 @@ def _redact_once(text: str) -> str:
         text = _AUTH_HEADER.sub(lambda m: m.group(1) + _MARK, text)
     if any(word in low for word in _ASSIGNED_WORDS):
         text = _ASSIGNED.sub(lambda m: m.group(1) + m.group(2) + _MARK, text)
+    text = _maintained(text)
     # Last: a replacement above can end right before a key (``Bearer 0000=KEY`` loses its
     # token up to the ``=``), and the key must go in this pass, not the next.
     if len(text) >= 40:
         text = _AWS_SECRET.sub(_aws_secret, text)
     return text
+
+
+def _maintained(text: str) -> str:
+    """``text`` with every secret that gitleaks' rules find (:mod:`fluke._gitleaks`) replaced by
+    ``[REDACTED:rule-id]``; overlapping finds are hidden together, under the first one's name."""
+    found = _gitleaks.find(text)
+    if not found:
+        return text
+    out, at = [], 0
+    start, end, rule = found[0]
+    for a, b, name in found[1:] + [(len(text) + 1, len(text) + 1, "")]:
+        if a < end:              # overlaps the span being built
+            end = max(end, b)
+            continue
+        out += [text[at:start], f"[REDACTED:{rule}]"]
+        at, start, end, rule = end, a, b, name
+    out.append(text[at:])
+    return "".join(out)
 
 
 def _hide(value: Any) -> Any:
@@ -253,6 +274,8 @@ def may_hold_secret(text: str | bytes) -> bool:
     """
     data = text.encode("utf-8", "surrogatepass") if isinstance(text, str) else text
     if any(literal in data for literal in _GATE_LITERALS) or any(p.search(data) for p in _GATE_PATTERNS):
+        return True
+    if _gitleaks.may_match(data):
         return True
     if b"://" in data and b"@" in data:
         return True
