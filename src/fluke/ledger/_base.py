@@ -383,7 +383,7 @@ class Ledger(TableReads, DocumentStore):
         low, span = int(low), int(high) - int(low) + 1
         parts = max(1, min(int(parts), span))
         edges = [low + span * i // parts for i in range(parts + 1)]   # exact: integers of any size
-        return [(a, b - 1) for a, b in zip(edges, edges[1:])]
+        return [(a, b - 1) for a, b in zip(edges, edges[1:], strict=False)]
 
     def run_slice(self, bounds: tuple[int, int], *, scenario: str | None = None,
                   version: str | Sequence[str] | None = None) -> Iterator[str]:
