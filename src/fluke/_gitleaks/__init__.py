@@ -417,18 +417,23 @@ def skipped() -> tuple[tuple[str, str], ...]:
 _BROKEN: dict[str, str] = {}
 
 
-@cache
+def _usable(rule: Rule, *, json: bool = False) -> bool:
+    """Does the rule's pattern (or its JSON view) compile? Compiled on first use, and a failure
+    recorded in :data:`_BROKEN` (none today: a test says so)."""
+    key = rule.id + (" (in JSON)" if json else "")
+    if key in _BROKEN:
+        return False
+    try:
+        rule.in_json if json else rule.pattern
+    except re.error as exc:
+        _BROKEN[key] = f"re cannot compile {'its JSON view' if json else 'it'} ({exc})"
+        return False
+    return True
+
+
 def _compiled() -> tuple[Rule, ...]:
-    """The rules whose pattern compiles (each compiled once)."""
-    ok = []
-    for rule in rules():
-        try:
-            rule.pattern
-        except re.error as exc:
-            _BROKEN[rule.id] = f"re cannot compile it ({exc})"
-        else:
-            ok.append(rule)
-    return tuple(ok)
+    """The rules whose pattern and JSON view compile (every rule compiled now)."""
+    return tuple(rule for rule in rules() if _usable(rule) & _usable(rule, json=True))
 
 
 @cache
@@ -454,26 +459,6 @@ def _bytes_index() -> Any:
     return ahocorasick_rs.BytesAhoCorasick([w.encode() for w in _index()[1]])
 
 
-@cache
-def _json_checks() -> dict[str, tuple[Rule, ...]]:
-    """The rules each keyword names whose :attr:`Rule.in_json` compiles (every one, today)."""
-    _compiled()
-    _, _, by_word, _ = _index()
-    out = {}
-    for word, named in by_word.items():
-        ok = []
-        for rule in named:
-            try:
-                rule.in_json
-            except re.error as exc:   # then the keyword alone decides
-                _BROKEN.setdefault(rule.id + " (in JSON)", f"re cannot compile its JSON view ({exc})")
-                ok.append(None)
-            else:
-                ok.append(rule)
-        out[word] = tuple(ok)
-    return out
-
-
 def keywords() -> tuple[str, ...]:
     """Every keyword of every rule (lower case)."""
     return tuple(_index()[1])
@@ -494,7 +479,7 @@ def may_match(data: bytes) -> bool:
     hits = _bytes_index().find_matches_as_indexes(data.lower(), overlapping=True)
     if not hits:
         return False
-    words, checks = _index()[1], _json_checks()
+    words, checks = _index()[1], _index()[2]
     at: dict[str, list[int]] = {}
     for k, start, _ in hits:
         at.setdefault(words[k], []).append(start)
@@ -502,11 +487,11 @@ def may_match(data: bytes) -> bool:
     tried: set[str] = set()
     for word in at:
         for rule in checks[word]:
-            if rule is None:
-                return True
             if rule.id in tried:
                 continue
             tried.add(rule.id)
+            if not _usable(rule, json=True):   # then the keyword alone decides
+                return True
             if rule.led:   # a match begins where a keyword does
                 match = rule.in_json.match
                 if any(match(text, p) for w in rule.keywords for p in at.get(w, ())):
@@ -544,11 +529,9 @@ def find(text: str) -> list[tuple[int, int, str]]:
     for word in seen:
         for rule in by_word[word]:
             todo[rule.id] = rule
-    _compiled()
     everywhere = _load()[1]
     out = []
     for rule in todo.values():
-        if rule.id in _BROKEN:
-            continue
-        out += [(a, b, rule.id) for a, b in rule.spans(text, everywhere)]
+        if _usable(rule):
+            out += [(a, b, rule.id) for a, b in rule.spans(text, everywhere)]
     return sorted(out)

@@ -200,7 +200,7 @@ class SqliteLedger(Ledger):
 #: A larger one has every table checked but ``runs`` (and its indexes), the one that grows; a
 #: damaged page of ``runs`` is then found by the first statement that reads it, which fails
 #: with SQLite's "malformed" and is refused the same way (:func:`fluke.ledger._faults.sqlite_fault`).
-CHECK_WHOLE_BYTES = 128 * 2 ** 20
+CHECK_WHOLE_BYTES = 64 * 2 ** 20
 
 
 def _check_pages(conn: sqlite3.Connection, path: str) -> None:
