@@ -24,6 +24,13 @@ def test_the_vendored_file_is_gitleaks_default_config_with_its_licence():
     assert re.fullmatch(r"[0-9a-f]{40}", _gitleaks.SOURCE["commit"]) and _gitleaks.SOURCE["license"] == "MIT"
 
 
+def test_the_parsed_copy_is_the_toml_file_parsed():
+    import json
+
+    parsed = json.loads(_gitleaks.PARSED_FILE.read_text(encoding="utf-8"))
+    assert parsed == tomllib.loads(_gitleaks.RULES_FILE.read_text(encoding="utf-8"))
+
+
 def test_every_rule_with_a_pattern_compiles_and_the_adapted_ones_are_counted():
     rules = _gitleaks.rules()
     assert len(rules) == 221
