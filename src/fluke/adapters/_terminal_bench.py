@@ -14,6 +14,13 @@ Reading rules:
 * One run per trial: scenario = ``task_id`` (Harbor: ``task_name``); trial = ``k - 1`` from a
   trial name ``<task>.<k>-of-<n>.<run>``, else the trial's position among that task's
   trials in the file (Harbor's ``<task>__<random>`` names carry no number).
+* A submission of several runs (``<submission>/<run-id>/results.json``, each run folder
+  named by Terminal-Bench's ``YYYY-MM-DD__HH-MM-SS`` run id or holding a
+  ``run_metadata.json``) numbers its trials across the runs: the runs are taken in the
+  order of their folder names (the run ids: the time each started), and the trials of
+  the i-th run (from 0) are ``i * n + k - 1``, ``n`` the attempts per task of a run (the
+  ``n`` of ``k-of-n``). So the five one-attempt runs of one agent are trials 0 to 4, the
+  same whichever of the files is read, alone or with the others.
 * Outcome: ``is_resolved`` true → passed, false → failed, null → unknown (``passed=None``).
   A ``failure_mode`` other than ``unset``/``none`` is kept as :attr:`Run.error`. Harbor: the
   verifier's ``reward`` (or its only reward) is the reward and passes at 1.0; no verifier
@@ -24,6 +31,8 @@ Reading rules:
   else what you pass, else the leaderboard folder layout
   ``<dataset>@<version>/<YYYYMMDD>_<agent>_<model>/...``: a guess, so it only fills what
   nothing else gives (an agent name holding ``_`` is split wrongly: pass ``--identity``).
+  A submission folder of several runs not in that layout gives its name as the harness, so
+  all its runs are one version, told apart from other submissions.
 * Tokens (``total_input_tokens``/``total_output_tokens``; Harbor ``n_input_tokens``,
   ``n_output_tokens``, ``cost_usd``) go to :attr:`Run.cost`; latency is the agent's time
   (else the trial's). There is no trajectory: runs have no events (the ``.cast`` recordings
@@ -52,6 +61,7 @@ from ._runparts import RunBase
 _TRIAL = re.compile(r"\A(?P<task>.+)\.(?P<k>\d+)-of-(?P<n>\d+)(?:\..*)?\Z")
 _SUBMISSION = re.compile(r"\A(?P<date>\d{8})_(?P<agent>[^_]+)_(?P<model>.+)\Z")
 _QUIET = {None, "", "unset", "none"}
+_RUN_ID = re.compile(r"\A\d{4}-\d{2}-\d{2}__\d{2}-\d{2}-\d{2}\Z")
 
 
 def _is_tb_trial(d: Any) -> bool:
@@ -85,7 +95,7 @@ def _json_file(path: Path) -> Any:
 def _folder_identity(file: str) -> dict[str, Any]:
     """What the file's folders say: ``run_metadata.json`` and the leaderboard layout."""
     if not file:   # a document read in memory has no folders
-        return {"meta": {}, "guess": {}}
+        return {"meta": {}, "guess": {}, "run": 0}
     path = Path(file).resolve()
     meta: dict[str, Any] = {}
     for folder in list(path.parents)[:3]:   # the run folder, or a trial's run two levels up
@@ -109,7 +119,27 @@ def _folder_identity(file: str) -> dict[str, Any]:
             if "@" in folder.parent.name:
                 guessed["world"] = folder.parent.name
             break
-    return {"meta": given, "guess": guessed}
+    runs = _submission_runs(path)
+    if not guessed and len(runs) > 1:
+        guessed = {"harness": path.parent.parent.name}
+    place = runs.index(path.parent) if path.parent in runs else 0
+    return {"meta": given, "guess": guessed, "run": place}
+
+
+def _is_run_folder(folder: Path) -> bool:
+    return bool(_RUN_ID.match(folder.name)) or (folder / "run_metadata.json").is_file()
+
+
+def _submission_runs(path: Path) -> list[Path]:
+    """The run folders of the submission ``path`` (a run's ``results.json``) belongs to, in
+    the order of their names; empty when ``path`` is not in a run folder."""
+    if path.name != "results.json" or not _is_run_folder(path.parent):
+        return []
+    try:
+        return sorted(f for f in path.parent.parent.iterdir()
+                      if f.is_dir() and (f / "results.json").is_file() and _is_run_folder(f))
+    except OSError:
+        return [path.parent]
 
 
 def _trials(doc: Any, file: str) -> list[tuple[str, dict[str, Any]]]:
@@ -136,7 +166,10 @@ def read(doc: Any, *, file: str, identity: dict[str, Any]) -> Iterator[Run]:
     folders = _folder_identity(file)
     base = RunBase.from_options(identity, file=file)
     seen: dict[str, int] = {}
-    for where, trial in _trials(doc, file):
+    trials = _trials(doc, file)
+    per_run = _attempts(trials)
+    offset = folders["run"] * per_run
+    for where, trial in trials:
         if not isinstance(trial, dict):
             raise InputError(file, where, None, f"expected a trial object, got {type(trial).__name__}")
         harbor = _is_harbor_trial(trial)
@@ -151,7 +184,7 @@ def read(doc: Any, *, file: str, identity: dict[str, Any]) -> Iterator[Run]:
         task = str(task)
         position = seen.get(task, 0)
         seen[task] = position + 1
-        number = int(parsed.group("k")) - 1 if parsed else position
+        number = offset + (int(parsed.group("k")) - 1 if parsed else position)
         fields = _harbor(trial, file, where) if harbor else _tb(trial, file, where)
         found = fields.pop("identity")
         ident = Identity(**{k: v for k, v in {**folders["meta"], **found}.items() if v is not None})
@@ -160,6 +193,23 @@ def read(doc: Any, *, file: str, identity: dict[str, Any]) -> Iterator[Run]:
                       source={"adapter": "terminal-bench", "file": file,
                               "position": name if isinstance(name, str) else where})
         yield build_run(fields, file=file, record=where)
+
+
+def _attempts(trials: list[tuple[str, Any]]) -> int:
+    """Attempts per task in one run: the largest ``n`` of the ``k-of-n`` trial names, else
+    the most trials any task has in the file (at least 1)."""
+    named, counted = 0, {}
+    for _, trial in trials:
+        if not isinstance(trial, dict):
+            continue
+        name = trial.get("trial_name")
+        parsed = _TRIAL.match(name) if isinstance(name, str) else None
+        if parsed:
+            named = max(named, int(parsed.group("n")), int(parsed.group("k")))
+        task = trial.get("task_id", trial.get("task_name"))
+        if isinstance(task, (str, int)):
+            counted[str(task)] = counted.get(str(task), 0) + 1
+    return max(named, max(counted.values(), default=0), 1)
 
 
 def _seconds(a: Any, b: Any) -> float | None:
