@@ -35,6 +35,7 @@ from ..record import AgentMessage, Run, Source, ToolCall, UserMessage
 from ._common import building
 from ._openai import looks_failed
 from ._runparts import RunBase, parse_arguments, text_of
+from ._reader import Reader
 
 _CALLS = {"tool_call_item", "handoff_call_item"}
 _OUTPUTS = {"tool_call_output_item", "handoff_output_item"}
@@ -69,8 +70,8 @@ def read(doc: Any, *, file: str | None, identity: dict[str, Any]) -> Iterator[Ru
     if isinstance(doc, dict):
         version = str(doc.get("$schemaVersion"))
         if not version.startswith("1."):
-            raise InputError(file, None, "$schemaVersion", f"run state schema {version} is not one this reader knows (1.x)",
-                             hint="upgrade fluke")
+            raise InputError(file, None, "$schemaVersion",
+                             f"run state schema {version} is not one this reader knows (1.x)", hint="upgrade fluke")
     base = RunBase.from_options(identity, file=file)
     events: list[Any] = []
     by_id: dict[str, dict[str, Any]] = {}
@@ -114,3 +115,9 @@ def read(doc: Any, *, file: str | None, identity: dict[str, Any]) -> Iterator[Ru
                   events=[ToolCall(**e) if isinstance(e, dict) else e for e in events],
                   source=Source(adapter="openai-agents-items", file=file, position=0))
     yield run
+
+
+READER = Reader(
+    "openai-agents-items", "OpenAI Agents SDK run items and RunState JSON",
+    sniff=sniff, read=read,
+)

@@ -16,10 +16,7 @@ import orjson
 
 from ..record import Prepared, Run, prepare
 from ._common import build_run, with_identity
-
-LINES = True
-#: :func:`read` yields :class:`~fluke.record.Prepared` runs when asked (``prepared=True``).
-PREPARED = True
+from ._reader import Reader
 
 
 def sniff(first: Any) -> bool:
@@ -270,3 +267,9 @@ def _filled(cache: dict[tuple, dict[str, Any]], given: Any, supplied: dict[str, 
         if key is not None and len(cache) < 4096:
             cache[key] = done
     return dict(done)
+
+
+READER = Reader(
+    "fluke", "fluke's own JSONL (one Run per line)",
+    sniff=sniff, read=read, takes="lines", prepared=True,
+)

@@ -41,10 +41,8 @@ from ..record import AgentMessage, Run, ToolCall, UserMessage, digest
 from ._archive import Archive
 from ._common import as_dict, as_list, build_run, building, epoch, with_identity
 from ._runparts import text_of
+from ._reader import Reader
 
-DOCUMENTS = True
-ARCHIVE = True
-OPTIONS = ("score", "pass_at")
 
 #: Inspect's ``value_to_float`` defaults: the letters its scorers write.
 LETTER_VALUES = {"C": 1.0, "P": 0.5, "I": 0.0, "N": 0.0}
@@ -110,7 +108,8 @@ class _LogInfo:
         self.task = str(ev.get("task") or "task")
         scorers = [s for s in as_list(ev.get("scorers")) if isinstance(s, dict) and isinstance(s.get("name"), str)
                    and s["name"]]
-        headline = ((header.get("results") or {}).get("headline") or {}) if isinstance(header.get("results"), dict) else {}
+        results = header.get("results")
+        headline = (results.get("headline") or {}) if isinstance(results, dict) else {}
         default = headline.get("scorer") if isinstance(headline, dict) else None
         default = default if isinstance(default, str) else None
         self.score_name = str(score) if score is not None else (
@@ -326,3 +325,9 @@ def _merge_tool_events(items: list[Any], by_id: dict[str, dict[str, Any]], raw_e
         items.insert(at, call)
         if call["call_id"]:
             by_id[call["call_id"]] = call
+
+
+READER = Reader(
+    "inspect", "Inspect AI eval logs (.eval archives and .json)",
+    sniff=sniff, read=read, takes="documents", archive=True, options=("score", "pass_at"),
+)

@@ -34,7 +34,8 @@ Reading rules:
 >>> def span(sid, name, start, attrs, parent=None, status=None):
 ...     return {"traceId": "t1", "spanId": sid, "parentSpanId": parent, "name": name,
 ...             "startTimeUnixNano": str(start * 10**9), "endTimeUnixNano": str((start + 1) * 10**9),
-...             "status": status or {}, "attributes": [{"key": k, "value": {"stringValue": v}} for k, v in attrs.items()]}
+...             "status": status or {},
+...             "attributes": [{"key": k, "value": {"stringValue": v}} for k, v in attrs.items()]}
 >>> doc = {"resourceSpans": [{"scopeSpans": [{"spans": [
 ...     span("a", "invoke_agent bot", 1, {"gen_ai.operation.name": "invoke_agent", "gen_ai.agent.name": "bot"}),
 ...     span("b", "execute_tool add", 2, {"gen_ai.operation.name": "execute_tool", "gen_ai.tool.name": "add",
@@ -56,8 +57,8 @@ from ._common import as_list, building
 from ._runparts import RunBase, parse_arguments, text_of
 from ._spanrun import SpanReading, span_events
 from ._spans import Span, attribute_keys, collect, first_span, group_runs, indexed, service_name
+from ._reader import Reader
 
-DOCUMENTS = True
 _MODEL_OPS = {"chat", "text_completion", "generate_content"}
 _CONVERSATION = ("gen_ai.conversation.id", "session.id")
 
@@ -261,3 +262,9 @@ def _run(key: str, spans: list[Span], base: RunBase, position: int, file: str) -
                latency=max(ends) - min(starts) if starts and ends else None,
                error=failed.error_text() if failed is not None else None,
                source=Source(adapter="otel-genai", file=file, position=key))
+
+
+READER = Reader(
+    "otel-genai", "OpenTelemetry GenAI spans (OTLP JSON)",
+    sniff=sniff, read=read, takes="documents",
+)

@@ -21,6 +21,7 @@ from ._openai import chat_events
 from ._common import (as_str, build_run, building, expect_dict, field_dict, field_list, field_number, short,
                       with_identity)
 from ._taubench import PASS_REWARD
+from ._reader import Reader
 
 _ERROR_ENDINGS = {"agent_error", "user_error"}
 
@@ -108,7 +109,8 @@ def read(doc: dict, *, file: str, identity: dict[str, Any]) -> Iterator[Run]:
                               prefix="reward_info.")
         ending = as_str(sim.get("termination_reason"))
         passed = None if reward is None else reward >= PASS_REWARD
-        label = "error" if ending in _ERROR_ENDINGS else (None if passed is None else ("complete" if passed else "fail"))
+        label = ("error" if ending in _ERROR_ENDINGS
+                 else (None if passed is None else ("complete" if passed else "fail")))
         messages = field_list(sim, "messages", file=file, record=record)
         cost = {k: float(v) for k, v in (("agent_usd", sim.get("agent_cost")), ("user_usd", sim.get("user_cost")))
                 if isinstance(v, (int, float)) and not isinstance(v, bool)}
@@ -126,3 +128,9 @@ def read(doc: dict, *, file: str, identity: dict[str, Any]) -> Iterator[Run]:
             "gold": golds.get(str(sim["task_id"])),
         }
         yield build_run(fields, file=file, record=record)
+
+
+READER = Reader(
+    "tau2-bench", "τ²-bench results {timestamp, info, tasks, simulations}",
+    sniff=sniff, read=read,
+)

@@ -57,6 +57,7 @@ from ..errors import InputError
 from ..record import Identity, Run
 from ._common import build_run, epoch
 from ._runparts import RunBase
+from ._reader import Reader
 
 _TRIAL = re.compile(r"\A(?P<task>.+)\.(?P<k>\d+)-of-(?P<n>\d+)(?:\..*)?\Z")
 _SUBMISSION = re.compile(r"\A(?P<date>\d{8})_(?P<agent>[^_]+)_(?P<model>.+)\Z")
@@ -273,3 +274,9 @@ def _harbor(trial: dict[str, Any], file: str, where: str) -> dict[str, Any]:
             "outcome": {"passed": passed, "reward": reward,
                         "label": None if passed is None else ("complete" if passed else "fail")},
             "error": error, "cost": cost, "latency": latency}
+
+
+READER = Reader(
+    "terminal-bench", "Terminal-Bench and Harbor results",
+    sniff=sniff, read=read,
+)

@@ -5,7 +5,8 @@
 >>> folder = tempfile.mkdtemp()
 >>> path = os.path.join(folder, "runs.jsonl")
 >>> with open(path, "w") as f:
-...     _ = f.write('{"format_version": 1, "scenario": "s", "identity": {"model": "m"}, "outcome": {"passed": true}}\\n')
+...     _ = f.write('{"format_version": 1, "scenario": "s", "identity": {"model": "m"}, '
+...                 '"outcome": {"passed": true}}\\n')
 >>> result = ingest(open_ledger(os.path.join(folder, "i.db")), [path])
 >>> result.files[0]["added"], result.render().splitlines()[0].endswith("1 runs added, 0 already in the ledger")
 (1, True)
@@ -87,6 +88,48 @@ def ingest(ledger, files: Sequence[str], *, input_format: str | None = None, ide
     from ..format import safe
 
     return IngestReport(safe(ledger.url), tuple(rows), missing)
+
+
+@dataclass(frozen=True)
+class FormatsReport(Result):
+    """The formats fluke reads: fluke's own and the plugins', with the package each comes from."""
+
+    kind = "formats"
+    formats: tuple[dict, ...]
+
+    def payload(self) -> dict[str, Any]:
+        return {"formats": list(self.formats)}
+
+    def blocks(self) -> list:
+        cols = [Column("format", key=True), Column("from"), Column("takes"), Column("options"), Column("reads")]
+        rows = [[f["name"], f["source"], f["takes"] + (" or a zip archive" if f["archive"] else ""),
+                 ", ".join(f["options"]) or "-",
+                 f["description"] if f["error"] is None else f"cannot load: {f['error']}"] for f in self.formats]
+        return [Table(f"{len(rows)} formats, detected in this order (force one with --format)", cols, rows,
+                      more="formats"),
+                note("Other packages add readers through the 'fluke.readers' entry-point group (docs/adapters.md).")]
+
+
+def formats() -> FormatsReport:
+    """The registered formats in detection order, each with its source package.
+
+    >>> report = formats()
+    >>> report.formats[0]["name"], report.formats[0]["source"], report.formats[0]["takes"]
+    ('fluke', 'fluke', 'lines')
+    """
+    from ..adapters import FORMATS
+
+    out = []
+    for fmt in FORMATS.values():
+        try:
+            reader, error = fmt.load(), None
+        except Exception as exc:   # a plugin that does not import: listed with the reason
+            reader, error = None, f"{type(exc).__name__}: {exc}"
+        out.append({"name": fmt.name, "source": fmt.source, "target": fmt.target,
+                    "takes": reader.takes if reader else "?", "archive": bool(reader and reader.archive),
+                    "options": list(reader.options) if reader else [],
+                    "description": reader.description if reader else "", "error": error})
+    return FormatsReport(tuple(out))
 
 
 def _cases(result: Any) -> list[dict[str, Any]]:

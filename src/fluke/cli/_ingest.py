@@ -6,13 +6,13 @@ import sys
 
 import click
 
-from ..adapters import FORMAT_NAMES
 from ._common import Context, json_option, pass_context, progress_bar
 
 
 @click.command()
 @click.argument("files", nargs=-1, required=True, type=click.Path(dir_okay=False))
-@click.option("--format", "input_format", type=click.Choice(sorted(FORMAT_NAMES)), help="Force the input format.")
+@click.option("--format", "input_format", metavar="FORMAT",
+              help="Force the input format (one of those `fluke formats` lists; default: detected).")
 @click.option("--identity", "identity", multiple=True, metavar="FIELD=VALUE",
               help="Fill an identity field the file lacks (model, harness, tools, world, grader, policy, date).")
 @click.option("--score", help="Inspect AI: the scorer (or scorer.key) that decides pass/fail when a log has several.")
@@ -39,6 +39,24 @@ def ingest(ctx: Context, files: tuple[str, ...], input_format: str | None, ident
     with progress_bar(enabled=not ctx.as_json and sys.stderr.isatty()) as bar:
         ctx.emit(ingest_files(ctx.ledger(), files, input_format=input_format, identity=supplied, options=options,
                               progress=bar.for_file if bar else None))
+
+
+@click.command()
+@json_option
+@pass_context
+def formats(ctx: Context) -> None:
+    """List the formats fluke reads, in detection order, with the package each comes from.
+
+    Other packages add readers through the ``fluke.readers`` entry-point group
+    (docs/adapters.md shows one).
+
+    \b
+    Example:
+      fluke formats
+    """
+    from ..analysis import formats as list_formats
+
+    ctx.emit(list_formats())
 
 
 def parse_identity(pairs: tuple[str, ...]):
