@@ -154,16 +154,21 @@ def _trials(doc: Any, file: str) -> list[tuple[str, dict[str, Any]]]:
         trial = _json_file(child)
         if _is_harbor_trial(trial):
             found.append((str(child.parent.name), trial))
+    # Harbor's trial names (<task>__<random>) carry no number: a task's trials are numbered in
+    # the order they started (then by name)
+    found.sort(key=lambda item: (str(item[1].get("started_at") or ""), item[0]))
     if not found:
         raise InputError(file, None, "trial_results", "the job result lists no trials and no trial folder "
                          "beside it holds a result.json", hint="ingest the trial result.json files")
     return found
 
 
-def read(doc: Any, *, file: str, identity: dict[str, Any]) -> Iterator[Run]:
-    """Yield one run per trial."""
+def read(doc: Any, *, file: str, identity: dict[str, Any], notes: list[str] | None = None) -> Iterator[Run]:
+    """Yield one run per trial; for a Harbor job, ``notes`` gets the job's own counts beside those read."""
     if not isinstance(doc, dict):
         raise InputError(file, None, None, f"expected a results object, got {type(doc).__name__}")
+    job = _job_counts(doc)
+    read_counts = {"completed": 0, "errored": 0, "cancelled": 0, "valid": 0}
     folders = _folder_identity(file)
     base = RunBase.from_options(identity, file=file)
     seen: dict[str, int] = {}
@@ -187,6 +192,12 @@ def read(doc: Any, *, file: str, identity: dict[str, Any]) -> Iterator[Run]:
         seen[task] = position + 1
         number = offset + (int(parsed.group("k")) - 1 if parsed else position)
         fields = _harbor(trial, file, where) if harbor else _tb(trial, file, where)
+        if harbor:
+            kinds = fields.pop("exceptions")
+            read_counts["completed"] += 1
+            read_counts["errored"] += bool(kinds)
+            read_counts["cancelled"] += "CancelledError" in kinds
+            read_counts["valid"] += fields["outcome"]["passed"] is not None
         found = fields.pop("identity")
         ident = Identity(**{k: v for k, v in {**folders["meta"], **found}.items() if v is not None})
         ident = ident.filled(base.identity.model_dump(exclude_none=True)).filled(folders["guess"])
@@ -194,6 +205,50 @@ def read(doc: Any, *, file: str, identity: dict[str, Any]) -> Iterator[Run]:
                       source={"adapter": "terminal-bench", "file": file,
                               "position": name if isinstance(name, str) else where})
         yield build_run(fields, file=file, record=where)
+    if job is not None and notes is not None:
+        notes.append(_job_note(job, read_counts))
+
+
+#: A Harbor job's counts (``stats``) and what each is, read, called in the note.
+_JOB_COUNTS = (("n_completed_trials", "completed", "trials"), ("n_errored_trials", "errored", "with an exception"),
+               ("n_cancelled_trials", "cancelled", "cancelled"))
+
+
+def _job_counts(doc: dict[str, Any]) -> dict[str, Any] | None:
+    """A Harbor job result's own counts (older jobs wrote ``n_trials``/``n_errors``), or None."""
+    stats = doc.get("stats")
+    if not isinstance(stats, dict) or "n_total_trials" not in doc:
+        return None
+
+    def count(key: str, legacy: str | None = None) -> int | None:
+        value = stats.get(key, stats.get(legacy) if legacy else None)
+        return value if isinstance(value, int) and not isinstance(value, bool) else None
+
+    evals = stats.get("evals") if isinstance(stats.get("evals"), dict) else {}
+    rewarded = [e.get("n_trials") for e in evals.values() if isinstance(e, dict)]
+    return {"id": doc.get("id"), "n_total_trials": doc.get("n_total_trials"),
+            "n_completed_trials": count("n_completed_trials", "n_trials"),
+            "n_errored_trials": count("n_errored_trials", "n_errors"),
+            "n_cancelled_trials": count("n_cancelled_trials"), "n_retries": count("n_retries"),
+            "n_pending_trials": count("n_pending_trials"), "n_running_trials": count("n_running_trials"),
+            "rewarded": sum(rewarded) if rewarded and all(isinstance(n, int) for n in rewarded) else None}
+
+
+def _job_note(job: dict[str, Any], seen: dict[str, int]) -> str:
+    """One line: the job's counts, what was read, and whether they agree."""
+    own = [f"{key} {job[key]}" for key in ("n_total_trials", "n_completed_trials", "n_errored_trials",
+                                           "n_cancelled_trials", "n_retries", "n_pending_trials", "n_running_trials")
+           if isinstance(job.get(key), int)]
+    pairs = [(job[key], seen[mine], words) for key, mine, words in _JOB_COUNTS if isinstance(job.get(key), int)]
+    if isinstance(job.get("rewarded"), int):
+        pairs.append((job["rewarded"], seen["valid"], "with a valid reward"))
+    differ = [f"{words}: job {theirs}, read {mine}" for theirs, mine, words in pairs if theirs != mine]
+    read = (f"read {seen['completed']} trials, {seen['errored']} with an exception ({seen['cancelled']} cancelled), "
+            f"{seen['valid']} with a valid reward, {seen['completed'] - seen['valid']} unknown")
+    retried = (f"; {job['n_retries']} retried attempts were replaced by their retry (Harbor keeps the last)"
+               if job.get("n_retries") else "")
+    verdict = "the counts agree" if not differ else "the counts DIFFER (" + "; ".join(differ) + ")"
+    return f"Harbor job {job.get('id')}: the job says {', '.join(own)}; {read}: {verdict}{retried}"
 
 
 def _attempts(trials: list[tuple[str, Any]]) -> int:
@@ -257,10 +312,21 @@ def _harbor(trial: dict[str, Any], file: str, where: str) -> dict[str, Any]:
         if value is not None and (isinstance(value, bool) or not isinstance(value, (int, float))):
             raise InputError(file, where, "verifier_result.rewards.reward", f"expected a number, got {value!r}")
         reward = None if value is None else float(value)
-    exc = trial.get("exception_info")
+    recorded = [trial.get("exception_info")] + [step.get("exception_info") for step in trial.get("step_results") or []
+                                                if isinstance(step, dict)]
+    recorded = [e for e in recorded if isinstance(e, dict)]
     error = None
-    if isinstance(exc, dict):
+    if recorded:
+        exc = recorded[0]
         error = ": ".join(str(exc[k]) for k in ("exception_type", "exception_message") if exc.get(k)) or "exception"
+    kinds = {str(e.get("exception_type")) for e in recorded}
+    valid = trial.get("reward_valid")
+    if not isinstance(valid, bool):   # older results: valid unless an exception's policy says otherwise
+        valid = reward is not None and all(
+            not isinstance(e.get("policy"), dict) or e["policy"].get("has_valid_reward", True) is not False
+            for e in recorded)
+    if not valid:
+        reward = None
     result = trial.get("agent_result") if isinstance(trial.get("agent_result"), dict) else {}
     cost = {k: v for k, v in (("input_tokens", _number(result, "n_input_tokens")),
                               ("output_tokens", _number(result, "n_output_tokens")),
@@ -273,10 +339,10 @@ def _harbor(trial: dict[str, Any], file: str, where: str) -> dict[str, Any]:
     return {"identity": {"harness": harness or None, "model": model_name or None},
             "outcome": {"passed": passed, "reward": reward,
                         "label": None if passed is None else ("complete" if passed else "fail")},
-            "error": error, "cost": cost, "latency": latency}
+            "error": error, "cost": cost, "latency": latency, "exceptions": kinds}
 
 
 READER = Reader(
     "terminal-bench", "Terminal-Bench and Harbor results",
-    sniff=sniff, read=read,
+    sniff=sniff, read=read, notes=True,
 )

@@ -56,6 +56,7 @@ class IngestReport(Result):
 
     def blocks(self) -> list:
         out = [line(f"{r['file']}: {r['added']} runs added, {r['skipped']} already in the ledger") for r in self.files]
+        out += [line("  ", n) for r in self.files for n in r.get("notes", ())]
         out += [line(Span("warning: ", "warn"), w) for r in self.files for w in r.get("warnings", ())]
         if self.missing_model:
             out.append(line(Span("note: ", "warn"), "some versions have no model in their identity; pass "
@@ -76,13 +77,17 @@ def ingest(ledger, files: Sequence[str], *, input_format: str | None = None, ide
     supplied = dict(identity or {})
     rows = []
     for path in files:
-        runs = read_file(path, format=input_format, identity=supplied, options=options or None, prepared=True)
+        notes: list[str] = []
+        runs = read_file(path, format=input_format, identity=supplied, options=options or None, prepared=True,
+                         notes=notes)
         tick = progress(path) if progress is not None else None
         result = ledger.ingest(runs, progress=tick) if tick is not None else ledger.ingest(runs)
         row = {"file": path, "added": result.added, "skipped": result.skipped}
         warnings = list(getattr(result, "warnings", ()) or ())
         if warnings:
             row["warnings"] = warnings
+        if notes:
+            row["notes"] = notes
         rows.append(row)
     missing = "model" not in supplied and any(v.identity.model is None for v in ledger.versions())
     from ..format import safe
