@@ -15,4 +15,5 @@ BUILTIN: tuple[tuple[str, str], ...] = (
     ("openai-agents-items", "_agents_items"),
     ("terminal-bench", "_terminal_bench"),
     ("crewai", "_crewai"),
+    ("lm-eval", "_lm_eval"),
 )
