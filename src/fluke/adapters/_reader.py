@@ -26,10 +26,14 @@ entry-point group) defines ``READER = Reader(...)``:
     runs for an ingest (fluke's own JSONL);
 ``notes``
     ``read`` takes ``notes=``, a list it appends lines to that the ingest summary prints
-    (a job's own counts, say, to hold beside what was read).
+    (a job's own counts, say, to hold beside what was read), or None when nobody asked;
+``workers``
+    ``read`` takes ``workers=`` (with ``prepared``): how many processes may read the file
+    beside the one storing its runs (fluke's own JSONL). Readers read in the calling
+    process otherwise; concurrency is the ingest's choice (``ingest(..., workers=N)``).
 
 >>> reader = Reader("demo", "a list of {task, ok}", sniff=lambda doc: isinstance(doc, list), read=iter)
->>> reader.takes, reader.options, reader.kwargs(options={}, prepared=True, notes=[])
+>>> reader.takes, reader.options, reader.kwargs(options={}, prepared=True, notes=[], workers=2)
 ('document', (), {})
 """
 
@@ -55,12 +59,14 @@ class Reader:
     options: tuple[str, ...] = ()
     prepared: bool = False
     notes: bool = False
+    workers: bool = False
 
     def __post_init__(self) -> None:
         if self.takes not in TAKES:
             raise ValueError(f"Reader {self.name!r}: takes must be one of {', '.join(TAKES)}, not {self.takes!r}")
 
-    def kwargs(self, *, options: dict[str, Any], prepared: bool, notes: list[str]) -> dict[str, Any]:
+    def kwargs(self, *, options: dict[str, Any], prepared: bool, notes: list[str],
+               workers: int | str = 0) -> dict[str, Any]:
         """The keyword arguments beyond ``file`` and ``identity`` that ``read`` takes."""
         extra: dict[str, Any] = {}
         if self.options:
@@ -69,4 +75,6 @@ class Reader:
             extra["prepared"] = True
         if self.notes:
             extra["notes"] = notes
+        if prepared and self.prepared and self.workers:
+            extra["workers"] = workers
         return extra

@@ -237,13 +237,14 @@ def _given(reader: Reader, doc: Any, path: Path | None) -> Any:
 
 
 def _dispatch(reader: Reader, doc: Any, *, path: Path | None, identity: dict[str, Any] | None,
-              options: dict[str, Any] | None, prepared: bool, notes: list[str] | None) -> Iterator[Run]:
+              options: dict[str, Any] | None, prepared: bool, notes: list[str] | None,
+              workers: int | str = 0) -> Iterator[Run]:
     where = None if path is None else str(path)
     unknown = sorted(set(options or {}) - set(reader.options))
     if unknown:
         raise InputError(where, None, None, f"the {reader.name} reader takes no option {unknown[0]!r}",
                          hint=("it takes: " + ", ".join(reader.options)) if reader.options else "it takes no options")
-    extra = reader.kwargs(options=options or {}, prepared=prepared, notes=notes if notes is not None else [])
+    extra = reader.kwargs(options=options or {}, prepared=prepared, notes=notes, workers=workers)
     try:
         yield from reader.read(_given(reader, doc, path), file=where, identity=identity or {}, **extra)
     except RecursionError:   # a reader walking a document nested deeper than Python's stack
@@ -253,7 +254,7 @@ def _dispatch(reader: Reader, doc: Any, *, path: Path | None, identity: dict[str
 def read_file(path: str | Path, *, format: str | None = None,
               identity: dict[str, Any] | None = None,
               options: dict[str, Any] | None = None, prepared: bool = False,
-              notes: list[str] | None = None) -> Iterator[Run]:
+              notes: list[str] | None = None, workers: int | str = 0) -> Iterator[Run]:
     """Yield the runs in ``path``, detecting its format unless ``format`` is given.
 
     ``options`` are reader options for formats that take them (Inspect AI: ``score``, the
@@ -261,7 +262,8 @@ def read_file(path: str | Path, *, format: str | None = None,
     docs/adapters.md); an option the format does not take is an InputError. With ``prepared``,
     a reader that can (fluke JSONL) yields :class:`fluke.record.Prepared` runs for an ingest.
     ``notes``, a list, receives the lines a reader has for the ingest summary (a Harbor job's
-    own counts).
+    own counts). ``workers`` (with ``prepared``) lets a reader that can (fluke JSONL) read a
+    large file in that many forked processes; 0, the default, reads in this one.
 
     >>> import tempfile, os
     >>> from fluke.record import Run
@@ -278,7 +280,8 @@ def read_file(path: str | Path, *, format: str | None = None,
     if isinstance(doc, Archive) and not reader.archive:
         raise InputError(str(path), None, None, f"is a zip archive, which the {name} reader does not read",
                          hint="unpack it, or choose the format with --format")
-    yield from _dispatch(reader, doc, path=path, identity=identity, options=options, prepared=prepared, notes=notes)
+    yield from _dispatch(reader, doc, path=path, identity=identity, options=options, prepared=prepared, notes=notes,
+                         workers=workers)
 
 
 def read_document(doc: Any, *, format: str, identity: dict[str, Any] | None = None,

@@ -65,12 +65,16 @@ class IngestReport(Result):
 
 
 def ingest(ledger, files: Sequence[str], *, input_format: str | None = None, identity: dict | None = None,
-           options: dict | None = None, progress: Callable[[str], Any] | None = None) -> IngestReport:
+           options: dict | None = None, progress: Callable[[str], Any] | None = None,
+           workers: int | str = 0) -> IngestReport:
     """Read each file (format detected unless given) into the ledger, one transaction per file.
 
     ``options`` go to the reader (e.g. Inspect AI's ``score`` and ``pass_at``); a reader that takes
     no such option says so. ``progress(path)``, when given, returns a callback ``f(n)`` told how
-    many runs are in so far.
+    many runs are in so far. ``workers``: processes forked to read a large fluke JSONL file
+    beside the one storing it (0, the default here, forks none; ``"auto"``, the command line's
+    default, two where there are two cores or more, as measured in docs/ledger.md); the summary
+    says when processes were forked.
     """
     from ..adapters import read_file
 
@@ -79,7 +83,7 @@ def ingest(ledger, files: Sequence[str], *, input_format: str | None = None, ide
     for path in files:
         notes: list[str] = []
         runs = read_file(path, format=input_format, identity=supplied, options=options or None, prepared=True,
-                         notes=notes)
+                         notes=notes, workers=workers)
         tick = progress(path) if progress is not None else None
         result = ledger.ingest(runs, progress=tick) if tick is not None else ledger.ingest(runs)
         row = {"file": path, "added": result.added, "skipped": result.skipped}

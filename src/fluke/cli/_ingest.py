@@ -23,10 +23,13 @@ from ._common import Context, json_option, pass_context, progress_bar
 @click.option("--option", "reader_options", multiple=True, metavar="KEY=VALUE",
               help="Another reader option (e.g. lm-eval's filter=flexible-extract); `fluke formats` lists each "
                    "reader's options.")
+@click.option("--workers", default="auto", show_default=True, metavar="N|auto",
+              help="Processes forked to read a fluke JSONL file of 8 MiB or more while this one stores it "
+                   "(0: none; auto: 2 where there are two cores or more).")
 @json_option
 @pass_context
 def ingest(ctx: Context, files: tuple[str, ...], input_format: str | None, identity: tuple[str, ...],
-           score: str | None, pass_at: float | None, reader_options: tuple[str, ...]) -> None:
+           score: str | None, pass_at: float | None, reader_options: tuple[str, ...], workers: str) -> None:
     """Read runs from FILES into the ledger (format auto-detected).
 
     Each file is stored in one transaction: a bad record leaves the ledger as it was.
@@ -46,9 +49,17 @@ def ingest(ctx: Context, files: tuple[str, ...], input_format: str | None, ident
         if not sep or not key.strip():
             raise click.BadParameter(f"{pair!r} is not KEY=VALUE", param_hint="--option")
         options[key.strip()] = value.strip()
+    if workers != "auto":
+        try:
+            workers = int(workers)
+        except ValueError:
+            raise click.BadParameter(f"{workers!r} is not a number of processes nor 'auto'",
+                                     param_hint="--workers") from None
+        if workers < 0:
+            raise click.BadParameter(f"{workers} is below 0", param_hint="--workers")
     with progress_bar(enabled=not ctx.as_json and sys.stderr.isatty()) as bar:
         ctx.emit(ingest_files(ctx.ledger(), files, input_format=input_format, identity=supplied, options=options,
-                              progress=bar.for_file if bar else None))
+                              progress=bar.for_file if bar else None, workers=workers))
 
 
 @click.command()
