@@ -55,7 +55,18 @@ class IngestReport(Result):
         return {"ledger": self.ledger, "files": list(self.files)}
 
     def blocks(self) -> list:
-        out = [line(f"{r['file']}: {r['added']} runs added, {r['skipped']} already in the ledger") for r in self.files]
+        out = []
+        for r in self.files:
+            out.append(line(f"{r['file']}: {r['added']} runs added, {r['skipped']} already in the ledger"))
+            dup = r.get("duplicates")
+            if dup and dup["in_file"]:
+                examples = "; ".join(f"{e['scenario']} trial {e['trial']} ({e['where']} repeats {e['first']})"
+                                     for e in dup["examples"])
+                out.append(line(Span("  dropped: ", "warn"), f"{dup['in_file']} repeat a run earlier in this file "
+                                "(the same content, so the same hash): ", examples))
+            if dup and dup["before"]:
+                out.append(line(f"  {dup['before']} were stored before this ingest (the same content: this file "
+                                "or one holding the same runs was ingested already)"))
         out += [line("  ", n) for r in self.files for n in r.get("notes", ())]
         out += [line(Span("warning: ", "warn"), w) for r in self.files for w in r.get("warnings", ())]
         if self.missing_model:
@@ -85,8 +96,12 @@ def ingest(ledger, files: Sequence[str], *, input_format: str | None = None, ide
         runs = read_file(path, format=input_format, identity=supplied, options=options or None, prepared=True,
                          notes=notes, workers=workers)
         tick = progress(path) if progress is not None else None
+        keys = _Keys()
+        runs = keys.watch(runs)
         result = ledger.ingest(runs, progress=tick) if tick is not None else ledger.ingest(runs)
         row = {"file": path, "added": result.added, "skipped": result.skipped}
+        if result.skipped:
+            row["duplicates"] = keys.duplicates(path, result.skipped, input_format, supplied, options)
         warnings = list(getattr(result, "warnings", ()) or ())
         if warnings:
             row["warnings"] = warnings
@@ -139,6 +154,80 @@ def formats() -> FormatsReport:
                     "options": list(reader.options) if reader else [],
                     "description": reader.description if reader else "", "error": error})
     return FormatsReport(tuple(out))
+
+
+class _Keys:
+    """The content key of every run one ingest reads (8 bytes a run), to say afterwards why
+    runs were dropped: repeated in the file, or stored before."""
+
+    def __init__(self) -> None:
+        from array import array
+
+        self.keys = array("q")
+
+    def watch(self, runs):
+        import hashlib
+
+        from ..record import Prepared
+
+        keys = self.keys
+        for item in runs:
+            if type(item) is Prepared:
+                if item.digest is None:   # taken here, so the ledger does not take it again
+                    item.digest = hashlib.sha256(item.body).digest()
+                yield item
+                keys.append(int.from_bytes(item.digest[:8], "big", signed=True))
+            else:
+                yield item   # the ledger takes the run's hash as it stores it
+                found = item.__dict__.get("hash") or item.hash
+                keys.append(int.from_bytes(bytes.fromhex(found[:16]), "big", signed=True))
+
+    def duplicates(self, path: str, skipped: int, input_format, identity, options, show: int = 3) -> dict[str, Any]:
+        """``{"in_file", "before", "examples"}``: how many skipped runs repeat an earlier run of
+        this file, how many were stored before, and a few repeats (re-read from the file)."""
+        import numpy as np
+
+        keys = np.frombuffer(self.keys, dtype=np.int64)
+        order = np.argsort(keys, kind="stable")
+        ranked = keys[order]
+        repeat = np.zeros(len(keys), dtype=bool)
+        repeat[order[1:][ranked[1:] == ranked[:-1]]] = True
+        in_file = int(repeat.sum())
+        wanted = {int(i): None for i in np.flatnonzero(repeat)[:show]}
+        firsts = {}
+        for i in wanted:
+            same = order[np.searchsorted(ranked, keys[i])]
+            firsts[i] = int(same)
+        examples = []
+        if wanted:
+            from ..adapters import read_file
+
+            last = max(wanted)
+            needed = set(wanted) | set(firsts.values())
+            seen: dict[int, Any] = {}
+            for index, item in enumerate(read_file(path, format=input_format, identity=identity,
+                                                   options=options or None, prepared=True)):
+                if index in needed:
+                    seen[index] = item
+                if index >= last:
+                    break
+            for i, first in firsts.items():
+                examples.append({"scenario": seen[i].scenario, "trial": seen[i].trial,
+                                 "where": _where(seen[i], i), "first": _where(seen[first], first)})
+        return {"in_file": in_file, "before": max(skipped - in_file, 0), "examples": examples}
+
+
+def _where(item, index: int) -> str:
+    """Where a run read from a file was: its source position, else its place in the reading order."""
+    source = item.source
+    if isinstance(source, str):
+        import orjson
+
+        source = orjson.loads(source)
+    elif source is not None:
+        source = source.model_dump()
+    position = (source or {}).get("position")
+    return f"position {position}" if position is not None else f"run {index + 1} read"
 
 
 def _cases(result: Any) -> list[dict[str, Any]]:
