@@ -23,17 +23,28 @@ from ._document import Line, note
 UNKNOWN_CHOICES = ("fail", "exclude")
 
 
-def check_unknown(policy: str) -> str:
-    """The policy checked at the boundary of a verb; ``"failure"`` is read as ``"fail"``.
+#: What ``--unknown`` also takes where a verb shows both policies side by side (leaderboard, compare).
+BOTH = "both"
 
-    >>> check_unknown("drop")
+
+def check_unknown(policy: str, *, both: bool = False) -> str:
+    """The policy checked at the boundary of a verb; ``"failure"`` is read as ``"fail"``. With
+    ``both``, the verb also takes ``"both"`` (each policy, side by side).
+
+    >>> check_unknown("both", both=True)
+    'both'
+
+
+    >>> check_unknown("drop")  # doctest: +ELLIPSIS
     Traceback (most recent call last):
     ...
-    fluke.errors.UsageError: unknown='drop' must be 'fail' (count it as a failure, the default) or 'exclude' (leave it out)
+    fluke.errors.UsageError: unknown='drop' must be 'fail' (count it as a failure, the default) or 'exclude' ...
     """
     # checked here, not by fluke.inference.check_unknown_policy: verbs such as summary must not import numpy
     if policy == "failure":
         return "fail"
+    if both and policy == BOTH:
+        return policy
     if policy not in UNKNOWN_CHOICES:
         raise UsageError(f"unknown={policy!r} must be 'fail' (count it as a failure, the default) or 'exclude' "
                          "(leave it out)")
@@ -52,6 +63,9 @@ def unknown_note(unknowns: int, policy: str, *, declared: str | None = None) -> 
     from ..format import describe_unknowns
 
     source = f"--unknown {policy}" if declared is None else f"{declared}: {policy}"
+    if policy == BOTH:
+        return note(f"{unknowns} unknown outcome{'' if unknowns == 1 else 's'} shown both ways: counted as "
+                    f"failures, then left out ({source})")
     if unknowns:
         return note(f"{describe_unknowns(unknowns, policy)} ({source})")
     what = "counted as a failure" if policy == "fail" else "left out"
