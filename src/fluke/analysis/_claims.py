@@ -141,7 +141,7 @@ def claim_reliable(ledger, *, version: str | None = None, scenarios=None, bar: f
                      () if status == HOLDS else (found,), None if status == HOLDS else needed,
                      version=doc["version"])
     reasons, statuses, small = [], [], []
-    for (_, e), need in sorted(zip(picked, certify), key=lambda pc: pc[0][1]["p_above"]):  # worst first
+    for (_, e), need in sorted(zip(picked, certify, strict=True), key=lambda pc: pc[0][1]["p_above"]):  # worst first
         p = e["p_above"]
         status = HOLDS if p >= prob else FAILS if p <= 1 - prob else TOO_SMALL
         statuses.append(status)

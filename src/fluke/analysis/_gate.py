@@ -23,7 +23,8 @@ every check holds.
 >>> parse_gate_rule("relaible: {bar: 0.8}")
 Traceback (most recent call last):
 ...
-fluke.errors.SpecError: gate rule: relaible: unknown key (did you mean 'reliable'?); allowed: compare, gate, luck, name, reliable, sealed, spec, unknown, version
+fluke.errors.SpecError: gate rule: relaible: unknown key (did you mean 'reliable'?); allowed: compare, gate, luck,
+name, reliable, sealed, spec, unknown, version
 """
 
 from __future__ import annotations
