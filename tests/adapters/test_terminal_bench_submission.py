@@ -84,3 +84,16 @@ def test_a_submission_folder_outside_the_leaderboard_layout_names_the_harness(tm
     runs = [r for p in sorted(sub.glob("*/results.json")) for r in read_file(p)]
     assert {r.identity.harness for r in runs} == {"my-agent-runs"}
     assert len({r.hash for r in runs}) == TASKS * RUNS
+
+
+def test_two_agents_on_one_model_print_with_their_harness(tmp_path):
+    from fluke.analysis import leaderboard
+
+    files = []
+    for folder, seed in (("20250601_ante_claude-4-sonnet", 3), ("20250602_terminus_claude-4-sonnet", 4)):
+        sub, _ = _submission(tmp_path, folder=folder, seed=seed)
+        files += sorted(str(p) for p in sub.glob("*/results.json"))
+    ledger = open_ledger(str(tmp_path / "two.db"))
+    ingest(ledger, files)
+    labels = {v["label"] for v in leaderboard(ledger, replicates=100).payload()["versions"]}
+    assert labels == {"claude-4-sonnet (ante)", "claude-4-sonnet (terminus)"}

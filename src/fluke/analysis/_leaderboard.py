@@ -220,13 +220,40 @@ def _interval(lo: float, hi: float, *, sign: bool = False) -> str:
     return f"[{lo:+.1f}, {hi:+.1f}]" if sign else f"[{lo:.1f}, {hi:.1f}]"
 
 
+def _harness_name(identity) -> str | None:
+    """The harness as a short name: the string, or the first string value of a dict
+    (``{"agent": "ante", "version": "1"}`` is ``ante 1``)."""
+    harness = identity.harness
+    if isinstance(harness, str):
+        return harness
+    if isinstance(harness, dict):
+        words = [str(v) for v in harness.values() if isinstance(v, (str, int, float)) and not isinstance(v, bool)]
+        return " ".join(words[:2]) or None
+    return None
+
+
 def _labels(infos) -> dict[str, str]:
-    """A readable label per version: its identity label, with a hash prefix where labels collide."""
+    """A readable label per version: its identity label; where labels collide (one model under
+    several harnesses: the agents of a leaderboard), the model with its harness, and where they
+    still collide, a hash prefix.
+
+    >>> from types import SimpleNamespace as V
+    >>> from fluke.record import Identity
+    >>> ids = [Identity(model="m", harness="ante"), Identity(model="m", harness="terminus"), Identity(model="n")]
+    >>> sorted(_labels([V(version=i.version, identity=i) for i in ids]).values())
+    ['m (ante)', 'm (terminus)', 'n']
+    """
     raw = {i.version: i.identity.label() for i in infos}
+    harness = {i.version: _harness_name(i.identity) for i in infos}
     seen: dict[str, int] = {}
     for lab in raw.values():
         seen[lab] = seen.get(lab, 0) + 1
-    return {v: (lab if seen[lab] == 1 else f"{lab} {v[:8]}") for v, lab in raw.items()}
+    named = {v: (lab if seen[lab] == 1 or not harness[v] or harness[v] == lab else f"{lab} ({harness[v]})")
+             for v, lab in raw.items()}
+    again: dict[str, int] = {}
+    for lab in named.values():
+        again[lab] = again.get(lab, 0) + 1
+    return {v: (lab if again[lab] == 1 else f"{lab} {v[:8]}") for v, lab in named.items()}
 
 
 def leaderboard(ledger, versions: Sequence[str] | None = None, *, baseline: str | None = None,
