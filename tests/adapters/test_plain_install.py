@@ -25,7 +25,6 @@ def test_zstandard_is_a_core_dependency_before_python_3_14():
     project = tomllib.loads((ROOT / "pyproject.toml").read_text())["project"]
     [zstd] = [d for d in project["dependencies"] if d.startswith("zstandard")]
     assert "python_version < '3.14'" in zstd
-    assert not [d for d in project["optional-dependencies"]["inspect"] if d.startswith("zstandard")]
 
 
 @pytest.mark.slow
