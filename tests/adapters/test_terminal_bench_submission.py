@@ -97,3 +97,14 @@ def test_two_agents_on_one_model_print_with_their_harness(tmp_path):
     ingest(ledger, files)
     labels = {v["label"] for v in leaderboard(ledger, replicates=100).payload()["versions"]}
     assert labels == {"claude-4-sonnet (ante)", "claude-4-sonnet (terminus)"}
+
+
+def test_a_trials_own_results_file_is_numbered_by_its_run(tmp_path):
+    sub, outcomes = _submission(tmp_path)
+    for run in sorted(p.parent for p in sub.glob("*/results.json")):
+        for trial in json.loads((run / "results.json").read_text())["results"][:3]:
+            folder = run / trial["task_id"] / trial["trial_name"]
+            folder.mkdir(parents=True)
+            (folder / "results.json").write_text(json.dumps(trial))
+    got = sorted((r.scenario, r.trial, r.outcome.passed) for p in sub.glob("*/*/*/results.json") for r in read_file(p))
+    assert got == sorted((f"task-{j}", i, outcomes[(f"task-{j}", i)]) for j in range(3) for i in range(RUNS))

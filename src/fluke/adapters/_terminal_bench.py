@@ -120,10 +120,11 @@ def _folder_identity(file: str) -> dict[str, Any]:
             if "@" in folder.parent.name:
                 guessed["world"] = folder.parent.name
             break
-    runs = _submission_runs(path)
+    run = _run_folder(path)
+    runs = _submission_runs(run) if run is not None else []
     if not guessed and len(runs) > 1:
-        guessed = {"harness": path.parent.parent.name}
-    place = runs.index(path.parent) if path.parent in runs else 0
+        guessed = {"harness": run.parent.name}
+    place = runs.index(run) if run in runs else 0
     return {"meta": given, "guess": guessed, "run": place}
 
 
@@ -131,16 +132,23 @@ def _is_run_folder(folder: Path) -> bool:
     return bool(_RUN_ID.match(folder.name)) or (folder / "run_metadata.json").is_file()
 
 
-def _submission_runs(path: Path) -> list[Path]:
-    """The run folders of the submission ``path`` (a run's ``results.json``) belongs to, in
-    the order of their names; empty when ``path`` is not in a run folder."""
-    if path.name != "results.json" or not _is_run_folder(path.parent):
-        return []
+def _run_folder(path: Path) -> Path | None:
+    """The Terminal-Bench run folder of ``path``: its folder for a run's ``results.json``, two
+    folders up for a trial's (``<run>/<task>/<trial>/results.json``); None for any other file."""
+    if path.name != "results.json":
+        return None
+    for folder in list(path.parents)[:3]:
+        if _is_run_folder(folder):
+            return folder
+    return None
+
+
+def _submission_runs(run: Path) -> list[Path]:
+    """The run folders beside ``run`` (its submission's runs), in the order of their names."""
     try:
-        return sorted(f for f in path.parent.parent.iterdir()
-                      if f.is_dir() and (f / "results.json").is_file() and _is_run_folder(f))
+        return sorted(f for f in run.parent.iterdir() if f.is_dir() and _is_run_folder(f))
     except OSError:
-        return [path.parent]
+        return [run]
 
 
 def _trials(doc: Any, file: str) -> list[tuple[str, dict[str, Any]]]:
