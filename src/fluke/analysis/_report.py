@@ -70,7 +70,7 @@ def _summary_blocks(data) -> list:
             out.append(line("comparison: ", Span(c.verdict, "bold"), f" (p {fmt_p(c.pvalue)}); could not have "
                             f"detected a difference in pass rate below {limit} (ceiling {c.ceiling:g} points)"))
             labels = c.step_labels or [None] * len(c.steps)
-            for j, (step, q) in enumerate(zip(c.steps, c.qvalues or [], strict=True)):
+            for j, (step, q) in enumerate(zip(c.steps, c.qvalues or [], strict=False)):
                 if q is not None and q < c.alpha:
                     where = f" ({labels[j]})" if labels[j] else ""
                     out.append(line(f"  step {step}{where}: deaths differ between the arms, q {fmt_p(q)}"))

@@ -22,7 +22,7 @@ VERBS: dict[str, str] = {
     "ingest": "fluke.cli._ingest:ingest",
     "formats": "fluke.cli._ingest:formats",
     "runs": "fluke.cli._runs:runs",
-    "export": "fluke.cli._runs:export",
+    "export": "fluke.cli._export:export",
     "summary": "fluke.cli._runs:summary",
     "schema": "fluke.cli._runs:schema",
     "grade": "fluke.cli._grade:grade",
