@@ -34,9 +34,10 @@ def _name(label: str) -> str:
     >>> _name("ft:gpt-4.1-2025-04-14:sierra:tau2-full-sft:BzrYdMNm"), _name("gpt-4.1")
     ('ft:gpt-4.1-202…-sft:BzrYdMNm', 'gpt-4.1')
     """
+    from ..record import redact_text
     from ._svg import middle
 
-    return middle(label, ANSWER_NAME)
+    return middle(redact_text(label), ANSWER_NAME)  # redacted whole first: a cut secret is no longer found
 
 def _every(data: ReportData, board) -> str:
     for block in data.suite_questions or []:
