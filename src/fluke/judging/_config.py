@@ -6,7 +6,7 @@ have different digests, and the runs they judged are different versions.
 
 >>> from fluke.judging import JudgeConfig
 >>> a = JudgeConfig(model="gpt-4o-mini", prompt="Did the agent resolve the request? Answer PASS or FAIL.")
->>> b = a.model_copy(update={"prompt": a.prompt + "!"})
+>>> b = a.model_copy(update={"prompt": a.prompt + "!"})   # one character more
 >>> len(a.digest), a.digest == b.digest
 (64, False)
 >>> a.grader()["judge"] == a.digest, a.grader()["name"]
@@ -15,7 +15,6 @@ have different digests, and the runs they judged are different versions.
 
 from __future__ import annotations
 
-from functools import cached_property
 from typing import Any, Literal
 
 from pydantic import BaseModel, ConfigDict, Field, ValidationError
@@ -54,9 +53,10 @@ class JudgeConfig(BaseModel):
     #: the fake's parameters for ``fake``). Part of the digest: another endpoint is another judge.
     target: dict[str, Any] = Field(default_factory=dict)
 
-    @cached_property
+    @property
     def digest(self) -> str:
-        """SHA-256 of the configuration's canonical JSON."""
+        """SHA-256 of the configuration's canonical JSON (computed each time: pydantic's
+        ``model_copy`` would carry a cached value over to the changed copy)."""
         return digest(self.model_dump(mode="json"))
 
     def grader(self) -> dict[str, Any]:
@@ -72,7 +72,8 @@ class JudgeConfig(BaseModel):
         >>> judge.judged(ident).version != ident.version, judge.judged(ident).grader["judge"] == judge.digest
         (True, True)
         """
-        return identity.model_copy(update={"grader": self.grader()})
+        # built afresh, not model_copy: a copy would keep the cached version of the original
+        return Identity(**{**identity.model_dump(), "grader": self.grader()})
 
     def aggregate(self, labels: list[bool | None]) -> bool | None:
         """One label from the K replicates, by the declared aggregation and tie rule.

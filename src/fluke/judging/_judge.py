@@ -53,9 +53,11 @@ class JudgedRuns:
         """Each run as this judge saw it: the judge in its grader, its label as the outcome."""
         out = []
         for run, judgment in zip(self.runs, self.judgments, strict=True):
-            out.append(run.model_copy(update={"identity": self.config.judged(run.identity),
-                                              "outcome": Outcome(passed=judgment.label)}))
-            out[-1] = Run.model_validate(out[-1].model_dump())   # a fresh hash for the new content
+            # rebuilt, not model_copy: a copy would keep the original's cached hash
+            body = run.model_dump()
+            body.update(identity=self.config.judged(run.identity).model_dump(),
+                        outcome=Outcome(passed=judgment.label).model_dump())
+            out.append(Run.model_validate(body))
         return out
 
     def replicate_matrix(self) -> list[list[bool | None]]:
