@@ -77,7 +77,12 @@ def cohen_kappa(a: Sequence[bool], b: Sequence[bool]) -> float:
 def krippendorff_alpha(rows: Sequence[Sequence[bool | None]]) -> float:
     """Krippendorff's α (nominal) over units x replicates, missing labels allowed; units with fewer
     than two labels are not pairable and are left out. NaN when every label is the same."""
-    m = _as_matrix(rows)
+    return _alpha(_as_matrix(rows))
+
+
+def _alpha(m: np.ndarray) -> float:
+    if m.size == 0:
+        return math.nan
     ones = np.nansum(m, axis=1)
     counts = np.sum(~np.isnan(m), axis=1)
     keep = counts >= 2
@@ -94,7 +99,10 @@ def krippendorff_alpha(rows: Sequence[Sequence[bool | None]]) -> float:
 def fleiss_kappa(rows: Sequence[Sequence[bool | None]]) -> float:
     """Fleiss' κ over units x replicates (every unit with the same number of labels; a unit
     missing one is left out). NaN when every label is the same."""
-    m = _as_matrix(rows)
+    return _fleiss(_as_matrix(rows))
+
+
+def _fleiss(m: np.ndarray) -> float:
     m = m[~np.isnan(m).any(axis=1)] if m.size else m
     if m.shape[0] == 0 or m.shape[1] < 2:
         return math.nan
@@ -180,10 +188,8 @@ def self_consistency(rows: Sequence[Sequence[bool | None]]) -> SelfConsistency:
     flipped = 0 if math.isnan(share) else round(share * pairable)
     low, high = wilson(flipped, pairable)
     flips = Estimate(share, low, high, pairable, "share of runs whose repeats disagree, Wilson interval")
-    alpha = bootstrap(lambda idx: krippendorff_alpha([rows[i] for i in idx]), len(rows),
-                      "Krippendorff's alpha (nominal), bootstrap over runs")
-    fleiss = bootstrap(lambda idx: fleiss_kappa([rows[i] for i in idx]), len(rows),
-                       "Fleiss' kappa, bootstrap over runs")
+    alpha = bootstrap(lambda idx: _alpha(m[idx]), len(rows), "Krippendorff's alpha (nominal), bootstrap over runs")
+    fleiss = bootstrap(lambda idx: _fleiss(m[idx]), len(rows), "Fleiss' kappa, bootstrap over runs")
     return SelfConsistency(len(rows), m.shape[1] if m.size else 0, flips, alpha, fleiss)
 
 
@@ -211,7 +217,8 @@ def human_agreement(judge: Sequence[bool], human: Sequence[bool]) -> HumanAgreem
 
     >>> h = human_agreement([True, True, False, True], [True, False, False, True])
     >>> h.confusion, round(h.bias_points.value, 1)
-    ({'judge_pass_human_pass': 2, 'judge_pass_human_fail': 1, 'judge_fail_human_pass': 0, 'judge_fail_human_fail': 1}, 25.0)
+    ({'judge_pass_human_pass': 2, 'judge_pass_human_fail': 1, 'judge_fail_human_pass': 0,
+      'judge_fail_human_fail': 1}, 25.0)
     """
     j, h = np.asarray(judge, dtype=bool), np.asarray(human, dtype=bool)
     if len(j) != len(h):

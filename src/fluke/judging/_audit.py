@@ -7,8 +7,8 @@ person reads (no policy labels, no judge verdict) and an empty ``label`` to fill
 which is also how labels made by another tool are imported.
 
 >>> import io
->>> labels = read_labels(io.StringIO('{"run": "ab", "label": "pass"}\\n{"run": "cd", "label": false}\\n'), "audit.jsonl")
->>> labels
+>>> text = '{"run": "ab", "label": "pass"}\\n{"run": "cd", "label": false}\\n'
+>>> read_labels(io.StringIO(text), "audit.jsonl")
 {'ab': True, 'cd': False}
 >>> draw_sample({"a": "x", "b": "x", "c": "y", "d": "y"}, 2, seed=1)
 ['a', 'd']
@@ -150,7 +150,8 @@ def earned(floor: Floor, kappa: Any, flips: Any) -> tuple[str, str, int | None]:
     >>> earned(Floor(), Estimate(0.8, 0.7, 0.9, 80, ""), Estimate(0.02, 0.0, 0.06, 80, ""))[0]
     'holds'
     >>> earned(Floor(), Estimate(0.7, 0.5, 0.9, 30, ""), Estimate(0.02, 0.0, 0.06, 80, ""))
-    ('too small to tell', 'kappa 0.700 [0.500, 0.900] from 30 labels; floor 0.6 needs 50 labels and a lower end of 0.6 or more', 120)
+    ('too small to tell', 'kappa 0.700 [0.500, 0.900] from 30 labels; floor 0.6 needs 50 labels and a lower end
+    of 0.6 or more', 120)
     """
     if not kappa.defined or math.isnan(kappa.low):
         return "too small to tell", f"kappa cannot be computed from {kappa.n} labels", max(floor.labels, 2 * kappa.n)

@@ -25,7 +25,7 @@ from typing import Any, Iterable, Sequence
 from ..record import Outcome, Run
 from ._blind import balanced_orders, blind_view
 from ._config import JUDGE_KIND, JudgeConfig
-from ._judges import Judge, FakeJudge
+from ._judges import FakeJudge, Judge  # noqa: F401 - FakeJudge for the doctests
 
 
 @dataclass(frozen=True)

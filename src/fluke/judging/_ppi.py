@@ -13,7 +13,8 @@ its own and the results are weighted by the stratum's share of the runs.
 >>> truth = rng.random(2000) < 0.6
 >>> judge = np.where(truth, rng.random(2000) < 0.95, rng.random(2000) < 0.3)   # biased upwards
 >>> est = ppi_mean(truth[:100], judge[:100], judge[100:])
->>> round(float(truth.mean()), 3), round(float(judge.mean()), 3), round(est.value, 3), bool(est.low < truth.mean() < est.high)
+>>> covered = bool(est.low < truth.mean() < est.high)
+>>> round(float(truth.mean()), 3), round(float(judge.mean()), 3), round(est.value, 3), covered
 (0.605, 0.693, 0.546, True)
 """
 
@@ -124,7 +125,8 @@ def ppi_stratified(strata: dict[str, tuple[Sequence[bool], Sequence[float], Sequ
     """PPI++ within each stratum (``name -> (human, judge_labelled, judge_unlabelled)``), weighted by
     the stratum's share of all runs; λ tuned per stratum.
 
-    >>> est = ppi_stratified({"easy": ([1, 1, 0, 1], [1, 1, 0, 1], [1] * 16), "hard": ([0, 0, 1, 0], [0, 1, 1, 0], [0] * 16)})
+    >>> est = ppi_stratified({"easy": ([1, 1, 0, 1], [1, 1, 0, 1], [1] * 16),
+    ...                       "hard": ([0, 0, 1, 0], [0, 1, 1, 0], [0] * 16)})
     >>> round(est.value, 3), est.labelled, est.unlabelled
     (0.375, 8, 32)
     """
