@@ -33,7 +33,9 @@ from ._result import Result
 def _find_judge(ledger, selector: str):
     """The stored judge configuration a digest prefix (or its model name, when unique) names."""
     from ..judging import JUDGE_KIND, JudgeConfig
+    from ._select import require_runs
 
+    require_runs(ledger)
     docs = ledger.documents(JUDGE_KIND)
     found = [d for d in docs if d.digest.startswith(selector)] or \
             [d for d in docs if d.body.get("model") == selector]
