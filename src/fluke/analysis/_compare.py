@@ -256,8 +256,8 @@ def compare(ledger, a: str, b: str, *, scenario: str | None = None, condition: s
     unknown = check_unknown(unknown)
     spec = None if spec is None else str(spec)
     loaded = _load_spec(spec)
-    policy = "failure" if unknown == "fail" else unknown    # the comparison library's spelling
-    options = dict(unknown_policy=policy, alpha=alpha, power=power, ceiling=ceiling, hazard_ceiling=hazard_ceiling,
+    options = dict(unknown_policy=unknown.comparison_spelling, alpha=alpha, power=power, ceiling=ceiling,
+                   hazard_ceiling=hazard_ceiling,
                    rng=np.random.default_rng(seed))
     arms = None if loaded is not None or sequential or stream else _counted_arms(ledger, a, b, scenario, condition)
     if arms is not None:

@@ -21,7 +21,7 @@ from ._common import CREATING_VERBS, Context, cli_errors
 VERBS: dict[str, str] = {
     "ingest": "fluke.cli._ingest:ingest",
     "runs": "fluke.cli._runs:runs",
-    "export": "fluke.cli._runs:export",
+    "export": "fluke.cli._export:export",
     "summary": "fluke.cli._runs:summary",
     "schema": "fluke.cli._runs:schema",
     "grade": "fluke.cli._grade:grade",
