@@ -329,3 +329,47 @@ def judge_audit(ledger, judge_sel: str, labels_path: str, *, strata: str | None 
     status, reason, needed = earned(floor, agreement.kappa, flips_est)
     return AuditResult(config.digest, config.model, len(lab), len(known), corrected, human, jonly, agreement,
                        consistency, status, reason, needed, floor.to_dict(), strata, tuple(notes))
+
+
+def claim_judge(ledger, section: dict[str, Any]) -> Any:
+    """The gate's ``judge`` check: the named judge has earned the right to gate, against the
+    people's labels in ``section["labels"]`` and the floor the section declares. Anything short of
+    that is *too small to tell*, with the labels that would settle it where more labels could.
+
+    >>> import os, tempfile
+    >>> from fluke.ledger import open_ledger
+    >>> from fluke.record import Identity, Outcome, Run
+    >>> from fluke.judging import JudgeConfig
+    >>> folder = tempfile.mkdtemp()
+    >>> led = open_ledger(os.path.join(folder, "c.db"))
+    >>> runs = [Run(scenario=f"s{i}", identity=Identity(model="a"), outcome=Outcome(passed=i % 2 == 0))
+    ...         for i in range(100)]
+    >>> _ = led.ingest(runs)
+    >>> _ = judge(led, JudgeConfig(model="j", prompt="p", endpoint="fake", replicates=2,
+    ...                            target={"sensitivity": 1.0, "specificity": 1.0}))
+    >>> path = os.path.join(folder, "labels.csv")
+    >>> _ = open(path, "w").write("run,label\\n" + "".join(f"{r.hash},{r.outcome.passed}\\n" for r in runs[:20]))
+    >>> c = claim_judge(led, {"judge": "j", "labels": path, "kappa": 0.6, "flips": 0.1, "min_labels": 50})
+    >>> c.status, c.runs_needed
+    ('too small to tell', 50.0)
+    """
+    from ._claims import HOLDS, TOO_SMALL, Claim
+
+    selector = section["judge"]
+    asked = (f"judge {selector} agrees with people (kappa's lower end >= {section['kappa']}, at most "
+             f"{100 * section['flips']:.0f}% of runs flipping, >= {int(section['min_labels'])} labels)")
+    if not section.get("labels"):
+        return Claim("judge", asked, TOO_SMALL, "no human labels given (judge.labels)", f"judge {selector}",
+                     ("too small to tell: draw a sample with fluke judge audit JUDGE --draw FILE and label it",),
+                     runs_needed=float(section["min_labels"]))
+    audit = judge_audit(ledger, selector, section["labels"], strata=section.get("strata"), kappa=section["kappa"],
+                        flips=section["flips"], min_labels=int(section["min_labels"]))
+    rests = (f"judge {audit.digest[:12]} ({audit.model}); {audit.labelled} human labels of {audit.population} "
+             f"judged runs, a random sample; Cohen's kappa at a human pass rate of "
+             f"{100 * audit.agreement.human_rate:.1f}%")
+    if audit.gate_status == HOLDS:
+        return Claim("judge", asked, HOLDS, audit.gate_reason, rests)
+    why = audit.gate_reason + ("" if audit.labels_needed else "; more labels would not settle it: a better judge "
+                               "(or people labelling every run) would")
+    needed = float(audit.labels_needed) if audit.labels_needed else None
+    return Claim("judge", asked, TOO_SMALL, why, rests, (f"too small to tell: {why}",), runs_needed=needed)
