@@ -373,3 +373,86 @@ def claim_judge(ledger, section: dict[str, Any]) -> Any:
                                "(or people labelling every run) would")
     needed = float(audit.labels_needed) if audit.labels_needed else None
     return Claim("judge", asked, TOO_SMALL, why, rests, (f"too small to tell: {why}",), runs_needed=needed)
+
+
+@dataclass(frozen=True)
+class ImportResult(Result):
+    """Judgments another tool made, stored as an imported judge's."""
+
+    kind = "judge_import"
+    digest: str
+    name: str
+    source: str
+    imported: int
+    unmatched: int
+    pass_rate: float
+
+    def payload(self) -> dict[str, Any]:
+        return {"judge": self.digest, "name": self.name, "source": self.source, "imported": self.imported,
+                "unmatched": self.unmatched, "judge_pass_rate": None if math.isnan(self.pass_rate) else self.pass_rate}
+
+    def blocks(self) -> list:
+        out = [line(f"imported judge {self.digest[:12]} ({self.name}): {self.imported} judgments from {self.source}; "
+                    f"judge pass rate {100 * self.pass_rate:.1f}%", style="bold")]
+        if self.unmatched:
+            out.append(line(f"{self.unmatched} judged records match no stored run (ingest those runs first)"))
+        out.append(note("Read, not re-judged: audit it like any judge (fluke judge audit "
+                        f"{self.digest[:12]} --draw FILE)."))
+        return out
+
+
+def import_judgments(ledger, path: str, *, name: str, input_format: str | None = None,
+                     options: dict[str, Any] | None = None, version: str | None = None) -> ImportResult:
+    """Store the verdicts another tool made as an imported judge's (one replicate per run).
+
+    ``path`` is a CSV of run hash and label (as :func:`fluke.judging._audit.read_labels` reads),
+    or any file a fluke reader reads (an Inspect log, with ``options={"score": "scorer"}`` to choose
+    the scorer): its runs' outcomes are the verdicts, matched to the stored runs by scenario and
+    trial (within ``version`` when given). The judge's digest covers ``name``, the source's
+    grader and the file's SHA-256, so another scorer or another file is another judge.
+    """
+    import hashlib
+
+    from ..adapters._registry import read_file
+    from ..judging import JudgeConfig
+    from ..judging._audit import read_labels
+    from ._select import require_runs
+
+    require_runs(ledger)
+    try:
+        with open(path, "rb") as handle:
+            sha = hashlib.sha256(handle.read()).hexdigest()
+    except OSError as exc:
+        raise InputError(path, None, None, f"cannot read the judgments ({exc.strerror})") from None
+    wanted = ledger.resolve_version(version) if version else None
+    stored = [r for r in ledger.runs(version=wanted)
+              if not (isinstance(r.identity.grader, dict) and "judge" in r.identity.grader)]
+    grader: Any = None
+    if path.lower().endswith(".csv"):
+        with open(path, encoding="utf-8") as handle:
+            verdicts = read_labels(handle, path)
+        known = {r.hash for r in stored}
+        matched = {h: v for h, v in verdicts.items() if h in known}
+        unmatched = len(verdicts) - len(matched)
+    else:
+        by_key: dict[tuple[str, int], list[str]] = {}
+        for r in stored:
+            by_key.setdefault((r.scenario, r.trial), []).append(r.hash)
+        matched, unmatched = {}, 0
+        for run in read_file(path, format=input_format, options=options):
+            grader = run.identity.grader
+            hashes = by_key.get((run.scenario, run.trial), [])
+            if len(hashes) > 1:
+                raise UsageError(f"{path}: {run.scenario} trial {run.trial} matches {len(hashes)} stored runs; "
+                                 "name the version they belong to (--version)")
+            if not hashes or run.outcome.passed is None:
+                unmatched += 1
+                continue
+            matched[hashes[0]] = bool(run.outcome.passed)
+    config = JudgeConfig(model=name, endpoint="imported", prompt=f"judgments imported from {os.path.basename(path)}",
+                         target={"file_sha256": sha, "grader": grader, "options": dict(options or {})})
+    ledger.put_document("judge", config.model_dump(mode="json"))
+    rows = [(h, {"run": h, "labels": [v], "label": v, "judge": config.digest}) for h, v in sorted(matched.items())]
+    ledger.put_grades(config.digest, rows)
+    rate = sum(matched.values()) / len(matched) if matched else math.nan
+    return ImportResult(config.digest, name, path, len(matched), unmatched, rate)

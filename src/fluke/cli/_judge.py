@@ -17,6 +17,7 @@ def judge() -> None:
       fluke judge run judge.yaml --version model=agent-v2
       fluke judge audit 3f2a9c --draw audit.jsonl --width 0.1
       fluke judge audit 3f2a9c --labels audit.jsonl
+      fluke judge import logs/run.eval --name inspect-model-graded --score model_graded_qa
     """
 
 
@@ -91,3 +92,32 @@ def judge_audit(ctx: Context, judge_sel: str, draw_path: str | None, size: int |
     else:
         ctx.emit(answer(ctx.ledger(), judge_sel, labels_path, strata=strata, kappa=kappa_floor,
                         flips=flips_ceiling, min_labels=min_labels))
+
+
+@judge.command("import")
+@click.argument("path", type=click.Path(dir_okay=False))
+@click.option("--name", required=True, help="What to call the imported judge (e.g. the scorer's name).")
+@click.option("--reader", "input_format", help="The reader for PATH (default: detected; a .csv is run,label).")
+@click.option("--score", help="Inspect AI: the scorer (or scorer.key) whose verdicts to import.")
+@click.option("--version", "version_sel", help="Match PATH's records to the runs of this version.")
+@output_options
+@pass_context
+def judge_import(ctx: Context, path: str, name: str, input_format: str | None, score: str | None,
+                 version_sel: str | None) -> None:
+    """Store verdicts another tool made (an Inspect scorer, a CSV of run,label) as a judge's.
+
+    Nothing is re-judged: each record's verdict is matched to the stored run (by run hash in a
+    CSV, else by scenario and trial) and kept as one replicate under an imported judge whose
+    digest covers the name, the source's grader and the file's SHA-256.
+
+    \b
+    Example:
+      fluke ingest logs/run.eval
+      fluke judge import logs/run.eval --name inspect-match --score match
+      fluke judge audit inspect-match --draw audit.jsonl --size 60
+    """
+    from ..analysis._judge import import_judgments
+
+    options = {"score": score} if score else None
+    ctx.emit(import_judgments(ctx.ledger(), path, name=name, input_format=input_format, options=options,
+                              version=version_sel))

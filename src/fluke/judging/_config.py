@@ -22,9 +22,10 @@ from pydantic import BaseModel, ConfigDict, Field, ValidationError
 from ..errors import InputError
 from ..record import Identity, digest
 
-#: What a judge is reached through: an OpenAI-compatible chat endpoint, a Python callable, or
-#: the deterministic fake of :class:`fluke.judging.FakeJudge`.
-ENDPOINT_KINDS = ("openai", "python", "fake")
+#: What a judge is reached through: an OpenAI-compatible chat endpoint, a Python callable, the
+#: deterministic fake of :class:`fluke.judging.FakeJudge`, or ``imported``: judgments another tool
+#: made (an Inspect scorer, a CSV), read rather than asked for.
+ENDPOINT_KINDS = ("openai", "python", "fake", "imported")
 #: How K replicate labels become one: the majority, or every replicate must pass.
 AGGREGATIONS = ("majority", "all")
 #: What a tied majority (K even, half and half) becomes, decided before any run is judged.
@@ -40,7 +41,7 @@ class JudgeConfig(BaseModel):
     model_config = ConfigDict(frozen=True, extra="forbid", allow_inf_nan=False)
 
     model: str = Field(min_length=1)
-    endpoint: Literal["openai", "python", "fake"] = "openai"
+    endpoint: Literal["openai", "python", "fake", "imported"] = "openai"
     prompt: str = Field(min_length=1)
     rubric: str = ""
     references: list[str] = Field(default_factory=list)

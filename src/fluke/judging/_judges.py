@@ -191,6 +191,9 @@ def make_judge(config: JudgeConfig, truth: dict[str, bool] | None = None) -> Jud
     """
     if config.endpoint == "openai":
         return HttpJudge(config)
+    if config.endpoint == "imported":
+        raise UsageError(f"judge {config.model!r} holds judgments imported from another tool; it cannot be asked "
+                         "again (fluke judge import reads them)")
     if config.endpoint == "fake":
         known = {k: config.target[k] for k in ("sensitivity", "specificity", "first_slot", "seed")
                  if k in config.target}
