@@ -49,6 +49,7 @@ def _find_judge(ledger, selector: str):
 
 def stratum_of(run, by: str | None) -> str:
     """The audit stratum of a run: ``scenario``, ``family`` (the scenario up to its first ``/``),
+    ``version`` (each version its own stratum: the audit then corrects and compares versions),
     ``condition.KEY``, or one stratum for all (None).
 
     >>> from fluke.record import Run
@@ -62,9 +63,11 @@ def stratum_of(run, by: str | None) -> str:
         return run.scenario
     if by == "family":
         return run.scenario.split("/", 1)[0]
+    if by == "version":
+        return f"{run.identity.version[:12]} ({run.identity.label()})"
     if by.startswith("condition."):
         return str(run.condition.get(by[len("condition."):]))
-    raise UsageError(f"--strata {by!r}: give scenario, family or condition.KEY")
+    raise UsageError(f"--strata {by!r}: give scenario, family, version or condition.KEY")
 
 
 @dataclass(frozen=True)
@@ -227,6 +230,8 @@ class AuditResult(Result):
     floor: dict
     strata: str | None
     notes: tuple[str, ...] = field(default=())
+    by_stratum: tuple = ()      # (stratum, corrected rate) for each stratum, when strata are declared
+    differences: tuple = ()     # (version, baseline version, corrected difference), with --strata version
 
     def payload(self) -> dict[str, Any]:
         return {"judge": self.digest, "model": self.model, "labelled": self.labelled, "population": self.population,
@@ -235,7 +240,9 @@ class AuditResult(Result):
                 "self_consistency": self.consistency.to_dict() if self.consistency else None,
                 "may_gate": {"status": self.gate_status, "reason": self.gate_reason,
                              "labels_needed": self.labels_needed, "floor": self.floor},
-                "strata": self.strata}
+                "strata": self.strata,
+                "by_stratum": [{"stratum": s, **e.to_dict()} for s, e in self.by_stratum],
+                "differences": [{"version": v, "baseline": b, **e.to_dict()} for v, b, e in self.differences]}
 
     def blocks(self) -> list:
         def rate(est) -> str:
@@ -263,6 +270,18 @@ class AuditResult(Result):
                              str(a.confusion["judge_pass_human_fail"])],
                             ["fail", str(a.confusion["judge_fail_human_pass"]),
                              str(a.confusion["judge_fail_human_fail"])]], limit=None)]
+        if self.by_stratum:
+            out.append(Table(f"corrected pass rate by {self.strata}", [Column(self.strata or "stratum", key=True),
+                                                                      Column("rate", "right"),
+                                                                      Column("labels", "right")],
+                             [[s, rate(e), str(e.labelled)] for s, e in self.by_stratum], limit=20, more="strata"))
+        for v, b, d in self.differences:
+            if math.isnan(d.value):
+                word = "too small to tell (too few labels)"
+            else:
+                word = (f"{100 * d.value:+.1f} points [95% {100 * d.low:+.1f}, {100 * d.high:+.1f}]"
+                        + (" (too small to tell apart)" if d.low <= 0 <= d.high else ""))
+            out.append(line(f"corrected difference {v} minus {b}: {word}"))
         if self.consistency is not None:
             c = self.consistency
             out.append(line(f"self-consistency over K = {c.replicates}: runs whose label flips {c.flips}; "
@@ -318,6 +337,13 @@ def judge_audit(ledger, judge_sel: str, labels_path: str, *, strata: str | None 
         corrected = ppi_mean(y, f, fu)
     else:
         corrected = ppi_stratified(groups)
+    by_stratum = tuple((name, ppi_mean(*groups[name])) for name in sorted(groups)) if strata else ()
+    differences = ()
+    if strata == "version" and len(by_stratum) > 1:
+        from ..judging._ppi import ppi_difference
+
+        base_name, base = by_stratum[0]
+        differences = tuple((name, base_name, ppi_difference(est, base)) for name, est in by_stratum[1:])
     human = human_only([labels[h] for h in lab], unlabelled=len(known) - len(lab))
     jonly = judge_only([float(v) for v in known.values()])
     agreement = human_agreement([bool(known[h]) for h in lab], [labels[h] for h in lab])
@@ -328,7 +354,8 @@ def judge_audit(ledger, judge_sel: str, labels_path: str, *, strata: str | None 
     floor = Floor(kappa, flips, min_labels)
     status, reason, needed = earned(floor, agreement.kappa, flips_est)
     return AuditResult(config.digest, config.model, len(lab), len(known), corrected, human, jonly, agreement,
-                       consistency, status, reason, needed, floor.to_dict(), strata, tuple(notes))
+                       consistency, status, reason, needed, floor.to_dict(), strata, tuple(notes), by_stratum,
+                       differences)
 
 
 def claim_judge(ledger, section: dict[str, Any]) -> Any:

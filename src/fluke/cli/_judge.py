@@ -55,7 +55,7 @@ def judge_run(ctx: Context, config: str, version_sel: str | None, scenario: str 
               help="Draw as many as a human-only 95%% interval this wide needs (0.1 = 10 points).")
 @click.option("--labels", "labels_path", type=click.Path(dir_okay=False),
               help="The people's labels: the filled sample, or a CSV of run,label.")
-@click.option("--strata", help="Stratify by scenario, family or condition.KEY.")
+@click.option("--strata", help="Stratify by scenario, family, version (corrected rates compared) or condition.KEY.")
 @click.option("--seed", type=int, default=0, show_default=True, help="Seed of the draw.")
 @click.option("--kappa", "kappa_floor", type=float, default=0.6, show_default=True,
               help="The judge may gate when kappa's lower end reaches this.")

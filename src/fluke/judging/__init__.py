@@ -18,12 +18,12 @@ from ._blind import balanced_orders, blind_view
 from ._config import JUDGE_KIND, JudgeConfig, load_judge
 from ._judge import JudgedRuns, Judgment, PairVerdict, judge_pairs, judge_runs
 from ._judges import CallableJudge, FakeJudge, HttpJudge, Judge, make_judge, read_preference, read_verdict
-from ._ppi import RateEstimate, human_only, judge_only, labels_for_width, ppi_mean, ppi_stratified
+from ._ppi import RateEstimate, human_only, judge_only, labels_for_width, ppi_difference, ppi_mean, ppi_stratified
 
 __all__ = [
     "CallableJudge", "Estimate", "FakeJudge", "HttpJudge", "HumanAgreement", "JUDGE_KIND", "Judge", "JudgeConfig",
     "JudgedRuns", "Judgment", "PairVerdict", "RateEstimate", "SelfConsistency", "balanced_orders", "blind_view",
     "cohen_kappa", "fleiss_kappa", "flip_share", "human_agreement", "human_only", "judge_only", "judge_pairs",
-    "judge_runs", "krippendorff_alpha", "labels_for_width", "load_judge", "make_judge", "ppi_mean",
+    "judge_runs", "krippendorff_alpha", "labels_for_width", "load_judge", "make_judge", "ppi_difference", "ppi_mean",
     "ppi_stratified", "positional_bias", "read_preference", "read_verdict", "self_consistency", "wilson",
 ]

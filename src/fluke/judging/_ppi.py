@@ -176,3 +176,23 @@ def labels_for_width(width: float, *, rate: float = 0.5, level: float = LEVEL, m
         raise ValueError("the target width is a share between 0 and 1, e.g. 0.1 for ±5 points")
     half = width / 2
     return max(minimum, math.ceil(_z(level) ** 2 * rate * (1 - rate) / half ** 2))
+
+
+def ppi_difference(a: RateEstimate, b: RateEstimate, *, level: float = LEVEL) -> RateEstimate:
+    """The difference of two corrected rates from separate runs and separate labels (a − b), with
+    the interval from their variances added; NaN (too small to tell) when either is.
+
+    >>> a = RateEstimate(0.70, 0.60, 0.80, "PPI++", 40, 400)
+    >>> b = RateEstimate(0.50, 0.40, 0.60, "PPI++", 40, 400)
+    >>> d = ppi_difference(a, b)
+    >>> round(d.value, 3), round(d.low, 3), round(d.high, 3)
+    (0.2, 0.059, 0.341)
+    """
+    if any(math.isnan(x) for x in (a.value, b.value, a.low, b.low)):
+        return RateEstimate(math.nan, math.nan, math.nan, "difference of corrected rates (too few labels)",
+                            a.labelled + b.labelled, a.unlabelled + b.unlabelled)
+    z = _z(level)
+    half = z * math.sqrt(((a.high - a.low) / (2 * z)) ** 2 + ((b.high - b.low) / (2 * z)) ** 2)
+    value = a.value - b.value
+    return RateEstimate(value, value - half, value + half, "difference of corrected rates, intervals' variances "
+                        "added", a.labelled + b.labelled, a.unlabelled + b.unlabelled)
