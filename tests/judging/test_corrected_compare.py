@@ -3,8 +3,6 @@ weak version (it passes more of the weak one's failures); the audit stratified b
 corrects each rate and their difference."""
 
 import json
-
-import pytest
 from click.testing import CliRunner
 
 from fluke.cli import group
