@@ -3,13 +3,15 @@ weak version (it passes more of the weak one's failures); the audit stratified b
 corrects each rate and their difference."""
 
 import json
+
 from click.testing import CliRunner
 
 from fluke.cli import group
 from fluke.ledger import open_ledger
 from fluke.record import Identity, Outcome, Run
 
-JUDGE = 'model: lenient\nendpoint: fake\nprompt: "PASS or FAIL?"\ntarget: {sensitivity: 0.97, specificity: 0.5, seed: 9}\n'
+JUDGE = ('model: lenient\nendpoint: fake\nprompt: "PASS or FAIL?"\n'
+         'target: {sensitivity: 0.97, specificity: 0.5, seed: 9}\n')
 
 
 def test_the_corrected_difference_recovers_the_gap_the_judge_shrinks(tmp_path):
