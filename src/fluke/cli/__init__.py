@@ -20,6 +20,7 @@ from ._common import CREATING_VERBS, Context, cli_errors
 #: verb -> "module:attribute" of its click command. Add a verb by adding a line here.
 VERBS: dict[str, str] = {
     "ingest": "fluke.cli._ingest:ingest",
+    "formats": "fluke.cli._ingest:formats",
     "runs": "fluke.cli._runs:runs",
     "export": "fluke.cli._export:export",
     "summary": "fluke.cli._runs:summary",

@@ -91,6 +91,12 @@ unknown_option = click.option(
     help="A run whose outcome is unknown (a crashed harness, a parse error) counts as a failure, as harnesses "
          "count it, or is left out.")
 
+#: ``--unknown`` of the verbs that can show both policies side by side and flag what flips.
+unknown_both_option = click.option(
+    "--unknown", type=click.Choice(["fail", "exclude", "failure", "both"]), default="fail", show_default=True,
+    help="A run whose outcome is unknown (a crashed harness, a parse error) counts as a failure, as harnesses "
+         "count it, or is left out; 'both' shows each side by side and flags an order that flips between them.")
+
 
 def output_options(func):
     """``--json``, ``--format`` and ``--all`` on a verb that prints a result."""
