@@ -65,3 +65,34 @@ def test_each_pair_sits_in_both_orders_across_its_replicates(verdicts):
     config = JudgeConfig(model="fake", prompt="p", endpoint="fake", pairwise=True, replicates=2)
     for v in judge_pairs(pairs, config, config_first):
         assert (v.a_wins, v.b_wins, v.winner) == (1, 1, "tie")
+
+
+def test_the_pairs_verb_reports_the_bias_and_a_verdict_free_of_it(tmp_path):
+    import json
+
+    from click.testing import CliRunner
+
+    from fluke.cli import group
+    from fluke.ledger import open_ledger
+    from fluke.record import Identity
+
+    db = str(tmp_path / "p.db")
+    with open_ledger(db) as led:   # two equally good versions on the same 300 scenarios
+        led.ingest([Run(scenario=f"s{i}", identity=Identity(model=m), events=[AgentMessage(text=f"{m} {i}")],
+                        outcome=Outcome(passed=i % 3 != 0)) for m in ("a", "b") for i in range(300)])
+    (tmp_path / "pair.yaml").write_text("model: fake\nendpoint: fake\nprompt: FIRST or SECOND?\npairwise: true\n"
+                                        f"replicates: 2\ntarget: {{first_slot: {FIRST_SLOT}, seed: 2}}\n")
+    out = CliRunner().invoke(group, ["--ledger", db, "--json", "judge", "pairs", str(tmp_path / "pair.yaml"),
+                                     "model=a", "model=b"])
+    assert out.exit_code == 0, out.output
+    doc = json.loads(out.output)
+    assert doc["pairs"] == 300 and doc["balanced"]
+    assert doc["first_slot_share"]["value"] == pytest.approx(FIRST_SLOT + (1 - FIRST_SLOT) / 2, abs=0.05)
+    assert doc["a_share"]["low"] <= 0.5 <= doc["a_share"]["high"]          # equal versions: no winner
+    text = CliRunner().invoke(group, ["--ledger", db, "judge", "pairs", str(tmp_path / "pair.yaml"),
+                                      "model=a", "model=b"]).output
+    assert "too small to tell apart" in text and "the judge favours a slot" in text
+    with open_ledger(db) as led:
+        digest = doc["judge"]
+        stored = led.grades(digest)
+    assert len(stored) == 300 and all(len(b["slots"]) == 2 for b in stored.values())

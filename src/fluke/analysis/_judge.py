@@ -483,3 +483,98 @@ def import_judgments(ledger, path: str, *, name: str, input_format: str | None =
     ledger.put_grades(config.digest, rows)
     rate = sum(matched.values()) / len(matched) if matched else math.nan
     return ImportResult(config.digest, name, path, len(matched), unmatched, rate)
+
+
+@dataclass(frozen=True)
+class PairwiseResult(Result):
+    """Two versions judged side by side on the same scenarios, in balanced order: who won, and how
+    much the judge favoured the first slot (which the balanced order keeps out of the verdict)."""
+
+    kind = "judge_pairs"
+    digest: str
+    a: str
+    b: str
+    pairs: int
+    a_wins: int
+    b_wins: int
+    ties: int
+    share: Any          # Estimate: the share of decided judgments that preferred a
+    first_slot: Any     # Estimate: the share of decided judgments that chose the first slot
+    balanced: bool
+
+    def payload(self) -> dict[str, Any]:
+        return {"judge": self.digest, "a": self.a, "b": self.b, "pairs": self.pairs, "a_wins": self.a_wins,
+                "b_wins": self.b_wins, "ties": self.ties, "a_share": self.share.to_dict(),
+                "first_slot_share": self.first_slot.to_dict(), "balanced": self.balanced}
+
+    def blocks(self) -> list:
+        s, p = self.share, self.first_slot
+        if not s.defined:
+            verdict = "too small to tell (no decided judgment)"
+        elif s.low > 0.5 or s.high < 0.5:
+            verdict = f"{self.a if s.value > 0.5 else self.b} preferred"
+        else:
+            verdict = "too small to tell apart"
+        out = [line(f"judge {self.digest[:12]} on {self.pairs} pairs: {self.a} {self.a_wins}, {self.b} {self.b_wins}, "
+                    f"ties {self.ties}; share preferring {self.a} {s}: {verdict}", style="bold"),
+               line(f"positional bias: share of decided judgments choosing the first slot {p}"
+                    + (" (the judge favours a slot; the balanced order keeps it out of the verdict)"
+                       if p.defined and not p.low <= 0.5 <= p.high else ""))]
+        if not self.balanced:
+            out.append(line("order NOT balanced: the first slot's advantage is in the verdict", style="warn"))
+        out.append(note("Pairs are the two versions' runs of the same scenario, condition and trial; each pair is "
+                        "shown with either side first in turn, blinded (no identity, condition or outcome)."))
+        return out
+
+
+def judge_pairwise(ledger, config, a_sel: str, b_sel: str, *, judge_obj: Any = None,
+                   balance: bool = True) -> PairwiseResult:
+    """Judge version ``a_sel`` against ``b_sel`` pair by pair (same scenario, condition, trial),
+    ``config.replicates`` times each in balanced order; store each pair's verdict under the judge's
+    digest (keyed by a's run) and report the winner beside the judge's positional bias.
+
+    >>> import os, tempfile
+    >>> from fluke.ledger import open_ledger
+    >>> from fluke.record import Identity, Outcome, Run
+    >>> from fluke.judging import JudgeConfig
+    >>> led = open_ledger(os.path.join(tempfile.mkdtemp(), "p.db"))
+    >>> _ = led.ingest([Run(scenario=f"s{i}", identity=Identity(model=m), outcome=Outcome(passed=(m == "a") or i % 2))
+    ...                 for m in ("a", "b") for i in range(60)])
+    >>> cfg = JudgeConfig(model="fake", prompt="FIRST or SECOND?", endpoint="fake", pairwise=True, replicates=2,
+    ...                   target={"first_slot": 0.3})
+    >>> r = judge_pairwise(led, cfg, "model=a", "model=b")
+    >>> r.pairs, r.a_wins > r.b_wins, r.first_slot.low > 0.5
+    (60, True, True)
+    """
+    from ..judging import judge_pairs, make_judge, positional_bias, wilson
+    from ..judging import Estimate
+    from ._select import require_runs, version_label
+
+    require_runs(ledger)
+    va, vb = ledger.resolve_version(a_sel), ledger.resolve_version(b_sel)
+
+    def keyed(version: str) -> dict[tuple, Any]:
+        return {(r.scenario, r.condition_key(), r.trial): r for r in ledger.runs(version=version)}
+
+    ra, rb = keyed(va), keyed(vb)
+    common = sorted(set(ra) & set(rb))
+    if not common:
+        raise UsageError(f"{a_sel} and {b_sel} share no scenario, condition and trial to pair")
+    pairs = [(ra[k], rb[k]) for k in common]
+    if judge_obj is None:
+        truth = {r.hash: bool(r.outcome.passed) for p in pairs for r in p if r.outcome.passed is not None} \
+            if config.endpoint == "fake" else None
+        judge_obj = make_judge(config, truth)
+    ledger.put_document("judge", config.model_dump(mode="json"))
+    verdicts = judge_pairs(pairs, config, judge_obj, balance=balance)
+    ledger.put_grades(config.digest, [(v.a, {"against": v.b, "a_wins": v.a_wins, "b_wins": v.b_wins, "ties": v.ties,
+                                             "slots": v.slots, "balanced": balance, "judge": config.digest})
+                                      for v in verdicts])
+    a_wins, b_wins = sum(v.a_wins for v in verdicts), sum(v.b_wins for v in verdicts)
+    ties = sum(v.ties for v in verdicts)
+    decided = a_wins + b_wins
+    low, high = wilson(a_wins, decided)
+    share = Estimate(a_wins / decided if decided else math.nan, low, high, decided,
+                     "share of decided judgments preferring a, Wilson interval")
+    return PairwiseResult(config.digest, version_label(ledger, va), version_label(ledger, vb), len(pairs), a_wins,
+                          b_wins, ties, share, positional_bias(verdicts), balance)

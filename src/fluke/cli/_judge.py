@@ -18,6 +18,7 @@ def judge() -> None:
       fluke judge audit 3f2a9c --draw audit.jsonl --width 0.1
       fluke judge audit 3f2a9c --labels audit.jsonl
       fluke judge import logs/run.eval --name inspect-model-graded --score model_graded_qa
+      fluke judge pairs pairwise.yaml model=agent-v2 model=agent-v1
     """
 
 
@@ -121,3 +122,26 @@ def judge_import(ctx: Context, path: str, name: str, input_format: str | None, s
     options = {"score": score} if score else None
     ctx.emit(import_judgments(ctx.ledger(), path, name=name, input_format=input_format, options=options,
                               version=version_sel))
+
+
+@judge.command("pairs")
+@click.argument("config", type=click.Path(dir_okay=False))
+@click.argument("a")
+@click.argument("b")
+@output_options
+@pass_context
+def judge_pairs_cmd(ctx: Context, config: str, a: str, b: str) -> None:
+    """Judge version A against version B pair by pair, in balanced order; report the positional bias.
+
+    Pairs are the two versions' runs of the same scenario, condition and trial. Each pair is
+    judged K times (the judge's replicates), each side first in turn, so a judge's taste for
+    the first slot stays out of the verdict and is reported beside it.
+
+    \b
+    Example:
+      fluke judge pairs pairwise.yaml model=agent-v2 model=agent-v1
+    """
+    from ..analysis._judge import judge_pairwise
+    from ..judging import load_judge
+
+    ctx.emit(judge_pairwise(ctx.ledger(), load_judge(config), a, b))
