@@ -67,3 +67,33 @@ def test_the_judge_section_is_validated_before_the_ledger_is_read(judged):
         gate(led, _rule(tmp, "judge: {judge: good-judge, kapa: 0.6}\n"))
     with pytest.raises(SpecError, match="judge: needs 'judge'"):
         gate(led, _rule(tmp, "judge: {labels: x.csv}\n"))
+
+
+def test_a_judge_named_in_a_rule_sealed_before_the_runs_is_frozen_by_the_existing_seal(tmp_path):
+    from fluke.analysis import seal_gate
+
+    good = JudgeConfig(model="good-judge", prompt="p", endpoint="fake", replicates=3,
+                       target={"sensitivity": 0.995, "specificity": 0.995, "seed": 1})
+    led = open_ledger(str(tmp_path / "s.db"))
+    rule = _rule(tmp_path, f"judge: {{judge: {good.digest}, labels: labels120.csv}}\nsealed: true\n")
+    seal_gate(led, rule)                      # the judge's digest is known before any run exists
+    runs = [Run(scenario=f"s{i}", identity=Identity(model="agent"), outcome=Outcome(passed=(i * 37) % 10 < 6))
+            for i in range(300)]
+    led.ingest(runs)
+    judge(led, good)
+    _labels(tmp_path, runs, 120)
+    result = gate(led, rule)
+    assert [c.status for c in result.claims] == ["holds", "holds"] and result.holds
+    # the same rule with one character more in the judge's prompt names another digest: not that judge
+    other = good.model_copy(update={"prompt": "p."})
+    judge(led, other)
+    assert other.digest != good.digest
+    led.close()
+
+
+def test_labels_not_drawn_by_fluke_are_flagged(judged):
+    from fluke.analysis import judge_audit
+
+    led, runs, tmp = judged
+    audit = judge_audit(led, "good-judge", str(tmp / _labels(tmp, runs, 60)))
+    assert any("60 of the 60 labelled runs were not drawn" in n for n in audit.notes)

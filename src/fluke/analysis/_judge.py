@@ -316,6 +316,12 @@ def judge_audit(ledger, judge_sel: str, labels_path: str, *, strata: str | None 
     if outside:
         raise InputError(labels_path, None, "run", f"{len(outside)} labelled runs were not judged by judge "
                          f"{config.digest[:12]} (first: {outside[0][:12]})")
+    drawn = {h for d in ledger.documents("judge_audit") if d.body.get("judge") == config.digest
+             for h in d.body.get("runs", ())}
+    undrawn = sum(h not in drawn for h in labels)
+    if undrawn:
+        notes.append(f"{undrawn} of the {len(labels)} labelled runs were not drawn by fluke judge audit --draw; the "
+                     "correction assumes they are a random sample of the judged runs")
     verdict = {h: b["label"] for h, b in stored.items()}
     unknown = [h for h, v in verdict.items() if v is None]
     if unknown:
