@@ -190,6 +190,8 @@ def judge_audit_draw(ledger, judge_sel: str, path: str, *, size: int | None = No
 
     config = _find_judge(ledger, judge_sel)
     stored, by_stratum, runs = _judged(ledger, config, strata)
+    if not by_stratum:
+        raise UsageError(f"judge {config.digest[:12]} has judged no stored run; nothing to draw")
     if size is None:
         if width is None:
             raise UsageError("give --size N or --width W (the full width of the interval to reach, e.g. 0.1)")
