@@ -135,7 +135,7 @@ def _read_beside(path: Path, *, file: str, identity: dict[str, Any], count: int)
     import queue
     import threading
 
-    from ._registry import _invalid, _unreadable
+    from ._registry import _invalid, _unreadable, too_long
 
     stop = threading.Event()
     workers, pumps, queues, pipes = [], [], [], []
@@ -177,7 +177,9 @@ def _read_beside(path: Path, *, file: str, identity: dict[str, Any], count: int)
     try:
         while (batch := _received(queues[turn % count].get(), path)) is not None:
             turn += 1
-            if type(batch) is tuple:   # the file could not be read
+            if type(batch) is tuple:   # the file could not be read, or a line is too long
+                if batch[0] == "line too long":
+                    raise too_long(path, batch[1])
                 raise _unreadable(path, OSError(*batch))
             for item in batch:
                 if len(item) == 2:
@@ -235,7 +237,7 @@ def _prepare_lines(path: Path, file: str, identity: dict[str, Any], out: Any, *,
     os.closerange(3, out.fileno())
     os.closerange(out.fileno() + 1, 1 << 16)
     from ..record import LinePreparer
-    from ._registry import raw_lines
+    from ._registry import LineTooLong, raw_lines
 
     filled: dict[tuple, dict[str, Any]] = {}
     fast = LinePreparer(file, identity)
@@ -261,6 +263,10 @@ def _prepare_lines(path: Path, file: str, identity: dict[str, Any], out: Any, *,
     except OSError as exc:
         out.send(batch)
         out.send((exc.errno, exc.strerror))
+        return
+    except LineTooLong as exc:
+        out.send(batch)
+        out.send(("line too long", exc.number))
         return
     if batch:
         out.send(batch)

@@ -103,6 +103,8 @@ class _JsonLines:
             yield from raw_lines(self.path)
         except OSError as exc:
             raise _unreadable(self.path, exc) from None
+        except LineTooLong as exc:
+            raise too_long(self.path, exc.number) from None
 
     def parse(self, number: int, line: bytes) -> Any:
         """Line ``number`` parsed; not JSON, an InputError naming it."""
@@ -114,12 +116,40 @@ class _JsonLines:
 
 #: Bytes read at a time by :func:`raw_lines`.
 CHUNK = 4 * 2 ** 20
+#: The longest line of JSON Lines the readers take, in bytes (256 MiB): a longer one is
+#: refused by its number before it is held in memory whole.
+MAX_LINE = 256 * 2 ** 20
+
+
+class LineTooLong(Exception):
+    """Line ``number`` is longer than :data:`MAX_LINE` (raised by :func:`raw_lines`)."""
+
+    def __init__(self, number: int) -> None:
+        super().__init__(number)
+        self.number = number
+
+
+def too_long(path: Path | str, number: int) -> InputError:
+    """The error for line ``number`` of ``path`` over :data:`MAX_LINE`.
+
+    >>> str(too_long("a.jsonl", 7)).startswith("a.jsonl: line 7: is longer than the reader's limit of 256 MiB")
+    True
+    """
+    return InputError(str(path), f"line {number}", None,
+                      f"is longer than the reader's limit of {_size(MAX_LINE)} (a record that big is not a run)",
+                      hint="split or shorten that record")
+
+
+def _size(n: int) -> str:
+    return f"{n / 2 ** 20:g} MiB" if n >= 2 ** 20 else f"{n:,} bytes"
 
 
 def raw_lines(path: Path) -> Iterator[tuple[int, bytes]]:
     """The lines of ``path`` that are not blank, without their newline, with their numbers
     (from 1, blank ones counted); read a chunk at a time and split in C, which takes a
-    tenth of the time of reading line by line. An OSError propagates."""
+    tenth of the time of reading line by line. An OSError propagates; a line longer than
+    :data:`MAX_LINE` raises :class:`LineTooLong` once that much of it is read."""
+    limit = MAX_LINE
     with open(path, "rb") as fh:
         number, rest = 0, b""
         while True:
@@ -130,8 +160,12 @@ def raw_lines(path: Path) -> Iterator[tuple[int, bytes]]:
             rest = lines.pop()
             for line in lines:
                 number += 1
+                if len(line) > limit:
+                    raise LineTooLong(number)
                 if line and not line.isspace():
                     yield number, line
+            if len(rest) > limit:
+                raise LineTooLong(number + 1)
         if rest and not rest.isspace():
             yield number + 1, rest
 
@@ -149,12 +183,15 @@ def _open_document(path: Path) -> Any:
             if fh.read(4) == ZIP_MAGIC:
                 return Archive(path)
             fh.seek(0)
-            first_line = fh.readline()
+            limit, number = MAX_LINE, 1
+            first_line = fh.readline(limit + 1)
             while first_line and not first_line.strip():
-                first_line = fh.readline()
-            rest = fh.readline()
+                first_line, number = fh.readline(limit + 1), number + 1
+            if len(first_line) > limit and _more_lines(fh):   # JSON Lines whose first line is too long
+                raise too_long(path, number)
+            rest = fh.readline(limit + 1)
             while rest and not rest.strip():
-                rest = fh.readline()
+                rest = fh.readline(limit + 1)
     except OSError as exc:
         raise _unreadable(path, exc) from None
     if rest:
@@ -172,6 +209,20 @@ def _open_document(path: Path) -> Any:
         return orjson.loads(data)
     except orjson.JSONDecodeError as exc:
         raise _invalid(path, data[: exc.pos].count(b"\n") + 1, exc, "re-export it from its source") from None
+
+
+def _more_lines(fh: Any) -> bool:
+    """Past the rest of the current line of ``fh`` (read a chunk at a time), is there a line
+    that is not blank?"""
+    while chunk := fh.read(CHUNK):
+        at = chunk.find(b"\n")
+        if at != -1:
+            fh.seek(at + 1 - len(chunk), 1)
+            break
+    while chunk := fh.read(CHUNK):
+        if chunk.strip():
+            return True
+    return False
 
 
 def detect_format(path: str | Path, doc: Any = None) -> str:
