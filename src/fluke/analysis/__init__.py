@@ -64,6 +64,9 @@ _EXPORTS: dict[str, str] = {
     "leaderboard": "_leaderboard", "LeaderboardResult": "_leaderboard",
     "plan": "_plan", "PlanResult": "_plan",
     "fix_arrays": "_fixcheck", "trial_arm": "_facts",
+    "judge": "_judge", "JudgeRunResult": "_judge", "judge_audit": "_judge", "judge_audit_draw": "_judge",
+    "AuditResult": "_judge", "AuditDrawResult": "_judge", "judge_pairwise": "_judge", "PairwiseResult": "_judge",
+    "import_judgments": "_judge", "ImportResult": "_judge", "claim_judge": "_judge",
 }
 
 __all__ = sorted(_EXPORTS) + ["render"]

@@ -10,6 +10,7 @@ A rule names one version and the checks it must pass; every section is optional 
     luck: {at_most: 0.05}                 # the luck rate's credible interval under the ceiling
     compare: {baseline: model=support-desk-v1, margin: 0.05}  # not worse (able to see 5 points)
     sealed: true                          # the rule was sealed (fluke gate RULE --seal) before the runs
+    judge: {judge: 3f2a9c, labels: audit.jsonl, kappa: 0.6}  # a judge may gate only when it has earned it
     unknown: fail                         # a run of unknown outcome: a failure (the default) or exclude
 
 The rule is validated whole before the ledger is read (unknown keys with "did you mean", wrong
@@ -23,8 +24,8 @@ every check holds.
 >>> parse_gate_rule("relaible: {bar: 0.8}")
 Traceback (most recent call last):
 ...
-fluke.errors.SpecError: gate rule: relaible: unknown key (did you mean 'reliable'?); allowed: compare, gate, luck,
-name, reliable, sealed, spec, unknown, version
+fluke.errors.SpecError: gate rule: relaible: unknown key (did you mean 'reliable'?); allowed: compare, gate, judge,
+luck, name, reliable, sealed, spec, unknown, version
 """
 
 from __future__ import annotations
@@ -45,15 +46,17 @@ from ._result import Result
 GATE_SEAL_KIND = "gate_seal"
 
 _TOP = {"name": str, "version": str, "spec": (str, dict), "gate": bool, "reliable": dict, "luck": dict,
-        "compare": dict, "sealed": bool, "unknown": str}
+        "compare": dict, "sealed": bool, "unknown": str, "judge": dict}
 _SECTIONS = {
     "reliable": {"bar": (float, 0.9), "prob": (float, 0.95), "per": (str, "scenario"), "prior": (str, "uniform"),
                  "scenarios": ((str, list), None)},
     "luck": {"at_most": (float, None), "level": (float, 0.95)},
     "compare": {"baseline": (str, None), "margin": (float, None), "alpha": (float, 0.05), "power": (float, 0.8)},
+    "judge": {"judge": (str, None), "labels": (str, None), "strata": (str, None), "kappa": (float, 0.6),
+              "flips": (float, 0.1), "min_labels": (float, 50.0)},
 }
-_REQUIRED = {"luck": "at_most", "compare": "baseline"}
-_CHECKS = ("gate", "reliable", "luck", "compare")
+_REQUIRED = {"luck": "at_most", "compare": "baseline", "judge": "judge"}
+_CHECKS = ("gate", "reliable", "luck", "compare", "judge")
 
 
 def _fail(where: str, message: str) -> SpecError:
@@ -115,7 +118,8 @@ def parse_gate_rule(text: str | Mapping[str, Any], *, fmt: str = "yaml") -> dict
         rule[section] = {k: (_typed(f"{section}.{k}", given[k], kind) if k in given and given[k] is not None
                              else default) for k, (kind, default) in fields.items()}
     for section, key in (("reliable", "bar"), ("reliable", "prob"), ("luck", "at_most"), ("luck", "level"),
-                         ("compare", "alpha"), ("compare", "power"), ("compare", "margin")):
+                         ("compare", "alpha"), ("compare", "power"), ("compare", "margin"), ("judge", "kappa"),
+                         ("judge", "flips")):
         value = rule.get(section, {}).get(key)
         if value is not None and not 0 < value < 1:
             raise _fail(f"{section}.{key}", f"{value!r} must lie strictly between 0 and 1")
@@ -125,7 +129,7 @@ def parse_gate_rule(text: str | Mapping[str, Any], *, fmt: str = "yaml") -> dict
         raise _fail("unknown", f"{rule['unknown']!r} must be 'fail' (count a run of unknown outcome as a failure, "
                     "the default) or 'exclude' (leave it out)")
     if not any(rule.get(c) for c in _CHECKS):
-        raise _fail("text", "names no check: add one of gate, reliable, luck, compare")
+        raise _fail("text", "names no check: add one of gate, reliable, luck, compare, judge")
     if (rule.get("gate") or "luck" in rule) and "spec" not in rule:
         raise _fail("spec", "gate and luck grade the runs' paths: name the spec")
     return rule
@@ -147,6 +151,9 @@ def load_gate_rule(path: str | Path) -> tuple[dict[str, Any], bytes]:
     rule = parse_gate_rule(text, fmt="toml" if path.suffix.lower() == ".toml" else "yaml")
     if isinstance(rule.get("spec"), str) and not Path(rule["spec"]).is_absolute():
         rule["spec"] = str(path.parent / rule["spec"])
+    labels = rule.get("judge", {}).get("labels")
+    if isinstance(labels, str) and not Path(labels).is_absolute():
+        rule["judge"]["labels"] = str(path.parent / labels)
     return rule, raw
 
 
@@ -323,6 +330,10 @@ def gate(ledger, rule: str | Path | Mapping[str, Any], *, raw: bytes | None = No
         c = rule["compare"]
         claims.append(claim_not_worse(ledger, c["baseline"], version=version, margin=c["margin"],
                                       alpha=c["alpha"], power=c["power"], unknown=unknown))
+    if "judge" in rule:
+        from ._judge import claim_judge
+
+        claims.append(claim_judge(ledger, rule["judge"]))
     if rule.get("sealed"):
         claims.append(_seal_claim(ledger, raw, version))
     label = version_label(ledger, version)

@@ -45,6 +45,7 @@ VERBS: dict[str, str] = {
     "gate": "fluke.cli._gate:gate",
     "leaderboard": "fluke.cli._many:leaderboard",
     "plan": "fluke.cli._many:plan",
+    "judge": "fluke.cli._judge:judge",
 }
 
 
