@@ -24,6 +24,7 @@ READ_VERBS: dict[str, list[str]] = {
     "interval": [], "passk": [], "contrast": ["--factors", "memory,retry"], "unseal": ["abc123"],
     "grade": ["--spec", "SPEC"], "report": ["--out", "OUT"], "gate": ["RULE"], "leaderboard": [],
     "plan": ["--budget", "10", "--version", "model=a", "--bar", "0.9"],
+    "judge": ["audit", "abc123", "--labels", "labels.csv"],
 }
 
 
@@ -55,7 +56,7 @@ def _one_error_line(result) -> str:
 
 def test_every_read_verb_is_covered():
     # A verb added to the CLI must be added here (or be one of the verbs that create a ledger).
-    creating = {"ingest", "run", "demo", "simulate", "calibrate", "schema", "seal"}
+    creating = {"ingest", "run", "demo", "simulate", "calibrate", "schema", "seal", "formats"}   # or no ledger
     assert set(VERBS) - creating - set(READ_VERBS) == set()
 
 

@@ -46,8 +46,8 @@ from ._common import as_list, building
 from ._runparts import RunBase, parse_arguments
 from ._spanrun import SpanReading, span_events
 from ._spans import Span, attribute_keys, collect, first_span, group_runs, indexed, run_position, service_name
+from ._reader import Reader
 
-DOCUMENTS = True
 KIND = "openinference.span.kind"
 
 
@@ -154,3 +154,9 @@ def _run(key: str, spans: list[Span], base: RunBase, position: int, file: str) -
                latency=max(ends) - min(starts) if starts and ends else None,
                error=failed.error_text() if failed is not None else None,
                source=Source(adapter="openinference", file=file, position=run_position(key, spans)))
+
+
+READER = Reader(
+    "openinference", "OpenInference spans (OTLP JSON)",
+    sniff=sniff, read=read, takes="documents",
+)

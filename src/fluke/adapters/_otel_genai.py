@@ -57,8 +57,8 @@ from ._common import as_list, building
 from ._runparts import RunBase, parse_arguments, text_of
 from ._spanrun import SpanReading, span_events
 from ._spans import Span, attribute_keys, collect, first_span, group_runs, indexed, run_position, service_name
+from ._reader import Reader
 
-DOCUMENTS = True
 _MODEL_OPS = {"chat", "text_completion", "generate_content"}
 _CONVERSATION = ("gen_ai.conversation.id", "session.id")
 
@@ -262,3 +262,9 @@ def _run(key: str, spans: list[Span], base: RunBase, position: int, file: str) -
                latency=max(ends) - min(starts) if starts and ends else None,
                error=failed.error_text() if failed is not None else None,
                source=Source(adapter="otel-genai", file=file, position=run_position(key, spans)))
+
+
+READER = Reader(
+    "otel-genai", "OpenTelemetry GenAI spans (OTLP JSON)",
+    sniff=sniff, read=read, takes="documents",
+)

@@ -19,6 +19,7 @@ from ..errors import InputError
 from ..record import Run, digest
 from ._openai import chat_events
 from ._common import build_run, field_int, field_list, field_number, field_value, short, with_identity
+from ._reader import Reader
 
 _DOMAIN = re.compile(r"#\s*(\w+)\s+agent\s+policy", re.IGNORECASE)
 #: A reward at or above this counts as a pass (τ-bench rewards are 0 or 1).
@@ -68,7 +69,7 @@ def read(doc: list, *, file: str, identity: dict[str, Any]) -> Iterator[Run]:
         raise InputError(file, None, None, "is not τ-bench results: expected a list of runs, "
                          f"got a {type(doc).__name__}", hint="check --format")
     for position, item in enumerate(doc):
-        record = f"record {position}"
+        record = f"record {position + 1}"  # counted from 1, as a reader counts them
         if not isinstance(item, dict):
             raise InputError(file, record, None, f"expected an object, got {type(item).__name__}")
         traj = field_list(item, "traj", file=file, record=record)
@@ -92,3 +93,9 @@ def read(doc: list, *, file: str, identity: dict[str, Any]) -> Iterator[Run]:
             "gold": gold_actions(item),
         }
         yield build_run(fields, file=file, record=record)
+
+
+READER = Reader(
+    "tau-bench", "τ-bench v1 results [{task_id, trial, reward, info, traj}]",
+    sniff=sniff, read=read,
+)

@@ -37,7 +37,7 @@ from dataclasses import dataclass
 from typing import Any
 
 from ..errors import FlukeError, UsageError
-from ..format import fmt_p, fmt_prob, fmt_share, natural_key
+from ..format import fmt_is, fmt_p, fmt_share, natural_key
 from ._document import Column, Heading, Span, Table, blank, line, note
 from ._result import Result
 from ._unknowns import check_unknown, unknown_fields, unknown_note
@@ -68,6 +68,13 @@ class ComparisonResult(Result):
     sequential: Any = None
     sequential_power: Any = None
     every: bool = False
+    excluded: Any = None    # with --unknown both: the same comparison with unknown outcomes left out
+
+    def order_flips(self) -> bool:
+        """With both policies: B − A has one sign counting unknowns as failures and the other leaving them out."""
+        if self.excluded is None:
+            return False
+        return self.found.pass_rates.difference * self.excluded.found.pass_rates.difference < 0
 
     @property
     def verdict(self) -> str:
@@ -111,7 +118,18 @@ class ComparisonResult(Result):
                 "power": None if self.sequential_power is None else dict(zip(
                     ("regression_points", "batch_by_batch", "fixed_sample"), self.sequential_power, strict=True))},
             "conditional_on": self.conditional_on(), "statement": found.statement,
+            **self._excluded_fields(),
         }
+
+    def _excluded_fields(self) -> dict[str, Any]:
+        if self.excluded is None:
+            return {}
+        x = self.excluded.found.pass_rates
+        return {"unknown_policy": "both", "order_flips": self.order_flips(),
+                "exclude": {"verdict": x.verdict, "difference_points": x.difference,
+                            "interval_points": list(x.interval), "pvalue": x.pvalue,
+                            "detection_limit": x.detection_limit, "compared_a": x.runs_a,
+                            "passes_a": x.passes_a, "compared_b": x.runs_b, "passes_b": x.passes_b}}
 
     def recorded_body(self) -> dict[str, Any]:
         """The part of :meth:`payload` kept in the ledger as a ``comparison`` document."""
@@ -127,8 +145,8 @@ class ComparisonResult(Result):
         ci = f"[{lo:+.1f}, {hi:+.1f}]" if math.isfinite(lo) else f"(no interval: {r.interval_reason})"
         out: list = [
             Heading(f"{r.verdict}: B − A = {r.difference:+.1f} points {ci}"),
-            line(Span(f"{r.test.method} p = {fmt_p(r.pvalue)}", style),
-                 f"; P(B < A) = {fmt_prob(r.p_b_below_a)} (prior {r.prior})"),
+            line(Span(f"{r.test.method} {fmt_is('p', r.pvalue, kind='p')}", style),
+                 f"; {fmt_is('P(B < A)', r.p_b_below_a)} (prior {r.prior})"),
             line(f"detection limit: {r.limit_clause()}, α = {r.alpha:g}; {r.uninformative} of {r.strata} scenario "
                  "cells carry no information (every run passed, or every run failed, in both arms)"
                  + (f"; about {r.runs_needed_per_arm:,} runs per arm would be needed"
@@ -140,6 +158,17 @@ class ComparisonResult(Result):
                  + _mean_over_cells(r.rate_b, r.passes_b, r.runs_b)),
         ]
         policy = check_unknown(r.unknown_policy)
+        if self.excluded is not None:
+            x = self.excluded.found.pass_rates
+            xlo, xhi = x.interval
+            xci = f"[{xlo:+.1f}, {xhi:+.1f}]" if math.isfinite(xlo) else "(no interval)"
+            out.append(line(f"leaving unknowns out: {x.verdict}: B − A = {x.difference:+.1f} points {xci}, "
+                            f"p = {fmt_p(x.pvalue)}; A {fmt_share(x.passes_a, x.runs_a)}, "
+                            f"B {fmt_share(x.passes_b, x.runs_b)} passed"))
+            if self.order_flips():
+                out.append(line(Span("the order flips: ", "warn"), "B is above A under one policy and below it "
+                                "under the other; the unknown outcomes decide this comparison"))
+            policy = "both"
         out.append(unknown_note(r.unknown[0] + r.unknown[1], policy))
         if r.unknown[0] or r.unknown[1]:
             out.append(note(f"unknown outcomes: {r.unknown[0]} in A, {r.unknown[1]} in B"))
@@ -292,7 +321,12 @@ def compare(ledger, a: str, b: str, *, scenario: str | None = None, condition: s
         raise UsageError(f"hazard_ceiling={hazard_ceiling!r} must exceed 1 (a hazard ratio)")
     if rows < 0:
         raise UsageError(f"rows={rows!r} must be at least 0")
-    unknown = check_unknown(unknown)
+    unknown = check_unknown(unknown, both=True)
+    if unknown == "both":
+        same = dict(scenario=scenario, condition=condition, spec=spec, alpha=alpha, power=power, ceiling=ceiling,
+                    hazard_ceiling=hazard_ceiling, sequential=sequential, rows=rows, seed=seed, stream=stream)
+        primary = compare(ledger, a, b, unknown="fail", record=record, **same)
+        return dataclasses.replace(primary, excluded=compare(ledger, a, b, unknown="exclude", record=False, **same))
     spec = None if spec is None else str(spec)
     loaded = _load_spec(spec)
     options = dict(unknown_policy=unknown.comparison_spelling, alpha=alpha, power=power, ceiling=ceiling,

@@ -53,9 +53,16 @@ class UnknownPolicy(StrEnum):
 UNKNOWN_CHOICES = ("fail", "exclude")
 
 
-def check_unknown(policy: str) -> UnknownPolicy:
-    """The policy checked at the boundary of a verb; ``"failure"`` is read as ``"fail"``.
+#: What ``--unknown`` also takes where a verb shows both policies side by side (leaderboard, compare).
+BOTH = "both"
 
+
+def check_unknown(policy: str, *, both: bool = False) -> UnknownPolicy | str:
+    """The policy checked at the boundary of a verb; ``"failure"`` is read as ``"fail"``. With
+    ``both``, the verb also takes ``"both"`` (each policy, side by side).
+
+    >>> check_unknown("both", both=True)
+    'both'
     >>> check_unknown("drop")
     Traceback (most recent call last):
     ...
@@ -65,6 +72,8 @@ def check_unknown(policy: str) -> UnknownPolicy:
     # checked here, not by fluke.inference.check_unknown_policy: verbs such as summary must not import numpy
     if policy == "failure":
         return UnknownPolicy.FAIL
+    if both and policy == BOTH:
+        return policy
     if policy not in UNKNOWN_CHOICES:
         raise UsageError(f"unknown={policy!r} must be 'fail' (count it as a failure, the default) or 'exclude' "
                          "(leave it out)")
@@ -83,6 +92,9 @@ def unknown_note(unknowns: int, policy: str, *, declared: str | None = None) -> 
     from ..format import describe_unknowns
 
     source = f"--unknown {policy}" if declared is None else f"{declared}: {policy}"
+    if policy == BOTH:
+        return note(f"{unknowns} unknown outcome{'' if unknowns == 1 else 's'} shown both ways: counted as "
+                    f"failures, then left out ({source})")
     if unknowns:
         return note(f"{describe_unknowns(unknowns, policy)} ({source})")
     what = "counted as a failure" if policy == "fail" else "left out"

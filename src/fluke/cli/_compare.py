@@ -13,7 +13,7 @@ import sys
 
 import click
 
-from ._common import Context, output_options, pass_context, unknown_option
+from ._common import Context, output_options, pass_context, unknown_both_option, unknown_option
 
 _ARM_HELP = ("a version selector (hash prefix or field=value[,field=value]), optionally with "
              "@TRIALS (e.g. model=gpt-4o@0-1 or @0,2,4)")
@@ -35,7 +35,7 @@ _RATIO = click.FloatRange(1, None, min_open=True)
                    "may be said (the size of change teams act on).")
 @click.option("--hazard-ceiling", type=_RATIO, default=1.3, show_default=True,
               help="Largest detection limit (hazard ratio) for where runs die, when failure steps are known.")
-@unknown_option
+@unknown_both_option
 @click.option("--sequential", is_flag=True,
               help="Add the anytime-valid test over the ledger's ingests (look after every batch, α still holds).")
 @click.option("--steps", "show_steps", type=click.IntRange(min=0), default=8, show_default=True,
@@ -48,7 +48,7 @@ def compare(ctx: Context, version_a: str, version_b: str, scenario: str | None, 
             sequential: bool, show_steps: int, no_record: bool) -> None:
     """Compare B against A: the difference in pass rate, its test, and what the runs could have seen.
 
-    A and B are version selectors (``@TRIALS`` picks trials). Runs are stratified by
+    A and B are version selectors (@TRIALS picks trials). Runs are stratified by
     scenario × condition; only strata both arms ran are compared. The verdict (*different*,
     *no significant difference* or *too small to tell*) comes from a stratified test of failure
     proportions (Cochran–Mantel–Haenszel; exact for small counts; exact McNemar with one run per
@@ -60,6 +60,7 @@ def compare(ctx: Context, version_a: str, version_b: str, scenario: str | None, 
       fluke compare model=gpt-4.1 model=ft:gpt-4.1-2025-04-14:sierra:tau2-full-sft:BzrYdMNm
       fluke compare model=gpt-4.1 model=ft:gpt-4.1-2025-04-14:sierra:tau2-full-sft:BzrYdMNm \\
           --scenario 'telecom/*' --json
+      fluke compare model=gpt-4.1 model=ft:gpt-4.1-2025-04-14:sierra:tau2-full-sft:BzrYdMNm --unknown both
     """
     from ..analysis import compare as compare_arms
 
@@ -144,8 +145,8 @@ def simulate(ctx: Context, tasks: int, runs_per_task: tuple[int, ...], factor: f
     stage B changes is drawn from the OS random source and sealed by digest in the ledger
     before any run; the stage itself goes to a private seal file. Each size (2 and 40 runs per
     task by default) gets its own three arms under the one seal. Compare the arms, then
-    ``--reveal`` the file (it refuses to open before every B arm has been compared, unless
-    ``--force``). Exit 1 when a reveal check fails.
+    --reveal the file (it refuses to open before every B arm has been compared, unless
+    --force). Exit 1 when a reveal check fails.
 
     \b
     Example:

@@ -39,7 +39,7 @@ from ..errors import InputError
 from ..inference import clustered_interval
 from ._limit import DIRECTIONS, regression_limit, verdict_interval
 from ._stratified import StratifiedTest, stratified_test
-from ..format import fmt_p
+from ..format import fmt_is
 from ._verdict import CLOSING_STATEMENT, DIFFERENT, TOO_SMALL, detection_z, verdict_of
 
 __all__ = ["UNKNOWN_POLICIES", "PassRateComparison", "compare_pass_rates", "design_limits", "pass_rate_limit"]
@@ -153,7 +153,7 @@ class PassRateComparison:
         """One line: the verdict, the difference with its interval, p, P(B < A) and the limit."""
         lo, hi = self.interval
         line = (f"{self.verdict}: B − A = {self.difference:+.1f} points [{lo:+.1f}, {hi:+.1f}] ({self.test.method} "
-                f"p = {fmt_p(self.pvalue)}); P(B < A) = {self.p_b_below_a:.3f}; {self.limit_clause()}; "
+                f"{fmt_is('p', self.pvalue, kind='p')}); P(B < A) = {self.p_b_below_a:.3f}; {self.limit_clause()}; "
                 f"{self.uninformative} of {self.strata} strata carry no information")
         if self.verdict == TOO_SMALL and self.runs_needed_per_arm is not None:
             line += f"; about {self.runs_needed_per_arm:,} runs per arm would be needed"
