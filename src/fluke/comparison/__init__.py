@@ -83,5 +83,6 @@ __all__ = [
     "CORRECTIONS", "Leaderboard", "PairTest", "SeparatingStratum", "Standing", "adjust_pvalues",
     "holm_adjust", "indistinct_groups", "leaderboard_counts", "rank_bootstrap",
     # limits under the alternative and the interval that inverts the test (issue 35)
-    "DIRECTIONS", "design_limits", "matched_batches", "p_first_posterior", "sequential_power", "regression_limit", "shift_power", "verdict_interval",
+    "DIRECTIONS", "design_limits", "matched_batches", "p_first_posterior", "sequential_power", "regression_limit",
+    "shift_power", "verdict_interval",
 ]
