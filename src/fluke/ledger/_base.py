@@ -96,6 +96,20 @@ class Ledger(TableReads, DocumentStore):
         """Held for one logical ingest, where the backend needs one (SQLite)."""
         yield True
 
+    @contextlib.contextmanager
+    def trial_lock(self, vid: int) -> Iterator[None]:
+        """Held while a writer checks that a trial of version ``vid`` is free and records it
+        (:func:`fluke.ledger._once.record_once`); here the ingest lock, which an ingest inside joins."""
+        with self.ingest_lock():
+            yield
+
+    def record_once(self, run: Run) -> Run | None:
+        """Store ``run`` unless the ledger holds a run of its version × scenario × condition × trial;
+        None when stored, else the run recorded first (see :mod:`fluke.ledger._once`)."""
+        from ._once import record_once
+
+        return record_once(self, run)
+
     def drop_pending(self) -> None:
         """Remove what ingests that did not finish left (SQLite: their pending runs)."""
 
@@ -378,7 +392,7 @@ class Ledger(TableReads, DocumentStore):
         low, span = int(low), int(high) - int(low) + 1
         parts = max(1, min(int(parts), span))
         edges = [low + span * i // parts for i in range(parts + 1)]   # exact: integers of any size
-        return [(a, b - 1) for a, b in zip(edges, edges[1:])]
+        return [(a, b - 1) for a, b in zip(edges, edges[1:], strict=False)]
 
     def run_slice(self, bounds: tuple[int, int], *, scenario: str | None = None,
                   version: str | Sequence[str] | None = None) -> Iterator[str]:
