@@ -53,6 +53,17 @@ def fmt_prob(p: float | None, digits: int = 3) -> str:
     return f"{p:.{digits}f}"
 
 
+def fmt_is(formatted: str) -> str:
+    """A formatted number after its name, with its relation: ``= 0.344``, ``< 0.001``, ``> 0.999``.
+
+    >>> "P(θ > 0.9) " + fmt_is(fmt_prob(0.00001)), "p " + fmt_is(fmt_p(0.031))
+    ('P(θ > 0.9) < 0.001', 'p = 0.031')
+    """
+    if formatted[:1] in "<>" and len(formatted) > 1:
+        return f"{formatted[0]} {formatted[1:]}"
+    return f"= {formatted}"
+
+
 def fmt_pct(share: float | None, digits: int = 0) -> str:
     """A share as a percentage ('—' when undefined).
 

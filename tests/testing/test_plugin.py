@@ -61,12 +61,15 @@ def test_unreliable(fluke_runs):
     out = result.stdout.str()
     assert "ClaimFailed: fluke claim FAILS: P(θ > 0.6) ≥ 0.95 on every scenario" in out
     # the claim prints in the failure and again in the short summary when pytest is not quiet (as in CI)
-    fails = sorted(set(re.findall(r"fails: (refund/\d): P\(θ > 0.6\) = (\S+) from (\d+)/40 runs passed; the runs "
-                                  r"put it below", out)))
+    fails = sorted(set(re.findall(r"fails: (refund/\d): P\(θ > 0.6\) ([=<]) (\S+) from (\d+)/40 runs passed; "
+                                  r"the runs put it below", out)))
     assert [f[0] for f in fails] == ["refund/0", "refund/1", "refund/2"]
-    for _, shown, passes in fails:  # the printed posterior is the uniform-prior Beta's tail
+    for _, relation, shown, passes in fails:  # the printed posterior is the uniform-prior Beta's tail
         expected = stats.beta(1 + int(passes), 1 + 40 - int(passes)).sf(0.6)
-        assert shown == "<0.001" if expected < 0.001 else abs(float(shown) - expected) < 5e-4
+        if expected < 0.001:
+            assert (relation, shown) == ("<", "0.001")   # as the terminal prints a floor: "< 0.001"
+        else:
+            assert relation == "=" and abs(float(shown) - expected) < 5e-4
     assert "rests on: " in out and "runs passed over 3 scenario cells of version" in out
     assert "prior uniform Beta(1, 1); bar 0.6" in out
     assert re.search(r"FAILS\s+test_agent.py::test_unreliable", out)  # and in the session summary

@@ -27,7 +27,7 @@ from dataclasses import dataclass
 from typing import Any, Iterable
 
 from ..errors import UsageError
-from ..format import describe_unknowns, fmt_prob
+from ..format import describe_unknowns, fmt_is, fmt_prob
 
 HOLDS = "holds"
 FAILS = "fails"
@@ -145,7 +145,7 @@ def claim_reliable(ledger, *, version: str | None = None, scenarios=None, bar: f
         p_all = doc["suite"]["p_all_clear"]
         needed = doc["suite"]["runs_to_certify_suite"]
         status = HOLDS if p_all >= prob else FAILS if p_all <= fails_at else TOO_SMALL
-        found = f"P(every scenario above {bar:g}) = {fmt_prob(p_all)}"
+        found = f"P(every scenario above {bar:g}) {fmt_is(fmt_prob(p_all))}"
         if status == TOO_SMALL:
             found += f"; {_needed(needed)} on every scenario (for P ≥ 0.95)"
         return Claim("reliable", f"P(every scenario's θ > {bar:g}) ≥ {prob:g}", status, found, rests,
@@ -156,7 +156,7 @@ def claim_reliable(ledger, *, version: str | None = None, scenarios=None, bar: f
         p = e["p_above"]
         status = HOLDS if p >= prob else FAILS if p <= fails_at else TOO_SMALL
         statuses.append(status)
-        said = f"{_cell(e)}: P(θ > {bar:g}) = {fmt_prob(p)} from {e['passes']}/{e['trials']} runs passed"
+        said = f"{_cell(e)}: P(θ > {bar:g}) {fmt_is(fmt_prob(p))} from {e['passes']}/{e['trials']} runs passed"
         if status == FAILS:
             reasons.append(f"fails: {said}; the runs put it below the bar")
         elif status == TOO_SMALL:
