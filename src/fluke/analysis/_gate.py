@@ -310,6 +310,16 @@ class DecisionResult(Result):
         out += [note(f"Conditional on ({c.check}): {c.rests_on}.") for c in self.claims]
         return out
 
+    def annotations(self) -> list[tuple[str, str, str]]:
+        """One annotation per reason (an error for a check that fails, a warning for one too small
+        to tell), after one for the verdict."""
+        level = {HOLDS: "notice", FAILS: "error", TOO_SMALL: "warning" if self.holds else "error"}
+        out = [(level[self.status], "fluke gate", self.headline())]
+        for c in sorted(self.claims, key=lambda c: (c.holds, c.status != FAILS)):
+            if not c.holds:
+                out += [(level[c.status], f"fluke gate: {c.check}", r) for r in (c.reasons or (c.found,))]
+        return out
+
     def worst(self) -> list[str]:
         """The first :data:`WORST_SHOWN` reasons taken in turn from each check that does not hold
         (its worst first), so one check's many reasons do not hide another's."""
