@@ -4,13 +4,13 @@
   read), cut under :data:`SUMMARY_LIMIT`, the 1 MiB GitHub accepts in ``$GITHUB_STEP_SUMMARY``.
 * ``--format github`` prints workflow commands (``::error title=…::message``), one annotation
   per reason a result gives, in one batch of at most :data:`ANNOTATIONS` (the most a check run
-  takes per request; the last says how many more there are). Messages and titles are escaped
-  as the runner's parser expects (``%``, CR, LF; and ``:`` ``,`` in a title), so a string from
-  a run cannot end the command or start another.
+  takes per request; the last says how many more there are). A line break in a string from a
+  run is shown as a visible escape (``\\x0a``), never written, and ``%`` (and ``:`` ``,`` in a
+  title) are escaped as the runner's parser expects: a string cannot end the command or start another.
 
 >>> print(to_annotations([("error", "gate", "refund/7: 3 of 8 runs failed"), ("warning", "a:b", "50%\\nx")]))
 ::error title=gate::refund/7: 3 of 8 runs failed
-::warning title=a%3Ab::50%25%0Ax
+::warning title=a%3Ab::50%25\\x0ax
 """
 
 from __future__ import annotations

@@ -90,7 +90,7 @@ def _rich_table(table: Table, rows: Sequence, width: int):
     for r in cells:
         out.add_row(*(Text(t, style=_RICH.get(s) if s else "") for t, s in r))
     # The narrowest the table can be with every non-key cell whole and key cells folded at 12.
-    need = sum(w if not c.key else min(w, 12) for w, c in zip(widths, table.columns)) + 2 * len(widths)
+    need = sum(w if not c.key else min(w, 12) for w, c in zip(widths, table.columns, strict=True)) + 2 * len(widths)
     return out, max(width, need)
 
 

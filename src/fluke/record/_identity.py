@@ -63,11 +63,11 @@ class Identity(BaseModel):
         try:
             version = _VERSIONS.get(key)
         except TypeError:   # a dict component: not hashable, not remembered
-            return digest(dict(zip(IDENTITY_FIELDS, key)))
+            return digest(dict(zip(IDENTITY_FIELDS, key, strict=True)))
         if version is None:
             if len(_VERSIONS) >= 4096:
                 _VERSIONS.clear()
-            version = _VERSIONS[key] = digest(dict(zip(IDENTITY_FIELDS, key)))
+            version = _VERSIONS[key] = digest(dict(zip(IDENTITY_FIELDS, key, strict=True)))
         return version
 
     def label(self) -> str:
