@@ -20,7 +20,8 @@ TRIALS = 30
 
 def _run(worker: int, trial: int, condition: dict | None = None) -> Run:
     return Run(scenario="refund", trial=trial, condition=condition or {}, identity=Identity(model="m"),
-               latency=worker + trial / 100, error=f"worker {worker}", outcome=Outcome(passed=(worker + trial) % 2 == 0))
+               latency=worker + trial / 100, error=f"worker {worker}",
+               outcome=Outcome(passed=(worker + trial) % 2 == 0))
 
 
 def _writer(url: str, worker: int, barrier, done) -> None:
