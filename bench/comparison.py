@@ -54,7 +54,9 @@ def main() -> None:
     parser.add_argument("--repeat", type=int, default=3)
     args = parser.parse_args()
 
-    ours_t, ours = _best(lambda: calibrate_null(args.pairs, step_tests=False, rng=np.random.default_rng(1)), args.repeat)
+    ours_t, ours = _best(
+        lambda: calibrate_null(args.pairs, step_tests=False, rng=np.random.default_rng(1)), args.repeat
+    )
     peer_t, peer = _best(lambda: peer_calibration(args.pairs, 1), 1)
     print(f"calibration, {args.pairs} pairs × 2 arms × 2,000 runs, 50 strata, simulation included")
     print(f"  fluke  {ours_t:8.3f} s   false alarms {ours.calibration.false_alarms}/{args.pairs}")

@@ -89,7 +89,7 @@ def reference_times(runs, gold_runs, spec, repeats, grade_run, load_spec):
     fns += [lambda s=s: [grade_run(r, s) for r in gold_runs] for s in specs]
     rows = interleaved(repeats, *fns)
     out = [("spec workload (above)", rows[0][0], None)]
-    for mode, (best, _, grades) in zip(modes, rows[1:]):
+    for mode, (best, _, grades) in zip(modes, rows[1:], strict=True):
         out.append((f"reference: gold, {mode}", best, sum(g.reference.recall for g in grades) / len(grades)))
     return out
 
@@ -113,7 +113,7 @@ def interleaved(repeats, *fns):
             began = time.perf_counter()
             outs[k] = fn()
             times[k].append(time.perf_counter() - began)
-    return [(min(t), sorted(t)[len(t) // 2], out) for t, out in zip(times, outs)]
+    return [(min(t), sorted(t)[len(t) // 2], out) for t, out in zip(times, outs, strict=True)]
 
 
 def main(argv=None) -> None:

@@ -126,8 +126,10 @@ def main() -> None:
     seconds = floor(jsonl, db)
     cpu = time.process_time() - cpu
     discard(db)
-    print(f"{'floor (parse + keyed insert)':32} {args.n / seconds:>9,.0f} runs/s   {seconds:6.1f} s   load {load:.1f}   "
-          f"CPU {cpu / args.n * 1e6:.0f} us/run")
+    print(
+        f"{'floor (parse + keyed insert)':32} {args.n / seconds:>9,.0f} runs/s   {seconds:6.1f} s   load {load:.1f}   "
+        f"CPU {cpu / args.n * 1e6:.0f} us/run"
+    )
     arms = [arm.partition("=")[::2] for arm in args.src] or [("fluke ingest", None)]
     for name, src in arms:
         load = os.getloadavg()[0]

@@ -37,6 +37,7 @@ ingest (``summary``, ``believe``, ``passk --k 1..10``, ``passk`` with its defaul
 from __future__ import annotations
 
 import argparse
+from itertools import pairwise
 import json
 import math
 import os
@@ -214,7 +215,7 @@ def exponent(t1: float, t2: float, n1: int, n2: int) -> float:
 def table(name: str, sizes: list[int], rows: dict[str, dict[int, tuple]]) -> None:
     print(f"\n{name}")
     head = "".join(f"{f'{n:,} runs':>22}" for n in sizes)
-    pairs = list(zip(sizes, sizes[1:]))
+    pairs = list(pairwise(sizes))
     print(f"{'verb':<14}{head}" + "".join(f"{f'exp {a // 1000}k→{b // 1000}k':>16}" for a, b in pairs))
     for verb, got in rows.items():
         cells = "".join(f"{got[n][0]:>9.2f} s {got[n][1]:>7.0f} MB" if n in got else f"{'—':>22}" for n in sizes)

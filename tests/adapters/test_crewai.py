@@ -24,7 +24,7 @@ def test_started_and_ended_events_pair_by_id():
     starts = [e for e in raw if e["type"] == "tool_usage_started"]
     ends = {e["started_event_id"]: e for e in raw if e["type"] in ("tool_usage_finished", "tool_usage_error")}
     assert len(run.tool_calls) == len(starts) == 4   # the raising tool was run three times
-    for call, start in zip(run.tool_calls, starts):
+    for call, start in zip(run.tool_calls, starts, strict=True):
         end = ends[start["event_id"]]
         assert call.tool == start["tool_name"] and call.args == end["tool_args"]
         assert call.ok == (end["type"] == "tool_usage_finished")

@@ -3,7 +3,8 @@ fluke's own errors (issue 15, point 4).
 
 Per reader and per run of the suite: ``FUZZ_INPUTS`` inputs (10,240 by default: 640
 hypothesis examples of 16 inputs each; set ``FLUKE_FUZZ_INPUTS`` to change it), as many
-stored bodies, and 320 stored bodies on PostgreSQL. Each input is one file: a real file from ../shared or the fixtures (cut
+stored bodies, and 320 stored bodies on PostgreSQL. Each input is one file: a real file from ../shared or the
+fixtures (cut
 small) with one to three edits and maybe byte-level damage (see ``_fuzz.py``), read by
 :func:`fluke.adapters.read_file` with the format forced or detected. The runs an example
 reads are ingested into a real SQLite ledger and read back. A second, smaller sample goes

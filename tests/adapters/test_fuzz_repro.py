@@ -18,6 +18,7 @@ from fluke.errors import FlukeError
 from fluke.ledger import open_ledger
 
 from .._repro import FUZZ_REPRO, GOOD_BODY
+from ..conftest import need
 
 
 def _cases() -> list:
@@ -65,6 +66,7 @@ def _replay(reader: str, path, info: dict) -> None:
 
 
 def test_all_68_kept_inputs_are_here():
+    need(FUZZ_REPRO)
     assert len(_cases()) == 68
 
 

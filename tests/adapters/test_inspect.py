@@ -42,7 +42,11 @@ def test_json_log_runs_outcomes_and_failed_calls(samples):
     assert bad.args == {"a": "x"} and bad.error.startswith("Found 2 validation errors")
     assert add.t_start is not None and add.t_end > add.t_start   # times from the tool events
     ident = s1.identity
-    assert (ident.model, ident.world, ident.grader["inspect_scorer"]) == ("mockllm/model", "inspect/tiny_tools", "match")
+    assert (ident.model, ident.world, ident.grader["inspect_scorer"]) == (
+        "mockllm/model",
+        "inspect/tiny_tools",
+        "match",
+    )
     assert ident.harness["inspect_solver"] == "system_message,use_tools,generate"
     assert s1.cost["total_tokens"] == log["samples"][0]["model_usage"]["mockllm/model"]["total_tokens"]
 
@@ -54,7 +58,9 @@ def test_eval_archive_reads_like_its_json_twin(samples):
     assert detect_format(path) == "inspect"
     runs = list(read_file(path))
     assert _seen(runs) == _expected(log)
-    assert {r.version for r in runs} == {r.version for r in read_file(samples / "inspect_ai" / "tiny_tools_epochs3.json")}
+    assert {r.version for r in runs} == {
+        r.version for r in read_file(samples / "inspect_ai" / "tiny_tools_epochs3.json")
+    }
 
 
 def test_score_options(samples, tmp_path):

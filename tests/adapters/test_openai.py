@@ -131,7 +131,11 @@ def test_sniff_boundaries():
 
 def test_request_with_response_and_bare_response(samples):
     doc = orjson.loads((samples / "openai_agents" / "run1_parallel_and_error.chat_completions.json").read_bytes())
-    body = {"model": "gpt-4o-mini", "messages": doc[:1], "choices": [{"message": doc[1], "finish_reason": "tool_calls"}]}
+    body = {
+        "model": "gpt-4o-mini",
+        "messages": doc[:1],
+        "choices": [{"message": doc[1], "finish_reason": "tool_calls"}],
+    }
     [run] = _openai.read(body, file="t.json", identity={})
     assert run.identity.model == "gpt-4o-mini"
     assert [(c.call_id, c.ok) for c in run.tool_calls] == [("call_w1", None), ("call_a1", None)]

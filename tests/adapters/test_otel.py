@@ -31,8 +31,10 @@ def test_genai_sample_tool_spans_pair_and_fail(samples):
     assert detect_format(path) == "otel-genai"
     [run] = read_file(path)
     raw = [s for s in _spans(path) if _attr(s, "gen_ai.operation.name") == "execute_tool"]
-    raw.sort(key=lambda s: int(s["startTimeUnixNano"]))            # the file is in end order
-    assert [c.call_id for c in run.tool_calls] == [_attr(s, "gen_ai.tool.call.id") for s in raw] == ["call_w1", "call_f1"]
+    raw.sort(key=lambda s: int(s["startTimeUnixNano"]))  # the file is in end order
+    assert (
+        [c.call_id for c in run.tool_calls] == [_attr(s, "gen_ai.tool.call.id") for s in raw] == ["call_w1", "call_f1"]
+    )
     weather, lookup = run.tool_calls
     assert (weather.ok, weather.result, weather.args) == (True, "Sunny, 21C in Paris", {"city": "Paris"})
     failing = next(s for s in raw if s["status"].get("code") == 2)
@@ -61,7 +63,12 @@ def test_openinference_sample(samples):
     [tool] = [s for s in _spans(path) if _attr(s, "openinference.span.kind") == "TOOL"]
     [call] = run.tool_calls
     assert (call.tool, call.call_id, call.args, call.result, call.ok) == (
-        "get_weather", _attr(tool, "tool.id"), json.loads(_attr(tool, "input.value")), _attr(tool, "output.value"), True)
+        "get_weather",
+        _attr(tool, "tool.id"),
+        json.loads(_attr(tool, "input.value")),
+        _attr(tool, "output.value"),
+        True,
+    )
     assert call.agent == "weather_agent"
     assert [(e.kind, getattr(e, "text", None)) for e in run.events] == [
         ("user", "Weather in Paris?"), ("tool", None), ("agent", "It is sunny, 21C.")]
@@ -189,7 +196,9 @@ def test_live_openinference_spans(tmp_path):
     assert detect_format(path) == "openinference"
     [run] = read_file(path)
     assert [(c.call_id, c.args, c.ok, c.result, c.error, c.agent) for c in run.tool_calls] == [
-        ("id-k1", {"key": "k1"}, True, "v1", None, "helper"), ("id-k2", {"key": "k2"}, False, None, "no such key", "helper")]
+        ("id-k1", {"key": "k1"}, True, "v1", None, "helper"),
+        ("id-k2", {"key": "k2"}, False, None, "no such key", "helper"),
+    ]
     assert run.source.position == "conversation s-9" and run.identity.model == "m-2"
 
 

@@ -16,12 +16,22 @@ from fluke.errors import InputError
 
 
 def _trial(task, k, n, resolved, mode="unset"):
-    return {"id": f"{task}-{k}", "trial_name": f"{task}.{k}-of-{n}.2025-09-05__16-26-44", "task_id": task,
-            "instruction": "do it", "is_resolved": resolved, "failure_mode": mode,
-            "parser_results": {"test_a": "passed" if resolved else "failed"}, "recording_path": "x.cast",
-            "total_input_tokens": 100 * k, "total_output_tokens": 10,
-            "trial_started_at": "2025-09-05T23:33:51.941797+00:00", "trial_ended_at": "2025-09-05T23:34:33.629488+00:00",
-            "agent_started_at": "2025-09-05T23:34:12.000000+00:00", "agent_ended_at": "2025-09-05T23:34:13.500000+00:00"}
+    return {
+        "id": f"{task}-{k}",
+        "trial_name": f"{task}.{k}-of-{n}.2025-09-05__16-26-44",
+        "task_id": task,
+        "instruction": "do it",
+        "is_resolved": resolved,
+        "failure_mode": mode,
+        "parser_results": {"test_a": "passed" if resolved else "failed"},
+        "recording_path": "x.cast",
+        "total_input_tokens": 100 * k,
+        "total_output_tokens": 10,
+        "trial_started_at": "2025-09-05T23:33:51.941797+00:00",
+        "trial_ended_at": "2025-09-05T23:34:33.629488+00:00",
+        "agent_started_at": "2025-09-05T23:34:12.000000+00:00",
+        "agent_ended_at": "2025-09-05T23:34:13.500000+00:00",
+    }
 
 
 def _run_dir(root, agent_folder, trials, meta=None):
@@ -65,16 +75,31 @@ def test_one_trial_file_and_harbor(tmp_path):
     single.write_text(json.dumps(_trial("hello", 2, 5, True)))
     [run] = read_file(single)
     assert (run.scenario, run.trial, run.outcome.passed) == ("hello", 1, True)
-    harbor = {"task_name": "hello", "trial_name": "hello__AbC12", "trial_uri": "file:///x", "task_id": {"path": "x"},
-              "agent_info": {"name": "claude-code", "version": "1.0", "model_info": {"name": "opus", "provider": "anthropic"}},
-              "agent_result": {"n_input_tokens": 5, "n_output_tokens": 3, "cost_usd": 0.25},
-              "verifier_result": {"rewards": {"reward": 0.0}}, "exception_info": None,
-              "started_at": "2026-01-01T00:00:00Z", "finished_at": "2026-01-01T00:01:00Z"}
+    harbor = {
+        "task_name": "hello",
+        "trial_name": "hello__AbC12",
+        "trial_uri": "file:///x",
+        "task_id": {"path": "x"},
+        "agent_info": {
+            "name": "claude-code",
+            "version": "1.0",
+            "model_info": {"name": "opus", "provider": "anthropic"},
+        },
+        "agent_result": {"n_input_tokens": 5, "n_output_tokens": 3, "cost_usd": 0.25},
+        "verifier_result": {"rewards": {"reward": 0.0}},
+        "exception_info": None,
+        "started_at": "2026-01-01T00:00:00Z",
+        "finished_at": "2026-01-01T00:01:00Z",
+    }
     job = tmp_path / "job"
     for i, (reward, exc) in enumerate([(1.0, None), (0.0, None), (None, {"exception_type": "AgentTimeoutError",
                                                                          "exception_message": "took too long"})]):
-        trial = dict(harbor, trial_name=f"hello__{i}", verifier_result=None if reward is None else {"rewards": {"reward": reward}},
-                     exception_info=exc)
+        trial = dict(
+            harbor,
+            trial_name=f"hello__{i}",
+            verifier_result=None if reward is None else {"rewards": {"reward": reward}},
+            exception_info=exc,
+        )
         (job / f"hello__{i}").mkdir(parents=True)
         (job / f"hello__{i}" / "result.json").write_text(json.dumps(trial))
     (job / "result.json").write_text(json.dumps({"id": "j", "n_total_trials": 3, "stats": {"n_trials": 3}}))
@@ -82,12 +107,17 @@ def test_one_trial_file_and_harbor(tmp_path):
     runs = list(read_file(job / "result.json"))
     assert [(r.trial, r.outcome.passed, r.error) for r in runs] == [
         (0, True, None), (1, False, None), (2, None, "AgentTimeoutError: took too long")]
-    assert runs[0].identity.model == "anthropic/opus" and runs[0].identity.harness == {"agent": "claude-code", "version": "1.0"}
+    assert runs[0].identity.model == "anthropic/opus" and runs[0].identity.harness == {
+        "agent": "claude-code",
+        "version": "1.0",
+    }
     assert runs[0].cost == {"input_tokens": 5, "output_tokens": 3, "usd": 0.25}
 
 
 def test_bad_is_resolved_names_the_record(tmp_path):
     path = tmp_path / "results.json"
-    path.write_text(json.dumps({"results": [_trial("a", 1, 1, True), dict(_trial("a", 1, 1, True), is_resolved="yes")]}))
+    path.write_text(
+        json.dumps({"results": [_trial("a", 1, 1, True), dict(_trial("a", 1, 1, True), is_resolved="yes")]})
+    )
     with pytest.raises(InputError, match=r"results.1: field is_resolved: expected true, false or null"):
         list(read_file(path))

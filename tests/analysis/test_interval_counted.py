@@ -1,7 +1,5 @@
 """interval from the ledger's unit_cells equals interval from every run (the row functions on the streamed runs)."""
 
-import math
-
 import numpy as np
 import pytest
 
@@ -10,6 +8,8 @@ from fluke.analysis._interval import outcome_values, scoped_runs
 from fluke.inference import cluster_bootstrap_interval, clustered_interval, variance_components
 from fluke.ledger import open_ledger
 from fluke.record import Identity, Outcome, Run
+
+from .._close import assert_same_doc
 
 
 def from_rows(ledger, *, unit, outcome, unknown, weighting, bootstrap, condition=None):
@@ -33,10 +33,7 @@ def from_rows(ledger, *, unit, outcome, unknown, weighting, bootstrap, condition
 
 
 def close(a, b):
-    if isinstance(a, float):
-        assert (math.isnan(a) and math.isnan(b)) or abs(a - b) <= 1e-12 * max(1, abs(a)), (a, b)
-    else:
-        assert a == b
+    assert_same_doc(a, b)
 
 
 def build(tmp_path, seed):
@@ -83,7 +80,7 @@ def test_interval_from_counts_equals_interval_from_runs(tmp_path, seed):
                     for key in ("statistic", "standard_error", "low", "high", "df", "clusters", "rows", "method",
                                 "reason"):
                         close(getattr(v.interval, key), getattr(ci, key))
-                    for a, b in zip(vars(v.interval.naive).values(), vars(ci.naive).values()):
+                    for a, b in zip(vars(v.interval.naive).values(), vars(ci.naive).values(), strict=True):
                         close(a, b)
                     for key in ("unit", "scenario", "generation", "units", "scenarios", "generations", "reasons"):
                         close(getattr(v.variance, key), getattr(vc, key))

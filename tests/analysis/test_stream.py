@@ -78,7 +78,7 @@ def test_reduced_arm_compares_like_whole_runs(ledger):
     got = compare_versions(arm_a.runs, arm_b.runs).to_dict()
     want = compare_versions(whole_a, whole_b).to_dict()
     assert got == want and got["where"] == want["where"]
-    for x, y in zip(outcome_arrays(arm_a.runs), outcome_arrays(whole_a)):
+    for x, y in zip(outcome_arrays(arm_a.runs), outcome_arrays(whole_a), strict=True):
         assert x.tolist() == y.tolist()
 
 
@@ -120,5 +120,5 @@ def test_reductions_from_stored_json_equal_those_from_whole_runs_on_real_runs(le
     bodies = list(ledger.run_bodies())
     assert len(runs) == len(bodies) > 300
     hard = {r.hash: 2 for r in runs[::3]}
-    for run, (body, _) in zip(runs, bodies):
+    for run, (body, _) in zip(runs, bodies, strict=True):
         _same(reduce_body(body, orjson.loads(body), hard), reduce_run(run, hard))

@@ -88,8 +88,14 @@ def ledger_with_runs(tmp_path):
 
     path = str(tmp_path / "l.db")
     with open_ledger(path) as ledger:
-        ledger.ingest([Run(scenario=f"s{i}", trial=t, identity=Identity(model=m), outcome=Outcome(passed=(i + t) % 2 == 0))
-                       for m in ("a", "b") for i in range(3) for t in range(2)])
+        ledger.ingest(
+            [
+                Run(scenario=f"s{i}", trial=t, identity=Identity(model=m), outcome=Outcome(passed=(i + t) % 2 == 0))
+                for m in ("a", "b")
+                for i in range(3)
+                for t in range(2)
+            ]
+        )
     return path
 
 
@@ -102,7 +108,11 @@ def test_output_into_a_missing_folder_is_one_line(verb, flag, tmp_path, ledger_w
     assert not target.parent.exists()
 
 
-@pytest.mark.skipif(os.geteuid() == 0, reason="root may write into read-only folders; test_output_onto_a_folder_is_one_line covers an unwritable path for root")
+@pytest.mark.skipif(
+    os.geteuid() == 0,
+    reason="root may write into read-only folders; "
+    "test_output_onto_a_folder_is_one_line covers an unwritable path for root",
+)
 @pytest.mark.parametrize("verb,flag", [("report", "--out"), ("export", "-o")])
 def test_output_into_a_read_only_folder_is_one_line(verb, flag, tmp_path, ledger_with_runs):
     folder = tmp_path / "ro"

@@ -32,10 +32,13 @@ SECRETS = {
     "sk_live_4eC39HqLyjWDarjtT1zdp7dc": "4eC39HqLyjWDarjtT1zdp7dc",
     "rk_live_51HbQzRkLiveRestrictedKey99": "51HbQzRkLiveRestrictedKey99",
     "sk-ant-api03-AnthropicKeyMaterial0123456789abcdefghijklmnopqrstuvwxyzABCDEFG": "AnthropicKeyMaterial",
-    '{"type": "service_account", "private_key": "-----BEGIN PRIVATE KEY-----\\nMIIEvQIBADANBgkqGoogleSAkeyBody\\n-----END PRIVATE KEY-----\\n"}':
-        "GoogleSAkeyBody",
-    "-----BEGIN RSA PRIVATE KEY-----\nMIIEpAIBAAKCAQEAPemBlockBodyXyz\n-----END RSA PRIVATE KEY-----": "PemBlockBodyXyz",
-    "eyJhbGciOiJIUzI1NiJ9.eyJzdWIiOiJqd3QtdGVzdCJ9.SflKxwRJSMeKKF2QT4fwpMeJf36POk6yJV_adQssw5c": "SflKxwRJSMeKKF2QT4fwpMeJf36",
+    ('{"type": "service_account", "private_key": '
+     '"-----BEGIN PRIVATE KEY-----\\nMIIEvQIBADANBgkqGoogleSAkeyBody\\n'
+     '-----END PRIVATE KEY-----\\n"}'): "GoogleSAkeyBody",
+    ("-----BEGIN RSA PRIVATE KEY-----\nMIIEpAIBAAKCAQEAPemBlockBodyXyz\n"
+     "-----END RSA PRIVATE KEY-----"): "PemBlockBodyXyz",
+    ("eyJhbGciOiJIUzI1NiJ9.eyJzdWIiOiJqd3QtdGVzdCJ9."
+     "SflKxwRJSMeKKF2QT4fwpMeJf36POk6yJV_adQssw5c"): "SflKxwRJSMeKKF2QT4fwpMeJf36",
     "ghp_abcdefghijklmnopqrstuvwxyz0123456789": "abcdefghijklmnopqrstuvwxyz0123456789",
 }
 MARKERS = list(SECRETS.values())
@@ -75,13 +78,34 @@ def hostile_ledger(tmp_path_factory):
 
 def _verbs(folder) -> list[list[str]]:
     spec = str(folder / "spec.yaml")
-    return [["summary"], ["runs"], ["believe", "--statements"], ["compare", "model=a*", "model=b*", "--no-record"],
-            ["consistency", "model=a*"], ["fixcheck", "model=a*@0", "model=a*@1"], ["interval"], ["passk"],
-            ["grade", "--spec", spec, "--violations", "--no-store"], ["report", "--out", str(folder / "r.html")],
-            ["leaderboard", "--replicates", "100", "--all",
-             *(Identity(model=f"{v} {HOSTILE[0]} {next(iter(SECRETS))}").version[:12] for v in "ab")],
-            ["plan", "--budget", "20", "--version", Identity(model=f"a {HOSTILE[0]} {next(iter(SECRETS))}").version[:12],
-             "--against", Identity(model=f"b {HOSTILE[0]} {next(iter(SECRETS))}").version[:12]]]
+    return [
+        ["summary"],
+        ["runs"],
+        ["believe", "--statements"],
+        ["compare", "model=a*", "model=b*", "--no-record"],
+        ["consistency", "model=a*"],
+        ["fixcheck", "model=a*@0", "model=a*@1"],
+        ["interval"],
+        ["passk"],
+        ["grade", "--spec", spec, "--violations", "--no-store"],
+        ["report", "--out", str(folder / "r.html")],
+        [
+            "leaderboard",
+            "--replicates",
+            "100",
+            "--all",
+            *(Identity(model=f"{v} {HOSTILE[0]} {next(iter(SECRETS))}").version[:12] for v in "ab"),
+        ],
+        [
+            "plan",
+            "--budget",
+            "20",
+            "--version",
+            Identity(model=f"a {HOSTILE[0]} {next(iter(SECRETS))}").version[:12],
+            "--against",
+            Identity(model=f"b {HOSTILE[0]} {next(iter(SECRETS))}").version[:12],
+        ],
+    ]
 
 
 def _check_bytes(text: str, where: str) -> None:

@@ -23,6 +23,7 @@ from fluke.format import fmt_p
 from fluke.ledger import open_ledger
 from fluke.simulate import STAGES
 
+from .._close import assert_same_doc
 from ._realdata import FINE_TUNED, TAU1_AIRLINE, need, tau1_airline_runs, tau2_runs
 
 GOLDEN = Path(__file__).parent / "golden"
@@ -200,7 +201,7 @@ def test_fixcheck_to_dict_is_the_old_json(ledger, name, args, control):
             per.setdefault(r.scenario, []).append(r.outcome.passed is not True)
         f = [sum(v) for v in per.values()]
         n = [len(v) for v in per.values()]
-        c = sum(x * (x - 1) for x in f) / sum(x * (m - 1) for x, m in zip(f, n))
+        c = sum(x * (x - 1) for x in f) / sum(x * (m - 1) for x, m in zip(f, n, strict=True))
         assert bar["once"] == pytest.approx(1 - c) and bar["clears"] is False
         assert "nothing is called improved" in result.render()
     else:
@@ -208,7 +209,7 @@ def test_fixcheck_to_dict_is_the_old_json(ledger, name, args, control):
     # issue 14: the unknown-outcome policy and its count (none of these real runs is unknown)
     assert [doc.pop(k) for k in ("unknowns", "unknown_policy", "unknowns_by_arm")] == [
         0, "fail", {"first": 0, "candidate": 0, "control": 0}]
-    assert doc == old
+    assert_same_doc(doc, old)
     text = result.render()
     assert text.splitlines()[0].startswith("candidate − control" if control else "No control: nothing is called")
     [table] = md_tables(result.render("markdown"))                  # no input flagged: one table
@@ -233,7 +234,7 @@ def test_consistency_to_dict_is_the_old_json(ledger):
     # issue 14: the unknown-outcome policy and its count (none of these real runs is unknown)
     assert [doc.pop("unknowns"), doc.pop("unknown_policy")] == [0, "fail"]
     assert [agent.pop("unknowns") for agent in doc["agents"]] == [0, 0]
-    assert doc == golden("consistency")
+    assert_same_doc(doc, golden("consistency"))
     [table] = md_tables(result.render("markdown"))
     assert [row[0] for row in table[1:]] == ["model=gpt-4o", "model=gpt-4.1"]
     assert table[1][3] == "58.0% (116/200)" and table[1][5] == "0.747"

@@ -44,15 +44,19 @@ def test_every_verb_is_registered_and_documented_with_an_example(verb):
 def _survdiff_of(runs_a, runs_b):
     rows = [(r.scenario, len(r.events) - 1, not r.outcome.passed, g)
             for g, runs in enumerate((runs_a, runs_b)) for r in runs]
-    scen, time, died, group_ = (np.array(x) for x in zip(*rows))
+    scen, time, died, group_ = (np.array(x) for x in zip(*rows, strict=True))
     _, variance = logrank_by_loop(time, died, group_, scen)
     return survdiff(time, died.astype(int), group_, strata=scen), variance
 
 
 def test_compare_gpt41_against_fine_tuned_is_the_exact_mcnemar_test(tau_ledger):
     doc = as_json(tau_ledger, "compare", "model=gpt-4.1", f"model={FINE_TUNED}")
-    a = {r.scenario: r.outcome.passed is True for d in ("airline", "retail", "telecom") for r in tau2_runs("gpt-4.1", d)}
-    b = {r.scenario: r.outcome.passed is True for d in ("airline", "retail", "telecom") for r in tau2_runs(FINE_TUNED, d)}
+    a = {
+        r.scenario: r.outcome.passed is True for d in ("airline", "retail", "telecom") for r in tau2_runs("gpt-4.1", d)
+    }
+    b = {
+        r.scenario: r.outcome.passed is True for d in ("airline", "retail", "telecom") for r in tau2_runs(FINE_TUNED, d)
+    }
     fixed = sum(b[t] and not a[t] for t in a)
     broken = sum(a[t] and not b[t] for t in a)
     assert doc["test"].startswith("exact McNemar") and doc["strata"] == 100

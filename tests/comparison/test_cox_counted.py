@@ -89,6 +89,6 @@ def test_fisher_at_ten_thousand_trials_equals_scipy_and_equal_tables_agree():
     fb = rng.binomial(n, np.clip(fa / n + rng.normal(0, 0.01, 12), 0, 1))
     fa, fb = np.r_[fa, fa[:3], 0, n], np.r_[fb, fb[:3], 3, n - 1]      # repeated tables, edges
     got = fisher_exact_many(fa, n - fa, fb, n - fb)
-    want = [fisher_exact([[x, n - x], [y, n - y]]).pvalue for x, y in zip(fa, fb)]
+    want = [fisher_exact([[x, n - x], [y, n - y]]).pvalue for x, y in zip(fa, fb, strict=True)]
     assert got == pytest.approx(want, rel=1e-6, abs=1e-300)
     assert np.array_equal(got[12:15], got[:3])

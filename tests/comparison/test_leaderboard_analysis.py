@@ -133,8 +133,11 @@ def test_cli_leaderboard_and_plan(tau2_four, tmp_path):
 
 def test_plan_on_each_backend_allocates_and_seals(ledger):
     rng = np.random.default_rng(9)
-    runs = [Run(scenario=f"s{s}", trial=t, identity=Identity(model="m"), outcome=Outcome(passed=bool(rng.random() < 0.97)))
-            for s in range(12) for t in range(8 if s < 6 else 2)]
+    runs = [
+        Run(scenario=f"s{s}", trial=t, identity=Identity(model="m"), outcome=Outcome(passed=bool(rng.random() < 0.97)))
+        for s in range(12)
+        for t in range(8 if s < 6 else 2)
+    ]
     ledger.ingest(runs)
     result = plan(ledger, budget=60, version="model=m", bar=0.8, level=0.9, seed=1, draws=500, seal=True)
     a = result.allocation
@@ -152,8 +155,11 @@ def test_plan_on_each_backend_allocates_and_seals(ledger):
 
 def test_plan_detect_from_a_version_uses_posterior_mean_rates(ledger):
     rng = np.random.default_rng(12)
-    runs = [Run(scenario=f"s{s}", trial=t, identity=Identity(model="m"), outcome=Outcome(passed=bool(rng.random() < 0.6)))
-            for s in range(20) for t in range(3)]
+    runs = [
+        Run(scenario=f"s{s}", trial=t, identity=Identity(model="m"), outcome=Outcome(passed=bool(rng.random() < 0.6)))
+        for s in range(20)
+        for t in range(3)
+    ]
     ledger.ingest(runs)
     got = plan(ledger, detect=10, version="model=m").paired
     means = [(sum(r.outcome.passed for r in runs if r.scenario == f"s{s}") + 1) / 5 for s in range(20)]

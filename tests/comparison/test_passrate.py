@@ -61,7 +61,7 @@ def test_cmh_equals_statsmodels_stratified_table(seed, correction):
 def _enumerate_exact(fa, na, fb, nb):
     """Exact conditional p by listing every combination of tables with the same margins."""
     supports = []
-    for a, n1, b, n2 in zip(fa, na, fb, nb):
+    for a, n1, b, n2 in zip(fa, na, fb, nb, strict=True):
         m = a + b
         xs = range(max(0, m - n2), min(n1, m) + 1)
         supports.append([(x, stats.hypergeom.pmf(x, n1 + n2, n1, m)) for x in xs])
@@ -150,7 +150,9 @@ def _runs(n, failures, fail_len, pass_len, scenario="s"):
     runs = []
     for i in range(n):
         failed = i < failures
-        events = [UserMessage(text="go")] + [AgentMessage(text=f"step {j}") for j in range((fail_len if failed else pass_len) - 1)]
+        events = [UserMessage(text="go")] + [
+            AgentMessage(text=f"step {j}") for j in range((fail_len if failed else pass_len) - 1)
+        ]
         runs.append(Run(scenario=scenario, trial=i, events=events, outcome=Outcome(passed=not failed)))
     return runs
 

@@ -30,7 +30,7 @@ def test_fisher_equals_scipy_on_many_tables():
     tables = rng.integers(0, 40, (400, 4))
     tables[:40] = rng.integers(0, 3, (40, 4))                  # small and degenerate tables too
     ours = fisher_exact_many(*tables.T)
-    for row, p in zip(tables, ours):
+    for row, p in zip(tables, ours, strict=True):
         expected = stats.fisher_exact(row.reshape(2, 2)).pvalue
         assert p == pytest.approx(expected, rel=1e-9, abs=1e-12)
 

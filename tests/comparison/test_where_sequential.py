@@ -136,7 +136,7 @@ def test_rerun_bar_within_three_against_a_loop():
     bar = rerun_bar(f, n, tries=3)
     # P(fail 3 more | failed once): ordered 4-tuples of distinct trials, all failed, over those starting failed
     num = sum(fi * (fi - 1) * (fi - 2) * (fi - 3) for fi in f)
-    den = sum(fi * (ni - 1) * (ni - 2) * (ni - 3) for fi, ni in zip(f, n))
+    den = sum(fi * (ni - 1) * (ni - 2) * (ni - 3) for fi, ni in zip(f, n, strict=True))
     assert bar.within == pytest.approx(1 - num / den)
     assert bar.once == pytest.approx(1 - (f * (f - 1)).sum() / (f * (n - 1)).sum())
 

@@ -37,7 +37,7 @@ def same(a, b, path="$"):
             same(a[k], b[k], f"{path}.{k}")
     elif isinstance(a, (list, tuple)):
         assert isinstance(b, (list, tuple)) and len(a) == len(b), f"{path}: {a!r} != {b!r}"
-        for i, (x, y) in enumerate(zip(a, b)):
+        for i, (x, y) in enumerate(zip(a, b, strict=True)):
             same(x, y, f"{path}[{i}]")
     elif isinstance(a, float) and not isinstance(b, bool) and isinstance(b, (int, float)):
         assert (math.isnan(a) and math.isnan(b)) or a == pytest.approx(b, rel=1e-12, abs=1e-15), f"{path}: {a} != {b}"
@@ -138,7 +138,7 @@ def test_passk_result_is_the_old_json_on_tau_bench(tau):
     assert (v["scenarios"], v["trials"], v["passes"], v["trials_per_scenario"], v["weights"]) == (
         50, 200, sum(c for c, _ in per.values()), [4, 4], "equal")
     c, n = np.array([x[0] for x in per.values()]), np.array([x[1] for x in per.values()])
-    for row, k in zip(v["rows"], [1, 2, 3, 5]):
+    for row, k in zip(v["rows"], [1, 2, 3, 5], strict=True):
         assert set(row) == {"k", "pass_at_k", "pass_hat_k", "reason", "plugin_pass_at_k", "warning", "confidence_level",
                             "pass_at_k_interval", "pass_hat_k_interval", "interval_reason"}
         if k > 4:
@@ -288,8 +288,16 @@ def test_hostile_names_reach_no_output_as_markup_or_control_bytes(tmp_path):
     from fluke.record import Identity, Outcome, Run
 
     url = str(tmp_path / "h.db")
-    runs = [Run(scenario=f"s{i} {SECRET}" if i == 0 else f"s{i}", trial=t, identity=Identity(model=HOSTILE + " " + SECRET),
-                outcome=Outcome(passed=t <= i % 3, reward=0.5)) for i in range(4) for t in range(3)]
+    runs = [
+        Run(
+            scenario=f"s{i} {SECRET}" if i == 0 else f"s{i}",
+            trial=t,
+            identity=Identity(model=HOSTILE + " " + SECRET),
+            outcome=Outcome(passed=t <= i % 3, reward=0.5),
+        )
+        for i in range(4)
+        for t in range(3)
+    ]
     rule = tmp_path / "rule.yaml"
     rule.write_text(json.dumps({"name": HOSTILE + " " + SECRET, "decision": {"statistic": "mean", "above": 0.1}}))
     with open_ledger(url) as ledger:

@@ -26,7 +26,7 @@ def url(tmp_path_factory):
     path = str(tmp_path_factory.mktemp("contrastu") / "fluke.db")
     runs = [Run(scenario=f"{env}-{m}-{r}", unit=env, trial=0, condition={"memory": m, "retry": r},
                 identity=Identity(model="sim"), outcome=Outcome(passed=v))
-            for env, vs in OUTCOMES.items() for (m, r), v in zip(CELLS, vs)]
+            for env, vs in OUTCOMES.items() for (m, r), v in zip(CELLS, vs, strict=True)]
     with open_ledger(path) as ledger:
         ledger.ingest(runs)
     return path

@@ -23,7 +23,7 @@ def test_contrasts_equal_hand_computed_paired_differences_and_scipy_t():
     y, env, mem, retry = _study(rng)
     fc = factorial_contrasts(y, env, {"memory": mem, "retry": retry})
     cell = defaultdict(list)
-    for v, e, m, r in zip(y, env, mem, retry):
+    for v, e, m, r in zip(y, env, mem, retry, strict=True):
         cell[(e, m, r)].append(v)
     mean = {k: sum(v) / len(v) for k, v in cell.items()}
     inter = np.array([(mean[(e, True, 3)] - mean[(e, False, 3)]) - (mean[(e, True, 1)] - mean[(e, False, 1)])

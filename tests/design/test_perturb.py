@@ -15,7 +15,7 @@ def _suite_data(rng, g=40):
         for p in ("base", "new"):
             y = base + (shift[v] if p == "new" else 0.0) + rng.normal(0, 0.1, g)
             rows += [(yy, e, p, v) for e, yy in enumerate(y)]
-    y, env, pol, var = map(np.array, zip(*rows))
+    y, env, pol, var = map(np.array, zip(*rows, strict=True))
     return y.astype(float), env, pol, var
 
 
@@ -64,14 +64,18 @@ def test_suite_on_the_simulated_support_agent():
         for r in simulate_support(150, seed=51, fault_rate=fault).runs:
             policy = f"memory={r.condition['memory']},retry={r.condition['retry']}"
             rows.append((r.outcome.reward, r.unit, policy, variant))
-    y, env, pol, var = map(np.array, zip(*rows))
+    y, env, pol, var = map(np.array, zip(*rows, strict=True))
     suite = perturbation_suite(y.astype(float), env, pol, var, baseline="memory=False,retry=1")
     by = {(r.variant, r.policy): r for r in suite.rows}
     retry = [by[(v, "memory=False,retry=3")].contrast.statistic for v in ("nominal", "outage")]
     # planted: retry's effect is tool_effect · (f − f³): 0.0273 at f = 0.3, 0.0357 at f = 0.7
     assert by[("outage", "memory=True,retry=1")].survives
-    assert by[("nominal", "memory=True,retry=1")].contrast.low <= 0.15 <= by[("nominal", "memory=True,retry=1")].contrast.high
-    assert all(abs(x - t) < 0.05 for x, t in zip(retry, (0.0273, 0.0357)))
+    assert (
+        by[("nominal", "memory=True,retry=1")].contrast.low
+        <= 0.15
+        <= by[("nominal", "memory=True,retry=1")].contrast.high
+    )
+    assert all(abs(x - t) < 0.05 for x, t in zip(retry, (0.0273, 0.0357), strict=True))
     assert suite.share_not_significant is None
 
 

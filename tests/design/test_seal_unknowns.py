@@ -24,7 +24,9 @@ def _runs():
 
 @pytest.mark.parametrize("policy", [None, "fail", "exclude"])
 def test_the_sealed_policy_decides_the_mean(tmp_path, policy):
-    rule = "decision: {statistic: mean, above: 0.6, bound: estimate" + (f", unknown: {policy}" if policy else "") + "}\n"
+    rule = (
+        "decision: {statistic: mean, above: 0.6, bound: estimate" + (f", unknown: {policy}" if policy else "") + "}\n"
+    )
     with open_ledger(str(tmp_path / "l.db")) as led:
         d = seal(led, rule)
         led.ingest(_runs())

@@ -62,7 +62,7 @@ def test_counts_and_before_breaches_match_an_independent_reading(graded):
     assert sum(g.output_ok is True for g in grades) == sum(item["reward"] == 1.0 for item in doc) == 84
     expected = _raw_before_breaches(doc)
     got = {}
-    for run, g in zip(runs, grades):
+    for run, g in zip(runs, grades, strict=True):
         key = (int(run.scenario.split("/")[1]), run.trial)
         pairs = set()
         for v in g.violations:

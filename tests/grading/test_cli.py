@@ -120,5 +120,7 @@ def test_grade_jsonl_and_json_stream_every_grade_the_pydantic_grader_gives(tmp_p
     # the answer keeps 25 worst rows per version: the lucky runs (trial 2 of scenario a) first
     assert len(answer["worst_runs"]) == 25 and all(not g["path_ok"] and g["output_ok"] for g in answer["worst_runs"])
     assert answer["gate"]["reasons"] == ["b: hard violation in 200 of 200 runs"]
-    doc = json.loads(invoke("--ledger", db, "grade", "--spec", str(spec), "--json", "--no-store", "--jobs", jobs).output)
+    doc = json.loads(
+        invoke("--ledger", db, "grade", "--spec", str(spec), "--json", "--no-store", "--jobs", jobs).output
+    )
     assert doc["runs"] == grades and {k: v for k, v in doc.items() if k != "runs"} == answer

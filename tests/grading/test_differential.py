@@ -18,7 +18,9 @@ from fluke.grading import gate, grade_run, load_spec, make_grade, Violation
 
 from .build import agent, call, run_of, user
 
-luckrate = pytest.importorskip("luckrate", reason="luckrate 0.3.0 is the differential oracle (pip install luckrate==0.3.0)")
+luckrate = pytest.importorskip(
+    "luckrate", reason="luckrate 0.3.0 is the differential oracle (pip install luckrate==0.3.0)"
+)
 from luckrate import Step, check  # noqa: E402
 from luckrate.runner import failed as luckrate_failed  # noqa: E402
 
@@ -183,7 +185,9 @@ def test_a_value_a_trusted_tool_also_supplied_is_taint_in_luckrate_not_in_fluke(
 def test_a_failed_call_satisfies_required_in_luckrate_not_in_fluke():
     assert check([Step(tool="lookup", ok=False)], {"required": ["lookup"]}) == []
     run = run_of(call("lookup", ok=False, error="timeout"))
-    assert [v.check for v in grade_run(run, load_spec({"tools": TOOLS, "required": ["lookup"]})).violations] == ["required"]
+    assert [v.check for v in grade_run(run, load_spec({"tools": TOOLS, "required": ["lookup"]})).violations] == [
+        "required"
+    ]
 
 
 def test_soft_majority_is_per_check_in_fluke_any_soft_in_luckrate():

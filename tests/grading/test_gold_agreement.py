@@ -52,7 +52,7 @@ def test_tau_bench_agreement_counts_and_an_independent_reading():
     assert table == {(True, True): 57, (True, False): 19, (False, True): 27, (False, False): 97}
     assert sum(oracle) == 57 + 19
     rewards = [r["reward"] == 1.0 for r in doc]
-    assert sum(o and p for o, p in zip(oracle, rewards)) == 57
+    assert sum(o and p for o, p in zip(oracle, rewards, strict=True)) == 57
     # every disagreement has a named cause; no reward-1 run missed a call that changes state
     assert sum(a.why.values()) == 46 and not any(w.startswith("reward 0, a check") for w in a.why)
     assert a.tasks["airline/48"] == [4, 4, 4] and a.tasks["airline/35"] == [4, 0, 4]
@@ -77,7 +77,7 @@ def test_parallel_calls_of_one_tau2_message_are_one_turn():
     path = need(DATA / "tau2-bench" / "src" / "experiments" / "model_training" / "results"
                 / "gpt-4.1_airline_default_gpt-4.1_1trials.json")
     doc = json.loads(path.read_text())
-    for run, sim in zip(read_file(path), doc["simulations"]):
+    for run, sim in zip(read_file(path), doc["simulations"], strict=True):
         parallel = next((m["tool_calls"] for m in sim["messages"]
                          if m["role"] == "assistant" and len(m.get("tool_calls") or []) > 1), None)
         if parallel:

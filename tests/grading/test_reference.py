@@ -188,7 +188,9 @@ def test_dot_paths_reach_nested_arguments_and_every_list_element():
     expected = {"flights": [{"number": "HAT1", "date": "2024-05-20"}, {"number": "HAT2", "date": "2024-05-21"}]}
     made = {"flights": [{"number": "hat1", "date": "2024-05-20"}, {"number": "hat2", "date": "2024-05-21"}]}
     run = run_of(call("book", made))
-    assert grade_run(run, spec(ref(("book", expected)), match={"book": {"flights.*.number": "case_insensitive"}})).reference.complete
+    assert grade_run(
+        run, spec(ref(("book", expected)), match={"book": {"flights.*.number": "case_insensitive"}})
+    ).reference.complete
     only_first = spec(ref(("book", expected)), match={"book": {"flights.0.number": "case_insensitive"}})
     [v] = grade_run(run, only_first).violations
     assert "got `flights.1.number='hat2'`" in v.message
@@ -264,22 +266,36 @@ def test_the_grade_body_round_trips_with_its_reference():
 
 # -- validation -----------------------------------------------------------------------------------
 
-@pytest.mark.parametrize("body, message", [
-    ({"tools": ["cancel"], "reference": ref(("cancle", {}))},
-     "reference.0.tool: tool 'cancle' is not in tools (did you mean 'cancel'?)"),
-    ({"reference": ref(("cancel", {"reservation_id": "X"})), "match": {"cancel": {"reservaton_id": "exact"}}},
-     "no expected cancel call has argument 'reservaton_id' (did you mean 'reservation_id'?)"),
-    ({"reference": ref(("cancel", {})), "match": {"cancl": {}}}, "no expected call is to 'cancl' (did you mean 'cancel'?)"),
-    ({"reference": ref(("t", {"v": 1})), "match": {"t": {"v": "case-insensitive"}}},
-     "unknown matcher 'case-insensitive' (did you mean 'case_insensitive'?)"),
-    ({"reference": ref(("t", {"v": 1})), "match": {"t": {"v": {"regex": "("}}}}, "not a valid regular expression"),
-    ({"reference": "gold", "reference_mode": "ordered"}, "field reference_mode"),
-    ({"reference_mode": "strict"}, "given without a reference"),
-    ({"reference": [[]]}, "an expected turn with no calls"),
-    ({"reference": "golden"}, "field reference"),
-    ({"reference": ref(("think", {})), "reference_ignore": ["think"]},
-     "reference.0.tool: 'think' is in reference_ignore, so no call could satisfy it"),
-])
+@pytest.mark.parametrize(
+    "body, message",
+    [
+        (
+            {"tools": ["cancel"], "reference": ref(("cancle", {}))},
+            "reference.0.tool: tool 'cancle' is not in tools (did you mean 'cancel'?)",
+        ),
+        (
+            {"reference": ref(("cancel", {"reservation_id": "X"})), "match": {"cancel": {"reservaton_id": "exact"}}},
+            "no expected cancel call has argument 'reservaton_id' (did you mean 'reservation_id'?)",
+        ),
+        (
+            {"reference": ref(("cancel", {})), "match": {"cancl": {}}},
+            "no expected call is to 'cancl' (did you mean 'cancel'?)",
+        ),
+        (
+            {"reference": ref(("t", {"v": 1})), "match": {"t": {"v": "case-insensitive"}}},
+            "unknown matcher 'case-insensitive' (did you mean 'case_insensitive'?)",
+        ),
+        ({"reference": ref(("t", {"v": 1})), "match": {"t": {"v": {"regex": "("}}}}, "not a valid regular expression"),
+        ({"reference": "gold", "reference_mode": "ordered"}, "field reference_mode"),
+        ({"reference_mode": "strict"}, "given without a reference"),
+        ({"reference": [[]]}, "an expected turn with no calls"),
+        ({"reference": "golden"}, "field reference"),
+        (
+            {"reference": ref(("think", {})), "reference_ignore": ["think"]},
+            "reference.0.tool: 'think' is in reference_ignore, so no call could satisfy it",
+        ),
+    ],
+)
 def test_validation_before_any_run(body, message):
     with pytest.raises(SpecError, match=re.escape(message)):
         load_spec(body)

@@ -14,6 +14,7 @@ import numpy as np
 import pytest
 
 from fluke.grading import grade_run, load_spec
+from fluke.record import GoldCall
 
 from .build import call, run_of
 
@@ -37,7 +38,7 @@ def _messages(turns):
         n += len(turn)
         out.append({"role": "assistant", "content": "", "tool_calls": [
             {"id": i, "type": "function", "function": {"name": t, "arguments": json.dumps(a)}}
-            for i, (t, a) in zip(ids, turn)]})
+            for i, (t, a) in zip(ids, turn, strict=True)]})
         out += [{"role": "tool", "tool_call_id": i, "content": "ok"} for i in ids]
     out.append({"role": "assistant", "content": "done"})
     return out
@@ -122,6 +123,85 @@ def test_deepeval_scores_agree_on_generated_trajectories(seed):
     # exact match: strict
     assert (deepeval_score(expected, made, should_exact_match=True) == 1.0) is \
         fluke_grade("strict", made, groups).path_ok
+
+
+# -- the state mode beside the peers' closest modes ---------------------------------------------------
+# Neither peer has a state mode. Its closest: agentevals' unordered and DeepEval's score, given
+# only the successful writes of both sides (the filtering the state mode does itself).
+
+WRITES = ("refund", "cancel")
+
+
+def _writes_only(calls):
+    return [(t, a) for t, a, *ok in calls if t in WRITES and (not ok or ok[0])]
+
+
+@pytest.mark.parametrize("seed", range(30))
+def test_state_mode_is_agentevals_unordered_over_the_successful_writes(seed):
+    rng = np.random.default_rng(300 + seed)
+    pool = [(t, {"id": k}) for t in ("lookup", "search", *WRITES) for k in ("A1", "B2")]
+    expected = _trajectory(rng, pool)
+    made = [(t, a, True) for t, a in expected] if rng.random() < 0.5 else []
+    made += [(t, a, bool(rng.random() < 0.8)) for t, a in _trajectory(rng, pool)]
+    made = [made[i] for i in rng.permutation(len(made))]
+    spec = load_spec({**QUIET, "reference_mode": "state", "writes": list(WRITES), "reference": "gold"})
+    run = run_of(*[call(t, a, ok=ok, error=None if ok else "Error: no") for t, a, ok in made])
+    run = run.model_copy(update={"gold": [GoldCall(tool=t, args=a) for t, a in expected]})
+    ours = grade_run(run, spec)
+    peer = agentevals_says("unordered", [[c] for c in _writes_only(made)], [[c] for c in _writes_only(expected)])
+    assert ours.reference_ok is peer["score"], (made, expected)
+    # DeepEval's score over the same writes is the state mode's recall (distinct calls: its
+    # duplicate defect stays out; no expected write: DeepEval has nothing to score)
+    want, got = _writes_only(expected), _writes_only(made)
+    if want and len({json.dumps(c) for c in want}) == len(want) and len({json.dumps(c) for c in got}) == len(got):
+        assert deepeval_score(want, got) == pytest.approx(ours.reference.recall)
+
+
+def _tau_messages(calls):
+    return _messages([[c] for c in calls])
+
+
+def _tau_calls(traj, keep):
+    """The successful calls of a raw τ-bench trajectory, in order (call ids recur in a run, so
+    each result answers the earliest unanswered call of its id)."""
+    pending, out = {}, []
+    for m in traj:
+        for c in (m.get("tool_calls") or []) if m["role"] == "assistant" else []:
+            pending.setdefault(c["id"], []).append(c["function"])
+        if m["role"] == "tool":
+            f = pending[m["tool_call_id"]].pop(0)
+            if not str(m["content"]).startswith("Error:") and keep(f["name"]):
+                out.append((f["name"], json.loads(f["arguments"])))
+    return out
+
+
+def test_tau_bench_side_by_side_with_agentevals():
+    from fluke.adapters import read_file
+
+    from ..conftest import TAU_AIRLINE, need
+
+    doc = json.loads(need(TAU_AIRLINE).read_text())
+    runs = list(read_file(TAU_AIRLINE))
+    writes = {"book_reservation", "cancel_reservation", "update_reservation_flights", "update_reservation_baggages",
+              "update_reservation_passengers", "send_certificate"}
+    agree = {}
+    for mode in ("superset", "subset", "unordered", "strict", "state"):
+        state = mode == "state"
+        spec = load_spec({**QUIET, "reference": "gold", "reference_mode": mode,
+                          **({"writes": sorted(writes)} if state else {})})
+        keep = (lambda name: name in writes) if state else (lambda name: True)
+        ev = agentevals.create_trajectory_match_evaluator(trajectory_match_mode="unordered" if state else mode)
+        n = 0
+        for record, run in zip(doc, runs, strict=True):
+            gold = [(a["name"], a["kwargs"]) for a in record["info"]["task"]["actions"] if keep(a["name"])]
+            peer = ev(outputs=_tau_messages(_tau_calls(record["traj"], keep)),
+                      reference_outputs=_tau_messages(gold))["score"]
+            ours = grade_run(run, spec).reference_ok
+            assert ours is peer, (mode, run.scenario, run.trial)
+            n += ours is (record["reward"] == 1.0)
+        agree[mode] = n
+    # the same verdict on every run in every mode; agreement with the reward, of 200 runs
+    assert agree == {"superset": 154, "subset": 120, "unordered": 128, "strict": 128, "state": 195}
 
 
 # -- the peers' defects, case by case ------------------------------------------------------------

@@ -48,7 +48,9 @@ def _stored_order(url: str) -> list[str]:
     import hashlib
 
     with sqlite3.connect(url) as db:
-        return [hashlib.sha256(body.encode()).hexdigest() for (body,) in db.execute("SELECT body FROM runs ORDER BY rowid")]
+        return [
+            hashlib.sha256(body.encode()).hexdigest() for (body,) in db.execute("SELECT body FROM runs ORDER BY rowid")
+        ]
 
 
 def _every(ledger, spec, **options):

@@ -86,7 +86,7 @@ def _mixture_mean(batches, *, odds, prior=(1, 1)):
     total = mean = 0.0
     for changes in itertools.product((0, 1), repeat=len(batches) - 1):
         segments = [[batches[0]]]
-        for changed, batch in zip(changes, batches[1:]):
+        for changed, batch in zip(changes, batches[1:], strict=True):
             segments.append([batch]) if changed else segments[-1].append(batch)
         log_w = sum(np.log(p_change if c else 1 - p_change) for c in changes)
         for seg in segments:
@@ -254,5 +254,7 @@ def test_family_prior_with_a_carry_still_runs(db):
     out = doc(db, "believe", "--version", "model=agent-v2", "--carry-from", "model=agent-v1", "--prior", "family",
               "--family-prefix", "tool:", "--odds", "4")
     assert all(0 < s["mean"] < 1 for s in out["scenarios"])
-    out = doc(db, "believe", "--version", "model=agent-v2", "--account", "--prior", "family", "--family-prefix", "tool:")
+    out = doc(
+        db, "believe", "--version", "model=agent-v2", "--account", "--prior", "family", "--family-prefix", "tool:"
+    )
     assert all(0 < s["mean"] < 1 for s in out["scenarios"])

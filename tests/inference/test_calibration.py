@@ -12,7 +12,7 @@ from fluke.inference import (brier_decomposition, brier_score, calibration_test,
 def _murphy_by_hand(p, y, edges):
     """An independent, loop-by-loop decomposition over the same bins."""
     groups = defaultdict(list)
-    for pi, yi in zip(p, y):
+    for pi, yi in zip(p, y, strict=True):
         b = min(int(np.searchsorted(edges, pi, side="right")) - 1, len(edges) - 2)
         groups[b].append((pi, yi))
     n = len(p)
@@ -32,7 +32,7 @@ def test_decomposition_identity_for_binned_forecasts():
     assert (d.reliability, d.resolution, d.uncertainty) == pytest.approx((rel, res, unc), abs=1e-14)
     assert d.reliability - d.resolution + d.uncertainty == pytest.approx(brier_score(p, y), abs=1e-14)
     assert d.within_bin == 0.0
-    assert brier_score(p, y) == pytest.approx(sum((a - b) ** 2 for a, b in zip(p, y)) / 500)
+    assert brier_score(p, y) == pytest.approx(sum((a - b) ** 2 for a, b in zip(p, y, strict=True)) / 500)
 
 
 def test_decomposition_reports_what_binning_cannot_attribute():

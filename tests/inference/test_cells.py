@@ -113,7 +113,7 @@ def close(a, b, what):
         assert abs(a - b) <= 1e-12 * max(1.0, abs(a), abs(b)), (what, a, b)
     elif isinstance(a, (tuple, list)):
         assert len(a) == len(b), what
-        for i, (x, z) in enumerate(zip(a, b)):
+        for i, (x, z) in enumerate(zip(a, b, strict=True)):
             close(x, z, f"{what}[{i}]")
     else:
         assert a == b, (what, a, b)
@@ -228,9 +228,9 @@ def test_unknown_policy_on_rows_equals_the_old_expand_then_interval():
 def ledger_entries(rng, y, units, scen, *, pieces=3):
     """The rows as a ledger keeps them: per (unit, scenario) entries, each split over up to
     ``pieces`` conditions, shuffled; with rows n, passes, unknowns (NaN values), Σy, Σy²."""
-    key = [(u, s, int(rng.integers(0, pieces))) for u, s in zip(units.tolist(), scen.tolist())]
+    key = [(u, s, int(rng.integers(0, pieces))) for u, s in zip(units.tolist(), scen.tolist(), strict=True)]
     entries: dict = {}
-    for (u, s, c), v in zip(key, y.tolist()):
+    for (u, s, c), v in zip(key, y.tolist(), strict=True):
         e = entries.setdefault((u, s, c), [0, 0, 0, 0, 0.0, 0.0])
         e[0] += 1
         if math.isnan(v):
@@ -242,7 +242,7 @@ def ledger_entries(rng, y, units, scen, *, pieces=3):
             e[5] += v * v
     rows = [(*k, *e) for k, e in entries.items()]
     rng.shuffle(rows)
-    return [np.array(col) for col in zip(*rows)]
+    return [np.array(col) for col in zip(*rows, strict=True)]
 
 
 def test_cells_from_ledger_counts_give_the_row_answers():
@@ -285,7 +285,7 @@ def test_cell_form_equals_statsmodels_cr1_on_the_expanded_rows():
     cells = Cells.from_passes(np.arange(g), None, trials, passes)
     ours = clustered_interval_cells(cells)
     groups = np.repeat(np.arange(g), trials)
-    y = np.concatenate([np.r_[np.ones(k), np.zeros(t - k)] for t, k in zip(trials, passes)])
+    y = np.concatenate([np.r_[np.ones(k), np.zeros(t - k)] for t, k in zip(trials, passes, strict=True)])
     fit = sm.OLS(y, np.ones((y.size, 1))).fit(cov_type="cluster", cov_kwds={"groups": groups}, use_t=True)
     assert ours.method == "CR1 sandwich"
     assert ours.statistic == pytest.approx(fit.params[0], abs=1e-12)
@@ -334,7 +334,7 @@ def test_cells_carry_labels_in_code_order():
     c = Cells.from_sums(["v", "u", "v", "w"], ["x", "x", "y", "x"], [1, 2, 3, 0], [1.0, 1.0, 2.0, 0.0],
                         [1.0, 1.0, 2.0, 0.0])
     assert c.unit_labels.tolist() == ["u", "v"]                  # w had no rows
-    assert [(c.unit_labels[u], c.scenario_labels[s]) for u, s in zip(c.unit, c.scenario)] == [
+    assert [(c.unit_labels[u], c.scenario_labels[s]) for u, s in zip(c.unit, c.scenario, strict=True)] == [
         ("u", "x"), ("v", "x"), ("v", "y")]
     assert c.n.tolist() == [2, 1, 3] and c.rows == 6 and c.clusters == 2
     assert is_dataclass(c) and {f.name for f in fields(c)} >= {"n", "sum", "sumsq", "shift"}

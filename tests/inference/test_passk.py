@@ -30,8 +30,8 @@ def test_expectations_at_true_rate_point_two():
     # exact finite sums over Binomial(10, 0.2), computed here independently with scipy
     c = np.arange(11)
     pmf = stats.binom.pmf(c, 10, 0.2)
-    unbiased = sum(p * (1 - comb(10 - ci, 3) / comb(10, 3)) for p, ci in zip(pmf, c))
-    plug = sum(p * (1 - (1 - ci / 10) ** 3) for p, ci in zip(pmf, c))
+    unbiased = sum(p * (1 - comb(10 - ci, 3) / comb(10, 3)) for p, ci in zip(pmf, c, strict=True))
+    plug = sum(p * (1 - (1 - ci / 10) ** 3) for p, ci in zip(pmf, c, strict=True))
     assert expected_pass_at_k(0.2, 10, 3) == pytest.approx(unbiased, abs=1e-12)
     assert expected_pass_at_k(0.2, 10, 3, estimator="plug-in") == pytest.approx(plug, abs=1e-12)
     assert round(expected_pass_at_k(0.2, 10, 3), 4) == 0.4880       # = 1 − 0.8³, unbiased
@@ -76,10 +76,10 @@ def test_unbiased_against_exact_fractions_on_many_pools():
     for k in (1, 2, 5):
         ok = n >= k
         got = pass_at_k(c[ok], n[ok], k=k).per_scenario
-        want = [1 - Fraction(comb(int(ni - ci), k), comb(int(ni), k)) for ci, ni in zip(c[ok], n[ok])]
+        want = [1 - Fraction(comb(int(ni - ci), k), comb(int(ni), k)) for ci, ni in zip(c[ok], n[ok], strict=True)]
         np.testing.assert_allclose(got, [float(w) for w in want], rtol=0, atol=1e-12)
         got = pass_hat_k(c[ok], n[ok], k=k).per_scenario
-        want = [Fraction(comb(int(ci), k), comb(int(ni), k)) for ci, ni in zip(c[ok], n[ok])]
+        want = [Fraction(comb(int(ci), k), comb(int(ni), k)) for ci, ni in zip(c[ok], n[ok], strict=True)]
         np.testing.assert_allclose(got, [float(w) for w in want], rtol=0, atol=1e-12)
 
 

@@ -31,7 +31,7 @@ def test_large_k_matches_exact_fractions(k):
     c, n = _counts(seed=k)
     c[0], c[1] = 0, 10_000                                     # never and always
     at, hat = pass_at_k(c, n, k), pass_hat_k(c, n, k)
-    for i, (ci, ni) in enumerate(zip(c.tolist(), n.tolist())):
+    for i, (ci, ni) in enumerate(zip(c.tolist(), n.tolist(), strict=True)):
         whole = math.comb(ni, k)
         want_at = float(1 - Fraction(math.comb(ni - ci, k), whole))
         want_hat = float(Fraction(math.comb(ci, k), whole))

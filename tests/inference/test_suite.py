@@ -40,7 +40,7 @@ def test_certification_counts_by_our_own_search():
 def test_certify_with_failures_against_linear_search():
     post = posterior([8, 9, 10, 2], [10, 10, 10, 4])
     got = runs_to_certify(post, bar=0.9, level=0.95)
-    for i, (a, b) in enumerate(zip(post.alpha, post.beta)):
+    for i, (a, b) in enumerate(zip(post.alpha, post.beta, strict=True)):
         want = _first_n(lambda m: stats.beta.sf(0.9, a + m, b) >= 0.95)
         assert got[i] == want
     assert runs_to_certify(posterior(200, 200)).tolist() == [0.0]

@@ -123,26 +123,42 @@ def test_identity_given_on_the_command_line_fills_what_the_line_lacks():
     assert LinePreparer("f", {"tools": "t1"})(line, 1).identity.tools == "t1"
 
 
-@pytest.mark.parametrize("line", [
-    b'{"scenario":"s","outcome":{"reward":1e16}}',            # orjson writes 1e+16, msgspec 1e16
-    b'{"scenario":"s","events":[{"kind":"tool","tool":"t","result":1e300}]}',
-    b'{"scenario":"s","events":[{"kind":"tool","tool":"t","args":{"n":18446744073709551616}}]}',  # orjson: a float
-    b'{"scenario":"s","events":[{"kind":"tool","tool":"t","args":{"n":-9223372036854775809}}]}',
-    b'{"scenario":"s\\u0000"}', b'{"scenario":"s","tags":["\\u0000"]}', b'{"scenario":"s","condition":{"k":"\\u0000"}}',
-    b'{"scenario":"s","identity":{"date":"\\u0000"}}', b'{"scenario":"s","trial":true}', b'{"scenario":"s","outcome":{"passed":1}}',
-    b'{"scenario":"s","format_version":2}', b'{"scenario":""}', b'{"scenario":"s","hash":"x"}',
-])
+@pytest.mark.parametrize(
+    "line",
+    [
+        b'{"scenario":"s","outcome":{"reward":1e16}}',  # orjson writes 1e+16, msgspec 1e16
+        b'{"scenario":"s","events":[{"kind":"tool","tool":"t","result":1e300}]}',
+        b'{"scenario":"s","events":[{"kind":"tool","tool":"t","args":{"n":18446744073709551616}}]}',  # orjson: a float
+        b'{"scenario":"s","events":[{"kind":"tool","tool":"t","args":{"n":-9223372036854775809}}]}',
+        b'{"scenario":"s\\u0000"}',
+        b'{"scenario":"s","tags":["\\u0000"]}',
+        b'{"scenario":"s","condition":{"k":"\\u0000"}}',
+        b'{"scenario":"s","identity":{"date":"\\u0000"}}',
+        b'{"scenario":"s","trial":true}',
+        b'{"scenario":"s","outcome":{"passed":1}}',
+        b'{"scenario":"s","format_version":2}',
+        b'{"scenario":""}',
+        b'{"scenario":"s","hash":"x"}',
+    ],
+)
 def test_values_the_two_libraries_would_write_apart_are_left_to_the_model(line, tmp_path):
     assert _agrees(line) is None
     assert _through_reader(line, True, tmp_path) == _through_reader(line, False, tmp_path)
 
 
-@pytest.mark.parametrize("line", [
-    b'{"scenario":"s","gold":null}', b'{"scenario":"s","outcome":{"reward":1}}', b'{"scenario":"s","cost":{"usd":2}}',
-    b' { "scenario" : "s\\/\\u00e9\\ud83d\\ude00" , "trial" : -0 } ', b'{"scenario":"s","latency":9999999999999998.0}',
-    b'{"scenario":"s","events":[{"kind":"tool","tool":"t","args":{"\\u00e9":1,"B":[1e-7,-0.0,12345678901234567]}}]}',
-    b'{"scenario":"s","source":null,"seed":"x","condition":{"a":1,"b":1.0,"c":null}}', b'{"scenario":"s","scenario":"t"}',
-])
+@pytest.mark.parametrize(
+    "line",
+    [
+        b'{"scenario":"s","gold":null}',
+        b'{"scenario":"s","outcome":{"reward":1}}',
+        b'{"scenario":"s","cost":{"usd":2}}',
+        b' { "scenario" : "s\\/\\u00e9\\ud83d\\ude00" , "trial" : -0 } ',
+        b'{"scenario":"s","latency":9999999999999998.0}',
+        b'{"scenario":"s","events":[{"kind":"tool","tool":"t","args":{"\\u00e9":1,"B":[1e-7,-0.0,12345678901234567]}}]}',
+        b'{"scenario":"s","source":null,"seed":"x","condition":{"a":1,"b":1.0,"c":null}}',
+        b'{"scenario":"s","scenario":"t"}',
+    ],
+)
 def test_values_written_alike_are_taken(line):
     assert _agrees(line) is True
 

@@ -161,7 +161,7 @@ def _ledger_at_0001(url, monkeypatch, runs, times):
             body = identity.model_dump(mode="json", exclude={"date"})
             old.execute("INSERT INTO versions VALUES (?, ?, ?, ?)",
                         (int(identity.version[:15], 16), identity.version, canonical_json(body).decode(), times[0]))
-        for run, at in zip(runs, times):
+        for run, at in zip(runs, times, strict=True):
             old.execute("INSERT INTO runs VALUES (?,?,?,?,?,?,?,?,?,?,?,?,?,?)", _old_row(run, at))
     monkeypatch.undo()
 
@@ -183,8 +183,8 @@ def test_migration_0002_keeps_every_run_its_hash_counts_and_time(ledger_url, mon
         assert {(c.version, c.scenario, c.condition): c.unknowns for c in ledger.counts()} == {
             key: sum(1 for r in runs if (r.version, r.scenario, r.condition_key()) == key and r.outcome.passed is None)
             for key in _tally(runs)}
-        assert {h: ledger.recorded_at(h) for h in stored} == {r.hash: t for r, t in zip(runs, times)}
-        assert ledger.recorded_times() == {r.hash: t for r, t in zip(runs, times)}
+        assert {h: ledger.recorded_at(h) for h in stored} == {r.hash: t for r, t in zip(runs, times, strict=True)}
+        assert ledger.recorded_times() == {r.hash: t for r, t in zip(runs, times, strict=True)}
 
 
 @pytest.mark.parametrize("edited", [{"scenario": "edited", "trial": 0},     # still a run, another one

@@ -73,7 +73,7 @@ def _tables(ledger) -> tuple[list, dict]:
     got = ledger.trial_outcomes()
     outcomes = [(*got.inputs[i], t, got.versions[v], o)
                 for i, t, v, o in zip(got.input.tolist(), got.trial.tolist(), got.version.tolist(),
-                                      got.outcome.tolist())]
+                                      got.outcome.tolist(), strict=True)]
     cells = {(c.version, c.unit, c.scenario, c.condition): (c.trials, c.passes, c.unknowns, c.rewarded,
                                                             c.reward_sum, c.reward_squares)
              for c in ledger.unit_cells()}
@@ -146,8 +146,12 @@ def test_trial_selection_scenario_condition_and_version_filters(ledger_url):
         for trials in ([0], [3, 257], range(-300, 300), [2 ** 40, 5]):
             got = ledger.trial_outcomes(version=[version], scenario="s*", condition="noise=typos", trials=trials)
             want = [e for e in every if e[3] == version and e[1] == "noise=typos" and e[2] in set(trials)]
-            assert [(*got.inputs[i], t, got.versions[v], o) for i, t, v, o in
-                    zip(got.input.tolist(), got.trial.tolist(), got.version.tolist(), got.outcome.tolist())] == want
+            assert [
+                (*got.inputs[i], t, got.versions[v], o)
+                for i, t, v, o in zip(
+                    got.input.tolist(), got.trial.tolist(), got.version.tolist(), got.outcome.tolist(), strict=True
+                )
+            ] == want
             assert set(got.versions) <= {version}
         assert len(ledger.trial_outcomes(scenario="nothing")) == 0
 
@@ -255,7 +259,9 @@ def test_segments_appended_out_of_ingest_order_still_read_in_ingest_order(tmp_pa
     with open_ledger(str(tmp_path / "o.db")) as ledger:
         ledger.ingest([Run(scenario="s", trial=0, outcome=Outcome(passed=True))])
         vid, = ledger.query("SELECT vid FROM versions")[0]
-        seq = segment(9, ENTRY.pack(1, 1, 5) + ENTRY.pack(2, 0, 6)) + segment(4, ENTRY.pack(1, 0, 7) + ENTRY.pack(1, 2, 3))
+        seq = segment(9, ENTRY.pack(1, 1, 5) + ENTRY.pack(2, 0, 6)) + segment(
+            4, ENTRY.pack(1, 0, 7) + ENTRY.pack(1, 2, 3)
+        )
         with ledger.atomic():
             ledger.execute("UPDATE trial_outcomes SET seq = ? WHERE vid = ?", (seq, vid))
         got = ledger.trial_outcomes()

@@ -63,7 +63,7 @@ def test_gold_is_part_of_the_content_and_round_trips(tmp_path):
 def test_tau_bench_reader_keeps_the_task_actions():
     doc = json.loads(need(TAU_AIRLINE).read_text())
     runs = list(read_file(TAU_AIRLINE))
-    for run, item in zip(runs, doc):
+    for run, item in zip(runs, doc, strict=True):
         want = [(a["name"], a["kwargs"]) for a in item["info"]["task"]["actions"]]
         assert [(g.tool, g.args) for g in run.gold] == want
     assert sum(len(r.gold) for r in runs if r.trial == 0) == 158
@@ -73,7 +73,7 @@ def test_tau2_bench_reader_keeps_the_evaluation_actions():
     path = need(TAU2_RESULTS / "gpt-4.1_airline_default_gpt-4.1_1trials.json")
     doc = json.loads(path.read_text())
     tasks = {t["id"]: t for t in doc["tasks"]}
-    for run, sim in zip(read_file(path), doc["simulations"]):
+    for run, sim in zip(read_file(path), doc["simulations"], strict=True):
         actions = tasks[sim["task_id"]]["evaluation_criteria"]["actions"] or []
         assert [(g.tool, g.args, g.compare) for g in run.gold] == \
             [(a["name"], a["arguments"], a["compare_args"]) for a in actions]

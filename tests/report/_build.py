@@ -58,7 +58,9 @@ def hostile(run: Run) -> tuple[Run, int]:
     call = events[index]
     events[index] = ToolCall(**{**call.model_dump(), "result": PAYLOAD, "ok": True,
                                 "args": {**(call.args or {}), "password": "hunter2-very-secret"}})
-    events.insert(1, UserMessage(text=f"my keys: {AWS_KEY} and {API_KEY}\n{PRIVATE_KEY}\nAuthorization: Bearer abcdefghijklmnop"))
+    events.insert(
+        1, UserMessage(text=f"my keys: {AWS_KEY} and {API_KEY}\n{PRIVATE_KEY}\nAuthorization: Bearer abcdefghijklmnop")
+    )
     body = run.model_dump(mode="json")
     body["events"] = [e.model_dump(mode="json") for e in events]
     body["outcome"] = {**body["outcome"], "died_at": None}

@@ -97,7 +97,17 @@ def test_every_section_renders_and_hostile_runs_stay_inert(chromium, tmp_path, a
     # Only the file itself was fetched: no fonts, scripts or images from anywhere.
     assert requests(chromium) == [path.resolve().as_uri()]
     boxes = chart_boxes(chromium)
-    expected = {"paired-0", "leaderboard", "suite-board-0", "luck", "contrasts", "comparison", "null-calibration", "boundary-0", "calibration"}
+    expected = {
+        "paired-0",
+        "leaderboard",
+        "suite-board-0",
+        "luck",
+        "contrasts",
+        "comparison",
+        "null-calibration",
+        "boundary-0",
+        "calibration",
+    }
     assert {b["chart"] for b in boxes} == expected
     for b in boxes:
         assert b["w"] > 100 and b["h"] > 20 and b["sw"] > 100 and b["marks"] > 3, b
@@ -121,7 +131,12 @@ def test_every_section_renders_and_hostile_runs_stay_inert(chromium, tmp_path, a
     assert PAYLOAD.split("\u2028")[0] in shown["text"]
     assert chromium.evaluate("typeof window.__pwned") == "undefined"
     assert chromium.evaluate("document.title") == title
-    assert chromium.evaluate("document.querySelectorAll('#run-detail img, #run-detail script, main svg:not(.chart)').length") == 0
+    assert (
+        chromium.evaluate(
+            "document.querySelectorAll('#run-detail img, #run-detail script, main svg:not(.chart)').length"
+        )
+        == 0
+    )
     dom = chromium.evaluate("document.documentElement.outerHTML")
     leaked = [s for s in SECRETS if s in dom]
     assert leaked == []
@@ -184,7 +199,11 @@ def test_the_demo_runs_end_to_end_and_its_report_renders(chromium, tmp_path, art
     # call the versions different and put the change on that step, and only there.
     comparison = report["comparison"]
     assert comparison["verdict"] == "different"
-    flagged = [label for label, q in zip(comparison["step_labels"], comparison["qvalues"]) if q is not None and q < 0.05]
+    flagged = [
+        label
+        for label, q in zip(comparison["step_labels"], comparison["qvalues"], strict=True)
+        if q is not None and q < 0.05
+    ]
     assert flagged == [doc["planted_step"]] == ["check_policy"]
     assert list(report["missing"]) == ["leaderboard"]  # two versions: compared and paired, not ranked
     assert report["luck"]["pooled"]["lucky"] > 0

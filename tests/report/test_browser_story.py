@@ -22,10 +22,12 @@ WIDTH, HEIGHT = 1400, 900
 OVERFLOW = """(function () {
   var out = [];
   var boxes = 'main section.card, section.headline, li.claim .a, dl.parts dd, td, th, ul.cells li, #run-list button,'
-            + ' .versions li, header.top h1, section.card h3, h4.family, li.mv, summary, .cond, .verdict, .explorer-note';
+            + ' .versions li, header.top h1, section.card h3, h4.family, li.mv, summary, .cond, .verdict,'
+            + ' .explorer-note';
   document.querySelectorAll(boxes).forEach(function (e) {
     if (e.clientWidth > 0 && e.scrollWidth > e.clientWidth + 1) {
-      out.push(e.tagName + '.' + e.className + ': ' + e.textContent.slice(0, 80) + ' (' + e.scrollWidth + ' > ' + e.clientWidth + ')');
+      out.push(e.tagName + '.' + e.className + ': ' + e.textContent.slice(0, 80)
+               + ' (' + e.scrollWidth + ' > ' + e.clientWidth + ')');
     }
   });
   document.querySelectorAll('svg.chart').forEach(function (svg) {
@@ -92,7 +94,9 @@ def test_the_demo_tells_its_story_at_1400_by_900(chromium, tmp_path, artifacts):
     paired = doc["report"]["paired"]
     rows = chromium.evaluate("document.querySelectorAll('[data-chart=paired-0] circle.pt-b').length")
     assert rows == len(paired["rows"]) == 48 == sum(paired["counts"].values())
-    chips = chromium.evaluate("Array.from(document.querySelectorAll('#paired li.mv b')).map(function (b) { return Number(b.textContent); })")
+    chips = chromium.evaluate(
+        "Array.from(document.querySelectorAll('#paired li.mv b')).map(function (b) { return Number(b.textContent); })"
+    )
     assert chips == list(paired["counts"].values())
     screenshot(chromium, artifacts / "story-demo-top.png")
 
@@ -124,10 +128,13 @@ def test_one_run_per_task_shows_counts_not_forty_bars(chromium, tmp_path, artifa
     counts = chromium.evaluate("""Array.from(document.querySelectorAll('#paired li.mv')).map(function (li) {
         return [li.textContent.replace(/^\\d+\\s*/, ''), Number(li.querySelector('b').textContent)]; })""")
     assert dict(counts) == doc["paired"]["counts"]
-    assert chromium.evaluate("document.querySelectorAll('svg[data-chart^=suite-board], svg[data-chart^=paired]').length") == 0
+    assert (
+        chromium.evaluate("document.querySelectorAll('svg[data-chart^=suite-board], svg[data-chart^=paired]').length")
+        == 0
+    )
     boards = chromium.evaluate("""Array.from(document.querySelectorAll('ul.one-run')).map(function (u) {
         return Array.from(u.querySelectorAll('b')).map(function (b) { return Number(b.textContent); }); })""")
-    for board, shown in zip(doc["suite_board"], boards):
+    for board, shown in zip(doc["suite_board"], boards, strict=True):
         k = sum(r["successes"] for r in board["rows"])
         assert sorted(shown) == sorted([k, len(board["rows"]) - k])
     screenshot(chromium, artifacts / "story-tau2-top.png")
@@ -139,7 +146,9 @@ def test_the_tau_bench_report_is_readable(chromium, tmp_path, artifacts):
     source = need(TAU_AIRLINE)
     ledger, out = str(tmp_path / "fluke.db"), tmp_path / "tau.html"
     runner = CliRunner()
-    assert runner.invoke(group, ["--ledger", ledger, "ingest", str(source), "--identity", "model=gpt-4o"]).exit_code == 0
+    assert (
+        runner.invoke(group, ["--ledger", ledger, "ingest", str(source), "--identity", "model=gpt-4o"]).exit_code == 0
+    )
     assert runner.invoke(group, ["--ledger", ledger, "report", "--out", str(out)]).exit_code == 0
     at_size(chromium)
     open_page(chromium, out)
@@ -153,7 +162,9 @@ def test_a_board_over_50_cells_groups_the_rest_by_family_tag(chromium, tmp_path,
     """60 cells whose scenarios declare tool: tags (some none): the 50 worst drawn, the rest under
     "show all" by family, each heading naming its tag and count, nothing overflowing once opened."""
     url, out = tagged_desk(tmp_path / "tags.db"), tmp_path / "tags.html"
-    done = CliRunner().invoke(group, ["--ledger", url, "--json", "report", "--out", str(out), "--family-prefix", "tool:"])
+    done = CliRunner().invoke(
+        group, ["--ledger", url, "--json", "report", "--out", str(out), "--family-prefix", "tool:"]
+    )
     assert done.exit_code == 0, done.output
     doc = json.loads(done.output)
     at_size(chromium)

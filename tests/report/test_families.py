@@ -34,7 +34,9 @@ def _family(scenario: str, prefix: str) -> str | None:
 
 
 def _headings(html: str) -> dict[str, int]:
-    return {fam: int(n) for fam, n in re.findall(r'<h4 class="family" data-family="([^"]*)">[^<]*?\((\d+)\)</h4>', html)}
+    return {
+        fam: int(n) for fam, n in re.findall(r'<h4 class="family" data-family="([^"]*)">[^<]*?\((\d+)\)</h4>', html)
+    }
 
 
 def test_boards_group_the_rest_by_the_declared_family_tag(tmp_path):
@@ -45,7 +47,9 @@ def test_boards_group_the_rest_by_the_declared_family_tag(tmp_path):
         workflow = report(ledger, out=tmp_path / "w.html", family_prefix="workflow:")
     board = result.data.suite_board[0]
     assert len(board.rows) == 60
-    assert board.families == {r.scenario: _family(r.scenario, "tool:") for r in board.rows if _family(r.scenario, "tool:")}
+    assert board.families == {
+        r.scenario: _family(r.scenario, "tool:") for r in board.rows if _family(r.scenario, "tool:")
+    }
     # The 50 worst are drawn first; the other 10 are grouped under their family in "show all".
     rest = sorted(board.rows, key=lambda r: (r.p_above_bar, r.mean, natural_key(r.scenario)))[50:]
     expected: dict[str, int] = {}

@@ -117,11 +117,11 @@ def test_board_questions_and_calibration_from_inference():
     if not hasattr(inference, "posterior"):
         pytest.skip("this build's fluke.inference has no posterior()")
     k, n = np.array([5, 3, 0, 8]), np.array([5, 4, 4, 10])
-    cells = [(f"s{i}", "", int(a), int(b)) for i, (a, b) in enumerate(zip(k, n))]
+    cells = [(f"s{i}", "", int(a), int(b)) for i, (a, b) in enumerate(zip(k, n, strict=True))]
     belief = inference.posterior(k, n)
     board = board_from(belief, cells, version="v" * 64, label="m", bar=0.9, level=0.95)
     ours = uniform_beta_board([CountRow("v", s, c, b, a) for s, c, a, b in cells], version="v", label="m")
-    for x, y in zip(board.rows, ours.rows):
+    for x, y in zip(board.rows, ours.rows, strict=True):
         assert (x.mean, x.lo, x.hi, x.p_above_bar) == pytest.approx((y.mean, y.lo, y.hi, y.p_above_bar))
     answers = inference.suite_questions(belief, bar=0.9)
     block = suite_questions_from(answers, version="v" * 64, label="m", conditional_on="uniform prior")

@@ -47,9 +47,9 @@ def test_suite_board_vectorised_over_rows_agrees_with_scipy_one_by_one():
     rng = np.random.default_rng(11)
     n = rng.integers(1, 30, size=40)
     k = rng.integers(0, n + 1)
-    rows = [CountRow("v", f"s{i}", "", int(a), int(b)) for i, (a, b) in enumerate(zip(n, k))]
+    rows = [CountRow("v", f"s{i}", "", int(a), int(b)) for i, (a, b) in enumerate(zip(n, k, strict=True))]
     board = uniform_beta_board(rows, version="v", label="m", bar=0.8, level=0.9)
-    for r, nn, kk in zip(board.rows, n, k):
+    for r, nn, kk in zip(board.rows, n, k, strict=True):
         dist = beta(1 + kk, 1 + nn - kk)
         assert (r.lo, r.hi, r.p_above_bar) == pytest.approx((dist.ppf(0.05), dist.ppf(0.95), dist.sf(0.8)))
 

@@ -35,8 +35,23 @@ def test_two_versions_and_a_spec_fill_comparison_luck_and_questions(tmp_path):
     with open_ledger(url) as ledger:
         ledger.ingest(runs)
     out = tmp_path / "r.html"
-    result = CliRunner().invoke(group, ["--ledger", url, "report", "--json", "--out", str(out), "--version", "model=arm-a",
-                                        "--version", "model=arm-b", "--spec", str(spec)])
+    result = CliRunner().invoke(
+        group,
+        [
+            "--ledger",
+            url,
+            "report",
+            "--json",
+            "--out",
+            str(out),
+            "--version",
+            "model=arm-a",
+            "--version",
+            "model=arm-b",
+            "--spec",
+            str(spec),
+        ],
+    )
     assert result.exit_code == 0, result.output
     doc = json.loads(result.output)
     cmp_ = doc["comparison"]
@@ -89,7 +104,9 @@ def test_the_streamed_comparison_is_the_one_fluke_compare_gives_from_stored_grad
         runs.append(Run.model_validate(body))
     tools = sorted({e.tool for r in runs for e in r.tool_calls})
     spec = tmp_path / "spec.json"
-    spec.write_text(json.dumps({"tools": tools, "required": ["get_user_details"], "forbidden": ["transfer_to_human_agents"]}))
+    spec.write_text(
+        json.dumps({"tools": tools, "required": ["get_user_details"], "forbidden": ["transfer_to_human_agents"]})
+    )
     url = str(tmp_path / "g.db")
     with open_ledger(url) as ledger:
         ledger.ingest(runs)
@@ -102,5 +119,8 @@ def test_the_streamed_comparison_is_the_one_fluke_compare_gives_from_stored_grad
     assert (mine.verdict, mine.pvalue, mine.detection_limit) == (theirs["verdict"], theirs["pvalue"],
                                                                 theirs["detection_limit"])
     assert mine.steps == [s["step"] for s in where]
-    assert [mine.arms[0].deaths, mine.arms[1].deaths] == [[s["deaths_a"] for s in where], [s["deaths_b"] for s in where]]
+    assert [mine.arms[0].deaths, mine.arms[1].deaths] == [
+        [s["deaths_a"] for s in where],
+        [s["deaths_b"] for s in where],
+    ]
     assert mine.qvalues == [s["qvalue"] for s in where]

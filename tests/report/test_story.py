@@ -31,9 +31,12 @@ def test_the_headline_answers_each_question_in_four_parts(demo):
     assert f"{c.verdict}; a difference below {c.detection_limit:.1f} points" in verdict.answer
     assert f"B − A = {c.difference:+.1f} points" in verdict.infer
     # What happened is the counts, recomputed here from the boards.
-    for arm, board in zip(c.arms, data.suite_board):
+    for arm, board in zip(c.arms, data.suite_board, strict=True):
         k = sum(r.successes for r in board.rows)
-        assert f"{arm.label} ({'AB'[c.arms.index(arm)]}): {100 * k / arm.runs:.1f}% ({k}/{arm.runs}) passed" in verdict.happened
+        assert (
+            f"{arm.label} ({'AB'[c.arms.index(arm)]}): {100 * k / arm.runs:.1f}% ({k}/{arm.runs}) passed"
+            in verdict.happened
+        )
     assert claims["Where does the change sit?"].answer.endswith(f"({demo.planted_step}).")
     luck = data.luck.pooled
     assert claims["How often was a pass luck?"].answer.startswith(f"{luck.lucky} of {luck.green} green runs")

@@ -165,10 +165,11 @@ def test_typo(fluke_runs):
 
 
 def test_a_session_that_does_not_use_fluke_prints_nothing_and_writes_no_ledger(pytester):
-    pytester.makepyfile(test_plain="import sys\n\ndef test_x():\n"
-                                   "    assert 'fluke.testing.plugin' in sys.modules  # loaded by its entry point\n"
-                                   "    heavy = {'fluke.analysis', 'fluke.runner', 'fluke.ledger'}\n"
-                                   "    assert not heavy & set(sys.modules)\n")
+    pytester.makepyfile(
+        test_plain="import sys\n\ndef test_x():\n"
+        "    assert 'fluke.testing.plugin' in sys.modules  # loaded by its entry point\n"
+        "    assert not {'fluke.analysis', 'fluke.runner', 'fluke.ledger'} & set(sys.modules)\n"
+    )
     result = pytester.runpytest_subprocess("-p", "no:cacheprovider")
     result.assert_outcomes(passed=1)
     assert "fluke:" not in result.stdout.str() and "claims" not in result.stdout.str()

@@ -69,8 +69,13 @@ def read(doc: Any, *, file: str | None, identity: dict[str, Any]) -> Iterator[Ru
     if isinstance(doc, dict):
         version = str(doc.get("$schemaVersion"))
         if not version.startswith("1."):
-            raise InputError(file, None, "$schemaVersion", f"run state schema {version} is not one this reader knows (1.x)",
-                             hint="upgrade fluke")
+            raise InputError(
+                file,
+                None,
+                "$schemaVersion",
+                f"run state schema {version} is not one this reader knows (1.x)",
+                hint="upgrade fluke",
+            )
     base = RunBase.from_options(identity, file=file)
     events: list[Any] = []
     by_id: dict[str, dict[str, Any]] = {}

@@ -59,9 +59,22 @@ class Archive:
             if info.compress_type != _ZSTD:
                 return self._zip.read(info)
             return self._zstd(info)
-        except (zipfile.BadZipFile, OSError, EOFError, NotImplementedError, ValueError, zlib.error, struct.error) as exc:
-            raise InputError(self.path, name, None, f"cannot be decompressed ({exc})",
-                             hint="the archive may be damaged; re-export it") from None
+        except (
+            zipfile.BadZipFile,
+            OSError,
+            EOFError,
+            NotImplementedError,
+            ValueError,
+            zlib.error,
+            struct.error,
+        ) as exc:
+            raise InputError(
+                self.path,
+                name,
+                None,
+                f"cannot be decompressed ({exc})",
+                hint="the archive may be damaged; re-export it",
+            ) from None
 
     def _zstd(self, info: zipfile.ZipInfo) -> bytes:
         zstandard = require("zstandard", package="zstandard", extra="inspect",

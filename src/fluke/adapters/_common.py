@@ -3,7 +3,8 @@
 >>> field_number({"reward": "high"}, "reward", file="r.json", record="record 3")
 Traceback (most recent call last):
 ...
-fluke.errors.InputError: r.json: record 3: field reward: expected a number, got 'high' (fix the value or drop the record)
+fluke.errors.InputError: r.json: record 3: field reward: expected a number, got 'high' (fix the value or drop the
+record)
 """
 
 from __future__ import annotations
@@ -168,7 +169,8 @@ def building(file: str | None, record: str | None) -> Iterator[None]:
     ...     ToolCall(tool="t", call_id=True)
     Traceback (most recent call last):
     ...
-    fluke.errors.InputError: f.json: record 2: field call_id: Input should be a valid string, got True (fix the record and ingest again)
+    fluke.errors.InputError: f.json: record 2: field call_id: Input should be a valid string, got True (fix the
+    record and ingest again)
     """
     try:
         yield

@@ -128,7 +128,9 @@ def _run(members: list[tuple[str, dict[str, Any]]], base: RunBase, position: int
                 call["result"] = e.get("output")
                 call["ok"] = not failure
                 if failure:
-                    call["error"] = str(failure.get("message") or failure) if isinstance(failure, dict) else str(failure)
+                    call["error"] = (
+                        str(failure.get("message") or failure) if isinstance(failure, dict) else str(failure)
+                    )
             else:
                 call["ok"] = False
                 call["error"] = str(e.get("error") or kind)

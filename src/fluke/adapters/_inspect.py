@@ -110,7 +110,9 @@ class _LogInfo:
         self.task = str(ev.get("task") or "task")
         scorers = [s for s in as_list(ev.get("scorers")) if isinstance(s, dict) and isinstance(s.get("name"), str)
                    and s["name"]]
-        headline = ((header.get("results") or {}).get("headline") or {}) if isinstance(header.get("results"), dict) else {}
+        headline = (
+            ((header.get("results") or {}).get("headline") or {}) if isinstance(header.get("results"), dict) else {}
+        )
         default = headline.get("scorer") if isinstance(headline, dict) else None
         default = default if isinstance(default, str) else None
         self.score_name = str(score) if score is not None else (

@@ -34,7 +34,8 @@ Reading rules:
 >>> def span(sid, name, start, attrs, parent=None, status=None):
 ...     return {"traceId": "t1", "spanId": sid, "parentSpanId": parent, "name": name,
 ...             "startTimeUnixNano": str(start * 10**9), "endTimeUnixNano": str((start + 1) * 10**9),
-...             "status": status or {}, "attributes": [{"key": k, "value": {"stringValue": v}} for k, v in attrs.items()]}
+...             "status": status or {},
+...             "attributes": [{"key": k, "value": {"stringValue": v}} for k, v in attrs.items()]}
 >>> doc = {"resourceSpans": [{"scopeSpans": [{"spans": [
 ...     span("a", "invoke_agent bot", 1, {"gen_ai.operation.name": "invoke_agent", "gen_ai.agent.name": "bot"}),
 ...     span("b", "execute_tool add", 2, {"gen_ai.operation.name": "execute_tool", "gen_ai.tool.name": "add",

@@ -77,7 +77,9 @@ def first_span(doc: Any) -> dict[str, Any] | None:
         return None
     if isinstance(doc.get("resourceSpans"), list):
         for rs in doc["resourceSpans"]:
-            for ss in as_list(rs.get("scopeSpans") or rs.get("instrumentationLibrarySpans")) if isinstance(rs, dict) else []:
+            for ss in (
+                as_list(rs.get("scopeSpans") or rs.get("instrumentationLibrarySpans")) if isinstance(rs, dict) else []
+            ):
                 spans = ss.get("spans") if isinstance(ss, dict) else None
                 if isinstance(spans, list) and spans and isinstance(spans[0], dict):
                     return spans[0]
@@ -113,8 +115,12 @@ def spans_in(doc: Any, *, file: str, record: str | None) -> list[Span]:
         for r, rs in enumerate(resource_spans):
             if not isinstance(rs, dict):
                 raise InputError(file, record, f"resourceSpans.{r}", "expected an object")
-            resource = _attributes((rs.get("resource") or {}).get("attributes") if isinstance(rs.get("resource"), dict) else None,
-                                   file, record, f"resourceSpans.{r}.resource")
+            resource = _attributes(
+                (rs.get("resource") or {}).get("attributes") if isinstance(rs.get("resource"), dict) else None,
+                file,
+                record,
+                f"resourceSpans.{r}.resource",
+            )
             for s_i, ss in enumerate(as_list(rs.get("scopeSpans") or rs.get("instrumentationLibrarySpans"))):
                 spans = ss.get("spans") if isinstance(ss, dict) else None
                 if not isinstance(spans, list):

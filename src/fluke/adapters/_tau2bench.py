@@ -108,7 +108,9 @@ def read(doc: dict, *, file: str, identity: dict[str, Any]) -> Iterator[Run]:
                               prefix="reward_info.")
         ending = as_str(sim.get("termination_reason"))
         passed = None if reward is None else reward >= PASS_REWARD
-        label = "error" if ending in _ERROR_ENDINGS else (None if passed is None else ("complete" if passed else "fail"))
+        label = (
+            "error" if ending in _ERROR_ENDINGS else (None if passed is None else ("complete" if passed else "fail"))
+        )
         messages = field_list(sim, "messages", file=file, record=record)
         cost = {k: float(v) for k, v in (("agent_usd", sim.get("agent_cost")), ("user_usd", sim.get("user_cost")))
                 if isinstance(v, (int, float)) and not isinstance(v, bool)}

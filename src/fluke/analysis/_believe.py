@@ -36,7 +36,11 @@ def _summaries(b: Beliefs, *, prior: str, delta: float, touched, odds) -> tuple[
     if not b.earlier:
         return prior_summary, None
     carried = int(np.sum(b.found.carried))
-    span = b.earlier[0] if len(b.earlier) == 1 else f"{len(b.earlier)} earlier versions ({b.earlier[0]} to {b.earlier[-1]})"
+    span = (
+        b.earlier[0]
+        if len(b.earlier) == 1
+        else f"{len(b.earlier)} earlier versions ({b.earlier[0]} to {b.earlier[-1]})"
+    )
     same = b.delta is not None and len(set(np.round(b.delta, 12))) == 1
     text = (f"evidence of {span}, each carry at δ = {delta:g}" if same else
             f"evidence of {span}, δ = {delta:g} for {int(np.sum(b.delta < 1))} scenarios tagged {', '.join(touched)} "

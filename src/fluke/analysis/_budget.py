@@ -14,7 +14,8 @@ query, before it starts.
 4000000
 >>> check_budget(1_000_000, "report", 40_000, hint="report on one version (--version)")
 Traceback (most recent call last):
-fluke.errors.TooLargeError: report on 1,000,000 runs would need about 37.3 GB of memory and 10.0 MB is available; report on one version (--version)
+fluke.errors.TooLargeError: report on 1,000,000 runs would need about 37.3 GB of memory and 10.0 MB is available;
+report on one version (--version)
 >>> del os.environ["FLUKE_MEMORY_BUDGET"]
 """
 

@@ -112,7 +112,9 @@ class CalibrationResult(Result):
                               "condition made before the run was recorded", "runs independent given the predictions",
                               f"Spiegelhalter's test at α = {r.alpha:g}"], self.unknowns, self.unknown_policy)
         if self.before_any:
-            out.append(note(f"{self.before_any} runs recorded before any prediction for their scenario were not scored"))
+            out.append(
+                note(f"{self.before_any} runs recorded before any prediction for their scenario were not scored")
+            )
         out.append(note("A predictor that always says the average is calibrated and useless: compare the Brier "
                         "score with the baseline, not only with the reliability table."))
         return out

@@ -66,7 +66,7 @@ class ContrastResult(Result):
             out.append(line(Span("note: ", "warn"), f"{fc.dropped} environments lacked a policy and were left out"))
         rows = [[Span(c.name, "bold") if c.excludes_zero else c.name, fmt_num(c.statistic, 3),
                  fmt_num(c.standard_error, 4), _ci(c.low, c.high), fmt_p(p), str(c.environments)]
-                for c, p in zip(fc.contrasts, self.pvalues)]
+                for c, p in zip(fc.contrasts, self.pvalues, strict=True)]
         out.append(Table(f"contrasts of mean {self.outcome}",
                          [Column("contrast", key=True), Column("estimate", "right"), Column("SE", "right"),
                           Column(f"{level:.0%} CI", "right"), Column("p", "right"), Column("envs", "right")],

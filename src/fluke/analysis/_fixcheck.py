@@ -103,7 +103,7 @@ class FixCheckResult(Result):
             "conditional_on": "first-run failing episodes as rows; intervals clustered by input (CR1, t on G−1)",
             "statement": check.statement,
             **unknown_fields(sum(self.unknowns), self.unknown_policy),
-            "unknowns_by_arm": dict(zip(("first", "candidate", "control"), self.unknowns)),
+            "unknowns_by_arm": dict(zip(("first", "candidate", "control"), self.unknowns, strict=True)),
         }
 
     def blocks(self) -> list:
@@ -264,13 +264,30 @@ class ConsistencyResult(Result):
 
     def payload(self) -> dict[str, Any]:
         per = self.unknowns or (0,) * len(self.agents)
-        return {**unknown_fields(sum(per), self.unknown_policy), "agents": [
-            {**arm.describe(), "c": c.c, "c_interval": list(c.c_interval), "p": c.p,
-             "p_interval": list(c.p_interval), "kappa": c.kappa, "kappa_interval": list(c.kappa_interval),
-             "failures": c.failures, "trials": c.trials, "scenarios": c.scenarios,
-             "scenarios_failed": c.scenarios_failed, "fixed_once_if_pure_chance": c.chance_fixed_once,
-             "fixed_within3_if_pure_chance": c.chance_fixed_within3, "reason": c.reason, "unknowns": u}
-            for (arm, c), u in zip(self.agents, per)], "conditional_on": "intervals clustered by scenario (CR1, t on G−1)"}
+        return {
+            **unknown_fields(sum(per), self.unknown_policy),
+            "agents": [
+                {
+                    **arm.describe(),
+                    "c": c.c,
+                    "c_interval": list(c.c_interval),
+                    "p": c.p,
+                    "p_interval": list(c.p_interval),
+                    "kappa": c.kappa,
+                    "kappa_interval": list(c.kappa_interval),
+                    "failures": c.failures,
+                    "trials": c.trials,
+                    "scenarios": c.scenarios,
+                    "scenarios_failed": c.scenarios_failed,
+                    "fixed_once_if_pure_chance": c.chance_fixed_once,
+                    "fixed_within3_if_pure_chance": c.chance_fixed_within3,
+                    "reason": c.reason,
+                    "unknowns": u,
+                }
+                for (arm, c), u in zip(self.agents, per, strict=True)
+            ],
+            "conditional_on": "intervals clustered by scenario (CR1, t on G−1)",
+        }
 
     def blocks(self) -> list:
         right = "right"

@@ -21,10 +21,11 @@ every check holds.
 >>> rule = parse_gate_rule("reliable: {bar: 0.8}\\nluck: {at_most: 0.1}\\nspec: spec.yaml\\n")
 >>> rule["reliable"]["prob"], rule["luck"]["level"]
 (0.95, 0.95)
->>> parse_gate_rule("relaible: {bar: 0.8}")  # doctest: +ELLIPSIS
+>>> parse_gate_rule("relaible: {bar: 0.8}")
 Traceback (most recent call last):
 ...
-fluke.errors.SpecError: gate rule: relaible: unknown key (did you mean 'reliable'?); allowed: compare, gate, ...
+fluke.errors.SpecError: gate rule: relaible: unknown key (did you mean 'reliable'?); allowed: compare, gate, luck,
+name, on_inconclusive, reliable, sealed, spec, unknown, version
 """
 
 from __future__ import annotations

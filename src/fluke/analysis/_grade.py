@@ -79,6 +79,7 @@ class GradeResult(Result):
     reused: int = 0         # grades read back from an earlier (maybe interrupted) grade
     version_runs: dict | None = None    # version -> runs graded
     references: dict | None = None      # version -> how its runs met the spec's reference
+    agreements: dict | None = None      # version -> Agreement with the recorded outcome, when asked
 
     @property
     def passed(self) -> bool:
@@ -98,7 +99,9 @@ class GradeResult(Result):
                          for v, rep in self.luck.items()},
                 "gate": self.gate.to_dict(),
                 **unknown_fields(sum((self.unknowns or {}).values()), self.unknown_policy),
-                "unknowns_by_version": dict(self.unknowns or {})}
+                "unknowns_by_version": dict(self.unknowns or {}),
+                **({"agreement_with_outcome": {v: a.to_dict() for v, a in self.agreements.items()}}
+                   if self.agreements is not None else {})}
 
     def blocks(self) -> list:
         out: list = []
@@ -133,10 +136,14 @@ class GradeResult(Result):
                               Column("credible interval", "right"), Column("gate")], rows, more="cases"))
             ref = (self.references or {}).get(version)
             if ref:
+                calls = "write" if ref["mode"].startswith("state") else "call"
                 out.append(line(f"reference ({ref['mode']}): {fmt_share(ref['complete'], ref['runs'])} of runs made "
-                                f"every expected call; mean precision {ref['precision']:.3f}, recall "
+                                f"every expected {calls}; mean precision {ref['precision']:.3f}, recall "
                                 f"{ref['recall']:.3f}, score {ref['score']:.3f} "
                                 "(score = 2 matched / (expected + made): missing and extra calls both cost)"))
+            agreed = (self.agreements or {}).get(version)
+            if agreed is not None:
+                out += _agreement_blocks(agreed, version)
             mine = self.worst.get(version, ())
             total = (self.version_runs or {}).get(version, len(mine))
             out.append(Table(f"runs of version {version[:12]} (lucky and broken paths first)",
@@ -169,6 +176,34 @@ class GradeResult(Result):
         return out
 
 
+def _agreement_blocks(a: Any, version: str) -> list:
+    """The agreement of the reference with the recorded outcome: the share, the 2×2 table,
+    the disagreeing runs and what it rests on."""
+    out = [line(f"agreement of the reference ({a.mode}) with the recorded outcome: {a}", style="bold")]
+    t = a.table
+    out.append(Table(f"reference verdict against recorded outcome, version {version[:12]}",
+                     [Column("reference", key=True), Column("outcome pass", "right"), Column("outcome fail", "right")],
+                     [["met", str(t[True, True]), str(t[True, False])],
+                      ["not met", str(t[False, True]), str(t[False, False])]]))
+    if a.disagreeing:
+        total = a.runs - a.agree
+        out.append(Table(f"runs where the reference and the outcome disagree, version {version[:12]}",
+                         [Column("scenario", key=True), Column("trial", "right"), Column("reference"),
+                          Column("outcome"), Column("why the reference failed it")],
+                         [[d.scenario, str(d.trial), "met" if d.reference_ok else "not met",
+                           "pass" if d.output_ok else "fail", d.why or "—"] for d in a.disagreeing],
+                         more="runs", total=total))
+        if total > len(a.disagreeing):
+            out.append(note(f"  {len(a.disagreeing)} of the {total} disagreeing runs were kept (the first graded)"))
+    left = [f"{a.no_verdict} runs without a reference verdict (no gold)"] if a.no_verdict else []
+    left += [f"{a.unknown} runs whose outcome is unknown"] if a.unknown else []
+    out.append(note(f"agreement rests on: reference mode {a.mode}; outcome = the run's recorded outcome.passed; "
+                    f"sampling unit: the run (trials of a task counted as independent); "
+                    f"{100 * a.level:.0f}% equal-tailed credible interval under a Beta({a.prior[0]:g}, "
+                    f"{a.prior[1]:g}) prior" + (f"; left out: {', '.join(left)}" if left else "")))
+    return out
+
+
 #: What grading keeps of one run (its grade and violations) when every row is kept (``rows=None``).
 GRADE_BYTES = 4_000
 
@@ -178,7 +213,7 @@ def grade(ledger, spec, *, files: Sequence[str] = (), input_format: str | None =
           prior: str | Sequence[float] = (0.5, 0.5), level: float = 0.95, store: bool = True,
           show_violations: bool = False, unknown: str = "fail", executor: str | None = None,
           jobs: int | None = None, address: str | None = None, progress: Any = None,
-          rows: int | None = TABLE_ROWS, sink: Any = None) -> GradeResult:
+          rows: int | None = TABLE_ROWS, sink: Any = None, agreement_with: str | None = None) -> GradeResult:
     """Grade runs from ``files`` (or from the ledger) against ``spec`` (a path, a dict or a Spec).
 
     ``ledger`` may be a callable that opens it, so a bad spec is refused before any ledger is touched.
@@ -189,6 +224,9 @@ def grade(ledger, spec, *, files: Sequence[str] = (), input_format: str | None =
     then grows with the runs, and a request past the machine is refused first); ``sink``, when
     given, is called with every grade's JSON (a list of bytes at a time) as it is made, in order:
     how ``--json`` and ``--jsonl`` stream every grade without holding them.
+    ``agreement_with="outcome"`` adds, per version, the agreement of the reference's verdict
+    with the runs' recorded outcome (:func:`fluke.grading.reference_agreement`): the spec must
+    have a reference.
     """
     unknown = check_unknown(unknown)
     from ..grading import ChunkGrader, grade_run, load_spec
@@ -196,6 +234,12 @@ def grade(ledger, spec, *, files: Sequence[str] = (), input_format: str | None =
 
     spec_path = spec if isinstance(spec, str) else None
     spec = spec if hasattr(spec, "digest") else load_spec(spec)  # refused before any run is read
+    if agreement_with not in (None, "outcome"):
+        raise UsageError(f"agreement_with={agreement_with!r}: the one thing a reference is set against is "
+                         "'outcome' (the runs' recorded outcome)")
+    if agreement_with and spec.reference is None:
+        raise UsageError("--agreement-with outcome measures how the spec's reference agrees with the outcome, "
+                         "and this spec has no reference (add reference: gold or a list of calls)")
     if callable(ledger):  # a ledger opened only once the spec is known to be good
         ledger = ledger()
     prior_ab = parse_prior(prior)
@@ -243,5 +287,7 @@ def grade(ledger, spec, *, files: Sequence[str] = (), input_format: str | None =
     luck = {v: tally.luck(v, prior=prior_ab, level=level, exclude_unknown=unknown == "exclude") for v in versions}
     return GradeResult(spec, spec_path, source, tally.runs, worst, labels, luck, tally.gate(), stored,
                        show_violations, {v: tally.unknowns(v) for v in versions}, unknown, reused,
-                       {v: tally.version_runs(v) for v in versions}, {v: tally.reference(v) for v in versions})
+                       {v: tally.version_runs(v) for v in versions}, {v: tally.reference(v) for v in versions},
+                       {v: tally.agreement(v, prior=prior_ab, level=level) for v in versions}
+                       if agreement_with else None)
 

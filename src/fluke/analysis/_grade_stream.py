@@ -184,7 +184,9 @@ def grade_ledger(ledger, spec, *, version: Any = None, scenario: str | None = No
 
     def slices() -> Iterator[Job]:
         for number, bounds in enumerate(pieces):
-            piece = Slice(number, bounds, *read_slice(ledger, bounds, filters, digest)) if carry else Slice(number, bounds)
+            piece = (
+                Slice(number, bounds, *read_slice(ledger, bounds, filters, digest)) if carry else Slice(number, bounds)
+            )
             yield Job(number, "", 0, piece, 0)
 
     merged = Merge(keep, sink)

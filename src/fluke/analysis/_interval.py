@@ -392,7 +392,8 @@ def passk(ledger, *, ks: str | Sequence[int] | None = None, version: str | None 
     """pass@k and pass^k per version for each budget in ``ks``, per scenario × condition then averaged
     with ``weights`` (a mapping scenario -> weight, or a YAML/JSON file of one; equal when ``None``).
     ``ks=None`` takes k = 1 … the fewest trials n of any scenario of each version (five trials give
-    pass@5), and past n = 10 the 1–2–5 series ending at n (1, 2, 5, …, 5000, 10000 for 10,000). A k above a scenario's trial count is undefined, with the reason. Each figure has a
+    pass@5), and past n = 10 the 1–2–5 series ending at n (1, 2, 5, …, 5000, 10000 for 10,000). A k above a
+    scenario's trial count is undefined, with the reason. Each figure has a
     confidence interval over scenarios (the scenario is the unit). A run whose outcome is unknown
     is a failed trial (``unknown="fail"``) or is left out (``"exclude"``).
     """
@@ -444,6 +445,6 @@ def passk(ledger, *, ks: str | Sequence[int] | None = None, version: str | None 
         out.append(VersionPassK(v, names.get(v), len(vrows), int(n.sum()), int(c.sum()), (int(n.min()), int(n.max())),
                                 ("declared in " + source) if source else ("declared" if declared is not None
                                                                            else "equal"),
-                                tuple(entries), dict(zip(cells, zip(c.tolist(), n.tolist()))),
+                                tuple(entries), dict(zip(cells, zip(c.tolist(), n.tolist(), strict=True), strict=True)),
                                 sum(r.unknowns for r in vrows)))
     return PassKResult(tuple(out), plugin, unknown)

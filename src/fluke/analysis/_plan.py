@@ -76,14 +76,17 @@ class PlanResult(Result):
             c = self.certification
             out.append(line(Span("certify: ", "bold"), c.summary()))
             if c.remaining is not None:
-                need = sorted(zip(self.strata, c.remaining), key=lambda x: (-x[1], natural_key(x[0])))
+                need = sorted(zip(self.strata, c.remaining, strict=True), key=lambda x: (-x[1], natural_key(x[0])))
                 out.append(Table("clean runs each scenario still needs alone (most first)",
                                  [Column("scenario", key=True), Column("runs", "right")],
                                  [[s, "never" if r == float("inf") else f"{r:.0f}"] for s, r in need],
                                  more="scenarios"))
         if self.allocation is not None:
             a = self.allocation
-            rows = sorted(((s, r) for s, r in zip(self.strata, a.runs) if r), key=lambda x: (-x[1], natural_key(x[0])))
+            rows = sorted(
+                ((s, r) for s, r in zip(self.strata, a.runs, strict=True) if r),
+                key=lambda x: (-x[1], natural_key(x[0])),
+            )
             out.append(line(Span("next runs: ", "bold"),
                             f"{a.budget} runs to {a.decision}: {len(rows)} of {len(a.runs)} scenarios get some"))
             out.append(Table("where the next runs go", [Column("scenario", key=True), Column("runs", "right")],
@@ -113,7 +116,9 @@ class PlanResult(Result):
         return parts
 
 
-def _counts(ledger, version: str, scenario, condition, unknown: str) -> tuple[dict[tuple[str, str], tuple[int, int]], int]:
+def _counts(
+    ledger, version: str, scenario, condition, unknown: str
+) -> tuple[dict[tuple[str, str], tuple[int, int]], int]:
     """``{(scenario, condition): (passes, trials)}`` under the unknown-outcome policy, and the unknowns."""
     rows = list(ledger.counts(version=version, scenario=scenario, condition=condition))
     out = {}
@@ -222,7 +227,7 @@ def _seal(ledger, version, bar, level, paired, cert, alloc, strata, unknown) -> 
                      "confidence_level": level, "unknown": unknown},
         "notes": "; ".join(p.summary() for p in (paired, cert) if p is not None)
                  + ("" if alloc is None else f"; next {alloc.budget} runs: "
-                    + ", ".join(f"{s}: {r}" for s, r in zip(strata, alloc.runs) if r)),
+                    + ", ".join(f"{s}: {r}" for s, r in zip(strata, alloc.runs, strict=True) if r)),
     }
     if version:
         rule["scope"] = {"version": ledger.resolve_version(version)}

@@ -5,7 +5,8 @@
 >>> folder = tempfile.mkdtemp()
 >>> path = os.path.join(folder, "runs.jsonl")
 >>> with open(path, "w") as f:
-...     _ = f.write('{"format_version": 1, "scenario": "s", "identity": {"model": "m"}, "outcome": {"passed": true}}\\n')
+...     _ = f.write('{"format_version": 1, "scenario": "s", "identity": {"model": "m"}, '
+...                 '"outcome": {"passed": true}}\\n')
 >>> result = ingest(open_ledger(os.path.join(folder, "i.db")), [path])
 >>> result.files[0]["added"], result.render().splitlines()[0].endswith("1 runs added, 0 already in the ledger")
 (1, True)

@@ -70,13 +70,13 @@ def _summary_blocks(data) -> list:
             out.append(line("comparison: ", Span(c.verdict, "bold"), f" (p {fmt_p(c.pvalue)}); could not have "
                             f"detected a difference in pass rate below {limit} (ceiling {c.ceiling:g} points)"))
             labels = c.step_labels or [None] * len(c.steps)
-            for j, (step, q) in enumerate(zip(c.steps, c.qvalues or [])):
+            for j, (step, q) in enumerate(zip(c.steps, c.qvalues or [], strict=True)):
                 if q is not None and q < c.alpha:
                     where = f" ({labels[j]})" if labels[j] else ""
                     out.append(line(f"  step {step}{where}: deaths differ between the arms, q {fmt_p(q)}"))
             out.append(note("a difference between two stored runs is a difference between those runs"))
         for arm in c.arms:
-            top = sorted(((d, s) for s, d in zip(c.steps, arm.deaths) if d), reverse=True)[:3]
+            top = sorted(((d, s) for s, d in zip(c.steps, arm.deaths, strict=True) if d), reverse=True)[:3]
             where = ", ".join(f"step {s}: {d}" for d, s in top) or "none"
             out.append(line(f"deaths by step, {arm.label}: {sum(arm.deaths)} of {arm.runs} runs died; most at {where}"))
     out.append(Table("report sections", [Column("section"), Column("status", key=True)],
@@ -147,7 +147,7 @@ def _boards(ledger, chosen, *, bar: float, level: float):
     for v in (chosen if chosen is not None else [i.version for i in ledger_versions(ledger)]):
         found = believe(ledger, version=v, bar=bar, level=level)
         b = found.b
-        cells = [(s, c, int(k), int(n)) for (s, c), k, n in zip(b.cells, b.k, b.n)]
+        cells = [(s, c, int(k), int(n)) for (s, c), k, n in zip(b.cells, b.k, b.n, strict=True)]
         label = b.label.split(" (", 1)[-1][:-1] if b.label.endswith(")") else b.label
         boards.append(board_from(b.belief, cells, version=v, label=label, bar=bar, level=level, conditional_on=(
             f"version {v[:12]} ({label}); prior {b.prior_text[0]}, nothing carried from other versions; "

@@ -158,7 +158,9 @@ def reveal(ledger, seal_file: str | os.PathLike, *, force: bool = False) -> Reve
         if not isinstance(body, dict):
             raise TypeError("'sealed' is not an object")
     except FileNotFoundError:
-        raise InputError(str(path), None, None, "no such seal file", hint="pass the file fluke simulate wrote") from None
+        raise InputError(
+            str(path), None, None, "no such seal file", hint="pass the file fluke simulate wrote"
+        ) from None
     except (ValueError, KeyError, TypeError) as exc:
         raise InputError(str(path), None, "digest/sealed", f"not a seal file ({exc})") from None
     seals = [d for d in ledger.documents(SEAL_KIND) if d.body.get("digest") == digest]

@@ -123,7 +123,7 @@ class Arm:
     def line(self) -> str:
         """``selector (hash label, ...; trials ...)`` for a report line."""
         trials = "" if self.trials is None else f" trials {','.join(map(str, self.trials))}"
-        names = ", ".join(f"{v[:8]} {lab}" for v, lab in zip(self.versions, self.labels))
+        names = ", ".join(f"{v[:8]} {lab}" for v, lab in zip(self.versions, self.labels, strict=True))
         return f"{self.selector} ({names}{trials})"
 
 

@@ -29,7 +29,8 @@ def check_unknown(policy: str) -> str:
     >>> check_unknown("drop")
     Traceback (most recent call last):
     ...
-    fluke.errors.UsageError: unknown='drop' must be 'fail' (count it as a failure, the default) or 'exclude' (leave it out)
+    fluke.errors.UsageError: unknown='drop' must be 'fail' (count it as a failure, the default) or 'exclude' (leave
+    it out)
     """
     # checked here, not by fluke.inference.check_unknown_policy: verbs such as summary must not import numpy
     if policy == "failure":

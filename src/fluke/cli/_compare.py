@@ -58,7 +58,8 @@ def compare(ctx: Context, version_a: str, version_b: str, scenario: str | None, 
     \b
     Example:
       fluke compare model=gpt-4.1 model=ft:gpt-4.1-2025-04-14:sierra:tau2-full-sft:BzrYdMNm
-      fluke compare model=gpt-4.1 model=ft:gpt-4.1-2025-04-14:sierra:tau2-full-sft:BzrYdMNm --scenario 'telecom/*' --json
+      fluke compare model=gpt-4.1 model=ft:gpt-4.1-2025-04-14:sierra:tau2-full-sft:BzrYdMNm \\
+          --scenario 'telecom/*' --json
     """
     from ..analysis import compare as compare_arms
 

@@ -52,8 +52,13 @@ def interval(ctx: Context, unit: str, version: str | None, condition: str | None
 
 
 @click.command()
-@click.option("--k", "ks", default=None,
-              help="Budgets: a range 1..4 or a list 1,2,5 (default: 1 … n, the fewest trials of any scenario; past n = 10: 1, 2, 5, 10, 20, 50, …, n).")
+@click.option(
+    "--k",
+    "ks",
+    default=None,
+    help="Budgets: a range 1..4 or a list 1,2,5 (default: 1 … n, the fewest trials of any scenario; "
+    "past n = 10: 1, 2, 5, 10, 20, 50, …, n).",
+)
 @_VERSION
 @_CONDITION
 @click.option("--weights", type=click.Path(exists=True, dir_okay=False),

@@ -35,13 +35,16 @@ from ._common import Context, output_options, pass_context, progress_bar, unknow
               help="With --executor ray: the cluster to join (host:port, as `ray start --head` prints).")
 @click.option("--jsonl", is_flag=True,
               help="Stream one JSON line per run's grade as it is made, then one line with the answer.")
+@click.option("--agreement-with", "agreement_with", type=click.Choice(["outcome"]), default=None,
+              help="Also print how the reference's verdict agrees with the runs' recorded outcome: the share "
+                   "with a credible interval, the 2x2 table and the disagreeing runs (the spec needs a reference).")
 @unknown_option
 @output_options
 @pass_context
 def grade(ctx: Context, files: tuple[str, ...], spec_path: str, input_format: str | None,
           identity: tuple[str, ...], version: str | None, scenario: str | None, prior: str, level: float,
           show_violations: bool, no_store: bool, jobs: int | None, executor: str | None, address: str | None,
-          unknown: str, jsonl: bool) -> None:
+          unknown: str, jsonl: bool, agreement_with: str | None) -> None:
     """Grade the path of every run against a spec: the gate, the luck rate, the worst runs.
 
     Runs come from the ledger, or from FILES when given (format auto-detected). Grading
@@ -64,6 +67,8 @@ def grade(ctx: Context, files: tuple[str, ...], spec_path: str, input_format: st
       fluke grade --spec examples/specs/airline.yaml --format markdown > comment.md
       fluke grade --spec examples/specs/airline.yaml --jsonl > grades.jsonl
       fluke grade --spec examples/specs/airline.yaml --executor ray --address 10.0.0.5:6379
+      fluke grade --spec examples/specs/reference.yaml --agreement-with outcome \\
+          ../shared/data/tau-bench/historical_trajectories/gpt-4o-airline.json
     """
     from ..analysis import TABLE_ROWS, GradeWriter
     from ..analysis import grade as grade_runs
@@ -80,7 +85,8 @@ def grade(ctx: Context, files: tuple[str, ...], spec_path: str, input_format: st
                             level=level, store=not no_store, show_violations=show_violations, unknown=unknown,
                             executor="ray" if address and not executor else executor, jobs=jobs, address=address,
                             progress=bar.for_total("grading") if bar else None,
-                            rows=None if ctx.all_rows and writer is None else TABLE_ROWS, sink=writer)
+                            rows=None if ctx.all_rows and writer is None else TABLE_ROWS, sink=writer,
+                            agreement_with=agreement_with)
     if writer is not None:
         writer.close(result)
     else:

@@ -13,13 +13,17 @@ from ._common import Context, output_options, pass_context, unknown_option
 
 
 def _filters(func: Callable) -> Callable:
-    for option in reversed([
-        click.option("--scenario", help="Scenario id; * matches any characters."),
-        click.option("--version", "version", help="Versions: hash prefix or field=value[,field=value] (e.g. model=gpt-4.1)."),
-        click.option("--condition", help="Condition pairs key=value[,key=value]."),
-        click.option("--since", help="Identity date on or after (YYYY-MM-DD)."),
-        click.option("--until", help="Identity date on or before (YYYY-MM-DD)."),
-    ]):
+    for option in reversed(
+        [
+            click.option("--scenario", help="Scenario id; * matches any characters."),
+            click.option(
+                "--version", "version", help="Versions: hash prefix or field=value[,field=value] (e.g. model=gpt-4.1)."
+            ),
+            click.option("--condition", help="Condition pairs key=value[,key=value]."),
+            click.option("--since", help="Identity date on or after (YYYY-MM-DD)."),
+            click.option("--until", help="Identity date on or before (YYYY-MM-DD)."),
+        ]
+    ):
         func = option(func)
     return func
 

@@ -59,7 +59,12 @@ def null_calibration(pvalues, *, alpha: float = 0.05, bins: int = 20,
     if p.size == 0:
         raise InputError(None, None, "pvalues", "pvalues is empty: calibration needs at least one pair")
     if np.any(~np.isfinite(p)) or np.any((p < 0) | (p > 1)):
-        raise InputError(None, None, "pvalues", "pvalues must be finite and lie in [0, 1]; a comparison with no deaths has no p-value")
+        raise InputError(
+            None,
+            None,
+            "pvalues",
+            "pvalues must be finite and lie in [0, 1]; a comparison with no deaths has no p-value",
+        )
     if bins < 2:
         raise InputError(None, None, "bins", f"bins={bins} must be at least 2")
     if not 0 < alpha < 1:

@@ -12,7 +12,8 @@ C is a ratio of sums, biased low in small samples (about −20% at 5 scenarios �
 population C = E[q²]/E[q] = (α+1)/(α+β+1) under a beta-binomial model of the scenarios'
 failure rates q ~ Beta(α, β), with (α, β) integrated over the same hyperprior as family
 pooling (``fluke.inference.HYPERPRIOR``); it covered 93–99% from 5 to 30 scenarios (see the
-tests). p and κ keep their intervals clustered by scenario (linearised, CR1, Student t on G−1). The re-run rule would call a failure "fixed" by chance alone with
+tests). p and κ keep their intervals clustered by scenario (linearised, CR1, Student t on G−1). The re-run rule would
+call a failure "fixed" by chance alone with
 probability 1 − p on one re-run and 1 − p³ within three, if failures were pure chance; when
 they repeat (κ > 0) the chance share is 1 − C on one re-run instead.
 

@@ -12,7 +12,8 @@ fix from that background.
 Without a control there is no test of improvement: the by-input comparison against the very
 failures that selected the inputs calls an unchanged agent "improved" (regression to the mean),
 so it is not run, and a per-input flag is raised only where the candidate fails *more* than the
-first run (the selection can only hide that, never fake it). Instead the check reports the *bar*: what a pure re-run of this agent would "fix" by
+first run (the selection can only hide that, never fake it). Instead the check reports the *bar*: what a pure re-run
+of this agent would "fix" by
 itself, from the first run's own consistency (1 − C once; within k, one minus the chance that
 an input which failed once fails k more times), which the candidate's share must clear before
 a control is worth running.
@@ -175,15 +176,15 @@ def _coded(arms: list, labels: list[str], names=None) -> tuple[np.ndarray, list]
     already codes into it, and are only checked (the ledger's tables give them so: no string
     is compared per run).
     """
-    arms = [_arrays(*arm, label) for arm, label in zip(arms, labels)]
+    arms = [_arrays(*arm, label) for arm, label in zip(arms, labels, strict=True)]
     if names is None:
         names, codes = np.unique(np.concatenate([a[0].astype(str) for a in arms]), return_inverse=True)
         bounds = np.cumsum([a[0].size for a in arms])[:-1]
-        return names, [(c, a[1], a[2]) for c, a in zip(np.split(codes.reshape(-1), bounds), arms)]
+        return names, [(c, a[1], a[2]) for c, a in zip(np.split(codes.reshape(-1), bounds), arms, strict=True)]
     names = np.asarray(names).astype(str).reshape(-1)
     if names.size > 1 and not bool(np.all(names[1:] > names[:-1])):
         raise InputError(None, None, "names", "names must be sorted and distinct (as np.unique gives them)")
-    for (codes, _, _), label in zip(arms, labels):
+    for (codes, _, _), label in zip(arms, labels, strict=True):
         if codes.size and (codes.dtype.kind not in "iu" or codes.min() < 0 or codes.max() >= names.size):
             raise InputError(None, label, "inputs", f"{label}: with names, inputs must be integer codes "
                              f"0..{names.size - 1} into them")
@@ -274,7 +275,8 @@ def fix_check(first, candidate, control=None, *, within: int = 3, q: float = 0.0
 
     ``first``, ``candidate`` and ``control`` are each ``(inputs, failed, order)``: one entry per
     run. Rows are the first run's failing episodes, each held to the same number of tries on both
-    arms (the fewer either has); the differences (candidate − control) are clustered by input; flags are per-input Fisher tests (BH across inputs, flagged when q < ``q``);
+    arms (the fewer either has); the differences (candidate − control) are clustered by input; flags are per-input
+    Fisher tests (BH across inputs, flagged when q < ``q``);
     the by-input test is a sign test over inputs of the change in failure share. With ``names``
     (sorted, distinct) every arm's inputs are integer codes into it, as the ledger's
     ``trial_outcomes`` gives them, and no label is compared per run.

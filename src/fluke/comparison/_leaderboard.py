@@ -274,7 +274,7 @@ def leaderboard_counts(passes, trials, *, labels, scenarios=None, strata=None, b
     adjusted = adjust_pvalues(raw, correction)
     m = max(1, int(np.isfinite(raw).sum()))
     found = []
-    for (i, j), t, p_adj in zip(pairs, tests, adjusted):
+    for (i, j), t, p_adj in zip(pairs, tests, adjusted, strict=True):
         diff = 100 * (rates[j] - rates[i])
         if names.size >= 2:
             ci = clustered_interval(diff, codes, confidence_level=confidence_level, unit="scenario")
@@ -292,7 +292,7 @@ def leaderboard_counts(passes, trials, *, labels, scenarios=None, strata=None, b
     letters = [""] * v
     if baseline is None:
         different = np.zeros((v, v), bool)
-        for (i, j), p in zip(pairs, found):
+        for (i, j), p in zip(pairs, found, strict=True):
             different[i, j] = different[j, i] = p.verdict == DIFFERENT
         groups_i = indistinct_groups(order, different)
         for gi, members in enumerate(groups_i):

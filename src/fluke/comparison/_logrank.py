@@ -103,12 +103,16 @@ def _check(time, died, group, strata):
     else:
         strata = np.asarray(strata).reshape(-1)
         if strata.shape[0] != n:
-            raise InputError(None, None, "strata", f"strata has {strata.shape[0]} entries but time has {n}; give one per run")
+            raise InputError(
+                None, None, "strata", f"strata has {strata.shape[0]} entries but time has {n}; give one per run"
+            )
         codes = _codes(strata)
     if group.dtype != bool:
         labels = np.unique(group)
         if labels.size > 2:
-            raise InputError(None, None, "group", f"group has {labels.size} distinct values; the test compares two arms")
+            raise InputError(
+                None, None, "group", f"group has {labels.size} distinct values; the test compares two arms"
+            )
         group = group == labels[-1] if labels.size == 2 else np.zeros(n, dtype=bool)
     return time, died.astype(bool), group, codes
 

@@ -49,8 +49,8 @@ def compare_runs(runs_a, runs_b, *, hard_index=None, alpha: float = 0.05, power:
     # answers as before until it calls compare_versions; see DESIGN §5 for why it is wrong there
     a = survival_data(runs_a, hard_index=hard_index, unknown_step="last event")
     b = survival_data(runs_b, hard_index=hard_index, unknown_step="last event")
-    key_a = np.array([f"{s}{_SEP}{c}" for s, c in zip(a.scenario, a.condition)], dtype=object)
-    key_b = np.array([f"{s}{_SEP}{c}" for s, c in zip(b.scenario, b.condition)], dtype=object)
+    key_a = np.array([f"{s}{_SEP}{c}" for s, c in zip(a.scenario, a.condition, strict=True)], dtype=object)
+    key_b = np.array([f"{s}{_SEP}{c}" for s, c in zip(b.scenario, b.condition, strict=True)], dtype=object)
     shared = np.intersect1d(key_a.astype(str), key_b.astype(str))
     if shared.size == 0:
         raise InputError(None, None, "scenario", "the two arms share no scenario × condition, so there is "
@@ -66,7 +66,7 @@ def compare_runs(runs_a, runs_b, *, hard_index=None, alpha: float = 0.05, power:
 
     def counts(keys, died):
         names, failures, trials = failure_counts(keys, died)
-        return {tuple(k.split(_SEP, 1)): (int(f), int(n)) for k, f, n in zip(names, failures, trials)}
+        return {tuple(k.split(_SEP, 1)): (int(f), int(n)) for k, f, n in zip(names, failures, trials, strict=True)}
 
     cells = per_cell(counts(key_a[in_a].astype(str), a.died[in_a]), counts(key_b[in_b].astype(str), b.died[in_b]))
     excluded = {"a": int((~in_a).sum()), "b": int((~in_b).sum()), "unknown_a": a.unknown, "unknown_b": b.unknown}

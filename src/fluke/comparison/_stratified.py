@@ -78,7 +78,7 @@ def _counts(failures_a, trials_a, failures_b, trials_b):
     arrays = [np.asarray(x) for x in (failures_a, trials_a, failures_b, trials_b)]
     names = ("failures_a", "trials_a", "failures_b", "trials_b")
     shape = arrays[0].shape
-    for name, arr in zip(names, arrays):
+    for name, arr in zip(names, arrays, strict=True):
         if arr.shape != shape:
             raise InputError(None, None, name, f"has shape {arr.shape} but failures_a has {shape}; "
                              "give one entry per stratum")
@@ -117,7 +117,7 @@ def _exact_pvalue(fa, na, fb, nb) -> float:
         return float("nan")
     pmf = np.ones(1)
     offset = 0
-    for a, n1, n2, m, lo, hi in zip(fa[keep], na[keep], nb[keep], (fa + fb)[keep], low[keep], high[keep]):
+    for a, n1, n2, m, lo, hi in zip(fa[keep], na[keep], nb[keep], (fa + fb)[keep], low[keep], high[keep], strict=True):
         x = np.arange(lo, hi + 1)
         logp = _log_choose(n1, x) + _log_choose(n2, m - x) - _log_choose(n1 + n2, m)
         pmf = np.convolve(pmf, np.exp(logp))
@@ -240,7 +240,8 @@ def stratified_pvalues(failures_a, trials_a, failures_b, trials_b, *, method: st
 def stratified_information(failures_a, trials_a, failures_b, trials_b) -> np.ndarray:
     """The information V of the stratified test, summed along the last axis (strata).
 
-    >>> stratified_information([[3, 1], [0, 0]], [[10, 10], [3, 3]], [[7, 4], [0, 0]], [[10, 10], [3, 3]]).round(4).tolist()
+    >>> info = stratified_information([[3, 1], [0, 0]], [[10, 10], [3, 3]], [[7, 4], [0, 0]], [[10, 10], [3, 3]])
+    >>> info.round(4).tolist()
     [2.3026, 0.0]
     """
     fa, na, fb, nb = (np.asarray(x, dtype=np.int64) for x in (failures_a, trials_a, failures_b, trials_b))

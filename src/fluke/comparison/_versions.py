@@ -127,7 +127,7 @@ def places_of(data: SurvivalData) -> dict[tuple, int]:
     """
     out: dict[tuple, int] = {}
     for key in zip(data.scenario.tolist(), data.condition.tolist(), data.cause.tolist(), data.time.tolist(),
-                   np.where(data.died, data.label, "").tolist()):
+                   np.where(data.died, data.label, "").tolist(), strict=True):
         out[key] = out.get(key, 0) + 1
     if data.unknown_step:
         out[("", "", "unknown step", -1, "")] = data.unknown_step

@@ -205,7 +205,7 @@ def factorial_plan(factors: Mapping[str, Sequence], environments: Sequence[str],
     if len(set(envs)) != len(envs) or not envs:
         raise UsageError("environments must be a non-empty list of distinct identifiers")
     names = list(factors)
-    policies = tuple(dict(zip(names, combo)) for combo in itertools.product(*factors.values()))
+    policies = tuple(dict(zip(names, combo, strict=True)) for combo in itertools.product(*factors.values()))
     perms = np.argsort(rng.random((len(envs), len(policies))), axis=1)
-    order = {env: tuple(int(p) for p in row) for env, row in zip(envs, perms)}
+    order = {env: tuple(int(p) for p in row) for env, row in zip(envs, perms, strict=True)}
     return FactorialPlan({k: tuple(v) for k, v in factors.items()}, policies, order)

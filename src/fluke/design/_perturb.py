@@ -92,7 +92,7 @@ def perturbation_suite(values, environments, policies, variants, *, baseline: st
     nominal = var_names[0] if nominal is None else nominal
     if nominal not in var_names:
         raise UsageError(f"nominal={nominal!r} is not among the variants {var_names}")
-    seen = set(zip(var.tolist(), pol.tolist()))
+    seen = set(zip(var.tolist(), pol.tolist(), strict=True))
     missing = [(v, p) for v in var_names for p in pol_names if (v, p) not in seen]
     if missing:
         v, p = missing[0]

@@ -180,7 +180,7 @@ def check_seal(stored_digest: str, body: dict, *, text: bytes | str | None = Non
         raw = text.encode() if isinstance(text, str) else bytes(text)
         sealed = kept.encode() if isinstance(kept, str) else b""
         if hashlib.sha256(raw).hexdigest() != body.get("text_sha256"):
-            at = next((i for i, (x, y) in enumerate(zip(raw, sealed)) if x != y),
+            at = next((i for i, (x, y) in enumerate(zip(raw, sealed, strict=True)) if x != y),
                       min(len(raw), len(sealed)))
             problems.append(f"the rule file differs from the sealed one (first at byte {at})")
     return SealCheck(stored_digest, tuple(problems))
@@ -236,7 +236,7 @@ def _outcomes(runs, name, unknown):
 
     if name == "passed":
         done = apply_unknown_policy([r.outcome.passed for r in runs], unknown)
-        return done.passed, [r for r, keep in zip(runs, done.keep) if keep], done.unknowns
+        return done.passed, [r for r, keep in zip(runs, done.keep, strict=True) if keep], done.unknowns
     keep = [r for r in runs if r.outcome.reward is not None]
     return np.array([r.outcome.reward for r in keep], dtype=float), keep, 0
 
@@ -289,7 +289,7 @@ def evaluate_rule(rule: dict, runs: list) -> Decision:
         detail = {"effect": c.name, "environments": c.environments}
     else:
         per: dict[str, list[float]] = {}
-        for v, r in zip(y, kept):
+        for v, r in zip(y, kept, strict=True):
             per.setdefault(r.scenario, []).append(v)
         succ = np.array([sum(v) for v in per.values()])
         n = np.array([len(v) for v in per.values()])

@@ -16,6 +16,7 @@ the gate, and the luck rate.
 (False, '100.0% (1/1 output-ok runs) [95% CrI 14.7–100.0%]')
 """
 
+from ._agreement import Agreement, Disagreement, reference_agreement
 from ._body import ChunkGrader, ChunkGrades, grade_body, row_order
 from ._grade import RunGrade, Violation, first_hard_index, grade_run, make_grade
 from ._spec import CHECKS, SEVERITIES, Spec, load_spec
@@ -27,10 +28,9 @@ from ._tally import GradeTally
 from ._verdict import CaseGate, GateResult, LuckRate, LuckReport, gate, luck_rate, luck_rates, luck_report
 
 __all__ = [
-    "CHECKS", "MODES", "SEVERITIES", "CaseGate", "ChunkGrader", "ChunkGrades", "GateResult", "GradeTally", "LuckRate",
-    "LuckReport",
-    "ReferenceResult", "RunGrade", "Spec", "Violation", "call_text", "equal", "first_hard_index",
-    "gate", "grade_body", "grade_run", "load_spec", "luck_rate", "luck_rates", "luck_report", "make_grade",
-    "pair_ordered", "row_order",
-    "pair_unordered", "redact",
+    "Agreement", "CHECKS", "CaseGate", "ChunkGrader", "ChunkGrades", "Disagreement", "GateResult", "GradeTally",
+    "LuckRate", "LuckReport", "MODES", "ReferenceResult", "RunGrade", "SEVERITIES", "Spec", "Violation",
+    "call_text", "equal", "first_hard_index", "gate", "grade_body", "grade_run", "load_spec", "luck_rate",
+    "luck_rates", "luck_report", "make_grade", "pair_ordered", "pair_unordered", "redact", "reference_agreement",
+    "row_order",
 ]

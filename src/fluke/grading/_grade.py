@@ -72,6 +72,14 @@ class RunGrade:
         """Output ok reached on a bad path."""
         return self.output_ok is True and not self.path_ok
 
+    @property
+    def reference_ok(self) -> bool | None:
+        """The run met the spec's reference (no ``reference*`` violation); None when the spec
+        has no reference or the run had no gold to meet."""
+        from ._agreement import reference_ok
+
+        return reference_ok(self)
+
     def to_dict(self) -> dict[str, Any]:
         """A JSON-able body (what the ledger stores per run and spec digest)."""
         body = {"run_hash": self.run_hash, "scenario": self.scenario, "version": self.version,

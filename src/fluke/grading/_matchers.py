@@ -60,7 +60,7 @@ def equal(a: Any, b: Any) -> bool:
     if isinstance(a, dict) and isinstance(b, dict):
         return a.keys() == b.keys() and all(equal(v, b[k]) for k, v in a.items())
     if isinstance(a, list) and isinstance(b, list):
-        return len(a) == len(b) and all(equal(x, y) for x, y in zip(a, b))
+        return len(a) == len(b) and all(equal(x, y) for x, y in zip(a, b, strict=True))
     return type(a) is type(b) and a == b
 
 
@@ -181,7 +181,7 @@ def _walk(expected: Any, made: Any, rules: dict[str, Rule], path: list[str], out
                 out.append(f"{'.'.join(sub)}={shown(value, 40)} (not expected)")
         return
     if isinstance(expected, list) and isinstance(made, list) and len(expected) == len(made):
-        for i, (e, m) in enumerate(zip(expected, made)):
+        for i, (e, m) in enumerate(zip(expected, made, strict=True)):
             _walk(e, m, rules, path + [str(i)], out, limit)
         return
     if not equal(expected, made):
@@ -229,7 +229,8 @@ def check_matcher(spec: Any) -> str | None:
     """What is wrong with one matcher's spec form, or None.
 
     >>> check_matcher("case-insensitive"), check_matcher({"tolerance": -1})
-    ("unknown matcher 'case-insensitive' (did you mean 'case_insensitive'?)", 'tolerance must be a number at least 0, got -1')
+    ("unknown matcher 'case-insensitive' (did you mean 'case_insensitive'?)", 'tolerance must be a number at least 0,
+    got -1')
     """
     from ._spec import suggest
 

@@ -74,7 +74,7 @@ def pair_unordered(edges: dict[int, list[int]], expected_key: dict[int, Hashable
             for m in edges[e]:
                 cost[i, at[m]] = 0.0
         rows, picked = linear_sum_assignment(cost)
-        pairs += [(es[i], cols[j]) for i, j in zip(rows.tolist(), picked.tolist()) if cost[i, j] == 0.0]
+        pairs += [(es[i], cols[j]) for i, j in zip(rows.tolist(), picked.tolist(), strict=True) if cost[i, j] == 0.0]
     return pairs
 
 

@@ -12,7 +12,8 @@ substring scan over the blob (one ``str.find`` per hit, not one per text), with 
 whole-token check at each hit, stopping at the first whole-token occurrence, or at the
 asking call's limit. Its start is remembered (:attr:`Provenance.first`); every later call
 answers with one dict look-up and a comparison (an identifier not found before a limit is
-looked for again, from that limit on, only by a later call that asks). Taint asks one more thing, remembered the same way: the earliest occurrence
+looked for again, from that limit on, only by a later call that asks). Taint asks one more thing, remembered the same
+way: the earliest occurrence
 in a source that is not untrusted (:attr:`Provenance.trusted`). The set of sources behind
 an identifier is worked out only for the rare taint violation.
 
@@ -225,7 +226,7 @@ class Provenance:
     def _index_all(self) -> None:
         """Switch to the full inverted index: token -> {source: first text holding it}."""
         full: dict[str, dict[str, int]] = {}
-        for k, (text, src) in enumerate(zip(self.texts, self.owners)):
+        for k, (text, src) in enumerate(zip(self.texts, self.owners, strict=True)):
             for tok in set(text.translate(_SEPARATE).split()):
                 got = full.get(tok)
                 if got is None:

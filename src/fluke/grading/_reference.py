@@ -11,13 +11,22 @@ or a list of calls: one expected turn, unordered inside) or ``gold``, the run's 
 ``in_order``  every expected call was made, in the reference's order across turns; others
               allowed in between
 ``strict``    the same calls, in the reference's order across turns
+``state``     the calls that change state only (the spec's ``writes``): the same successful
+              writes, in any order; an extra write fails like a missing one, reads are free
+``state_ordered``  ``state``, and the writes in the reference's order across turns
 ============  ===============================================================================
+
+In the state modes a failed write attempt changed nothing and is left out
+(``reference_failed_writes: ignore``, the default), or is a write made like any other
+(``count``: then it is extra unless ``reference_failed_ok`` lets it answer an expected one);
+a write that got no result may have changed state, so it always counts.
 
 A made call satisfies an expected one when the tool and requestor are the same, the
 arguments match (exactly, or under the spec's ``match`` table: see ``_matchers``) and the
 call succeeded (``reference_failed_ok: true`` lets a failed call count). Repeated calls are
 paired optimally (``_pairing``). Calls of tools in ``reference_ignore`` are neither expected
-nor extra; calls the simulated user made count only when the reference expects user calls.
+nor extra, on either side (a gold call to an ignored tool is dropped from the reference);
+calls the simulated user made count only when the reference expects user calls.
 
 >>> from fluke.record import Run, ToolCall, Outcome
 >>> from fluke.grading import load_spec, grade_run
@@ -41,10 +50,11 @@ from ._matchers import compile_rules, diffs, distance, matches, restrict
 from ._pairing import pair_ordered, pair_unordered
 from ._text import redact
 
-MODES = ("superset", "subset", "unordered", "in_order", "strict")
-_NEEDS_ALL = {"superset", "unordered", "in_order", "strict"}
-_NO_EXTRA = {"subset", "unordered", "strict"}
-_ORDERED = {"in_order", "strict"}
+MODES = ("superset", "subset", "unordered", "in_order", "strict", "state", "state_ordered")
+_NEEDS_ALL = {"superset", "unordered", "in_order", "strict", "state", "state_ordered"}
+_NO_EXTRA = {"subset", "unordered", "strict", "state", "state_ordered"}
+_ORDERED = {"in_order", "strict", "state_ordered"}
+_STATE = {"state", "state_ordered"}
 
 
 class Expected(NamedTuple):
@@ -102,6 +112,9 @@ class ReferencePlan:
         self.mode = model.reference_mode
         self.failed_ok = model.reference_failed_ok
         self.ignore = frozenset(model.reference_ignore)
+        self.state = self.mode in _STATE
+        self.writes = frozenset(model.writes)
+        self.failed_writes = model.reference_failed_writes
         self.rules = {tool: compile_rules(table, callables) for tool, table in model.match.items()}
         self.listed: list[Expected] = []
         if not self.gold:
@@ -114,7 +127,12 @@ class ReferencePlan:
             return self.listed
         if run.gold is None:
             return None
-        return [Expected(c.tool, c.args, c.requestor, c.compare, g) for g, c in enumerate(run.gold)]
+        return [Expected(c.tool, c.args, c.requestor, c.compare, g) for g, c in enumerate(run.gold)
+                if self.compared(c.tool)]
+
+    def compared(self, tool: str) -> bool:
+        """Does this reference compare calls of ``tool`` (not ignored; a write in the state modes)?"""
+        return tool not in self.ignore and (not self.state or tool in self.writes)
 
 
 def call_text(tool: str, args: Any, limit: int = 120) -> str:
@@ -171,9 +189,15 @@ def grade_reference(events: list, plan: ReferencePlan, expected: list[Expected] 
     users = any(x.requestor == "user" for x in expected)
     turn_of = _turns(events)
     made: list[int] = []            # event indices of the calls considered
+    skip_failed = plan.state and plan.failed_writes == "ignore"
+    compared = plan.compared
+    failed_at: dict[tuple[str, str], int] = {}     # a failed write left out -> its first event
     for i, e in enumerate(events):
-        if e.kind == "tool" and e.tool not in plan.ignore and (e.requestor == "agent" or users):
-            made.append(i)
+        if e.kind == "tool" and compared(e.tool) and (e.requestor == "agent" or users):
+            if skip_failed and e.ok is False:
+                failed_at.setdefault((e.tool, e.requestor), i)
+            else:
+                made.append(i)
     by_key: dict[tuple[str, str], list[int]] = {}
     for k, i in enumerate(made):
         e = events[i]
@@ -218,6 +242,7 @@ def grade_reference(events: list, plan: ReferencePlan, expected: list[Expected] 
     used = set(taken.values())
     out = []
     cited: set[int] = set()
+    noun = "write " if plan.state else ""
     if mode in _NEEDS_ALL:
         for x, exp in enumerate(expected):
             if x in taken:
@@ -228,16 +253,27 @@ def grade_reference(events: list, plan: ReferencePlan, expected: list[Expected] 
                 k = loose[0]
                 cited.add(k)
                 out.append(violation("reference_order", sev["reference_order"], made[k],
-                                     f"`{want}` made at event {made[k]}, out of the reference's order"))
+                                     f"{noun}`{want}` made at event {made[k]}, out of the reference's order"))
                 continue
-            out.append(_missing(want, near.get(x), made, sev, violation))
+            tried = failed_at.get((exp.tool, exp.requestor)) if x not in near else None
+            if tried is not None:
+                out.append(violation("reference", sev["reference"], tried,
+                                     f"expected write `{want}`: the attempt at event {tried} failed, and "
+                                     "a failed write changes nothing"))
+                continue
+            out.append(_missing(noun + f"`{want}`", near.get(x), made, sev, violation))
     if mode in _NO_EXTRA:
         extra = [i for k, i in enumerate(made)
                  if k not in used and k not in cited and events[i].requestor == "agent"]
         texts = call_texts([(events[i].tool, events[i].args) for i in extra]) if extra else []
-        for i, text in zip(extra, texts):
-            out.append(violation("reference_extra", sev["reference_extra"], i,
-                                 f"`{text}` at event {i} is not in the reference ({mode} allows no other calls)"))
+        for i, text in zip(extra, texts, strict=True):
+            if plan.state:
+                how = "" if events[i].ok is True else " (it failed)" if events[i].ok is False else \
+                    " (it got no result, so it may have changed state)"
+                message = f"extra write `{text}` at event {i}{how}: the reference makes no such change"
+            else:
+                message = f"`{text}` at event {i} is not in the reference ({mode} allows no other calls)"
+            out.append(violation("reference_extra", sev["reference_extra"], i, message))
     n_exp, n_made, m = len(expected), len(made), len(pairs)
     result = ReferenceResult(
         mode, n_exp, n_made, m, precision=m / n_made if n_made else None,
@@ -248,16 +284,18 @@ def grade_reference(events: list, plan: ReferencePlan, expected: list[Expected] 
 
 
 def _missing(want: str, near: tuple | None, made: list[int], sev: dict, violation: Callable):
+    """The violation of an expected call not made; ``want`` is its text, quoted (and named a
+    write in the state modes); ``near`` the nearest call of that tool, how it differs."""
     if near is None:
-        return violation("reference", sev["reference"], None, f"expected `{want}`, never called")
+        return violation("reference", sev["reference"], None, f"expected {want}, never called")
     k, d, failed = near
     i = made[k]
     if d:
         tail = f" (and that call {failed})" if failed else ""
-        text = f"expected `{want}`, got `{', '.join(d)}` at event {i}{tail}"
+        text = f"expected {want}, got `{', '.join(d)}` at event {i}{tail}"
     elif failed:
-        text = f"expected `{want}`, got it at event {i} but the call {failed}"
+        text = f"expected {want}, got it at event {i} but the call {failed}"
     else:
-        text = (f"expected `{want}` once more: the matching call at event {i} already answers "
+        text = (f"expected {want} once more: the matching call at event {i} already answers "
                 "another expected call")
     return violation("reference", sev["reference"], i, text)

@@ -5,7 +5,8 @@
 ...            "match": {"cancel": {"reservaton_id": "case_insensitive"}}})
 Traceback (most recent call last):
 ...
-fluke.errors.SpecError: spec: field match.cancel.reservaton_id: no expected cancel call has argument 'reservaton_id' (did you mean 'reservation_id'?)
+fluke.errors.SpecError: spec: field match.cancel.reservaton_id: no expected cancel call has argument 'reservaton_id'
+(did you mean 'reservation_id'?)
 """
 
 from __future__ import annotations
@@ -17,6 +18,9 @@ from pathlib import Path
 from typing import Any, Callable
 
 from ._matchers import check_matcher
+
+#: The reference modes that compare state-changing calls only (the spec's ``writes``).
+STATE_MODES = ("state", "state_ordered")
 
 
 def _suggest(word: str, choices: Any) -> str:
@@ -87,10 +91,14 @@ def reference_problems(m: Any, max_group: int) -> list[str]:
     given = m.reference is not None
     if not given:
         for key, default in (("reference_mode", "superset"), ("reference_failed_ok", False),
-                             ("reference_ignore", []), ("match", {})):
+                             ("reference_ignore", []), ("match", {}), ("writes", []),
+                             ("reference_failed_writes", "ignore")):
             if getattr(m, key) != default:
                 problems.append(f"field {key}: given without a reference; add reference: gold or a list of calls")
         return problems
+    state = m.reference_mode in STATE_MODES
+    writes = set(m.writes)
+    problems += _writes_problems(m, state, vocab)
     known: dict[str, set[str]] = {}     # tool -> argument names the reference gives it
     if m.reference != "gold":
         if not m.reference:
@@ -107,8 +115,12 @@ def reference_problems(m: Any, max_group: int) -> list[str]:
                 if call.tool in m.reference_ignore:
                     problems.append(f"field {where}.tool: {call.tool!r} is in reference_ignore, so no "
                                     "call could satisfy it")
+                if state and writes and call.tool not in writes:
+                    problems.append(f"field {where}.tool: {call.tool!r} is not in writes, and reference_mode "
+                                    f"{m.reference_mode} compares writes only (add it to writes, or drop the call)")
                 if vocab and call.tool not in vocab:
-                    problems.append(f"field {where}.tool: tool {call.tool!r} is not in tools{_suggest(call.tool, vocab)}")
+                    problems.append(f"field {where}.tool: tool {call.tool!r} is not in tools"
+                                    f"{_suggest(call.tool, vocab)}")
                 known.setdefault(call.tool, set()).update(call.args)
     for i, name in enumerate(m.reference_ignore):
         if vocab and name not in vocab:
@@ -128,4 +140,30 @@ def reference_problems(m: Any, max_group: int) -> list[str]:
             wrong = check_matcher(rule)
             if wrong:
                 problems.append(f"field match.{tool}.{path}: {wrong}")
+    return problems
+
+
+def _writes_problems(m: Any, state: bool, vocab: list[str] | None) -> list[str]:
+    """The problems with ``writes`` and ``reference_failed_writes`` of a spec with a reference."""
+    problems: list[str] = []
+    if state and not m.writes:
+        problems.append(f"field reference_mode: {m.reference_mode} compares the calls that change state; "
+                        "list those tools in writes (writes: [book_reservation, cancel_reservation, ...])")
+    if not state:
+        if m.writes:
+            problems.append(f"field writes: only reference_mode state or state_ordered reads it "
+                            f"(reference_mode is {m.reference_mode})")
+        if m.reference_failed_writes != "ignore":
+            problems.append("field reference_failed_writes: only reference_mode state or state_ordered reads it "
+                            f"(reference_mode is {m.reference_mode})")
+    seen: set[str] = set()
+    for i, name in enumerate(m.writes):
+        if vocab and name not in vocab:
+            problems.append(f"field writes.{i}: tool {name!r} is not in tools{_suggest(name, vocab)}")
+        if name in m.reference_ignore:
+            problems.append(f"field writes.{i}: {name!r} is also in reference_ignore, so it would never be "
+                            "compared; keep it in one of the two")
+        if name in seen:
+            problems.append(f"field writes.{i}: {name!r} is listed twice")
+        seen.add(name)
     return problems

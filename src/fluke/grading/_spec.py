@@ -93,16 +93,19 @@ class _SpecModel(BaseModel):
     args: dict[str, dict[str, ArgRule]] = Field(default_factory=dict)
     severity: dict[str, str] = Field(default_factory=dict)
     reference: Literal["gold"] | list[RefCall | list[RefCall]] | None = None
-    reference_mode: Literal["superset", "subset", "unordered", "in_order", "strict"] = "superset"
+    reference_mode: Literal["superset", "subset", "unordered", "in_order", "strict", "state",
+                            "state_ordered"] = "superset"
     reference_failed_ok: bool = False
     reference_ignore: list[str] = Field(default_factory=list)
     match: dict[str, dict[str, Any]] = Field(default_factory=dict)
+    writes: list[str] = Field(default_factory=list)
+    reference_failed_writes: Literal["ignore", "count"] = "ignore"
 
 
 #: Keys added after specs were first stored: left out of the body (and so the digest) while
 #: at their defaults, so a spec without them keeps the digest its stored grades are under.
 _LATER = {"reference": None, "reference_mode": "superset", "reference_failed_ok": False,
-          "reference_ignore": [], "match": {}}
+          "reference_ignore": [], "match": {}, "writes": [], "reference_failed_writes": "ignore"}
 #: Deepest nesting a spec may have (a deeper one is refused, not a RecursionError).
 MAX_DEPTH = 64
 #: Most calls in one expected turn (the ordered pairing is exponential in it).
@@ -352,7 +355,8 @@ def load_spec(source: "dict[str, Any] | str | Path | Spec") -> Spec:
     >>> load_spec({"tools": ["a"], "required": "a"})
     Traceback (most recent call last):
     ...
-    fluke.errors.SpecError: spec: field required: expected a list, got str 'a'; write ['a'] for a list of one (a string is never split into characters)
+    fluke.errors.SpecError: spec: field required: expected a list, got str 'a'; write ['a'] for a list of one (a
+    string is never split into characters)
     >>> load_spec({"tools": ["lookup"], "forbidden": ["lokup"]})
     Traceback (most recent call last):
     ...

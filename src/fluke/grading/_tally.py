@@ -21,6 +21,7 @@ from __future__ import annotations
 from typing import Any, Iterable, Sequence
 
 from ..format import natural_key
+from ._agreement import Agreement, AgreementCounts
 from ._grade import RunGrade
 
 # a case's counts: runs, unknown outcomes, output ok, lucky, hard runs, {soft check: runs}
@@ -33,12 +34,13 @@ _REF = 7
 class GradeTally:
     """Counts of graded runs per version × scenario (see the module docstring). Picklable."""
 
-    __slots__ = ("cases", "refs", "modes", "runs")
+    __slots__ = ("cases", "refs", "modes", "runs", "agreements")
 
     def __init__(self) -> None:
         self.cases: dict[tuple[str | None, str], list] = {}
         self.refs: dict[str | None, list[float]] = {}
         self.modes: dict[str | None, str] = {}
+        self.agreements: dict[str | None, AgreementCounts] = {}
         self.runs = 0
 
     @classmethod
@@ -69,6 +71,11 @@ class GradeTally:
             for check in g.soft_checks:
                 soft[check] = soft.get(check, 0) + 1
         ref = g.reference
+        if ref is not None:
+            counts = self.agreements.get(g.version)
+            if counts is None:
+                counts = self.agreements[g.version] = AgreementCounts()
+            counts.add(g)
         if ref is not None and ref.recall is not None:
             sums = self.refs.get(g.version)
             if sums is None:
@@ -101,6 +108,11 @@ class GradeTally:
             self.modes.setdefault(version, other.modes[version])
             for i in range(_REF):
                 mine[i] += theirs[i]
+        for version, theirs in other.agreements.items():
+            mine = self.agreements.get(version)
+            if mine is None:
+                mine = self.agreements[version] = AgreementCounts()
+            mine.merge(theirs)
         self.runs += other.runs
 
     def versions(self) -> list[str | None]:
@@ -158,3 +170,10 @@ class GradeTally:
         return {"mode": self.modes[version], "runs": int(n), "complete": int(complete),
                 "precision": p / p_n if p_n else nan, "recall": r / n if n else nan,
                 "score": s / s_n if s_n else nan}
+
+    def agreement(self, version: str | None, *, prior: Sequence[float] = (0.5, 0.5),
+                  level: float = 0.95) -> Agreement | None:
+        """How ``version``'s reference verdicts agree with its recorded outcomes
+        (:func:`fluke.grading.reference_agreement`), or None when the spec has no reference."""
+        counts = self.agreements.get(version)
+        return None if counts is None else counts.result(prior=prior, level=level)

@@ -106,7 +106,7 @@ def luck_rates(lucky: np.ndarray, green: np.ndarray, runs: np.ndarray, *,
     share = np.divide(lucky, green, out=np.full(lucky.shape, np.nan), where=green > 0)
     out = []
     for k, g, n, s, l, h in zip(lucky.tolist(), green.tolist(), runs.tolist(), share.tolist(),
-                                lo.tolist(), hi.tolist()):
+                                lo.tolist(), hi.tolist(), strict=True):
         if g == 0:
             out.append(LuckRate(k, g, n, None, None, level, (a, b),
                                 "no run was output-ok, so there is nothing to be lucky about"))
@@ -150,7 +150,7 @@ def luck_report(per_case: dict[str, Sequence[int]], *, prior: Sequence[float] = 
     cond = (f"sampling unit: the run; {100 * level:.0f}% equal-tailed credible interval under a "
             f"Beta({a:g}, {b:g}) prior{' (Jeffreys)' if (a, b) == JEFFREYS else ''}; "
             "path ok means no violation of any severity")
-    return LuckReport(pooled=rows[-1], cases=dict(zip(names, rows[:-1])), conditional_on=cond)
+    return LuckReport(pooled=rows[-1], cases=dict(zip(names, rows[:-1], strict=True)), conditional_on=cond)
 
 
 @dataclass(frozen=True)

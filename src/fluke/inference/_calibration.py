@@ -136,7 +136,7 @@ class ReliabilityTable:
         return [dict(lower=float(lo), upper=float(hi), count=int(c), runs=int(c), mean_forecast=float(m),
                      passes=int(k), observed=float(o))
                 for lo, hi, c, m, k, o in zip(self.lower, self.upper, self.count, self.mean_forecast,
-                                              self.passes, self.observed) if c > 0]
+                                              self.passes, self.observed, strict=True) if c > 0]
 
 
 def reliability_table(probability, outcome, *, bins=10) -> ReliabilityTable:

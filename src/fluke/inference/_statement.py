@@ -6,7 +6,8 @@ and for how long.
 >>> s = scenario_statement("update-record", 5, 5, posterior(5, 5), version="3f2a9c1d (model=M)")
 >>> print(s.text())
 What happened: update-record passed 5 of 5 runs.
-What we infer: next run passes with probability 0.857; P(θ > 0.9) = 0.469; 90% credible interval 0.607 to 0.991 (Beta(6, 1) posterior, runs independent given θ).
+What we infer: next run passes with probability 0.857; P(θ > 0.9) = 0.469; 90% credible interval 0.607 to 0.991
+(Beta(6, 1) posterior, runs independent given θ).
 Conditional on: version 3f2a9c1d (model=M); prior uniform Beta(1, 1).
 Carried from before: nothing; this version's runs only.
 """
@@ -52,7 +53,8 @@ def carried_text(origin: str | None, delta: float | None = None, *, p_changed: f
     >>> carried_text("v1 (model=A)", 0.5)
     'evidence of version v1 (model=A), discounted to δ = 0.5 of its weight.'
     >>> carried_text("v1", 1.0, p_changed=0.872, odds=4, reset=True)
-    'evidence of version v1 was offered at δ = 1, but the batch made a change likely (P(changed) = 0.872 from prior odds 4:1 for unchanged), so the account was reset and nothing was carried.'
+    'evidence of version v1 was offered at δ = 1, but the batch made a change likely (P(changed) = 0.872 from prior
+    odds 4:1 for unchanged), so the account was reset and nothing was carried.'
     """
     if origin is None:
         return "nothing; this version's runs only."
@@ -103,7 +105,7 @@ def scenario_statements(scenarios, successes, trials, belief, *, version: str, p
     if isinstance(belief, BetaPosterior):
         alpha = np.broadcast_to(belief.alpha, (size,))
         beta = np.broadcast_to(belief.beta, (size,))
-        models = [f"Beta({_g(float(a))}, {_g(float(b))}) posterior" for a, b in zip(alpha, beta)]
+        models = [f"Beta({_g(float(a))}, {_g(float(b))}) posterior" for a, b in zip(alpha, beta, strict=True)]
         prior = prior or [belief.prior.describe()] * size
     else:
         models = ["a mixture of Beta posteriors: change branches or a family's hyperprior"] * size
@@ -145,10 +147,13 @@ def suite_statement(answers: SuiteAnswers, successes, trials, *, version: str, p
         one_lo, one_hi = (float(v[0]) for v in posterior(np.ones(1), np.ones(1)).interval(0.9))
         every = int(suite_runs_to_certify(posterior(np.zeros(answers.scenarios), np.zeros(answers.scenarios)),
                                           bar=bar, level=level))
-        inferred += (f" With one run per scenario, each scenario's posterior is mostly prior: a pass "
-                     f"leaves a 90% interval of {one_lo:.3f} to {one_hi:.3f} under a uniform prior. These runs inform the average, "
-                     f"not any one scenario; from scratch, certifying one scenario above {_g(bar)} at {_g(level * 100)}% "
-                     f"takes {one} clean runs, and all {answers.scenarios} takes {every} each.")
+        inferred += (
+            f" With one run per scenario, each scenario's posterior is mostly prior: a pass "
+            f"leaves a 90% interval of {one_lo:.3f} to {one_hi:.3f} under a uniform prior. "
+            f"These runs inform the average, "
+            f"not any one scenario; from scratch, certifying one scenario above {_g(bar)} at {_g(level * 100)}% "
+            f"takes {one} clean runs, and all {answers.scenarios} takes {every} each."
+        )
     conditional = (f"version {version}; prior {prior}; scenarios independent; runs independent given "
                    f"each scenario's θ.")
     return Statement(happened, inferred, conditional, carried or carried_text(None))

@@ -32,7 +32,8 @@ def check_unknown_policy(policy: str) -> str:
     >>> check_unknown_policy("drop")
     Traceback (most recent call last):
     ...
-    fluke.errors.UsageError: unknown='drop' must be 'fail' (count it as a failure, the default) or 'exclude' (leave it out)
+    fluke.errors.UsageError: unknown='drop' must be 'fail' (count it as a failure, the default) or 'exclude' (leave
+    it out)
     """
     if policy not in UNKNOWN_POLICIES:
         raise UsageError(f"unknown={policy!r} must be 'fail' (count it as a failure, the default) or 'exclude' "

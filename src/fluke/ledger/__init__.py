@@ -22,10 +22,22 @@ if TYPE_CHECKING:
 __all__ = ["CountRow", "Document", "ExportResult", "IngestResult", "Ledger", "SourceOverlap", "StepRow", "StoredRun",
            "TrialOutcomes", "UnitCell", "VersionInfo", "export_runs", "open_ledger", "row_run", "utcnow"]
 
-_LAZY = {"Ledger": "._base", "utcnow": "._ingest", "CountRow": "._types", "Document": "._types",
-         "IngestResult": "._types", "StoredRun": "._types", "StepRow": "._types", "VersionInfo": "._types", "SourceOverlap": "._overlap",
-         "TrialOutcomes": "._types", "UnitCell": "._types",
-         "ExportResult": "._export", "export_runs": "._export", "row_run": "._rows"}
+_LAZY = {
+    "Ledger": "._base",
+    "utcnow": "._ingest",
+    "CountRow": "._types",
+    "Document": "._types",
+    "IngestResult": "._types",
+    "StoredRun": "._types",
+    "StepRow": "._types",
+    "VersionInfo": "._types",
+    "SourceOverlap": "._overlap",
+    "TrialOutcomes": "._types",
+    "UnitCell": "._types",
+    "ExportResult": "._export",
+    "export_runs": "._export",
+    "row_run": "._rows",
+}
 
 
 def __getattr__(name: str) -> Any:

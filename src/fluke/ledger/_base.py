@@ -18,6 +18,7 @@ failure part-way through a file leaves the ledger exactly as it was before that 
 from __future__ import annotations
 
 import contextlib
+from itertools import pairwise
 from typing import Any, Iterable, Iterator, Sequence
 
 from ..errors import EmptyLedgerError, LedgerError, SelectorError
@@ -392,7 +393,7 @@ class Ledger(TableReads, DocumentStore):
         low, span = int(low), int(high) - int(low) + 1
         parts = max(1, min(int(parts), span))
         edges = [low + span * i // parts for i in range(parts + 1)]   # exact: integers of any size
-        return [(a, b - 1) for a, b in zip(edges, edges[1:], strict=False)]
+        return [(a, b - 1) for a, b in pairwise(edges)]
 
     def run_slice(self, bounds: tuple[int, int], *, scenario: str | None = None,
                   version: str | Sequence[str] | None = None) -> Iterator[str]:

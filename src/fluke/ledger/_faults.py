@@ -45,7 +45,8 @@ def postgres_fault(name: str, exc: Exception) -> LedgerError | None:
     """The :class:`LedgerError` for a psycopg error, or None for any other exception.
 
     >>> import psycopg
-    >>> str(postgres_fault("postgresql://me:[REDACTED]@db/evals", psycopg.OperationalError("server closed the connection")))[:74]
+    >>> lost = psycopg.OperationalError("server closed the connection")
+    >>> str(postgres_fault("postgresql://me:[REDACTED]@db/evals", lost))[:74]
     'postgresql://me:[REDACTED]@db/evals: the connection to PostgreSQL was lost'
     >>> postgres_fault("db", ValueError("x")) is None
     True

@@ -39,7 +39,8 @@ def _move_runs(ledger: Any) -> None:
                   for vid, identity in ledger.query("SELECT vid, identity FROM versions")}
     rows = []
     for run_hash, vid, scenario, date, recorded_at, body in ledger.query(
-            "SELECT hash, vid, scenario, date, recorded_at, body FROM runs ORDER BY recorded_at, scenario, trial, hash"):
+        "SELECT hash, vid, scenario, date, recorded_at, body FROM runs ORDER BY recorded_at, scenario, trial, hash"
+    ):
         fields = orjson.loads(body)
         source = fields.pop("source", None)
         fields["identity"] = dict(identities[vid], date=date)

@@ -75,7 +75,7 @@ class OverlapCheck:
         if self.seen >= SAMPLE:
             return
         take = SAMPLE - self.seen
-        for key, source in zip(keys[:take], sources[:take]):
+        for key, source in zip(keys[:take], sources[:take], strict=True):
             file = self._file(source)
             if file is not None:
                 self.keys.setdefault(file, []).append(key)

@@ -71,7 +71,8 @@ class Rows:
     """A batch of runs as the columns the writer stores: built once per run, on the hot path.
 
     ``keys``, ``vids``, ``scenarios``, ``sources`` and ``bodies`` (UTF-8 JSON) make the rows;
-    ``conditions``, ``passed`` and ``places`` (:func:`fluke.record.place_of`) feed the counts; ``identities`` are the versions first met
+    ``conditions``, ``passed`` and ``places`` (:func:`fluke.record.place_of`) feed the counts; ``identities`` are the
+    versions first met
     in this batch, ``known`` (shared by the batches of one ingest) the versions met before.
     Building a row serialises the run's content once, hashes it, and shares the hash with
     :attr:`Run.hash`.

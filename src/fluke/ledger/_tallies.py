@@ -89,7 +89,7 @@ class Tallies:
             rewards: Sequence[float | None], added: Sequence[bool] | None = None) -> None:
         """Tally the runs of a batch that were added (``added`` marks them; None: every one)."""
         held, cells, pack = self.held, self.cells, ENTRY.pack
-        rows: Iterable[tuple] = zip(keys, vids, scenarios, conditions, passed, trials, units, rewards)
+        rows: Iterable[tuple] = zip(keys, vids, scenarios, conditions, passed, trials, units, rewards, strict=True)
         if added is not None:
             rows = compress(rows, added)
         n = 0
@@ -282,7 +282,7 @@ def backfill(ledger: Any) -> None:
         unit = doc.get("unit")
         for column, value in zip(batch, (key, vid, scenario, condition_key(condition) if condition else "",
                                          None if passed is None else int(bool(passed)), doc.get("trial", 0),
-                                         scenario if unit is None else unit, outcome.get("reward"))):
+                                         scenario if unit is None else unit, outcome.get("reward")), strict=True):
             column.append(value)
         if len(batch[0]) >= 5000:
             flush()

@@ -111,7 +111,7 @@ class RunWriter:
         """
         if bodies and isinstance(bodies[0], bytes) and not self.takes_bytes:
             bodies = [body.decode() for body in bodies]
-        inserted = self._insert(zip(keys, vids, scenarios, sources, bodies), len(keys))
+        inserted = self._insert(zip(keys, vids, scenarios, sources, bodies, strict=True), len(keys))
         if inserted is None:
             self.added += len(keys)
             self.tallies.add(keys, vids, scenarios, conditions, passed, trials, units, rewards)
@@ -120,7 +120,9 @@ class RunWriter:
         self._check_skipped(keys, bodies, inserted)
         first: set[int] = set()
         added = []
-        for key, vid, scenario, condition, ok, place in zip(keys, vids, scenarios, conditions, passed, places):
+        for key, vid, scenario, condition, ok, place in zip(
+            keys, vids, scenarios, conditions, passed, places, strict=True
+        ):
             if key in inserted and key not in first:
                 first.add(key)
                 added.append(True)
@@ -138,7 +140,7 @@ class RunWriter:
         A body is the hashed content itself, so equal hashes mean equal bodies.
         """
         first: dict[int, str | bytes] = {}
-        for key, body in zip(keys, bodies):
+        for key, body in zip(keys, bodies, strict=True):
             if first.setdefault(key, body) != body:
                 _collision(key)
         first = {key: body.decode() if type(body) is bytes else body for key, body in first.items()}
@@ -191,7 +193,7 @@ def tally(counts: dict[tuple, list[int]], vids: Sequence[int], scenarios: Sequen
     >>> counts
     {(1, 's', '', None): [2, 1, 1], (2, 's', '', None): [1, 1, 0]}
     """
-    groups = list(zip(vids, scenarios, conditions, places or [None] * len(vids)))
+    groups = list(zip(vids, scenarios, conditions, places or [None] * len(vids), strict=True))
     for group, n in Counter(groups).items():
         triple = counts.get(group)
         if triple is None:

@@ -18,7 +18,8 @@ from ._run import (FORMAT_VERSION, GoldCall, Label, Outcome, Run, Source, condit
 
 __all__ = [
     "CANONICAL", "FORMAT_VERSION", "GoldCall", "IDENTITY_FIELDS", "AgentMessage", "Event", "Identity", "Label",
-    "LinePreparer", "Outcome", "Prepared", "Run", "Source", "ToolCall", "UserMessage", "canonical_json", "digest", "holds_secret",
+    "LinePreparer", "Outcome", "Prepared", "Run", "Source", "ToolCall", "UserMessage", "canonical_json", "digest",
+    "holds_secret",
     "may_hold_secret", "redact", "redact_text", "redact_url", "condition_key", "content_fields", "content_json",
     "json_default", "prepare", "run_schema", "CAUSES", "place_of",
 ]

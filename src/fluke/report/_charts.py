@@ -8,11 +8,22 @@ True
 
 from __future__ import annotations
 
+from itertools import pairwise
 
 import numpy as np
 
 from ..format import natural_key
-from ._model import Boundary, Calibration, Comparison, Forest, Leaderboard, LuckRate, NullCalibration, PairedRow, SuiteBoard
+from ._model import (
+    Boundary,
+    Calibration,
+    Comparison,
+    Forest,
+    Leaderboard,
+    LuckRate,
+    NullCalibration,
+    PairedRow,
+    SuiteBoard,
+)
 from ._svg import Scale, Svg, fmt_count_share, fmt_p, fmt_pct, fmt_prob, middle
 
 #: Characters of a row label an SVG chart shows (the rest: hover, and the table below).
@@ -136,7 +147,7 @@ def deaths_chart(comparison: Comparison) -> str:
     lo, hi = (min(steps), max(steps)) if steps else (0, 1)
     x = Scale(lo - 0.5, hi + 0.5, left + 8, right - 8)
     unit = (x.r1 - x.r0) / max(hi - lo + 1, 1)  # pixels per step
-    gap = min([b - a for a, b in zip(steps, steps[1:])] + [1]) * unit
+    gap = min([b - a for a, b in pairwise(steps)] + [1]) * unit
     bar = max(min(gap * 0.8 / len(arms), 22), 1.5)
     qstrip = comparison.qvalues is not None
     named = any(names)
@@ -203,7 +214,7 @@ def pvalue_histogram(null: NullCalibration) -> str:
     svg.y_axis(y, left, ticks=[t for t in y.ticks(5) if t == int(t)], fmt=lambda v: f"{v:.0f}",
                label="pairs", grid_right=right)
     svg.rect(x(0), top, x(null.alpha) - x(0), plot_h, class_="alpha-zone", tip=f"p < α = {null.alpha:g}")
-    for c, a, b in zip(counts, edges[:-1], edges[1:]):
+    for c, a, b in zip(counts, edges[:-1], edges[1:], strict=True):
         svg.rect(x(a) + 1, y(c), x(b) - x(a) - 2, y(0) - y(c), class_="hist",
                  tip=f"{c} p-values in [{a:.2f}, {b:.2f})")
     svg.line(x(0), y(expected), x(1), y(expected), class_="null-line")
@@ -234,7 +245,14 @@ def boundary_chart(boundary: Boundary, *, key: str = "0") -> str:
                 n = getattr(c, field)
                 w = (right - left) * n / c.trials
                 if n:
-                    svg.rect(x0, cy - 6, w, 12, class_=f"seg-{name}", tip=f"{c.condition}: {fmt_count_share(n, c.trials)} {name}")
+                    svg.rect(
+                        x0,
+                        cy - 6,
+                        w,
+                        12,
+                        class_=f"seg-{name}",
+                        tip=f"{c.condition}: {fmt_count_share(n, c.trials)} {name}",
+                    )
                 x0 += w
         counts = " · ".join(f"{getattr(c, f)} {n}" for f, n in _SEGMENTS if getattr(c, f))
         svg.text(WIDTH - 4, cy + 4, f"{c.status}: {counts}" if c.trials else "—", anchor="end",
@@ -275,8 +293,13 @@ def paired_chart(rows: list[PairedRow], *, label_a: str, label_b: str, key: str 
     left, right, top = 250, WIDTH - 150, 26
     height = top + ROW * len(rows) + 44
     x = Scale(0.0, 1.0, left, right)
-    svg = Svg(WIDTH, height, chart=f"paired-{key}", title=f"Paired view: {label_b} against {label_a}, {len(rows)} cells",
-              desc="posterior mean pass rate of each cell under A (hollow) and B (filled); P(θ_B > θ_A) at right")
+    svg = Svg(
+        WIDTH,
+        height,
+        chart=f"paired-{key}",
+        title=f"Paired view: {label_b} against {label_a}, {len(rows)} cells",
+        desc="posterior mean pass rate of each cell under A (hollow) and B (filled); P(θ_B > θ_A) at right",
+    )
     bottom = top + ROW * len(rows)
     for i in range(0, len(rows), 2):
         svg.rect(0, top + ROW * i, WIDTH, ROW, class_="stripe")

@@ -67,10 +67,16 @@ def uniform_beta_board(counts: Iterable[Any], *, version: str, label: str, bar: 
     cells = [(r.scenario, r.condition or "", int(r.passes), int(r.trials)) for r in rows]
     belief = posterior([c[2] for c in cells], [c[3] for c in cells])
     board = board_from(belief, cells, version=version, label=label, bar=bar, level=level)
-    return board.model_copy(update={"conditional_on": (f"version {version[:12]} ({label}); prior Beta(1, 1), uniform, nothing carried "
-                                      f"from other versions; {level:.0%} equal-tailed credible intervals; bar {bar:g}; "
-                                      "runs exchangeable within a scenario cell; a run with no recorded outcome "
-                                      "counts as a failure")})
+    return board.model_copy(
+        update={
+            "conditional_on": (
+                f"version {version[:12]} ({label}); prior Beta(1, 1), uniform, nothing carried "
+                f"from other versions; {level:.0%} equal-tailed credible intervals; bar {bar:g}; "
+                "runs exchangeable within a scenario cell; a run with no recorded outcome "
+                "counts as a failure"
+            )
+        }
+    )
 
 
 def death_step(run: Run) -> int | None:
@@ -143,8 +149,18 @@ def explorer_run(run: Run, violations: Iterable[Mapping[str, Any]] = (), *, labe
     for i, e in enumerate(run.events):
         if isinstance(e, ToolCall):
             actor = e.agent or ("user" if e.requestor == "user" else "")
-            events.append(ExplorerEvent(index=i, kind="tool", actor=actor, tool=_clip(e.tool), args=_clip(_as_text(e.args)),
-                                        ok=e.ok, result=_clip(_as_text(e.result)), error=_clip(e.error or "")))
+            events.append(
+                ExplorerEvent(
+                    index=i,
+                    kind="tool",
+                    actor=actor,
+                    tool=_clip(e.tool),
+                    args=_clip(_as_text(e.args)),
+                    ok=e.ok,
+                    result=_clip(_as_text(e.result)),
+                    error=_clip(e.error or ""),
+                )
+            )
         elif isinstance(e, UserMessage):
             events.append(ExplorerEvent(index=i, kind="user", text=_clip(e.text)))
         else:

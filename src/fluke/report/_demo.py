@@ -70,7 +70,9 @@ def run_demo(folder: str | Path = "fluke-demo", *, seed: int = 7, null_pairs: in
         first = ledger.counts(version=v1[0].version)
         belief = posterior([c.passes for c in first], [c.trials for c in first])
         made_at = utcnow()
-        predicted = {(c.scenario, c.condition): float(p) for c, p in zip(first, np.atleast_1d(belief.mean))}
+        predicted = {
+            (c.scenario, c.condition): float(p) for c, p in zip(first, np.atleast_1d(belief.mean), strict=True)
+        }
         for (scenario, condition), p in predicted.items():
             ledger.put_document("prediction", {"version": v1[0].version, "scenario": scenario,
                                                "condition": condition, "probability": p, "made_at": made_at,

@@ -145,7 +145,7 @@ def board_from(belief: Any, cells: Sequence[tuple[str, str, int, int]], *, versi
     prior = getattr(belief, "prior", None)
     rows = [ScenarioPosterior(scenario=s, condition=c, successes=int(k), trials=int(n), mean=float(m), lo=float(a),
                               hi=float(b), p_above_bar=float(p))
-            for (s, c, k, n), m, a, b, p in zip(cells, mean, lo, hi, above)]
+            for (s, c, k, n), m, a, b, p in zip(cells, mean, lo, hi, above, strict=True)]
     pair = (float(prior.alpha), float(prior.beta)) if prior is not None else (1.0, 1.0)
     return SuiteBoard(version=version, label=label, bar=bar, level=level, prior=pair, rows=rows,
                       conditional_on=conditional_on)
@@ -160,17 +160,30 @@ def suite_questions_from(answers: Any, *, version: str, label: str, conditional_
     fail_lo, fail_hi = answers.failures_interval(level)
     n = int(answers.scenarios)
     questions = [
-        SuiteQuestion(name="average pass rate", value=float(answers.average_mean),
-                      display=f"{answers.average_mean:.3f} (sd {answers.average_sd:.3f})",
-                      conditional_on=f"{conditional_on}; scenarios weighted equally"),
-        SuiteQuestion(name=f"scenarios below the bar {bar:g}", value=float(answers.expected_below),
-                      display=f"{answers.expected_below:.1f} of {n} expected ({level:.0%}: {below_lo}–{below_hi})",
-                      conditional_on=conditional_on),
-        SuiteQuestion(name=f"P(every scenario clears {bar:g})", value=float(answers.p_all_clear),
-                      display=fmt_p(float(answers.p_all_clear)), conditional_on=f"{conditional_on}; scenarios independent"),
-        SuiteQuestion(name="failures in the next full execution", value=float(answers.expected_failures),
-                      display=f"{answers.expected_failures:.1f} of {n} expected ({level:.0%}: {fail_lo}–{fail_hi})",
-                      conditional_on=f"{conditional_on}; one run per scenario"),
+        SuiteQuestion(
+            name="average pass rate",
+            value=float(answers.average_mean),
+            display=f"{answers.average_mean:.3f} (sd {answers.average_sd:.3f})",
+            conditional_on=f"{conditional_on}; scenarios weighted equally",
+        ),
+        SuiteQuestion(
+            name=f"scenarios below the bar {bar:g}",
+            value=float(answers.expected_below),
+            display=f"{answers.expected_below:.1f} of {n} expected ({level:.0%}: {below_lo}–{below_hi})",
+            conditional_on=conditional_on,
+        ),
+        SuiteQuestion(
+            name=f"P(every scenario clears {bar:g})",
+            value=float(answers.p_all_clear),
+            display=fmt_p(float(answers.p_all_clear)),
+            conditional_on=f"{conditional_on}; scenarios independent",
+        ),
+        SuiteQuestion(
+            name="failures in the next full execution",
+            value=float(answers.expected_failures),
+            display=f"{answers.expected_failures:.1f} of {n} expected ({level:.0%}: {fail_lo}–{fail_hi})",
+            conditional_on=f"{conditional_on}; one run per scenario",
+        ),
     ]
     return SuiteQuestions(version=version, label=label, questions=questions)
 
@@ -180,7 +193,7 @@ def calibration_from(score: Any, *, conditional_on: str = "") -> Calibration:
     ``lower``, ``upper``, ``count``, ``mean_forecast``, ``observed``); empty bins are left out."""
     t = score.table
     bins = [CalibrationBin(lo=float(a), hi=float(b), mean_forecast=float(m), observed_share=float(o), n=int(c))
-            for a, b, c, m, o in zip(t.lower, t.upper, t.count, t.mean_forecast, t.observed) if c > 0]
+            for a, b, c, m, o in zip(t.lower, t.upper, t.count, t.mean_forecast, t.observed, strict=True) if c > 0]
     return Calibration(bins=bins, brier=float(score.brier), baseline_brier=float(score.baseline_brier),
                        n=int(score.predictions), conditional_on=conditional_on)
 

@@ -156,4 +156,10 @@ def _leader_claim(data: ReportData) -> list[Claim]:
 def headline_from(data: ReportData) -> list[Claim]:
     """The headline claims of ``data``: the comparison and where it sits, the bar per version,
     the luck rate; in that order, each only when its section holds data."""
-    return _comparison_claims(data)[:1] + _leader_claim(data) + _boards_claim(data) + _luck_claim(data) + _comparison_claims(data)[1:]
+    return (
+        _comparison_claims(data)[:1]
+        + _leader_claim(data)
+        + _boards_claim(data)
+        + _luck_claim(data)
+        + _comparison_claims(data)[1:]
+    )

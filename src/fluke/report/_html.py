@@ -110,8 +110,11 @@ def render_redacted(data: ReportData) -> str:
     css, js = _static("report.css"), _static("report.js")
     csp = (f"default-src 'none'; style-src {_sha256(css)}; script-src {_sha256(js)}; img-src data:; "
            "base-uri 'none'; form-action 'none'")
-    toc = '<li><a href="#headline">At a glance</a></li>' + "".join(f'<li><a href="#{n.replace("_", "-")}"{"" if getattr(data, n) is not None else " class=off"}>'
-                  f'{esc(TITLES[n][0])}</a></li>' for n in SECTIONS)
+    toc = '<li><a href="#headline">At a glance</a></li>' + "".join(
+        f'<li><a href="#{n.replace("_", "-")}"{"" if getattr(data, n) is not None else " class=off"}>'
+        f"{esc(TITLES[n][0])}</a></li>"
+        for n in SECTIONS
+    )
     versions = "".join(f'<li><span class="mono">{esc(v.version[:12])}</span> {esc(v.label)} · {v.runs} runs</li>'
                        for v in data.versions)
     meta = " · ".join(esc(x) for x in (

@@ -26,8 +26,19 @@ from ..comparison import Standing
 REPORT_FORMAT_VERSION = 1
 
 #: Section names, in the order the HTML report shows them.
-SECTIONS = ("paired", "leaderboard", "suite_board", "suite_questions", "luck", "contrasts", "comparison", "null_calibration",
-            "boundary", "calibration", "explorer")
+SECTIONS = (
+    "paired",
+    "leaderboard",
+    "suite_board",
+    "suite_questions",
+    "luck",
+    "contrasts",
+    "comparison",
+    "null_calibration",
+    "boundary",
+    "calibration",
+    "explorer",
+)
 
 
 class _Model(BaseModel):

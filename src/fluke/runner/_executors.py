@@ -1,7 +1,8 @@
 """Where agent calls run: in this process (one at a time, or in threads), in worker
 processes, or on Ray. ``fluke grade`` grades chunks of runs through the same executors.
 
-Every executor takes jobs (a list, or a generator it draws from as slots free) and yields ``(job, attempt)`` pairs *as they finish*,
+Every executor takes jobs (a list, or a generator it draws from as slots free) and yields ``(job, attempt)`` pairs
+*as they finish*,
 so the caller can write each completed run to the ledger at once. An attempt never raises:
 the agent's exception is caught where the agent ran and comes back as data.
 

@@ -15,7 +15,22 @@ from ._staged import (BASELINE_RATES, STAGES, PlantedChange, StagedArm, draw_arm
 from ._support import SupportStudy, simulate_support
 
 __all__ = [
-    "BASELINE_RATES", "DESK_SPEC", "STAGES", "SupportDesk", "NullPairs", "NullRun", "PlantedChange", "StagedArm", "SupportStudy",
-    "calibrate_null", "draw_arm", "draw_failures", "null_pairs", "plant_change", "simulate_support",
-    "support_desk", "verify_seal", "desk_agent",
+    "BASELINE_RATES",
+    "DESK_SPEC",
+    "STAGES",
+    "SupportDesk",
+    "NullPairs",
+    "NullRun",
+    "PlantedChange",
+    "StagedArm",
+    "SupportStudy",
+    "calibrate_null",
+    "draw_arm",
+    "draw_failures",
+    "null_pairs",
+    "plant_change",
+    "simulate_support",
+    "support_desk",
+    "verify_seal",
+    "desk_agent",
 ]

@@ -91,10 +91,17 @@ def _run(scenario: int, trial: int, ambiguous: bool, identity: Identity, rates: 
         passed = label in ("complete", "should_ask")
         died = None if passed else len(events) - 1
         events.append(AgentMessage(text=text))
-        return Run(scenario=f"refund/{scenario:02d}", trial=trial, condition={"name": "ambiguous" if ambiguous else "unique"},
-                   tags=["tool:check_policy", "workflow:refund"], identity=identity, events=events,
-                   outcome=Outcome(passed=passed, reward=float(passed), label=label, died_at=died),
-                   seed=int(trial), source=Source(adapter="fluke.simulate.desk"))
+        return Run(
+            scenario=f"refund/{scenario:02d}",
+            trial=trial,
+            condition={"name": "ambiguous" if ambiguous else "unique"},
+            tags=["tool:check_policy", "workflow:refund"],
+            identity=identity,
+            events=events,
+            outcome=Outcome(passed=passed, reward=float(passed), label=label, died_at=died),
+            seed=int(trial),
+            source=Source(adapter="fluke.simulate.desk"),
+        )
 
     if not call("get_customer", {"customer_id": customer}, {"customer_id": customer, "orders": [order]},
                 fails=rng.random() < rates["get_customer"]):

@@ -6,7 +6,8 @@ the survival comparison instead (limit as a hazard ratio). Verdicts come from th
 every comparison (:func:`fluke.comparison.verdicts_of`).
 
 >>> result = calibrate_null(20, tasks=10, runs_per_task=10, rng=np.random.default_rng(0))
->>> result.calibration.pairs, result.verdicts["different"] + result.verdicts["no significant difference"] + result.verdicts["too small to tell"]
+>>> v = result.verdicts
+>>> result.calibration.pairs, v["different"] + v["no significant difference"] + v["too small to tell"]
 (20, 20)
 """
 

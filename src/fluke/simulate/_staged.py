@@ -114,7 +114,7 @@ class StagedArm:
         """The arm as fluke runs, with ``died_at`` at the failed call and one ToolCall per call."""
         identity = self.identity()
         out = []
-        for task, trial, stage in zip(self.task.tolist(), self.trial.tolist(), self.failed_stage.tolist()):
+        for task, trial, stage in zip(self.task.tolist(), self.trial.tolist(), self.failed_stage.tolist(), strict=True):
             scenario = f"task-{task:03d}"
             events: list = [UserMessage(text=f"run the staged chain for {scenario}")]
             last = stage if stage >= 0 else len(STAGES) - 1
@@ -138,7 +138,8 @@ def draw_arm(rates: dict[str, float], *, tasks: int = 50, runs_per_task: int = 4
     """Draw one arm; the salt alone fixes its randomness (a fresh salt is a fresh draw).
 
     >>> a = draw_arm(BASELINE_RATES, tasks=3, runs_per_task=2, salt="s")
-    >>> a.task.tolist(), (a.failed_stage == draw_arm(BASELINE_RATES, tasks=3, runs_per_task=2, salt="s").failed_stage).all()
+    >>> again = draw_arm(BASELINE_RATES, tasks=3, runs_per_task=2, salt="s")
+    >>> a.task.tolist(), (a.failed_stage == again.failed_stage).all()
     ([0, 0, 1, 1, 2, 2], np.True_)
     """
     if tasks < 1:

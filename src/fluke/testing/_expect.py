@@ -22,7 +22,8 @@ Traceback (most recent call last):
 ...
 fluke.errors.ClaimFailed: fluke claim FAILS: P(θ > 0.99) ≥ 0.95 on every scenario
 fails: refund-1: P(θ > 0.99) = 0.004 from 28/30 runs passed; the runs put it below the bar
-rests on: 28 of 30 runs passed over 1 scenario cells of version ... (desk); prior uniform Beta(1, 1); bar 0.99; no unknown outcomes (unknown: fail)
+rests on: 28 of 30 runs passed over 1 scenario cells of version ... (desk); prior uniform Beta(1, 1); bar 0.99; no
+unknown outcomes (unknown: fail)
 """
 
 from __future__ import annotations
