@@ -222,6 +222,8 @@ class Expectation:
 
         ``margin`` is a share of the pass rate (0.05 = 5 points): the change the runs must be able
         to see before "not worse" may be said (the comparison's ceiling; default its own, 5 points).
+        The comparison is made at α = 0.05 split over the runs' ``family`` (a session's fluke tests).
+        Naming the version under test itself is a usage error.
         """
         __tracebackhide__ = True
         from ..analysis import claim_not_worse
