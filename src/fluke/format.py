@@ -155,7 +155,7 @@ def safe(text: str, *, newlines: bool = True) -> str:
     >>> safe("key AKIAIOSFODNN7EXAMPLE \\x1b]52;c;ZXZpbA==\\x07")
     'key [REDACTED:aws-key-id] \\\\x1b]52;c;ZXZpbA==\\\\x07'
     """
-    from .record import redact_text
+    from ._redact import redact_text
 
     return visible(redact_text(text if isinstance(text, str) else str(text)), newlines=newlines)
 

@@ -77,7 +77,27 @@ def _terminal_bench() -> list[Any]:
               "agent_execution": {"started_at": "2025-11-01T10:00:05Z", "finished_at": "2025-11-01T10:04:00Z"}}
     failed = dict(harbor, trial_name="fix-git__Zz9", verifier_result=None,
                   exception_info={"exception_type": "AgentTimeoutError", "exception_message": "timed out"})
-    return [run, trial, harbor, {"id": "job", "trial_results": [harbor, failed], "stats": {"n_trials": 2}}]
+    cancelled = dict(harbor, trial_name="fix-git__Cc1", verifier_result=None, reward_valid=False,
+                     exception_info={"exception_type": "CancelledError", "exception_message": "",
+                                     "policy": {"should_retry": False, "should_grade": False,
+                                                "has_valid_reward": False}})
+    job = {"id": "job", "n_total_trials": 3, "trial_results": [harbor, failed, cancelled],
+           "stats": {"n_completed_trials": 3, "n_errored_trials": 2, "n_cancelled_trials": 1, "n_retries": 1,
+                     "evals": {"claude-code__sonnet-4__terminal-bench": {"n_trials": 1, "n_errors": 2}}}}
+    return [run, trial, harbor, {"id": "job", "trial_results": [harbor, failed], "stats": {"n_trials": 2}}, job]
+
+
+def _lm_eval() -> list[Any]:
+    """lm-evaluation-harness logged samples (it cannot run here: no datasets, no model), field for
+    field as lm_eval 0.4.13 writes them (tests/adapters/test_lm_eval.py)."""
+    out = []
+    for doc_id, filter_key, value in ((0, "strict-match", 1.0), (1, "strict-match", 0.0), (0, "flexible-extract", 1.0)):
+        out.append({"doc_id": doc_id, "doc": {"question": f"q{doc_id}", "answer": "#### 4"}, "target": "4",
+                    "arguments": {"gen_args_0": {"arg_0": f"Question: q{doc_id}\nAnswer:", "arg_1": {"until": ["Q"]}}},
+                    "resps": [["The answer is 4."]], "filtered_resps": ["4"], "filter": filter_key,
+                    "metrics": ["exact_match"], "doc_hash": "a" * 64, "prompt_hash": "b" * 64, "target_hash": "c" * 64,
+                    "exact_match": value})
+    return out
 
 
 def _fluke_runs() -> list[Any]:
@@ -124,6 +144,8 @@ def seeds(reader: str) -> list[Mutator] | EvalMutator:
         return [Mutator(d) for d in _terminal_bench()]
     if reader == "crewai":
         return [Mutator(_lines(FIXTURES / "crewai_react_events.jsonl"), lines=True)]
+    if reader == "lm-eval":
+        return [Mutator(_lm_eval(), lines=True)]
     raise KeyError(reader)
 
 

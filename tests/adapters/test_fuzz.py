@@ -3,9 +3,8 @@ fluke's own errors (issue 15, point 4).
 
 Per reader and per run of the suite: ``FUZZ_INPUTS`` inputs (10,240 by default: 640
 hypothesis examples of 16 inputs each; set ``FLUKE_FUZZ_INPUTS`` to change it), as many
-stored bodies, and 320 stored bodies on PostgreSQL. Each input is one file: a real file from ../shared or the
-fixtures (cut
-small) with one to three edits and maybe byte-level damage (see ``_fuzz.py``), read by
+stored bodies, and 320 stored bodies on PostgreSQL. Each input is one file: a real file from
+../shared or the fixtures (cut small) with one to three edits and maybe byte-level damage (see ``_fuzz.py``), read by
 :func:`fluke.adapters.read_file` with the format forced or detected. The runs an example
 reads are ingested into a real SQLite ledger and read back. A second, smaller sample goes
 through the command line (``fluke ingest``): a refused input ends in one line and exit 2.
@@ -44,7 +43,7 @@ FUZZ_INPUTS = int(os.environ.get("FLUKE_FUZZ_INPUTS", "10240"))
 BATCH = 16
 EXAMPLES = -(-FUZZ_INPUTS // BATCH)
 READERS = ["tau-bench", "tau2-bench", "langgraph", "openai", "n8n", "fluke", "inspect", "otel-genai",
-           "openinference", "openai-agents", "openai-agents-items", "terminal-bench", "crewai"]
+           "openinference", "openai-agents", "openai-agents-items", "terminal-bench", "crewai", "lm-eval"]
 #: One hypothesis example: BATCH inputs, each the bytes its choices are read from.
 BATCHES = st.lists(st.binary(min_size=2, max_size=40), min_size=BATCH, max_size=BATCH)
 

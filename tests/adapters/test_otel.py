@@ -43,7 +43,8 @@ def test_genai_sample_tool_spans_pair_and_fail(samples):
     assert {c.agent for c in run.tool_calls} == {"weather_agent"}
     assert [e.kind for e in run.events] == ["user", "tool", "tool", "agent"]
     assert (run.identity.model, run.identity.harness) == ("gpt-4o", "weather_agent")
-    assert run.source.position == "conversation conv_42"
+    root = next(s for s in _spans(path) if not s.get("parentSpanId"))
+    assert run.source.position == f"conversation conv_42, trace {root['traceId']} span {root['spanId']}"
     chats = [s for s in _spans(path) if _attr(s, "gen_ai.operation.name") == "chat"]
     assert run.cost["input_tokens"] == sum(int(_attr(s, "gen_ai.usage.input_tokens") or 0) for s in chats)
 
@@ -141,7 +142,7 @@ def test_live_sdk_spans_in_otlp_json(tmp_path):
     _write_otlp(_record(_genai_program), path)
     assert detect_format(path) == "otel-genai"
     runs = list(read_file(path))
-    assert [r.source.position for r in runs] == ["conversation c-1", "conversation c-2"]
+    assert [r.source.position.split(", trace ")[0] for r in runs] == ["conversation c-1", "conversation c-2"]
     paris, rome = runs
     assert [(c.tool, c.call_id, c.args, c.ok, c.result) for c in paris.tool_calls] == [
         ("weather", "w-Paris", {"city": "Paris"}, True, "sunny")]   # id and args from the announced call
@@ -199,7 +200,7 @@ def test_live_openinference_spans(tmp_path):
         ("id-k1", {"key": "k1"}, True, "v1", None, "helper"),
         ("id-k2", {"key": "k2"}, False, None, "no such key", "helper"),
     ]
-    assert run.source.position == "conversation s-9" and run.identity.model == "m-2"
+    assert run.source.position.startswith("conversation s-9, trace ") and run.identity.model == "m-2"
 
 
 def test_live_otlp_json_file_exporter(tmp_path):

@@ -108,7 +108,7 @@ def test_the_job_summary_has_every_reason_within_one_mebibyte(tmp_path):
     with open_ledger(path) as led:
         led.ingest(desk.runs)
         result = gate(led, _rule(desk))
-    summary = result.render("summary")
+    summary = result.render("github-summary")
     assert len(summary.encode()) <= SUMMARY_LIMIT
     reasons = result.reasons()
     assert len(reasons) > 1000

@@ -176,3 +176,76 @@ def test_grade_jsonl_streams_every_grade_inert_and_without_secrets(hostile_ledge
     rows = [json.loads(row) for row in result.stdout.splitlines()]
     assert len(rows) == len(_runs()) + 1 and rows[-1]["kind"] == "grade"   # a line per run, then the answer
     assert all(r["hard"] for r in rows[:-1]) and rows[-1]["runs_total"] == len(_runs())
+
+
+def _strings(value):
+    """Every string inside a parsed JSON document, keys included."""
+    if isinstance(value, str):
+        yield value
+    elif isinstance(value, dict):
+        for k, v in value.items():
+            yield k
+            yield from _strings(v)
+    elif isinstance(value, list):
+        for v in value:
+            yield from _strings(v)
+
+
+def _hostile_rule(folder):
+    rule = folder / "exports-rule.yaml"
+    rule.write_text("reliable: {bar: 0.9}\nluck: {at_most: 0.05}\nspec: spec.yaml\n", encoding="utf-8")
+    return rule
+
+
+@pytest.mark.parametrize("fmt", ["otel", "eee", "junit"])
+def test_every_export_format_carries_hostile_strings_inert_and_no_secret(hostile_ledger, tmp_path, fmt):
+    import xml.etree.ElementTree as ET
+
+    folder, path = hostile_ledger
+    extra = {"otel": ["--spec", str(folder / "spec.yaml")], "eee": [],
+             "junit": ["--rule", str(_hostile_rule(folder))]}[fmt]
+    out = tmp_path / f"export.{fmt}"
+    result = CliRunner().invoke(group, ["--ledger", path, "export", "--format", fmt, "-o", str(out), *extra])
+    assert result.exit_code == 0, result.stderr
+    text = out.read_text(encoding="utf-8")
+    _check_bytes(text + result.stderr, f"fluke export --format {fmt}")
+    if fmt == "junit":
+        root = ET.fromstring(text.encode("utf-8"))
+        strings = [v for e in root.iter() for v in [*e.attrib.values(), e.text or ""]]
+    else:
+        strings = [s for line in text.splitlines() for s in _strings(json.loads(line))]
+    for s in strings:   # a JSON writer escapes a raw control as \u001b: look inside every parsed string
+        _check_bytes(s, f"a string of the {fmt} export")
+    shown = "\n".join(strings)
+    assert "\\x1b]8;;https://evil.example" in shown, "a hostile scenario name is not shown as visible escapes"
+    assert "[REDACTED" in shown
+
+
+def test_gate_junit_is_inert_and_without_secrets(hostile_ledger):
+    import xml.etree.ElementTree as ET
+
+    folder, path = hostile_ledger
+    result = CliRunner().invoke(group, ["--ledger", path, "gate", str(_hostile_rule(folder)), "--format", "junit"])
+    assert result.exit_code == 1, result.stderr
+    _check_bytes(result.stdout + result.stderr, "fluke gate --format junit")
+    root = ET.fromstring(result.stdout.encode("utf-8"))
+    assert int(root.get("tests")) == 2 and int(root.get("failures")) + int(root.get("skipped")) == 2
+
+
+def test_mlflow_feedback_carries_no_secret(hostile_ledger, tmp_path, monkeypatch):
+    mlflow = pytest.importorskip("mlflow")
+    monkeypatch.setenv("MLFLOW_ALLOW_FILE_STORE", "true")
+    folder, path = hostile_ledger
+    store = f"file://{tmp_path / 'mlruns'}"
+    result = CliRunner().invoke(group, ["--ledger", path, "export", "--format", "mlflow", "--rule",
+                                        str(_hostile_rule(folder)), "--mlflow-uri", store])
+    assert result.exit_code == 0, result.stderr
+    client = mlflow.MlflowClient(tracking_uri=store)
+    [trace] = client.search_traces(locations=[client.get_experiment_by_name("fluke").experiment_id])
+    full = client.get_trace(trace.info.trace_id)
+    assert full.info.assessments
+    for a in full.info.assessments:
+        for s in [a.rationale, str(a.value), *a.metadata.values()]:
+            _check_bytes(s, "an MLflow assessment")
+    for span in full.data.spans:
+        _check_bytes(json.dumps([span.inputs, span.outputs], ensure_ascii=False), "the MLflow span")

@@ -218,6 +218,6 @@ def test_a_file_read_by_a_second_process_stores_what_one_process_stores(tmp_path
     for size in (2 ** 62, 0):
         monkeypatch.setattr(_fluke_jsonl, "BESIDE_BYTES", size)
         got.append([(item.body, item.source, item.digest or hashlib.sha256(item.body).digest())
-                    for item in read_file(path, prepared=True)])
+                    for item in read_file(path, prepared=True, workers=2)])
     assert got[0] == got[1] and len(got[0]) == 1500
     assert all(digest == hashlib.sha256(body).digest() for body, _, digest in got[1])

@@ -152,7 +152,7 @@ def test_an_ingest_stores_the_same_rows_by_either_path(tmp_path):
 def _read_all(path, monkeypatch, beside: bool, **kwargs):
     monkeypatch.setattr(_fluke_jsonl, "BESIDE_BYTES", 0 if beside else 2 ** 62)
     try:
-        items = list(read_file(path, prepared=True, **kwargs))
+        items = list(read_file(path, prepared=True, workers=_fluke_jsonl.BESIDE_PROCESSES, **kwargs))
     except FlukeError as exc:
         return ("error", str(exc))
     return [(item.body, item.source) if not isinstance(item, Run) else

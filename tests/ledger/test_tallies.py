@@ -129,7 +129,7 @@ def test_the_tables_equal_a_recount_after_ingests_of_every_kind(ledger_url, tmp_
         ledger.ingest(read_file(_jsonl(tmp_path / "b.jsonl", runs[1100:2000]), prepared=True))
         monkeypatch.setattr("fluke.adapters._fluke_jsonl.BESIDE_BYTES", 0)   # a second process reads it
         monkeypatch.setattr("fluke.adapters._fluke_jsonl.BESIDE_LINES", 30)
-        ledger.ingest(read_file(_jsonl(tmp_path / "c.jsonl", runs[1900:] + runs[:100]), prepared=True))
+        ledger.ingest(read_file(_jsonl(tmp_path / "c.jsonl", runs[1900:] + runs[:100]), prepared=True, workers=2))
         for run in runs[2390:]:
             ledger.ingest([run])                                      # one run per ingest
         _assert_tallied(ledger)

@@ -11,6 +11,7 @@ from hypothesis import strategies as st
 from fluke.record import holds_secret, redact, redact_text, redact_url
 
 from ..conftest import DATA, need
+from .secret_corpus import SHAPES as CORPUS
 
 _SA_KEY = "MIIEvQIBADANBgkqhkiG9w0BAQEFAASCBKcwggSjAgEAAoIBAQC7flukeSAkey"
 _SERVICE_ACCOUNT = {
@@ -169,7 +170,7 @@ def test_real_runs_lose_nothing_to_the_redactor():
 
 
 # -- properties ----------------------------------------------------------------------
-_secret = st.sampled_from([text for _, text, _ in SHAPES])
+_secret = st.sampled_from([text for _, text, _ in SHAPES] + [text for _, text, _ in CORPUS])
 _filler = st.text(st.characters(codec="utf-8", exclude_categories=("Cs",)), max_size=30)
 
 

@@ -12,28 +12,28 @@ import numpy as np
 from fluke.adapters import read_file
 from fluke.ledger import CountRow
 from fluke.record import Run, ToolCall, UserMessage
+from fluke.analysis._report_collect import deaths_by_step, explorer_run
+from fluke.analysis._report_paired import paired_from
 from fluke.report import (
     Boundary,
     BoundaryCell,
     Calibration,
     CalibrationBin,
-    Contrast,
+    ForestRow,
     Explorer,
     Forest,
-    Leaderboard,
+    LeaderboardSection,
     LeaderRow,
     LuckCase,
-    LuckRate,
+    LuckSection,
     ReportData,
+    NullSection,
+    ScenarioPosterior,
+    SuiteBoard,
     SuiteQuestion,
     SuiteQuestions,
     VersionRef,
-    deaths_by_step,
-    explorer_run,
-    paired_from,
-    uniform_beta_board,
 )
-from fluke.report._feed import null_from_pvalues
 
 PAYLOAD = ('</script><script>window.__pwned = 1; document.title = "pwned";</script>'
            '<img src="x" onerror="window.__pwned = 2; document.title = \'pwned\'">'
@@ -42,6 +42,28 @@ AWS_KEY = "AKIAIOSFODNN7EXAMPLE"
 API_KEY = "sk-proj-Q8vT4nR2mK9xL5wE7yU3iO1pA6sD0fGh"
 PRIVATE_KEY = "-----BEGIN RSA PRIVATE KEY-----\nMIIEowIBAAKCAQEA7fluke\n-----END RSA PRIVATE KEY-----"
 SECRETS = (AWS_KEY, API_KEY, "MIIEowIBAAKCAQEA7fluke", "hunter2-very-secret")
+
+
+def beta_board(counts, *, version: str, label: str, bar: float = 0.9, level: float = 0.95) -> SuiteBoard:
+    """A suite board laid out by hand from count rows, its Beta(1 + k, 1 + n − k) posteriors by scipy."""
+    from scipy.stats import beta
+
+    rows = []
+    for r in counts:
+        dist = beta(1 + r.passes, 1 + r.trials - r.passes)
+        rows.append(ScenarioPosterior(scenario=r.scenario, condition=r.condition or "", successes=r.passes,
+                                      trials=r.trials, mean=float(dist.mean()), lo=float(dist.ppf((1 - level) / 2)),
+                                      hi=float(dist.ppf((1 + level) / 2)), p_above_bar=float(dist.sf(bar))))
+    return SuiteBoard(version=version, label=label, bar=bar, level=level, rows=rows,
+                      conditional_on=f"prior Beta(1, 1); bar {bar:g}")
+
+
+def pvalue_section(pvalues, *, alpha: float = 0.05, bins: int = 20, conditional_on: str = "") -> NullSection:
+    """A null-calibration section laid out by hand from p-values (numpy's histogram)."""
+    p = np.clip(np.asarray(pvalues, dtype=float), 0.0, 1.0)
+    counts, _ = np.histogram(p, bins=bins, range=(0.0, 1.0))
+    return NullSection(histogram=counts.tolist(), alpha=alpha, false_alarms=int((p < alpha).sum()), pairs=int(p.size),
+                       conditional_on=conditional_on)
 
 
 def tau_runs(path) -> list[Run]:
@@ -58,9 +80,8 @@ def hostile(run: Run) -> tuple[Run, int]:
     call = events[index]
     events[index] = ToolCall(**{**call.model_dump(), "result": PAYLOAD, "ok": True,
                                 "args": {**(call.args or {}), "password": "hunter2-very-secret"}})
-    events.insert(
-        1, UserMessage(text=f"my keys: {AWS_KEY} and {API_KEY}\n{PRIVATE_KEY}\nAuthorization: Bearer abcdefghijklmnop")
-    )
+    events.insert(1, UserMessage(text=f"my keys: {AWS_KEY} and {API_KEY}\n{PRIVATE_KEY}\n"
+                                      "Authorization: Bearer abcdefghijklmnop"))
     body = run.model_dump(mode="json")
     body["events"] = [e.model_dump(mode="json") for e in events]
     body["outcome"] = {**body["outcome"], "died_at": None}
@@ -78,7 +99,7 @@ def full_report(runs: list[Run]) -> tuple[ReportData, Run, int]:
         per_scenario[r.scenario][0] += 1
         per_scenario[r.scenario][1] += bool(r.outcome.passed)
     counts = [CountRow(version, s, "", n, k) for s, (n, k) in per_scenario.items()]
-    board = uniform_beta_board(counts, version=version, label=label, bar=0.9)
+    board = beta_board(counts, version=version, label=label, bar=0.9)
     half = len(runs) // 2
     halves = []
     for part, name in ((runs[:half], "first half"), (runs[half:], "second half")):
@@ -87,7 +108,7 @@ def full_report(runs: list[Run]) -> tuple[ReportData, Run, int]:
             tally.setdefault(r.scenario, [0, 0])
             tally[r.scenario][0] += 1
             tally[r.scenario][1] += bool(r.outcome.passed)
-        halves.append(uniform_beta_board([CountRow(version, s, "", n, k) for s, (n, k) in tally.items()],
+        halves.append(beta_board([CountRow(version, s, "", n, k) for s, (n, k) in tally.items()],
                                          version=version, label=name))
     comparison = deaths_by_step([("first half", version, runs[:half]), ("second half", "f" * 64, runs[half:])])
     comparison = comparison.model_copy(update={
@@ -104,7 +125,7 @@ def full_report(runs: list[Run]) -> tuple[ReportData, Run, int]:
         generated_at="2026-11-30 09:00 UTC", ledger="test",
         versions=[VersionRef(version=version, label=label, runs=len(runs))],
         suite_board=[board], paired=paired_from(*halves),
-        leaderboard=Leaderboard(rows=[
+        leaderboard=LeaderboardSection(rows=[
             LeaderRow(label="gpt-4o <b>", version=version, passes=84, trials=200, rate=42.0, low=35.1, high=48.9,
                       rank=1, rank_low=1, rank_high=2, p_first=0.7, group="a"),
             LeaderRow(label="second half", version="f" * 64, passes=40, trials=100, rate=40.0, low=30.2, high=49.8,
@@ -115,15 +136,17 @@ def full_report(runs: list[Run]) -> tuple[ReportData, Run, int]:
                           conditional_on="uniform priors per scenario"),
             SuiteQuestion(name="P(every scenario clears 0.9)", value=0.0, display="<0.001",
                           conditional_on="independent scenarios")])],
-        luck=LuckRate(cases=[LuckCase(case="airline/1", green=3, lucky=1, share=1 / 3, lo=0.05, hi=0.75),
+        luck=[LuckSection(version=version, label=label, spec="demo.yaml", cases=[
+            LuckCase(case="airline/1", green=3, lucky=1, share=1 / 3, lo=0.05, hi=0.75),
                              LuckCase(case="airline/0", green=0, lucky=0, share=None)],
                       pooled=LuckCase(case="pooled", green=3, lucky=1, share=1 / 3, lo=0.05, hi=0.75),
-                      conditional_on="spec demo.yaml"),
+                      conditional_on="spec demo.yaml")],
         contrasts=Forest(measure="difference in pass rate", contrasts=[
-            Contrast(label="memory on − off", estimate=0.08, lo=-0.03, hi=0.19),
-            Contrast(label="retry 3 − 1", estimate=0.15, lo=0.05, hi=0.25)], conditional_on="clustered by environment"),
+            ForestRow(label="memory on − off", estimate=0.08, lo=-0.03, hi=0.19),
+            ForestRow(label="retry 3 − 1", estimate=0.15, lo=0.05, hi=0.25)],
+            conditional_on="clustered by environment"),
         comparison=comparison,
-        null_calibration=null_from_pvalues(pvalues, conditional_on="400 simulated unchanged pairs"),
+        null_calibration=pvalue_section(pvalues, conditional_on="400 simulated unchanged pairs"),
         boundary=[Boundary(version=version, label=label, cells=[
             BoundaryCell(condition="name=unique", works=9, fails=1), BoundaryCell(condition="name=ambiguous", works=2,
                                                                                  should_ask=5, fails=3),

@@ -206,7 +206,8 @@ def test_the_demo_runs_end_to_end_and_its_report_renders(chromium, tmp_path, art
     ]
     assert flagged == [doc["planted_step"]] == ["check_policy"]
     assert list(report["missing"]) == ["leaderboard"]  # two versions: compared and paired, not ranked
-    assert report["luck"]["pooled"]["lucky"] > 0
+    assert [luck["spec"] for luck in report["luck"]] == ["support desk"] * 2
+    assert all(luck["pooled"]["lucky"] > 0 for luck in report["luck"])
     open_page(chromium, out / "report.html")
     boxes = chart_boxes(chromium)
     assert {"comparison", "calibration", "contrasts", "null-calibration", "luck"} <= {b["chart"] for b in boxes}

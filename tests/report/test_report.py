@@ -16,25 +16,34 @@ from fluke.cli import group
 from fluke.ledger import open_ledger
 from fluke.ledger import CountRow
 from fluke.record import Outcome, Run, ToolCall, UserMessage, redact
+from fluke.analysis import report
+from fluke.analysis._report_collect import deaths_by_step
+from fluke.errors import UsageError
 from fluke.report import (
     SECTIONS,
     BoundaryCell,
     ReportData,
-    deaths_by_step,
     render_html,
     script_json,
-    uniform_beta_board,
 )
 from fluke.report._charts import pvalue_histogram, suite_board_chart
-from fluke.report._feed import null_from_pvalues
 
 from ..conftest import TAU_AIRLINE, need
-from ._build import PAYLOAD, SECRETS, full_report, tau_runs
+from ._build import PAYLOAD, SECRETS, beta_board, full_report, pvalue_section, tau_runs
 
 
-def test_suite_board_matches_the_closed_form_for_five_of_five():
+def _board(tmp_path, cells, **options):
+    """The report's suite board of one version whose scenario ``s{i}`` passed ``k`` of ``n`` runs."""
+    runs = [Run(scenario=f"s{i}", trial=t, identity={"model": "m"}, outcome=Outcome(passed=t < k))
+            for i, (n, k) in enumerate(cells) for t in range(n)]
+    with open_ledger(str(tmp_path / "b.db")) as ledger:
+        ledger.ingest(runs)
+        return report(ledger, out=tmp_path / "b.html", **options).data.suite_board[0]
+
+
+def test_suite_board_matches_the_closed_form_for_five_of_five(tmp_path):
     # Beta(6, 1) has CDF x^6: P(θ > 0.9) = 1 − 0.9^6 ≈ 0.47, mean 6/7 ≈ 0.86 (seed 001's figures).
-    board = uniform_beta_board([CountRow("v", "s", "", 5, 5)], version="v", label="m", bar=0.9, level=0.95)
+    board = _board(tmp_path, [(5, 5)], bar=0.9, level=0.95)
     row = board.rows[0]
     assert row.mean == pytest.approx(6 / 7)
     assert row.p_above_bar == pytest.approx(1 - 0.9 ** 6)
@@ -43,21 +52,21 @@ def test_suite_board_matches_the_closed_form_for_five_of_five():
     assert "Beta(1, 1)" in board.conditional_on and "bar 0.9" in board.conditional_on
 
 
-def test_suite_board_vectorised_over_rows_agrees_with_scipy_one_by_one():
+def test_suite_board_over_many_rows_agrees_with_scipy_one_by_one(tmp_path):
     rng = np.random.default_rng(11)
     n = rng.integers(1, 30, size=40)
     k = rng.integers(0, n + 1)
-    rows = [CountRow("v", f"s{i}", "", int(a), int(b)) for i, (a, b) in enumerate(zip(n, k, strict=True))]
-    board = uniform_beta_board(rows, version="v", label="m", bar=0.8, level=0.9)
-    for r, nn, kk in zip(board.rows, n, k, strict=True):
-        dist = beta(1 + kk, 1 + nn - kk)
+    board = _board(tmp_path, list(zip(n.tolist(), k.tolist(), strict=True)), bar=0.8, level=0.9)
+    mine = {r.scenario: r for r in board.rows}
+    for i, (nn, kk) in enumerate(zip(n, k, strict=True)):
+        dist, r = beta(1 + kk, 1 + nn - kk), mine[f"s{i}"]
         assert (r.lo, r.hi, r.p_above_bar) == pytest.approx((dist.ppf(0.05), dist.ppf(0.95), dist.sf(0.8)))
 
 
 @pytest.mark.parametrize("bad", [{"bar": 1.0}, {"bar": 0.0}, {"level": 1.2}])
-def test_suite_board_refuses_bad_options(bad):
-    with pytest.raises(ValueError, match=next(iter(bad))):
-        uniform_beta_board([], version="v", label="m", **bad)
+def test_suite_board_refuses_bad_options(tmp_path, bad):
+    with pytest.raises(UsageError, match=next(iter(bad))):
+        _board(tmp_path, [(1, 1)], **bad)
 
 
 def test_deaths_by_step_on_tau_bench_counts_every_failed_run_once():
@@ -156,10 +165,10 @@ def test_everything_from_a_run_is_escaped_and_redacted_in_the_html():
 
 
 def test_charts_draw_one_mark_per_row_and_the_histogram_counts():
-    board = uniform_beta_board([CountRow("v", f"s{i}", "", 4, i) for i in range(5)], version="v", label="m")
+    board = beta_board([CountRow("v", f"s{i}", "", 4, i) for i in range(5)], version="v", label="m")
     svg = suite_board_chart(board)
     assert svg.count("<circle") == 5
-    hist = pvalue_histogram(null_from_pvalues([0.01, 0.02, 0.03, 0.51, 0.52, 0.99]))
+    hist = pvalue_histogram(pvalue_section([0.01, 0.02, 0.03, 0.51, 0.52, 0.99]))
     assert "3 p-values in [0.00, 0.05)" in hist and "2 p-values in [0.50, 0.55)" in hist
     assert "1 p-values in [0.95, 1.00)" in hist
 

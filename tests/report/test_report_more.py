@@ -35,23 +35,9 @@ def test_two_versions_and_a_spec_fill_comparison_luck_and_questions(tmp_path):
     with open_ledger(url) as ledger:
         ledger.ingest(runs)
     out = tmp_path / "r.html"
-    result = CliRunner().invoke(
-        group,
-        [
-            "--ledger",
-            url,
-            "report",
-            "--json",
-            "--out",
-            str(out),
-            "--version",
-            "model=arm-a",
-            "--version",
-            "model=arm-b",
-            "--spec",
-            str(spec),
-        ],
-    )
+    result = CliRunner().invoke(group, ["--ledger", url, "report", "--json", "--out", str(out),
+                                        "--version", "model=arm-a",
+                                        "--version", "model=arm-b", "--spec", str(spec)])
     assert result.exit_code == 0, result.output
     doc = json.loads(result.output)
     cmp_ = doc["comparison"]
@@ -79,8 +65,10 @@ def test_two_versions_and_a_spec_fill_comparison_luck_and_questions(tmp_path):
     assert len(cmp_["qvalues"] or []) == len(cmp_["steps"])
     loaded = grading.load_spec(str(spec))
     grades = [grading.grade_run(r, loaded) for r in runs]
-    assert doc["luck"]["pooled"]["green"] == sum(bool(g.output_ok) for g in grades) == 84
-    assert doc["luck"]["pooled"]["lucky"] == sum(bool(g.output_ok) and not g.path_ok for g in grades)
+    assert sum(luck["pooled"]["green"] for luck in doc["luck"]) == sum(bool(g.output_ok) for g in grades) == 84
+    assert sum(luck["pooled"]["lucky"] for luck in doc["luck"]) == sum(bool(g.output_ok) and not g.path_ok
+                                                                       for g in grades)
+    assert [luck["spec"] for luck in doc["luck"]] == [str(spec)] * 2
     flagged = sum(bool(g.violations) for g in grades)
     assert sum(bool(r["violations"]) for r in doc["explorer"]["runs"]) == flagged
     inference = pytest.importorskip("fluke.inference")
@@ -91,9 +79,19 @@ def test_two_versions_and_a_spec_fill_comparison_luck_and_questions(tmp_path):
     assert cmp_["verdict"] in page and "Not computed: no spec" not in page
 
 
-def test_the_streamed_comparison_is_the_one_fluke_compare_gives_from_stored_grades(tmp_path):
-    """The report reduces runs alike to one shared reduction and reads hard violations from the
-    grades fluke grade stored; fluke compare grades each failed run itself. Same answer, step by step."""
+def _same_comparison(mine, theirs):
+    where = sorted(theirs["where"]["steps"]["steps"], key=lambda s: s["step"]) if not theirs["where"]["skipped"] else []
+    assert (mine.verdict, mine.pvalue, mine.detection_limit) == (theirs["verdict"], theirs["pvalue"],
+                                                                theirs["detection_limit"])
+    assert mine.steps == [s["step"] for s in where]
+    assert [mine.arms[0].deaths, mine.arms[1].deaths] == [[s["deaths_a"] for s in where],
+                                                          [s["deaths_b"] for s in where]]
+    assert (mine.qvalues or []) == [s["qvalue"] for s in where]
+
+
+def test_the_comparison_is_fluke_compare_and_stored_grades_never_move_where_runs_die(tmp_path):
+    """The page's comparison is compare's: without --spec, compare's (stored grades are named, not
+    used: a failed run dies where its harness or a failed call says); with --spec, compare --spec's."""
     from fluke.analysis import compare, report
 
     runs = []
@@ -104,23 +102,20 @@ def test_the_streamed_comparison_is_the_one_fluke_compare_gives_from_stored_grad
         runs.append(Run.model_validate(body))
     tools = sorted({e.tool for r in runs for e in r.tool_calls})
     spec = tmp_path / "spec.json"
-    spec.write_text(
-        json.dumps({"tools": tools, "required": ["get_user_details"], "forbidden": ["transfer_to_human_agents"]})
-    )
+    spec.write_text(json.dumps({"tools": tools, "required": ["get_user_details"],
+                                "forbidden": ["transfer_to_human_agents"]}))
     url = str(tmp_path / "g.db")
     with open_ledger(url) as ledger:
         ledger.ingest(runs)
     assert CliRunner().invoke(group, ["--ledger", url, "grade", "--spec", str(spec)]).exit_code in (0, 1)
+    arms = ["model=arm-a", "model=arm-b"]
     with open_ledger(url) as ledger:
-        mine = report(ledger, out=tmp_path / "r.html", versions=["model=arm-a", "model=arm-b"]).data.comparison
-        theirs = compare(ledger, "model=arm-a", "model=arm-b", spec=str(spec), record=False).payload()
-    where = sorted(theirs["where"]["steps"]["steps"], key=lambda s: s["step"])
-    assert theirs["died_from"]["hard violation"] > 0          # the stored grades placed some deaths
-    assert (mine.verdict, mine.pvalue, mine.detection_limit) == (theirs["verdict"], theirs["pvalue"],
-                                                                theirs["detection_limit"])
-    assert mine.steps == [s["step"] for s in where]
-    assert [mine.arms[0].deaths, mine.arms[1].deaths] == [
-        [s["deaths_a"] for s in where],
-        [s["deaths_b"] for s in where],
-    ]
-    assert mine.qvalues == [s["qvalue"] for s in where]
+        stored = report(ledger, out=tmp_path / "r.html", versions=arms).data
+        plain = compare(ledger, *arms, record=False).to_dict()
+        graded = report(ledger, out=tmp_path / "s.html", versions=arms, spec=str(spec)).data
+        theirs = compare(ledger, *arms, spec=str(spec), record=False).to_dict()
+    assert theirs["died_from"]["hard violation"] > 0 and plain["died_from"]["hard violation"] == 0
+    _same_comparison(stored.comparison, plain)
+    _same_comparison(graded.comparison, theirs)
+    assert stored.comparison.steps != graded.comparison.steps or stored.comparison.arms != graded.comparison.arms
+    assert "are not used for where runs die" in stored.comparison.note and stored.luck  # named, luck still shown

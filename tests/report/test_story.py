@@ -10,7 +10,8 @@ from click.testing import CliRunner
 
 from fluke.cli import group
 
-from fluke.report import headline_from, run_demo
+from fluke.analysis import run_demo
+from fluke.report import headline_from
 
 from ..conftest import SHARED, need
 
@@ -33,19 +34,21 @@ def test_the_headline_answers_each_question_in_four_parts(demo):
     # What happened is the counts, recomputed here from the boards.
     for arm, board in zip(c.arms, data.suite_board, strict=True):
         k = sum(r.successes for r in board.rows)
-        assert (
-            f"{arm.label} ({'AB'[c.arms.index(arm)]}): {100 * k / arm.runs:.1f}% ({k}/{arm.runs}) passed"
-            in verdict.happened
-        )
+        side = 'AB'[c.arms.index(arm)]
+        assert f"{arm.label} ({side}): {100 * k / arm.runs:.1f}% ({k}/{arm.runs}) passed" in verdict.happened
     assert claims["Where does the change sit?"].answer.endswith(f"({demo.planted_step}).")
-    luck = data.luck.pooled
-    assert claims["How often was a pass luck?"].answer.startswith(f"{luck.lucky} of {luck.green} green runs")
+    said = [c for c in data.headline if c.question == "How often was a pass luck?"]
+    assert len(said) == len(data.luck) == 2     # one per graded version, each naming the spec it rests on
+    for claim, luck in zip(said, data.luck, strict=True):
+        p = luck.pooled
+        assert claim.answer.startswith(f"{luck.label}: {p.lucky} of {p.green} green runs")
+        assert claim.answer.endswith("broke spec support desk.") and luck.spec_digest[:12] in claim.conditional_on
     for claim in data.headline:
         assert claim.happened and claim.infer and claim.conditional_on and claim.carried
 
 
 def test_p_b_better_agrees_with_monte_carlo():
-    from fluke.report import p_b_better
+    from fluke.analysis._report_paired import p_b_better
 
     rng = np.random.default_rng(11)
     for k_a, n_a, k_b, n_b in [(3, 10, 7, 10), (20, 24, 14, 24), (0, 1, 1, 1), (5, 5, 5, 5)]:
@@ -108,8 +111,8 @@ def test_report_uses_the_grades_stored_in_the_ledger(demo, tmp_path):
         with pytest.raises(SelectorError, match="no stored specs match"):
             report(ledger, out=tmp_path / "t.html", spec_digest="0000000000")
     # No --spec given: the luck rate is the one the demo computed from the grades it graded and stored.
-    assert stored.data.luck.pooled == demo.data.luck.pooled == again.data.luck.pooled
-    assert f"under spec {digest[:12]}" in stored.data.luck.conditional_on
+    assert stored.data.luck == demo.data.luck == again.data.luck
+    assert all(f"sha256 {digest[:12]}" in luck.conditional_on for luck in stored.data.luck)
     assert "luck" not in stored.data.missing
 
 

@@ -1,18 +1,18 @@
 """Read the output of agent frameworks into :class:`fluke.record.Run` objects.
 
-No adapter imports its framework: each reads the JSON the framework wrote. Formats are
-registered in :data:`FORMATS`; :func:`read_file` detects the format of a file (or takes the
-one you force) and yields runs, raising :class:`fluke.errors.InputError` naming the file,
-the record and the field on bad input.
+No adapter imports its framework: each reads the JSON the framework wrote. Each format is
+a :class:`Reader`; they are registered in :data:`FORMATS` (fluke's own, then those other
+packages register through the ``fluke.readers`` entry-point group); :func:`read_file`
+detects the format of a file (or takes the one you force) and yields runs, raising
+:class:`fluke.errors.InputError` naming the file, the record and the field on bad input.
 
-:data:`FORMAT_NAMES` lists the registered names without importing any reader (nor
-pydantic): the command line builds its ``--format`` choices from it and starts fast. A
-test holds it equal to the registry.
+:data:`FORMAT_NAMES` lists fluke's own format names without importing any reader (nor
+pydantic), from the one list of them (``_builtin.BUILTIN``).
 
 >>> from fluke.adapters import FORMATS
 >>> sorted(FORMATS)[:3]
 ['crewai', 'fluke', 'inspect']
->>> FORMAT_NAMES == tuple(FORMATS)
+>>> FORMAT_NAMES == tuple(FORMATS)[:len(FORMAT_NAMES)]
 True
 """
 
@@ -20,15 +20,16 @@ from __future__ import annotations
 
 from typing import Any
 
-#: The registered format names, in detection order (kept equal to ``tuple(FORMATS)`` by a test).
-FORMAT_NAMES: tuple[str, ...] = (
-    "fluke", "tau2-bench", "tau-bench", "langgraph", "openai", "n8n", "inspect", "openinference", "otel-genai",
-    "openai-agents", "openai-agents-items", "terminal-bench", "crewai",
-)
+from ._builtin import BUILTIN
+from ._reader import Reader
 
-__all__ = ["FORMATS", "FORMAT_NAMES", "Format", "detect_format", "read_file"]
+#: fluke's own format names, in detection order (plugins' come after them in :data:`FORMATS`).
+FORMAT_NAMES: tuple[str, ...] = tuple(name for name, _ in BUILTIN)
 
-_LAZY = ("FORMATS", "Format", "detect_format", "read_file")
+__all__ = ["FORMATS", "FORMAT_NAMES", "Archive", "Format", "Reader", "detect_format", "read_document", "read_file",
+           "refresh_formats"]
+
+_LAZY = ("FORMATS", "Format", "detect_format", "read_file", "read_document", "refresh_formats")
 
 
 def __getattr__(name: str) -> Any:
@@ -36,4 +37,8 @@ def __getattr__(name: str) -> Any:
         from . import _registry
 
         return getattr(_registry, name)
+    if name == "Archive":
+        from ._archive import Archive
+
+        return Archive
     raise AttributeError(f"module {__name__!r} has no attribute {name!r}")

@@ -35,6 +35,7 @@ from ..record import AgentMessage, Run, Source, ToolCall, UserMessage
 from ._common import building
 from ._openai import looks_failed
 from ._runparts import RunBase, parse_arguments, text_of
+from ._reader import Reader
 
 _CALLS = {"tool_call_item", "handoff_call_item"}
 _OUTPUTS = {"tool_call_output_item", "handoff_output_item"}
@@ -119,3 +120,9 @@ def read(doc: Any, *, file: str | None, identity: dict[str, Any]) -> Iterator[Ru
                   events=[ToolCall(**e) if isinstance(e, dict) else e for e in events],
                   source=Source(adapter="openai-agents-items", file=file, position=0))
     yield run
+
+
+READER = Reader(
+    "openai-agents-items", "OpenAI Agents SDK run items and RunState JSON",
+    sniff=sniff, read=read,
+)

@@ -45,8 +45,7 @@ from ..errors import InputError
 from ..record import AgentMessage, Run, Source, ToolCall, UserMessage
 from ._common import as_list, building, epoch
 from ._runparts import RunBase, parse_arguments, text_of
-
-DOCUMENTS = True
+from ._reader import Reader
 
 
 def _objects(doc: Any) -> list[Any] | None:
@@ -186,3 +185,9 @@ def _run(key: str, members: list[tuple[str, dict[str, Any]]], base: RunBase, pos
 def _tool_name(agent: Any) -> str:
     """The SDK's default handoff tool name for an agent: lowercase, spaces as underscores."""
     return str(agent or "agent").strip().lower().replace(" ", "_").replace("-", "_")
+
+
+READER = Reader(
+    "openai-agents", "OpenAI Agents SDK trace and span exports",
+    sniff=sniff, read=read, takes="documents",
+)

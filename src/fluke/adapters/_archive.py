@@ -2,9 +2,10 @@
 
 Python's :mod:`zipfile` before 3.14 cannot open members stored with compression method 93
 (Zstandard), which is what current Inspect AI writes. This reader takes the member's
-compressed bytes from its local header and decompresses them with the ``zstandard``
-package (imported only when such a member is met); stored and deflated members go
-through :mod:`zipfile` as usual.
+compressed bytes from its local header and decompresses them with the standard library's
+:mod:`compression.zstd` where Python has it (3.14), else with the ``zstandard`` package, a
+core dependency of fluke on older Pythons (imported only when such a member is met);
+stored and deflated members go through :mod:`zipfile` as usual.
 
 >>> import io, os, tempfile, zipfile
 >>> path = os.path.join(tempfile.mkdtemp(), "a.zip")
@@ -77,8 +78,6 @@ class Archive:
             ) from None
 
     def _zstd(self, info: zipfile.ZipInfo) -> bytes:
-        zstandard = require("zstandard", package="zstandard", extra="inspect",
-                            purpose="reading Zstandard-compressed .eval archives")
         with open(self.path, "rb") as fh:
             fh.seek(info.header_offset)
             header = _LOCAL_HEADER.unpack(fh.read(_LOCAL_HEADER.size))
@@ -86,11 +85,7 @@ class Archive:
                 raise ValueError("bad local header")
             fh.seek(header[-2] + header[-1], 1)   # skip the name and the extra field
             data = fh.read(info.compress_size)
-        try:
-            with zstandard.ZstdDecompressor().stream_reader(data) as reader:
-                out = reader.read()
-        except zstandard.ZstdError as exc:
-            raise ValueError(str(exc)) from None
+        out = unzstd(data)
         if len(out) != info.file_size:
             raise ValueError(f"expected {info.file_size} bytes, got {len(out)}")
         return out
@@ -102,3 +97,28 @@ class Archive:
             return orjson.loads(data)
         except orjson.JSONDecodeError as exc:
             raise InputError(self.path, name, None, f"is not valid JSON ({exc.msg})") from None
+
+
+def unzstd(data: bytes) -> bytes:
+    """The bytes of the Zstandard frame(s) ``data``; a damaged frame is a ValueError.
+
+    >>> import zstandard
+    >>> unzstd(zstandard.ZstdCompressor().compress(b"abc" * 3))
+    b'abcabcabc'
+    """
+    try:
+        from compression import zstd   # Python 3.14 and later
+    except ImportError:
+        zstd = None
+    if zstd is not None:
+        try:
+            return zstd.decompress(data)
+        except zstd.ZstdError as exc:
+            raise ValueError(str(exc)) from None
+    zstandard = require("zstandard", package="zstandard", extra="inspect",
+                        purpose="reading Zstandard-compressed .eval archives")
+    try:
+        with zstandard.ZstdDecompressor().stream_reader(data) as reader:
+            return reader.read()
+    except zstandard.ZstdError as exc:
+        raise ValueError(str(exc)) from None

@@ -43,8 +43,8 @@ from ..errors import InputError
 from ..record import AgentMessage, Run, Source, ToolCall, UserMessage
 from ._common import building, epoch
 from ._runparts import RunBase, parse_arguments
+from ._reader import Reader
 
-DOCUMENTS = True
 _STANDALONE_ERRORS = {"tool_selection_error", "tool_validate_input_error", "tool_execution_error"}
 _FAILED = {"crew_kickoff_failed", "task_failed", "agent_execution_error", "llm_call_failed"}
 
@@ -163,3 +163,9 @@ def _opening(e: dict[str, Any], open_calls: dict[str, dict[str, Any]], role: str
         if call["tool"] == e.get("tool_name") and call["agent"] == role:
             return open_calls.pop(key)
     return None
+
+
+READER = Reader(
+    "crewai", "CrewAI event-bus logs (tool_usage_* events)",
+    sniff=sniff, read=read, takes="documents",
+)

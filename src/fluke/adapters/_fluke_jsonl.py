@@ -16,10 +16,7 @@ import orjson
 
 from ..record import Prepared, Run, prepare
 from ._common import build_run, with_identity
-
-LINES = True
-#: :func:`read` yields :class:`~fluke.record.Prepared` runs when asked (``prepared=True``).
-PREPARED = True
+from ._reader import Reader
 
 
 def sniff(first: Any) -> bool:
@@ -28,17 +25,23 @@ def sniff(first: Any) -> bool:
 
 
 def read(lines: Iterable[tuple[int, Any]], *, file: str, identity: dict[str, Any],
-         prepared: bool = False) -> Iterator[Run | Prepared]:
+         prepared: bool = False, workers: int | str = 0, notes: list[str] | None = None) -> Iterator[Run | Prepared]:
     """Yield one run per line; a stored ``source`` is kept, else this file and line are recorded.
 
     With ``prepared``, a line of the plain shape is yielded as a :class:`~fluke.record.Prepared`
     run (checked and serialised without the model, for an ingest); any other line is
-    validated by the model as always, with the same errors.
+    validated by the model as always, with the same errors. ``workers`` (with ``prepared``):
+    how many forked processes read, parse and prepare the lines of a file of
+    :data:`BESIDE_BYTES` or more while this one stores them; 0 (the default) forks none,
+    ``"auto"`` :data:`BESIDE_PROCESSES` where there are two cores or more. ``notes`` is told
+    when processes were forked, and from a process running other threads.
     """
     filled: dict[tuple, dict[str, Any]] = {}   # --identity merged into each identity the file gives
     if prepared and isinstance(getattr(lines, "path", None), Path) and hasattr(lines, "raw"):
-        if _in_a_second_process(lines.path):
-            yield from _read_beside(lines.path, file=file, identity=identity)
+        count = _beside(lines.path, workers)
+        if count:
+            _say_fork(count, notes)
+            yield from _read_beside(lines.path, file=file, identity=identity, count=count)
             return
         from ..record import LinePreparer
 
@@ -83,15 +86,41 @@ BESIDE_SHARE = 4
 BESIDE_PROCESSES = 2
 
 
-def _in_a_second_process(path: Path) -> bool:
+def _beside(path: Path, workers: int | str) -> int:
+    """How many processes read ``path`` beside this one (0: this one reads it)."""
+    cores = os.cpu_count() or 1
+    if workers == "auto":
+        workers = BESIDE_PROCESSES if cores > 1 else 0
+    if not isinstance(workers, int) or isinstance(workers, bool) or workers < 0:
+        from ..errors import UsageError
+
+        raise UsageError(f"workers={workers!r} is not a count of processes (0 or more, or 'auto')")
     try:
-        return (sys.platform.startswith("linux") and (os.cpu_count() or 1) > 1
-                and path.stat().st_size >= BESIDE_BYTES)
+        return min(workers, cores) if workers and sys.platform.startswith("linux") and \
+            path.stat().st_size >= BESIDE_BYTES else 0
     except OSError:
-        return False
+        return 0
 
 
-def _read_beside(path: Path, *, file: str, identity: dict[str, Any]) -> Iterator[Run | Prepared]:
+def _say_fork(count: int, notes: list[str] | None) -> None:
+    """Say that processes are forked, and warn when this process runs other threads (a fork
+    copies their locks in whatever state they are)."""
+    import threading
+
+    others = threading.active_count() - 1
+    said = f"read by {count} forked process{'es' if count > 1 else ''} beside the one storing the runs"
+    if others:
+        said += (f"; forked from a process running {others} other thread{'s' if others > 1 else ''} "
+                 "(workers=0, --workers 0, reads in one process)")
+        if notes is None:
+            import warnings
+
+            warnings.warn("fluke: " + said, RuntimeWarning, stacklevel=4)
+    if notes is not None:
+        notes.append(said)
+
+
+def _read_beside(path: Path, *, file: str, identity: dict[str, Any], count: int) -> Iterator[Run | Prepared]:
     """The runs of ``path`` as :func:`read` yields them, the lines parsed and prepared by
     forked processes (:data:`BESIDE_PROCESSES`), each taking every n-th batch of lines, the
     batches taken back in turn, so in the file's order. Any line a process cannot prepare (a
@@ -106,9 +135,8 @@ def _read_beside(path: Path, *, file: str, identity: dict[str, Any]) -> Iterator
     import queue
     import threading
 
-    from ._registry import _invalid, _unreadable
+    from ._registry import _invalid, _unreadable, too_long
 
-    count = max(1, min(BESIDE_PROCESSES, os.cpu_count() or 1))
     stop = threading.Event()
     workers, pumps, queues, pipes = [], [], [], []
 
@@ -149,7 +177,9 @@ def _read_beside(path: Path, *, file: str, identity: dict[str, Any]) -> Iterator
     try:
         while (batch := _received(queues[turn % count].get(), path)) is not None:
             turn += 1
-            if type(batch) is tuple:   # the file could not be read
+            if type(batch) is tuple:   # the file could not be read, or a line is too long
+                if batch[0] == "line too long":
+                    raise too_long(path, batch[1])
                 raise _unreadable(path, OSError(*batch))
             for item in batch:
                 if len(item) == 2:
@@ -207,7 +237,7 @@ def _prepare_lines(path: Path, file: str, identity: dict[str, Any], out: Any, *,
     os.closerange(3, out.fileno())
     os.closerange(out.fileno() + 1, 1 << 16)
     from ..record import LinePreparer
-    from ._registry import raw_lines
+    from ._registry import LineTooLong, raw_lines
 
     filled: dict[tuple, dict[str, Any]] = {}
     fast = LinePreparer(file, identity)
@@ -233,6 +263,10 @@ def _prepare_lines(path: Path, file: str, identity: dict[str, Any], out: Any, *,
     except OSError as exc:
         out.send(batch)
         out.send((exc.errno, exc.strerror))
+        return
+    except LineTooLong as exc:
+        out.send(batch)
+        out.send(("line too long", exc.number))
         return
     if batch:
         out.send(batch)
@@ -270,3 +304,9 @@ def _filled(cache: dict[tuple, dict[str, Any]], given: Any, supplied: dict[str, 
         if key is not None and len(cache) < 4096:
             cache[key] = done
     return dict(done)
+
+
+READER = Reader(
+    "fluke", "fluke's own JSONL (one Run per line)",
+    sniff=sniff, read=read, takes="lines", prepared=True, workers=True, notes=True,
+)

@@ -41,10 +41,8 @@ from ..record import AgentMessage, Run, ToolCall, UserMessage, digest
 from ._archive import Archive
 from ._common import as_dict, as_list, build_run, building, epoch, with_identity
 from ._runparts import text_of
+from ._reader import Reader
 
-DOCUMENTS = True
-ARCHIVE = True
-OPTIONS = ("score", "pass_at")
 
 #: Inspect's ``value_to_float`` defaults: the letters its scorers write.
 LETTER_VALUES = {"C": 1.0, "P": 0.5, "I": 0.0, "N": 0.0}
@@ -328,3 +326,9 @@ def _merge_tool_events(items: list[Any], by_id: dict[str, dict[str, Any]], raw_e
         items.insert(at, call)
         if call["call_id"]:
             by_id[call["call_id"]] = call
+
+
+READER = Reader(
+    "inspect", "Inspect AI eval logs (.eval archives and .json)",
+    sniff=sniff, read=read, takes="documents", archive=True, options=("score", "pass_at"),
+)

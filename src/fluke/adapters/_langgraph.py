@@ -39,6 +39,7 @@ from ..errors import InputError
 from ..record import AgentMessage, Run, Source, ToolCall, UserMessage
 from ._common import as_str, each_run, expect_dict, expect_list
 from ._runparts import RunBase, parse_arguments, result_of, text_of, tool_name
+from ._reader import Reader
 
 _TYPES = {"human", "ai", "tool", "system", "function", "chat", "remove", "developer"}
 _CLASSES = {"HumanMessage": "human", "AIMessage": "ai", "ToolMessage": "tool",
@@ -269,3 +270,9 @@ def _read_function(f: dict[str, Any], items: list[Any], legacy: list[dict[str, A
             return
     items.append({"tool": name, "args": None, "ok": True,
                   "result": result_of(f.get("content"))})
+
+
+READER = Reader(
+    "langgraph", "LangGraph/LangChain message lists",
+    sniff=sniff, read=read,
+)

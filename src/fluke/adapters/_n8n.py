@@ -53,6 +53,7 @@ from ..record import AgentMessage, Run, Source, ToolCall, UserMessage
 from ._common import as_str, building, epoch, short
 from ._flatted import FlattedError, looks_flatted, unflatten
 from ._runparts import RunBase
+from ._reader import Reader
 
 _FAILED = {"error", "canceled", "crashed"}
 _SUCCEEDED = {"success"}
@@ -362,3 +363,9 @@ def _runs(meta: dict[str, Any], data: dict[str, Any], run_data: dict[str, Any], 
 def _position(meta: dict[str, Any], position: int) -> str | int:
     ident = meta.get("id")
     return str(ident) if isinstance(ident, (str, int)) and not isinstance(ident, bool) else position
+
+
+READER = Reader(
+    "n8n", "n8n execution payloads",
+    sniff=sniff, read=read,
+)

@@ -46,6 +46,7 @@ from ..errors import InputError
 from ..record import AgentMessage, Run, Source, ToolCall, UserMessage
 from ._common import as_str, building, each_run, epoch, expect_dict, expect_list
 from ._runparts import RunBase, parse_arguments, result_of, text_of, tool_name
+from ._reader import Reader
 
 _ROLES = {"system", "developer", "user", "assistant", "tool", "function"}
 _ITEM_TYPES = {"function_call", "function_call_output", "message", "reasoning"}
@@ -264,3 +265,9 @@ def _answer_legacy(legacy: list[dict[str, Any]], m: dict[str, Any], items: list[
     orphan = {"tool": tool_name(m.get("name")), "args": None}
     _fill(orphan, m.get("content"), m, is_error)
     items.append(orphan)
+
+
+READER = Reader(
+    "openai", "OpenAI chat-completions message lists",
+    sniff=sniff, read=read,
+)

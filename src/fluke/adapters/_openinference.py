@@ -45,9 +45,9 @@ from ..record import Run, Source
 from ._common import as_list, building
 from ._runparts import RunBase, parse_arguments
 from ._spanrun import SpanReading, span_events
-from ._spans import Span, attribute_keys, collect, first_span, group_runs, indexed, service_name
+from ._spans import Span, attribute_keys, collect, first_span, group_runs, indexed, run_position, service_name
+from ._reader import Reader
 
-DOCUMENTS = True
 KIND = "openinference.span.kind"
 
 
@@ -153,4 +153,10 @@ def _run(key: str, spans: list[Span], base: RunBase, position: int, file: str) -
                identity=base.identity_with(found), events=events, cost=cost,
                latency=max(ends) - min(starts) if starts and ends else None,
                error=failed.error_text() if failed is not None else None,
-               source=Source(adapter="openinference", file=file, position=key))
+               source=Source(adapter="openinference", file=file, position=run_position(key, spans)))
+
+
+READER = Reader(
+    "openinference", "OpenInference spans (OTLP JSON)",
+    sniff=sniff, read=read, takes="documents",
+)

@@ -56,9 +56,9 @@ from ..record import Run, Source
 from ._common import as_list, building
 from ._runparts import RunBase, parse_arguments, text_of
 from ._spanrun import SpanReading, span_events
-from ._spans import Span, attribute_keys, collect, first_span, group_runs, indexed, service_name
+from ._spans import Span, attribute_keys, collect, first_span, group_runs, indexed, run_position, service_name
+from ._reader import Reader
 
-DOCUMENTS = True
 _MODEL_OPS = {"chat", "text_completion", "generate_content"}
 _CONVERSATION = ("gen_ai.conversation.id", "session.id")
 
@@ -261,4 +261,10 @@ def _run(key: str, spans: list[Span], base: RunBase, position: int, file: str) -
                identity=base.identity_with(_identity(spans, model_spans or spans)), events=events, cost=cost,
                latency=max(ends) - min(starts) if starts and ends else None,
                error=failed.error_text() if failed is not None else None,
-               source=Source(adapter="otel-genai", file=file, position=key))
+               source=Source(adapter="otel-genai", file=file, position=run_position(key, spans)))
+
+
+READER = Reader(
+    "otel-genai", "OpenTelemetry GenAI spans (OTLP JSON)",
+    sniff=sniff, read=read, takes="documents",
+)

@@ -297,6 +297,26 @@ def group_runs(spans: list[Span], conversation_keys: tuple[str, ...]) -> list[tu
     return out
 
 
+def run_position(key: str, spans: list[Span]) -> str:
+    """The source position of a run: its key and, for a run whose spans are one trace, that
+    trace and its root span (``trace <id> span <root id>``), so an evaluation of the run can be
+    parented to them. A conversation over several traces keeps its key alone.
+
+    >>> spans = [Span("t1", "a", None, "root", 1.0, 2.0, {}), Span("t1", "b", "a", "x", 1.5, 1.6, {})]
+    >>> run_position("trace t1", spans), run_position("conversation c-1", spans)
+    ('trace t1 span a', 'conversation c-1, trace t1 span a')
+    >>> run_position("conversation c-1", spans + [Span("t2", "c", None, "root", 3.0, 4.0, {})])
+    'conversation c-1'
+    """
+    traces = {s.trace_id for s in spans}
+    ids = {s.span_id for s in spans}
+    root = next((s for s in spans if s.parent_id not in ids), None)
+    if len(traces) != 1 or root is None:
+        return key
+    where = f"trace {root.trace_id} span {root.span_id}"
+    return where if key == f"trace {root.trace_id}" else f"{key}, {where}"
+
+
 def _t(value: float | None) -> float:
     return value if value is not None else float("inf")
 

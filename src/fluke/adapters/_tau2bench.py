@@ -21,6 +21,7 @@ from ._openai import chat_events
 from ._common import (as_str, build_run, building, expect_dict, field_dict, field_list, field_number, short,
                       with_identity)
 from ._taubench import PASS_REWARD
+from ._reader import Reader
 
 _ERROR_ENDINGS = {"agent_error", "user_error"}
 
@@ -128,3 +129,9 @@ def read(doc: dict, *, file: str, identity: dict[str, Any]) -> Iterator[Run]:
             "gold": golds.get(str(sim["task_id"])),
         }
         yield build_run(fields, file=file, record=record)
+
+
+READER = Reader(
+    "tau2-bench", "τ²-bench results {timestamp, info, tasks, simulations}",
+    sniff=sniff, read=read,
+)

@@ -19,6 +19,7 @@ from ..errors import InputError
 from ..record import Run, digest
 from ._openai import chat_events
 from ._common import build_run, field_int, field_list, field_number, field_value, short, with_identity
+from ._reader import Reader
 
 _DOMAIN = re.compile(r"#\s*(\w+)\s+agent\s+policy", re.IGNORECASE)
 #: A reward at or above this counts as a pass (τ-bench rewards are 0 or 1).
@@ -92,3 +93,9 @@ def read(doc: list, *, file: str, identity: dict[str, Any]) -> Iterator[Run]:
             "gold": gold_actions(item),
         }
         yield build_run(fields, file=file, record=record)
+
+
+READER = Reader(
+    "tau-bench", "τ-bench v1 results [{task_id, trial, reward, info, traj}]",
+    sniff=sniff, read=read,
+)

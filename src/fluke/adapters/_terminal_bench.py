@@ -14,6 +14,13 @@ Reading rules:
 * One run per trial: scenario = ``task_id`` (Harbor: ``task_name``); trial = ``k - 1`` from a
   trial name ``<task>.<k>-of-<n>.<run>``, else the trial's position among that task's
   trials in the file (Harbor's ``<task>__<random>`` names carry no number).
+* A submission of several runs (``<submission>/<run-id>/results.json``, each run folder
+  named by Terminal-Bench's ``YYYY-MM-DD__HH-MM-SS`` run id or holding a
+  ``run_metadata.json``) numbers its trials across the runs: the runs are taken in the
+  order of their folder names (the run ids: the time each started), and the trials of
+  the i-th run (from 0) are ``i * n + k - 1``, ``n`` the attempts per task of a run (the
+  ``n`` of ``k-of-n``). So the five one-attempt runs of one agent are trials 0 to 4, the
+  same whichever of the files is read, alone or with the others.
 * Outcome: ``is_resolved`` true → passed, false → failed, null → unknown (``passed=None``).
   A ``failure_mode`` other than ``unset``/``none`` is kept as :attr:`Run.error`. Harbor: the
   verifier's ``reward`` (or its only reward) is the reward and passes at 1.0; no verifier
@@ -24,6 +31,8 @@ Reading rules:
   else what you pass, else the leaderboard folder layout
   ``<dataset>@<version>/<YYYYMMDD>_<agent>_<model>/...``: a guess, so it only fills what
   nothing else gives (an agent name holding ``_`` is split wrongly: pass ``--identity``).
+  A submission folder of several runs not in that layout gives its name as the harness, so
+  all its runs are one version, told apart from other submissions.
 * Tokens (``total_input_tokens``/``total_output_tokens``; Harbor ``n_input_tokens``,
   ``n_output_tokens``, ``cost_usd``) go to :attr:`Run.cost`; latency is the agent's time
   (else the trial's). There is no trajectory: runs have no events (the ``.cast`` recordings
@@ -48,10 +57,12 @@ from ..errors import InputError
 from ..record import Identity, Run
 from ._common import build_run, epoch
 from ._runparts import RunBase
+from ._reader import Reader
 
 _TRIAL = re.compile(r"\A(?P<task>.+)\.(?P<k>\d+)-of-(?P<n>\d+)(?:\..*)?\Z")
 _SUBMISSION = re.compile(r"\A(?P<date>\d{8})_(?P<agent>[^_]+)_(?P<model>.+)\Z")
 _QUIET = {None, "", "unset", "none"}
+_RUN_ID = re.compile(r"\A\d{4}-\d{2}-\d{2}__\d{2}-\d{2}-\d{2}\Z")
 
 
 def _is_tb_trial(d: Any) -> bool:
@@ -85,7 +96,7 @@ def _json_file(path: Path) -> Any:
 def _folder_identity(file: str) -> dict[str, Any]:
     """What the file's folders say: ``run_metadata.json`` and the leaderboard layout."""
     if not file:   # a document read in memory has no folders
-        return {"meta": {}, "guess": {}}
+        return {"meta": {}, "guess": {}, "run": 0}
     path = Path(file).resolve()
     meta: dict[str, Any] = {}
     for folder in list(path.parents)[:3]:   # the run folder, or a trial's run two levels up
@@ -109,7 +120,35 @@ def _folder_identity(file: str) -> dict[str, Any]:
             if "@" in folder.parent.name:
                 guessed["world"] = folder.parent.name
             break
-    return {"meta": given, "guess": guessed}
+    run = _run_folder(path)
+    runs = _submission_runs(run) if run is not None else []
+    if not guessed and len(runs) > 1:
+        guessed = {"harness": run.parent.name}
+    place = runs.index(run) if run in runs else 0
+    return {"meta": given, "guess": guessed, "run": place}
+
+
+def _is_run_folder(folder: Path) -> bool:
+    return bool(_RUN_ID.match(folder.name)) or (folder / "run_metadata.json").is_file()
+
+
+def _run_folder(path: Path) -> Path | None:
+    """The Terminal-Bench run folder of ``path``: its folder for a run's ``results.json``, two
+    folders up for a trial's (``<run>/<task>/<trial>/results.json``); None for any other file."""
+    if path.name != "results.json":
+        return None
+    for folder in list(path.parents)[:3]:
+        if _is_run_folder(folder):
+            return folder
+    return None
+
+
+def _submission_runs(run: Path) -> list[Path]:
+    """The run folders beside ``run`` (its submission's runs), in the order of their names."""
+    try:
+        return sorted(f for f in run.parent.iterdir() if f.is_dir() and _is_run_folder(f))
+    except OSError:
+        return [run]
 
 
 def _trials(doc: Any, file: str) -> list[tuple[str, dict[str, Any]]]:
@@ -123,20 +162,28 @@ def _trials(doc: Any, file: str) -> list[tuple[str, dict[str, Any]]]:
         trial = _json_file(child)
         if _is_harbor_trial(trial):
             found.append((str(child.parent.name), trial))
+    # Harbor's trial names (<task>__<random>) carry no number: a task's trials are numbered in
+    # the order they started (then by name)
+    found.sort(key=lambda item: (str(item[1].get("started_at") or ""), item[0]))
     if not found:
         raise InputError(file, None, "trial_results", "the job result lists no trials and no trial folder "
                          "beside it holds a result.json", hint="ingest the trial result.json files")
     return found
 
 
-def read(doc: Any, *, file: str, identity: dict[str, Any]) -> Iterator[Run]:
-    """Yield one run per trial."""
+def read(doc: Any, *, file: str, identity: dict[str, Any], notes: list[str] | None = None) -> Iterator[Run]:
+    """Yield one run per trial; for a Harbor job, ``notes`` gets the job's own counts beside those read."""
     if not isinstance(doc, dict):
         raise InputError(file, None, None, f"expected a results object, got {type(doc).__name__}")
+    job = _job_counts(doc)
+    read_counts = {"completed": 0, "errored": 0, "cancelled": 0, "valid": 0}
     folders = _folder_identity(file)
     base = RunBase.from_options(identity, file=file)
     seen: dict[str, int] = {}
-    for where, trial in _trials(doc, file):
+    trials = _trials(doc, file)
+    per_run = _attempts(trials)
+    offset = folders["run"] * per_run
+    for where, trial in trials:
         if not isinstance(trial, dict):
             raise InputError(file, where, None, f"expected a trial object, got {type(trial).__name__}")
         harbor = _is_harbor_trial(trial)
@@ -151,8 +198,14 @@ def read(doc: Any, *, file: str, identity: dict[str, Any]) -> Iterator[Run]:
         task = str(task)
         position = seen.get(task, 0)
         seen[task] = position + 1
-        number = int(parsed.group("k")) - 1 if parsed else position
+        number = offset + (int(parsed.group("k")) - 1 if parsed else position)
         fields = _harbor(trial, file, where) if harbor else _tb(trial, file, where)
+        if harbor:
+            kinds = fields.pop("exceptions")
+            read_counts["completed"] += 1
+            read_counts["errored"] += bool(kinds)
+            read_counts["cancelled"] += "CancelledError" in kinds
+            read_counts["valid"] += fields["outcome"]["passed"] is not None
         found = fields.pop("identity")
         ident = Identity(**{k: v for k, v in {**folders["meta"], **found}.items() if v is not None})
         ident = ident.filled(base.identity.model_dump(exclude_none=True)).filled(folders["guess"])
@@ -160,6 +213,67 @@ def read(doc: Any, *, file: str, identity: dict[str, Any]) -> Iterator[Run]:
                       source={"adapter": "terminal-bench", "file": file,
                               "position": name if isinstance(name, str) else where})
         yield build_run(fields, file=file, record=where)
+    if job is not None and notes is not None:
+        notes.append(_job_note(job, read_counts))
+
+
+#: A Harbor job's counts (``stats``) and what each is, read, called in the note.
+_JOB_COUNTS = (("n_completed_trials", "completed", "trials"), ("n_errored_trials", "errored", "with an exception"),
+               ("n_cancelled_trials", "cancelled", "cancelled"))
+
+
+def _job_counts(doc: dict[str, Any]) -> dict[str, Any] | None:
+    """A Harbor job result's own counts (older jobs wrote ``n_trials``/``n_errors``), or None."""
+    stats = doc.get("stats")
+    if not isinstance(stats, dict) or "n_total_trials" not in doc:
+        return None
+
+    def count(key: str, legacy: str | None = None) -> int | None:
+        value = stats.get(key, stats.get(legacy) if legacy else None)
+        return value if isinstance(value, int) and not isinstance(value, bool) else None
+
+    evals = stats.get("evals") if isinstance(stats.get("evals"), dict) else {}
+    rewarded = [e.get("n_trials") for e in evals.values() if isinstance(e, dict)]
+    return {"id": doc.get("id"), "n_total_trials": doc.get("n_total_trials"),
+            "n_completed_trials": count("n_completed_trials", "n_trials"),
+            "n_errored_trials": count("n_errored_trials", "n_errors"),
+            "n_cancelled_trials": count("n_cancelled_trials"), "n_retries": count("n_retries"),
+            "n_pending_trials": count("n_pending_trials"), "n_running_trials": count("n_running_trials"),
+            "rewarded": sum(rewarded) if rewarded and all(isinstance(n, int) for n in rewarded) else None}
+
+
+def _job_note(job: dict[str, Any], seen: dict[str, int]) -> str:
+    """One line: the job's counts, what was read, and whether they agree."""
+    own = [f"{key} {job[key]}" for key in ("n_total_trials", "n_completed_trials", "n_errored_trials",
+                                           "n_cancelled_trials", "n_retries", "n_pending_trials", "n_running_trials")
+           if isinstance(job.get(key), int)]
+    pairs = [(job[key], seen[mine], words) for key, mine, words in _JOB_COUNTS if isinstance(job.get(key), int)]
+    if isinstance(job.get("rewarded"), int):
+        pairs.append((job["rewarded"], seen["valid"], "with a valid reward"))
+    differ = [f"{words}: job {theirs}, read {mine}" for theirs, mine, words in pairs if theirs != mine]
+    read = (f"read {seen['completed']} trials, {seen['errored']} with an exception ({seen['cancelled']} cancelled), "
+            f"{seen['valid']} with a valid reward, {seen['completed'] - seen['valid']} unknown")
+    retried = (f"; {job['n_retries']} retried attempts were replaced by their retry (Harbor keeps the last)"
+               if job.get("n_retries") else "")
+    verdict = "the counts agree" if not differ else "the counts DIFFER (" + "; ".join(differ) + ")"
+    return f"Harbor job {job.get('id')}: the job says {', '.join(own)}; {read}: {verdict}{retried}"
+
+
+def _attempts(trials: list[tuple[str, Any]]) -> int:
+    """Attempts per task in one run: the largest ``n`` of the ``k-of-n`` trial names, else
+    the most trials any task has in the file (at least 1)."""
+    named, counted = 0, {}
+    for _, trial in trials:
+        if not isinstance(trial, dict):
+            continue
+        name = trial.get("trial_name")
+        parsed = _TRIAL.match(name) if isinstance(name, str) else None
+        if parsed:
+            named = max(named, int(parsed.group("n")), int(parsed.group("k")))
+        task = trial.get("task_id", trial.get("task_name"))
+        if isinstance(task, (str, int)):
+            counted[str(task)] = counted.get(str(task), 0) + 1
+    return max(named, max(counted.values(), default=0), 1)
 
 
 def _seconds(a: Any, b: Any) -> float | None:
@@ -206,10 +320,21 @@ def _harbor(trial: dict[str, Any], file: str, where: str) -> dict[str, Any]:
         if value is not None and (isinstance(value, bool) or not isinstance(value, (int, float))):
             raise InputError(file, where, "verifier_result.rewards.reward", f"expected a number, got {value!r}")
         reward = None if value is None else float(value)
-    exc = trial.get("exception_info")
+    recorded = [trial.get("exception_info")] + [step.get("exception_info") for step in trial.get("step_results") or []
+                                                if isinstance(step, dict)]
+    recorded = [e for e in recorded if isinstance(e, dict)]
     error = None
-    if isinstance(exc, dict):
+    if recorded:
+        exc = recorded[0]
         error = ": ".join(str(exc[k]) for k in ("exception_type", "exception_message") if exc.get(k)) or "exception"
+    kinds = {str(e.get("exception_type")) for e in recorded}
+    valid = trial.get("reward_valid")
+    if not isinstance(valid, bool):   # older results: valid unless an exception's policy says otherwise
+        valid = reward is not None and all(
+            not isinstance(e.get("policy"), dict) or e["policy"].get("has_valid_reward", True) is not False
+            for e in recorded)
+    if not valid:
+        reward = None
     result = trial.get("agent_result") if isinstance(trial.get("agent_result"), dict) else {}
     cost = {k: v for k, v in (("input_tokens", _number(result, "n_input_tokens")),
                               ("output_tokens", _number(result, "n_output_tokens")),
@@ -222,4 +347,10 @@ def _harbor(trial: dict[str, Any], file: str, where: str) -> dict[str, Any]:
     return {"identity": {"harness": harness or None, "model": model_name or None},
             "outcome": {"passed": passed, "reward": reward,
                         "label": None if passed is None else ("complete" if passed else "fail")},
-            "error": error, "cost": cost, "latency": latency}
+            "error": error, "cost": cost, "latency": latency, "exceptions": kinds}
+
+
+READER = Reader(
+    "terminal-bench", "Terminal-Bench and Harbor results",
+    sniff=sniff, read=read, notes=True,
+)

@@ -1,7 +1,12 @@
 """One function per question asked of a ledger, each returning a result that renders itself.
 
 The command line, the HTML report and the pytest plugin call these and print what they return;
-none of them computes an answer of its own, so every surface gives the same one.
+none of them computes an answer of its own, so every surface gives the same one: the report's
+page is laid out from the JSON documents of the verbs below (``compare``, ``believe``,
+``grade``, ``leaderboard``, ``calibration``, ``contrast``, ``calibrate``). What no verb prints
+(the paired view of two boards, deaths by step of a single version, the boundary chart's
+counts, the run explorer) is counted by the report's own modules here (``_report_*``), never
+in :mod:`fluke.report`, which only draws.
 
 >>> from fluke.analysis import Result, render
 >>> callable(render)
@@ -28,12 +33,12 @@ _EXPORTS: dict[str, str] = {
     "grade_ledger": "_grade_stream", "LedgerGrades": "_grade_stream", "pick_executor": "_grade_stream",
     "GradeWriter": "_grade_write",
     "believe": "_believe", "predict": "_believe", "review": "_believe", "BeliefResult": "_believe",
-    "PredictionResult": "_believe", "ReviewResult": "_believe", "Beliefs": "_beliefs", "beliefs": "_beliefs",
-    "cell_name": "_beliefs",
-    "report": "_report", "ReportResult": "_report", "demo": "_report", "DemoSummary": "_report",
-    "scan_runs": "_reportscan", "Scan": "_reportscan",
+    "PredictionResult": "_believe", "ReviewResult": "_believe", "Beliefs": "_belief_cells", "beliefs": "_belief_cells",
+    "cell_name": "_belief_cells",
+    "report": "_report", "ReportResult": "_report", "demo": "_demo", "DemoSummary": "_demo",
+    "run_demo": "_demo", "DemoResult": "_demo", "scan_runs": "_report_scan", "Scan": "_report_scan",
     "ingest": "_record", "IngestReport": "_record", "parse_identity": "_record", "run_suite": "_record",
-    "SuiteRunResult": "_record",
+    "SuiteRunResult": "_record", "formats": "_record", "FormatsReport": "_record",
     "export": "_summary", "ExportReport": "_summary",
     "summary": "_summary", "SummaryResult": "_summary", "list_runs": "_summary", "RunsResult": "_summary",
     "compare": "_compare", "ComparisonResult": "_compare", "hard_violations": "_compare",
@@ -41,19 +46,20 @@ _EXPORTS: dict[str, str] = {
     "consistency": "_fixcheck", "ConsistencyResult": "_fixcheck",
     "simulate": "_reveal", "SimulationResult": "_reveal", "reveal": "_reveal", "RevealResult": "_reveal",
     "SEAL_KIND": "_reveal",
-    "calibrate": "_calibrate", "NullCalibrationResult": "_calibrate",
+    "calibrate": "_null_calibration", "NullCalibrationResult": "_null_calibration",
     "gate": "_gate", "DecisionResult": "_gate", "parse_gate_rule": "_gate", "load_gate_rule": "_gate",
     "seal_gate": "_gate", "GateSealResult": "_gate", "GATE_SEAL_KIND": "_gate",
     "Claim": "_claims", "claim_reliable": "_claims", "claim_luck": "_claims", "claim_not_worse": "_claims",
-    "claim_gate": "_claims", "ComparisonReading": "_comparing", "read_comparison": "_comparing",
+    "claim_gate": "_claims", "ComparisonReading": "_comparison_reading", "read_comparison": "_comparison_reading",
     "interval": "_interval", "IntervalResult": "_interval", "VersionInterval": "_interval",
     "passk": "_interval", "PassKResult": "_interval", "VersionPassK": "_interval",
     "check_resamples": "_interval", "parse_ks": "_interval", "read_weights": "_interval",
     "contrast": "_contrast", "ContrastResult": "_contrast", "parse_factors": "_contrast",
     "seal": "_seal", "SealResult": "_seal", "unseal": "_seal", "UnsealResult": "_seal",
-    "calibration": "_calibration", "CalibrationResult": "_calibration",
-    "match_predictions": "_calibration",
-    "UNKNOWN_CHOICES": "_unknowns", "check_unknown": "_unknowns", "unknown_note": "_unknowns",
+    "calibration": "_prediction_calibration", "CalibrationResult": "_prediction_calibration",
+    "match_predictions": "_prediction_calibration",
+    "UNKNOWN_CHOICES": "_unknowns", "UnknownPolicy": "_unknowns", "check_unknown": "_unknowns",
+    "unknown_note": "_unknowns",
     "leaderboard": "_leaderboard", "LeaderboardResult": "_leaderboard",
     "plan": "_plan", "PlanResult": "_plan",
     "fix_arrays": "_fixcheck", "trial_arm": "_facts",

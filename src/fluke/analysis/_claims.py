@@ -212,7 +212,7 @@ def claim_not_worse(ledger, baseline: str, *, version: str | None = None, margin
     it; too small to tell otherwise, with the runs per arm that would be needed.
     """
     from ._compare import compare
-    from ._comparing import compare_options, read_comparison
+    from ._comparison_reading import compare_options, read_comparison
     from ._select import pick_version
 
     chosen = pick_version(ledger, version)

@@ -65,6 +65,13 @@ class ComparisonResult(Result):
     rows: int = 8
     recorded: bool = False
     sequential: Any = None
+    excluded: Any = None    # with --unknown both: the same comparison with unknown outcomes left out
+
+    def order_flips(self) -> bool:
+        """With both policies: B − A has one sign counting unknowns as failures and the other leaving them out."""
+        if self.excluded is None:
+            return False
+        return self.found.pass_rates.difference * self.excluded.found.pass_rates.difference < 0
 
     @property
     def verdict(self) -> str:
@@ -106,7 +113,18 @@ class ComparisonResult(Result):
             "sequential": None if self.sequential is None else {
                 **dataclasses.asdict(self.sequential), "summary": self.sequential.summary()},
             "conditional_on": self.conditional_on(), "statement": found.statement,
+            **self._excluded_fields(),
         }
+
+    def _excluded_fields(self) -> dict[str, Any]:
+        if self.excluded is None:
+            return {}
+        x = self.excluded.found.pass_rates
+        return {"unknown_policy": "both", "order_flips": self.order_flips(),
+                "exclude": {"verdict": x.verdict, "difference_points": x.difference,
+                            "interval_points": list(x.interval), "pvalue": x.pvalue,
+                            "detection_limit": x.detection_limit, "compared_a": x.runs_a,
+                            "passes_a": x.passes_a, "compared_b": x.runs_b, "passes_b": x.passes_b}}
 
     def recorded_body(self) -> dict[str, Any]:
         """The part of :meth:`payload` kept in the ledger as a ``comparison`` document."""
@@ -135,6 +153,17 @@ class ComparisonResult(Result):
             line(Span("B ", "bold"), self.b.line(), f"   {fmt_share(r.passes_b, r.runs_b)} passed"),
         ]
         policy = check_unknown(r.unknown_policy)
+        if self.excluded is not None:
+            x = self.excluded.found.pass_rates
+            xlo, xhi = x.interval
+            xci = f"[{xlo:+.1f}, {xhi:+.1f}]" if math.isfinite(xlo) else "(no interval)"
+            out.append(line(f"leaving unknowns out: {x.verdict}: B − A = {x.difference:+.1f} points {xci}, "
+                            f"p = {fmt_p(x.pvalue)}; A {fmt_share(x.passes_a, x.runs_a)}, "
+                            f"B {fmt_share(x.passes_b, x.runs_b)} passed"))
+            if self.order_flips():
+                out.append(line(Span("the order flips: ", "warn"), "B is above A under one policy and below it "
+                                "under the other; the unknown outcomes decide this comparison"))
+            policy = "both"
         out.append(unknown_note(r.unknown[0] + r.unknown[1], policy))
         if r.unknown[0] or r.unknown[1]:
             out.append(note(f"unknown outcomes: {r.unknown[0]} in A, {r.unknown[1]} in B"))
@@ -253,11 +282,16 @@ def compare(ledger, a: str, b: str, *, scenario: str | None = None, condition: s
         raise UsageError(f"hazard_ceiling={hazard_ceiling!r} must exceed 1 (a hazard ratio)")
     if rows < 0:
         raise UsageError(f"rows={rows!r} must be at least 0")
-    unknown = check_unknown(unknown)
+    unknown = check_unknown(unknown, both=True)
+    if unknown == "both":
+        same = dict(scenario=scenario, condition=condition, spec=spec, alpha=alpha, power=power, ceiling=ceiling,
+                    hazard_ceiling=hazard_ceiling, sequential=sequential, rows=rows, seed=seed, stream=stream)
+        primary = compare(ledger, a, b, unknown="fail", record=record, **same)
+        return dataclasses.replace(primary, excluded=compare(ledger, a, b, unknown="exclude", record=False, **same))
     spec = None if spec is None else str(spec)
     loaded = _load_spec(spec)
-    policy = "failure" if unknown == "fail" else unknown    # the comparison library's spelling
-    options = dict(unknown_policy=policy, alpha=alpha, power=power, ceiling=ceiling, hazard_ceiling=hazard_ceiling,
+    options = dict(unknown_policy=unknown.comparison_spelling, alpha=alpha, power=power, ceiling=ceiling,
+                   hazard_ceiling=hazard_ceiling,
                    rng=np.random.default_rng(seed))
     arms = None if loaded is not None or sequential or stream else _counted_arms(ledger, a, b, scenario, condition)
     if arms is not None:

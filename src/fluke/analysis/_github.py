@@ -1,6 +1,6 @@
 """GitHub's two other surfaces beside the pull-request comment: the job summary and annotations.
 
-* ``--format summary`` is the comment's Markdown with every row (``<details>`` keep it short to
+* ``--format github-summary`` is the comment's Markdown with every row (``<details>`` keep it short to
   read), cut under :data:`SUMMARY_LIMIT`, the 1 MiB GitHub accepts in ``$GITHUB_STEP_SUMMARY``.
 * ``--format github`` prints workflow commands (``::error title=…::message``), one annotation
   per reason a result gives, in one batch of at most :data:`ANNOTATIONS` (the most a check run

@@ -22,6 +22,7 @@ from ._document import TABLE_ROWS, Column, Span, Table, blank, line, note
 from ._result import Result
 from ._select import require_runs, select_versions
 from ._unknowns import check_unknown, unknown_fields, unknown_note
+from ._vocabulary import Vocabulary, sample_ledger
 
 
 def parse_prior(text: str | Sequence[float]) -> tuple[float, float]:
@@ -80,6 +81,17 @@ class GradeResult(Result):
     version_runs: dict | None = None    # version -> runs graded
     references: dict | None = None      # version -> how its runs met the spec's reference
     agreements: dict | None = None      # version -> Agreement with the recorded outcome, when asked
+    vocabulary: Any = None              # the tools the runs called beside the spec's (a Vocabulary)
+
+    @property
+    def spec_name(self) -> str:
+        """What the spec is called where a claim names it: its path, else its name, else its digest."""
+        return self.spec_path or self.spec.name or self.spec.digest[:12]
+
+    @property
+    def vocabulary_warning(self) -> str | None:
+        """The warning that most tools the runs called are unknown to the spec (None when they fit)."""
+        return None if self.vocabulary is None else self.vocabulary.warning(self.spec_name)
 
     @property
     def passed(self) -> bool:
@@ -100,11 +112,15 @@ class GradeResult(Result):
                 "gate": self.gate.to_dict(),
                 **unknown_fields(sum((self.unknowns or {}).values()), self.unknown_policy),
                 "unknowns_by_version": dict(self.unknowns or {}),
+                "vocabulary": None if self.vocabulary is None else {
+                    **self.vocabulary.payload(), "warning": self.vocabulary_warning},
                 **({"agreement_with_outcome": {v: a.to_dict() for v, a in self.agreements.items()}}
                    if self.agreements is not None else {})}
 
     def blocks(self) -> list:
         out: list = []
+        if self.vocabulary_warning:
+            out.append(line(Span(f"warning: {self.vocabulary_warning}", "warn")))
         if self.gate.passed:
             out.append(line(Span("gate: PASS", "good"), " (no hard violation; no soft check failed by a majority "
                             "of a case's runs)"))
@@ -212,12 +228,13 @@ def grade(ledger, spec, *, files: Sequence[str] = (), input_format: str | None =
           identity: dict | None = None, version: str | None = None, scenario: str | None = None,
           prior: str | Sequence[float] = (0.5, 0.5), level: float = 0.95, store: bool = True,
           show_violations: bool = False, unknown: str = "fail", executor: str | None = None,
-          jobs: int | None = None, address: str | None = None, progress: Any = None,
+          jobs: int | None = None, address: str | None = None, progress: Any = None, reuse: bool = False,
           rows: int | None = TABLE_ROWS, sink: Any = None, agreement_with: str | None = None) -> GradeResult:
     """Grade runs from ``files`` (or from the ledger) against ``spec`` (a path, a dict or a Spec).
 
     ``ledger`` may be a callable that opens it, so a bad spec is refused before any ledger is touched.
-    Grading the ledger stores each grade under the spec's digest unless ``store=False``.
+    Grading the ledger stores each grade under the spec's digest unless ``store=False``; ``reuse``
+    reads back the grades stored under it without storing anything (the report's read-only use).
     ``unknown``: a run whose outcome is unknown is a run whose output is not ok (``"fail"``) or is
     left out of the luck rate's runs (``"exclude"``); it is graded and gated either way.
     The result keeps the ``rows`` worst grades of each version (every grade when None: memory
@@ -255,10 +272,13 @@ def grade(ledger, spec, *, files: Sequence[str] = (), input_format: str | None =
 
         runs = (r for path in files for r in read_file(path, format=input_format, identity=identity or {}))
         grader, merged, labels = ChunkGrader(spec.body, keep=rows, lines=sink is not None), Merge(rows, sink), {}
+        fit = Vocabulary.of_spec(spec)
         while part := list(islice(runs, 500)):   # graded 500 at a time as they stream, then dropped
             for run in part:
                 if run.version not in labels:
                     labels[run.version] = run.identity.label()
+                if not fit.full:
+                    fit.add_run(run)
             merged.add(grader.collect(((grade_run(r, spec), None) for r in part), number=merged.tally.runs))
         tally, worst = merged.tally, merged.rows()
         stored, reused, source = None, 0, ", ".join(files)
@@ -277,9 +297,11 @@ def grade(ledger, spec, *, files: Sequence[str] = (), input_format: str | None =
             ledger.put_document("spec", spec.body)
         from ._grade_stream import grade_ledger
 
-        graded = grade_ledger(ledger, spec, version=chosen, scenario=scenario, store=store, executor=executor,
+        graded = grade_ledger(ledger, spec, version=chosen, scenario=scenario, store=store, reuse=reuse,
+                              executor=executor,
                               jobs=jobs, address=address, total=total, progress=progress, keep=rows, sink=sink)
         tally, worst, stored, reused = graded.tally, graded.worst, graded.stored, graded.reused
+        fit = sample_ledger(ledger, spec, version=chosen, scenario=scenario)
         seen = set(tally.versions())
         labels = {info.version: info.identity.label() for info in ledger.versions() if info.version in seen}
         source = f"ledger {ledger.url}"
@@ -289,5 +311,5 @@ def grade(ledger, spec, *, files: Sequence[str] = (), input_format: str | None =
                        show_violations, {v: tally.unknowns(v) for v in versions}, unknown, reused,
                        {v: tally.version_runs(v) for v in versions}, {v: tally.reference(v) for v in versions},
                        {v: tally.agreement(v, prior=prior_ab, level=level) for v in versions}
-                       if agreement_with else None)
+                       if agreement_with else None, vocabulary=fit)
 

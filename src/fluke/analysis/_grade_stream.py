@@ -155,17 +155,19 @@ def _raise_fault(value: tuple) -> None:
 
 
 def grade_ledger(ledger, spec, *, version: Any = None, scenario: str | None = None, store: bool = True,
+                 reuse: bool = False,
                  executor: str | None = None, jobs: int | None = None, address: str | None = None,
                  chunk: int = CHUNK, batch: int = BATCH, total: int | None = None,
                  progress: Callable[[int, int], None] | None = None, keep: int | None = 25,
                  sink: Callable[[list], None] | None = None) -> LedgerGrades:
     """Grade the ledger's runs (filtered by ``version``/``scenario``) against a loaded spec.
 
-    With ``store``, grades already stored under the spec's digest are read back instead of
-    graded again, and new grades are stored as they come back, ``batch`` (at least) to a
-    transaction. ``executor`` is one of :data:`fluke.runner.EXECUTORS` (``address``: the Ray
-    cluster's); ``progress(done, total)`` is called as slices finish. ``sink``, when given,
-    is called with every grade's JSON (a list of bytes per slice), in storage order.
+    With ``store`` (or ``reuse``, which stores nothing), grades already stored under the spec's
+    digest are read back instead of graded again; with ``store`` new grades are stored as they
+    come back, ``batch`` (at least) to a transaction. ``executor`` is one of
+    :data:`fluke.runner.EXECUTORS` (``address``: the Ray cluster's); ``progress(done, total)``
+    is called as slices finish. ``sink``, when given, is called with every grade's JSON (a list
+    of bytes per slice), in storage order.
     """
     from ..grading import ChunkGrader
     from ..runner import Job, executor_for
@@ -174,7 +176,7 @@ def grade_ledger(ledger, spec, *, version: Any = None, scenario: str | None = No
     executor, jobs = pick_executor(executor, jobs, total, chunk)
     run_jobs = executor_for(executor, workers=jobs, address=address)
     filters = {"scenario": scenario, "version": version}
-    digest = spec.digest if store else None
+    digest = spec.digest if store or reuse else None
     pieces = ledger.slices(max(1, -(-total // chunk)))
     # a worker process reads its slices itself; a Ray task may run where the ledger is not
     # (a file on this machine), and a ledger in memory is this process's alone
@@ -184,9 +186,8 @@ def grade_ledger(ledger, spec, *, version: Any = None, scenario: str | None = No
 
     def slices() -> Iterator[Job]:
         for number, bounds in enumerate(pieces):
-            piece = (
-                Slice(number, bounds, *read_slice(ledger, bounds, filters, digest)) if carry else Slice(number, bounds)
-            )
+            piece = (Slice(number, bounds, *read_slice(ledger, bounds, filters, digest)) if carry
+                     else Slice(number, bounds))
             yield Job(number, "", 0, piece, 0)
 
     merged = Merge(keep, sink)

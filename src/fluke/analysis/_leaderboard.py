@@ -52,6 +52,23 @@ class LeaderboardResult(Result):
     runs: int = 0
     unknowns: int = 0                         # runs of unknown outcome in the strata compared
     unknown_policy: str = "fail"
+    excluded: Any = None                      # with --unknown both: the board with unknowns left out
+
+    def flips(self) -> list[dict[str, Any]]:
+        """With both policies: the pairs of versions whose order (by pass rate) is not the same
+        when unknowns count as failures as when they are left out."""
+        if self.excluded is None:
+            return []
+        fail = {s.label: s for s in self.board.standings}
+        excl = {s.label: s for s in self.excluded.standings}
+        labels = sorted(fail)
+        out = []
+        for i, a in enumerate(labels):
+            for b in labels[i + 1:]:
+                d_fail, d_excl = fail[b].rate - fail[a].rate, excl[b].rate - excl[a].rate
+                if d_fail * d_excl < 0:
+                    out.append({"a": a, "b": b, "difference_fail_points": d_fail, "difference_exclude_points": d_excl})
+        return out
 
     def conditional_on(self) -> str:
         b = self.board
@@ -68,7 +85,8 @@ class LeaderboardResult(Result):
             "versions": [{"label": s.label, "version": hashes[s.label], "passes": s.passes, "trials": s.trials,
                           "rate_points": s.rate, "interval_points": [s.low, s.high], "rank": s.rank,
                           "rank_interval": [s.rank_low, s.rank_high], "p_first": s.p_first, "group": s.group,
-                          "spend": self.spend.get(s.label, {})} for s in b.ordered()],
+                          "spend": self.spend.get(s.label, {}), **self._excluded_fields(s.label)}
+                         for s in b.ordered()],
             "pairs": [{"a": p.a, "b": p.b, "difference_points": p.difference, "interval_points": [p.low, p.high],
                        "test": p.method, "pvalue": p.pvalue, "adjusted_pvalue": p.adjusted,
                        "detection_limit": p.detection_limit, "verdict": p.verdict} for p in b.pairs],
@@ -83,7 +101,15 @@ class LeaderboardResult(Result):
             "ceiling": b.ceiling, "confidence_level": b.confidence_level, "replicates": b.replicates,
             "seed": b.seed, "costs_read": self.costs_read, "conditional_on": self.conditional_on(),
             **unknown_fields(self.unknowns, self.unknown_policy),
+            **({"flips": self.flips()} if self.excluded is not None else {}),
         }
+
+    def _excluded_fields(self, label: str) -> dict[str, Any]:
+        if self.excluded is None:
+            return {}
+        s = next(x for x in self.excluded.standings if x.label == label)
+        return {"exclude": {"passes": s.passes, "trials": s.trials, "rate_points": s.rate,
+                            "interval_points": [s.low, s.high], "rank": s.rank}}
 
     def blocks(self) -> list:
         from ..comparison import DIFFERENT, TOO_SMALL
@@ -107,18 +133,34 @@ class LeaderboardResult(Result):
                 Column("P(first)", "right")]
         if b.groups is not None:
             cols.append(Column("group"))
+        if self.excluded is not None:
+            cols += [Column("unknowns left out", "right"), Column("rank", "right")]
         cols += [Column(k.removeprefix("cost.") + (" (s)" if k == "latency" else ""), "right") for k in costs]
         rows = []
+        excluded = {x.label: x for x in self.excluded.standings} if self.excluded is not None else {}
         for s in b.ordered():
             row = [str(s.rank), s.label, f"{s.rate:.1f} ({s.passes}/{s.trials})", _interval(s.low, s.high),
                    f"{s.rank_low}–{s.rank_high}", fmt_prob(s.p_first)]
             if b.groups is not None:
                 row.append(s.group)
+            if excluded:
+                x = excluded[s.label]
+                row += [f"{x.rate:.1f} ({x.passes}/{x.trials})",
+                        Span(str(x.rank), "warn") if x.rank != s.rank else str(x.rank)]
             spent = self.spend.get(s.label, {})
             row += [fmt_num(spent[k]) if k in spent else "—" for k in costs]
             rows.append(row)
-        out.append(Table("pass rate per version (points, mean over strata), best first", cols, rows, limit=None,
-                         more="versions"))
+        out.append(Table("pass rate per version (points, mean over strata), best first"
+                         + ("; unknowns counted as failures, then left out" if excluded else ""), cols, rows,
+                         limit=None, more="versions"))
+        if excluded:
+            flips = self.flips()
+            if flips:
+                out.append(line(Span("order flips between the policies: ", "warn"), "; ".join(
+                    f"{f['b']} − {f['a']}: {f['difference_fail_points']:+.1f} counting unknowns as failures, "
+                    f"{f['difference_exclude_points']:+.1f} leaving them out" for f in flips)))
+            else:
+                out.append(line("no pair's order flips between counting unknowns as failures and leaving them out"))
         style = {DIFFERENT: "bad", TOO_SMALL: "warn"}
         pairs = sorted(b.pairs, key=lambda p: (p.adjusted if math.isfinite(p.adjusted) else 2.0, p.a, p.b))
         out.append(Table(
@@ -178,13 +220,40 @@ def _interval(lo: float, hi: float, *, sign: bool = False) -> str:
     return f"[{lo:+.1f}, {hi:+.1f}]" if sign else f"[{lo:.1f}, {hi:.1f}]"
 
 
+def _harness_name(identity) -> str | None:
+    """The harness as a short name: the string, or the first string value of a dict
+    (``{"agent": "ante", "version": "1"}`` is ``ante 1``)."""
+    harness = identity.harness
+    if isinstance(harness, str):
+        return harness
+    if isinstance(harness, dict):
+        words = [str(v) for v in harness.values() if isinstance(v, (str, int, float)) and not isinstance(v, bool)]
+        return " ".join(words[:2]) or None
+    return None
+
+
 def _labels(infos) -> dict[str, str]:
-    """A readable label per version: its identity label, with a hash prefix where labels collide."""
+    """A readable label per version: its identity label; where labels collide (one model under
+    several harnesses: the agents of a leaderboard), the model with its harness, and where they
+    still collide, a hash prefix.
+
+    >>> from types import SimpleNamespace as V
+    >>> from fluke.record import Identity
+    >>> ids = [Identity(model="m", harness="ante"), Identity(model="m", harness="terminus"), Identity(model="n")]
+    >>> sorted(_labels([V(version=i.version, identity=i) for i in ids]).values())
+    ['m (ante)', 'm (terminus)', 'n']
+    """
     raw = {i.version: i.identity.label() for i in infos}
+    harness = {i.version: _harness_name(i.identity) for i in infos}
     seen: dict[str, int] = {}
     for lab in raw.values():
         seen[lab] = seen.get(lab, 0) + 1
-    return {v: (lab if seen[lab] == 1 else f"{lab} {v[:8]}") for v, lab in raw.items()}
+    named = {v: (lab if seen[lab] == 1 or not harness[v] or harness[v] == lab else f"{lab} ({harness[v]})")
+             for v, lab in raw.items()}
+    again: dict[str, int] = {}
+    for lab in named.values():
+        again[lab] = again.get(lab, 0) + 1
+    return {v: (lab if again[lab] == 1 else f"{lab} {v[:8]}") for v, lab in named.items()}
 
 
 def leaderboard(ledger, versions: Sequence[str] | None = None, *, baseline: str | None = None,
@@ -200,7 +269,7 @@ def leaderboard(ledger, versions: Sequence[str] | None = None, *, baseline: str 
     when the chosen versions hold at most :data:`COST_SCAN_LIMIT` runs, ``True`` always, ``False`` never.
     ``unknown``: a run whose outcome is unknown is a failure (``"fail"``) or is left out (``"exclude"``).
     """
-    unknown = check_unknown(unknown)
+    unknown = check_unknown(unknown, both=True)
     from ..comparison import CORRECTIONS, leaderboard_counts
 
     check_level(alpha, "alpha")
@@ -230,19 +299,24 @@ def leaderboard(ledger, versions: Sequence[str] | None = None, *, baseline: str 
     if len(chosen) < 2:
         raise UsageError(f"a leaderboard needs at least two versions; {len(chosen)} selected")
     labels = _labels([i for i in ledger_versions(ledger) if i.version in chosen])
-    cells: dict[tuple[str, str], dict[str, tuple[int, int]]] = {}
+    cells: dict[tuple[str, str], dict[str, tuple[int, int, int]]] = {}
     for r in ledger.counts(version=chosen, scenario=scenario, condition=condition):
-        cells.setdefault((r.scenario, r.condition), {})[r.version] = (
-            r.passes, apply_to_counts(r.trials, r.passes, r.unknowns, unknown)[0], r.unknowns)
+        cells.setdefault((r.scenario, r.condition), {})[r.version] = (r.passes, r.trials, r.unknowns)
     common = sorted((key for key, by in cells.items() if len(by) == len(chosen)),
                     key=lambda key: (natural_key(key[0]), key[1]))
     k = [[cells[key][v][0] for key in common] for v in chosen]
-    n = [[cells[key][v][1] for key in common] for v in chosen]
     strata = [s if not c else f"{s} {c}" for s, c in common]
-    board = leaderboard_counts(k, n, labels=[labels[v] for v in chosen], scenarios=[s for s, _ in common],
-                               strata=strata, baseline=None if base is None else labels[base],
-                               correction=correction, alpha=alpha, power=power, ceiling=ceiling,
-                               replicates=replicates, seed=seed, confidence_level=confidence_level)
+
+    def board_under(policy: str):
+        n = [[apply_to_counts(cells[key][v][1], cells[key][v][0], cells[key][v][2], policy)[0] for key in common]
+             for v in chosen]
+        return leaderboard_counts(k, n, labels=[labels[v] for v in chosen], scenarios=[s for s, _ in common],
+                                  strata=strata, baseline=None if base is None else labels[base],
+                                  correction=correction, alpha=alpha, power=power, ceiling=ceiling,
+                                  replicates=replicates, seed=seed, confidence_level=confidence_level)
+
+    board = board_under("fail" if unknown == "both" else unknown)
+    excluded = board_under("exclude") if unknown == "both" else None
     spend: dict[str, dict[str, float]] = {}
     held = sum(i.runs for i in ledger_versions(ledger) if i.version in chosen)
     if costs is None:
@@ -252,7 +326,8 @@ def leaderboard(ledger, versions: Sequence[str] | None = None, *, baseline: str 
             spend[labels[version]] = {key: total / count for key, (count, total) in parts.items() if count}
     return LeaderboardResult(board, tuple((labels[v], v) for v in chosen), len(cells) - len(common), spend,
                              rows=rows, costs_read=bool(costs), runs=held,
-                             unknowns=sum(cells[key][v][2] for key in common for v in chosen), unknown_policy=unknown)
+                             unknowns=sum(cells[key][v][2] for key in common for v in chosen), unknown_policy=unknown,
+                             excluded=excluded)
 
 
 __all__ = ["LeaderboardResult", "leaderboard"]

@@ -224,7 +224,7 @@ def _seal(ledger, version, bar, level, paired, cert, alloc, strata, unknown) -> 
     rule: dict[str, Any] = {
         "name": f"plan: pass rate above {bar:g}",
         "decision": {"statistic": "mean", "outcome": "passed", "unit": "scenario", "bound": "lower", "above": bar,
-                     "confidence_level": level, "unknown": unknown},
+                     "confidence_level": level, "unknown": str(unknown)},
         "notes": "; ".join(p.summary() for p in (paired, cert) if p is not None)
                  + ("" if alloc is None else f"; next {alloc.budget} runs: "
                     + ", ".join(f"{s}: {r}" for s, r in zip(strata, alloc.runs, strict=True) if r)),

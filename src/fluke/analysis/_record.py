@@ -55,7 +55,19 @@ class IngestReport(Result):
         return {"ledger": self.ledger, "files": list(self.files)}
 
     def blocks(self) -> list:
-        out = [line(f"{r['file']}: {r['added']} runs added, {r['skipped']} already in the ledger") for r in self.files]
+        out = []
+        for r in self.files:
+            out.append(line(f"{r['file']}: {r['added']} runs added, {r['skipped']} already in the ledger"))
+            dup = r.get("duplicates")
+            if dup and dup["in_file"]:
+                examples = "; ".join(f"{e['scenario']} trial {e['trial']} ({e['where']} repeats {e['first']})"
+                                     for e in dup["examples"])
+                out.append(line(Span("  dropped: ", "warn"), f"{dup['in_file']} repeat a run earlier in this file "
+                                "(the same content, so the same hash): ", examples))
+            if dup and dup["before"]:
+                out.append(line(f"  {dup['before']} were stored before this ingest (the same content: this file "
+                                "or one holding the same runs was ingested already)"))
+        out += [line("  ", n) for r in self.files for n in r.get("notes", ())]
         out += [line(Span("warning: ", "warn"), w) for r in self.files for w in r.get("warnings", ())]
         if self.missing_model:
             out.append(line(Span("note: ", "warn"), "some versions have no model in their identity; pass "
@@ -64,30 +76,158 @@ class IngestReport(Result):
 
 
 def ingest(ledger, files: Sequence[str], *, input_format: str | None = None, identity: dict | None = None,
-           options: dict | None = None, progress: Callable[[str], Any] | None = None) -> IngestReport:
+           options: dict | None = None, progress: Callable[[str], Any] | None = None,
+           workers: int | str = 0) -> IngestReport:
     """Read each file (format detected unless given) into the ledger, one transaction per file.
 
     ``options`` go to the reader (e.g. Inspect AI's ``score`` and ``pass_at``); a reader that takes
     no such option says so. ``progress(path)``, when given, returns a callback ``f(n)`` told how
-    many runs are in so far.
+    many runs are in so far. ``workers``: processes forked to read a large fluke JSONL file
+    beside the one storing it (0, the default here, forks none; ``"auto"``, the command line's
+    default, two where there are two cores or more, as measured in docs/ledger.md); the summary
+    says when processes were forked.
     """
     from ..adapters import read_file
 
     supplied = dict(identity or {})
     rows = []
     for path in files:
-        runs = read_file(path, format=input_format, identity=supplied, options=options or None, prepared=True)
+        notes: list[str] = []
+        runs = read_file(path, format=input_format, identity=supplied, options=options or None, prepared=True,
+                         notes=notes, workers=workers)
         tick = progress(path) if progress is not None else None
+        keys = _Keys()
+        runs = keys.watch(runs)
         result = ledger.ingest(runs, progress=tick) if tick is not None else ledger.ingest(runs)
         row = {"file": path, "added": result.added, "skipped": result.skipped}
+        if result.skipped:
+            row["duplicates"] = keys.duplicates(path, result.skipped, input_format, supplied, options)
         warnings = list(getattr(result, "warnings", ()) or ())
         if warnings:
             row["warnings"] = warnings
+        if notes:
+            row["notes"] = notes
         rows.append(row)
     missing = "model" not in supplied and any(v.identity.model is None for v in ledger.versions())
     from ..format import safe
 
     return IngestReport(safe(ledger.url), tuple(rows), missing)
+
+
+@dataclass(frozen=True)
+class FormatsReport(Result):
+    """The formats fluke reads: fluke's own and the plugins', with the package each comes from."""
+
+    kind = "formats"
+    formats: tuple[dict, ...]
+
+    def payload(self) -> dict[str, Any]:
+        return {"formats": list(self.formats)}
+
+    def blocks(self) -> list:
+        cols = [Column("format", key=True), Column("from"), Column("takes"), Column("options"), Column("reads")]
+        rows = [[f["name"], f["source"], f["takes"] + (" or a zip archive" if f["archive"] else ""),
+                 ", ".join(f["options"]) or "-",
+                 f["description"] if f["error"] is None else f"cannot load: {f['error']}"] for f in self.formats]
+        return [Table(f"{len(rows)} formats, detected in this order (force one with --format)", cols, rows,
+                      more="formats"),
+                note("Other packages add readers through the 'fluke.readers' entry-point group (docs/adapters.md).")]
+
+
+def formats() -> FormatsReport:
+    """The registered formats in detection order, each with its source package.
+
+    >>> report = formats()
+    >>> report.formats[0]["name"], report.formats[0]["source"], report.formats[0]["takes"]
+    ('fluke', 'fluke', 'lines')
+    """
+    from ..adapters import FORMATS
+
+    out = []
+    for fmt in FORMATS.values():
+        try:
+            reader, error = fmt.load(), None
+        except Exception as exc:   # a plugin that does not import: listed with the reason
+            reader, error = None, f"{type(exc).__name__}: {exc}"
+        out.append({"name": fmt.name, "source": fmt.source, "target": fmt.target,
+                    "takes": reader.takes if reader else "?", "archive": bool(reader and reader.archive),
+                    "options": list(reader.options) if reader else [],
+                    "description": reader.description if reader else "", "error": error})
+    return FormatsReport(tuple(out))
+
+
+class _Keys:
+    """The content key of every run one ingest reads (8 bytes a run), to say afterwards why
+    runs were dropped: repeated in the file, or stored before."""
+
+    def __init__(self) -> None:
+        from array import array
+
+        self.keys = array("q")
+
+    def watch(self, runs):
+        import hashlib
+
+        from ..record import Prepared
+
+        keys = self.keys
+        for item in runs:
+            if type(item) is Prepared:
+                if item.digest is None:   # taken here, so the ledger does not take it again
+                    item.digest = hashlib.sha256(item.body).digest()
+                yield item
+                keys.append(int.from_bytes(item.digest[:8], "big", signed=True))
+            else:
+                yield item   # the ledger takes the run's hash as it stores it
+                found = item.__dict__.get("hash") or item.hash
+                keys.append(int.from_bytes(bytes.fromhex(found[:16]), "big", signed=True))
+
+    def duplicates(self, path: str, skipped: int, input_format, identity, options, show: int = 3) -> dict[str, Any]:
+        """``{"in_file", "before", "examples"}``: how many skipped runs repeat an earlier run of
+        this file, how many were stored before, and a few repeats (re-read from the file)."""
+        import numpy as np
+
+        keys = np.frombuffer(self.keys, dtype=np.int64)
+        order = np.argsort(keys, kind="stable")
+        ranked = keys[order]
+        repeat = np.zeros(len(keys), dtype=bool)
+        repeat[order[1:][ranked[1:] == ranked[:-1]]] = True
+        in_file = int(repeat.sum())
+        wanted = {int(i): None for i in np.flatnonzero(repeat)[:show]}
+        firsts = {}
+        for i in wanted:
+            same = order[np.searchsorted(ranked, keys[i])]
+            firsts[i] = int(same)
+        examples = []
+        if wanted:
+            from ..adapters import read_file
+
+            last = max(wanted)
+            needed = set(wanted) | set(firsts.values())
+            seen: dict[int, Any] = {}
+            for index, item in enumerate(read_file(path, format=input_format, identity=identity,
+                                                   options=options or None, prepared=True)):
+                if index in needed:
+                    seen[index] = item
+                if index >= last:
+                    break
+            for i, first in firsts.items():
+                examples.append({"scenario": seen[i].scenario, "trial": seen[i].trial,
+                                 "where": _where(seen[i], i), "first": _where(seen[first], first)})
+        return {"in_file": in_file, "before": max(skipped - in_file, 0), "examples": examples}
+
+
+def _where(item, index: int) -> str:
+    """Where a run read from a file was: its source position, else its place in the reading order."""
+    source = item.source
+    if isinstance(source, str):
+        import orjson
+
+        source = orjson.loads(source)
+    elif source is not None:
+        source = source.model_dump()
+    position = (source or {}).get("position")
+    return f"position {position}" if position is not None else f"run {index + 1} read"
 
 
 def _cases(result: Any) -> list[dict[str, Any]]:

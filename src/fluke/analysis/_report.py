@@ -17,7 +17,7 @@ from __future__ import annotations
 import math
 from dataclasses import dataclass
 from pathlib import Path
-from typing import Any, Sequence
+from typing import Any, Mapping, Sequence
 
 from ..format import fmt_p, fmt_prob, fmt_share, natural_key
 from ._document import Column, Span, Table, line, note
@@ -29,7 +29,8 @@ def _summary_blocks(data) -> list:
     """The terminal summary of a report's data: the boards' worst rows, the suite questions, luck, comparison."""
     from ..report import SECTIONS
 
-    out: list = [line(Span(f"{c.question} ", "dim"), Span(c.answer, "bold")) for c in data.headline or []]
+    out: list = [line(Span(f"warning: {w}", "warn")) for w in data.warnings]
+    out += [line(Span(f"{c.question} ", "dim"), Span(c.answer, "bold")) for c in data.headline or []]
     if data.leaderboard is not None:
         lb = data.leaderboard
         out.append(Table(f"leaderboard: {len(lb.rows)} versions on {lb.strata} strata, best first",
@@ -59,10 +60,13 @@ def _summary_blocks(data) -> list:
     for block in data.suite_questions or []:
         for q in block.questions:
             out.append(line(f"{block.label}: {q.name}: ", Span(q.display, "bold")))
-    if data.luck is not None and data.luck.pooled is not None:
-        p = data.luck.pooled
+    for luck in data.luck or []:
+        if luck.pooled is None:
+            continue
+        p = luck.pooled
         interval = "" if p.lo is None else f" [{100 * p.lo:.1f}–{100 * p.hi:.1f}%]"
-        out.append(line(f"luck rate, pooled: {fmt_share(p.lucky, p.green)} of green runs had a broken path{interval}"))
+        out.append(line(f"luck rate, {luck.label}, pooled: {fmt_share(p.lucky, p.green)} of green runs had a path "
+                        f"that broke spec {luck.spec}{interval}"))
     if data.comparison is not None:
         c = data.comparison
         if c.verdict is not None:
@@ -70,7 +74,7 @@ def _summary_blocks(data) -> list:
             out.append(line("comparison: ", Span(c.verdict, "bold"), f" (p {fmt_p(c.pvalue)}); could not have "
                             f"detected a difference in pass rate below {limit} (ceiling {c.ceiling:g} points)"))
             labels = c.step_labels or [None] * len(c.steps)
-            for j, (step, q) in enumerate(zip(c.steps, c.qvalues or [], strict=True)):
+            for j, (step, q) in enumerate(zip(c.steps, c.qvalues or [], strict=False)):
                 if q is not None and q < c.alpha:
                     where = f" ({labels[j]})" if labels[j] else ""
                     out.append(line(f"  step {step}{where}: deaths differ between the arms, q {fmt_p(q)}"))
@@ -118,12 +122,88 @@ def _versions(ledger, selectors: Sequence[str]) -> list[str] | None:
 #: What the report's explorer holds of one run of about 20 events (a parsed run: 40–120 KB).
 REPORT_BYTES = 48_000
 
+#: Page section → the function that lays out the JSON document of the verb answering it.
+EXTRA_SECTIONS = {"calibration": "calibration_section", "contrasts": "contrast_section",
+                  "null_calibration": "null_section"}
+
+
+def _specs(ledger, spec_digest: str | None) -> list:
+    """The stored specs to look for grades under: the one ``spec_digest`` names, else all, newest first."""
+    from ..errors import SelectorError
+
+    docs = ledger.documents("spec")
+    if spec_digest is None:
+        return list(reversed(docs))
+    found = [d for d in docs if d.digest.startswith(spec_digest)]
+    if len(found) != 1:
+        held = ", ".join(d.digest[:12] for d in docs) or "none"
+        raise SelectorError(f"--spec-digest {spec_digest}: {'no' if not found else len(found)} stored specs "
+                            f"match; the ledger holds {held}")
+    return found
+
+
+@dataclass
+class _Grades:
+    """What the grades give the page: ``fluke grade``'s result per graded version, the versions left
+    ungraded, the spec (loaded; None: no grades), its digest when stored, and the reason for none."""
+
+    results: dict
+    ungraded: list
+    spec: Any = None
+    stored: str | None = None
+    why: str = ""
+
+
+def _grades(ledger, chosen: Sequence[str], scan, spec: str | None, docs: Sequence[Any]) -> _Grades:
+    """Each version graded by :func:`fluke.analysis.grade`: against ``spec`` when given (nothing is
+    stored), else under the newest stored spec whose grades cover a selected version whole; a
+    version its grades do not cover whole is ungraded, never graded anew behind the user's back."""
+    from ..grading import load_spec
+    from ._grade import grade
+
+    if spec is not None:
+        loaded = load_spec(spec)
+        return _Grades({v: grade(ledger, spec, version=v, rows=0, store=False) for v in chosen}, [], loaded)
+    for doc in docs:
+        counted = scan.covered[doc.digest]
+        whole = [v for v in chosen if scan.tally.runs.get(v) and counted.get(v, 0) == scan.tally.runs[v]]
+        if not whole:
+            continue
+        loaded = load_spec(doc.body)
+        return _Grades({v: grade(ledger, loaded, version=v, rows=0, store=False, reuse=True) for v in whole},
+                       [v for v in chosen if v not in whole], loaded, doc.digest)
+    return _Grades({}, list(chosen), why="no grades stored in the ledger for the selected versions (run fluke grade "
+                                         "--spec SPEC, or pass --spec SPEC)")
+
+
+def _compared(ledger, data, labels, grades: _Grades, *, spec, alpha, power, ceiling, hazard_ceiling):
+    """``data`` with ``fluke compare``'s answer for its two versions (or the reason there is none)."""
+    from ..errors import FlukeError
+    from ._compare import compare
+    from ._report_page import comparison_section
+
+    a, b = (v.version for v in data.versions)
+    try:
+        found = compare(ledger, a, b, spec=spec, alpha=alpha, power=power, ceiling=ceiling,
+                        hazard_ceiling=hazard_ceiling, record=False)
+    except FlukeError as exc:
+        return data.model_copy(update={"missing": {**data.missing, "comparison": f"not compared: {exc}"}})
+    section = comparison_section(found.to_dict(), labels)
+    if spec is None and grades.stored is not None:
+        name = grades.spec.name or grades.stored[:12]
+        lacking = [labels[v] for v in grades.ungraded]
+        why = (f"{' and '.join(lacking)} {'is' if len(lacking) == 1 else 'are'} ungraded under it" if lacking else
+               "pass --spec to let a failed run die at its first hard violation, as fluke compare --spec does")
+        section = section.model_copy(update={"note": (section.note + " " if section.note else "") + (
+            f"The grades stored under spec {name} ({grades.stored[:12]}) are not used for where runs die: {why}.")})
+    return data.model_copy(update={"comparison": section})
+
 
 def _with_leaderboard(ledger, data, *, alpha: float, power: float, ceiling: float):
-    """``data`` with the leaderboard of its versions (three or more), or the reason it has none."""
+    """``data`` with ``fluke leaderboard``'s standings of its versions (three or more), or the reason it has none."""
     from ..errors import FlukeError
-    from ..report import headline_from, leaderboard_from
     from ._leaderboard import leaderboard
+    from ._report_page import leaderboard_section
 
     try:
         found = leaderboard(ledger, [v.version for v in data.versions], alpha=alpha, power=power, ceiling=ceiling,
@@ -131,54 +211,42 @@ def _with_leaderboard(ledger, data, *, alpha: float, power: float, ceiling: floa
     except FlukeError as exc:
         return data.model_copy(update={"missing": {**data.missing, "leaderboard": f"not ranked: {exc}"}})
     missing = {k: v for k, v in data.missing.items() if k != "leaderboard"}
-    data = data.model_copy(update={"leaderboard": leaderboard_from(found), "missing": missing})
-    return data.model_copy(update={"headline": headline_from(data)})
-
-
-def _boards(ledger, chosen, *, bar: float, level: float):
-    """The suite board and suite questions of each version, from :func:`fluke.analysis.believe`: the
-    report shows the same posteriors ``fluke believe`` prints (uniform prior, this version's runs)."""
-    from ..format import describe_unknowns
-    from ..report import board_from
-    from ._believe import believe
-    from ._select import versions as ledger_versions
-
-    boards, suites = [], {}
-    for v in (chosen if chosen is not None else [i.version for i in ledger_versions(ledger)]):
-        found = believe(ledger, version=v, bar=bar, level=level)
-        b = found.b
-        cells = [(s, c, int(k), int(n)) for (s, c), k, n in zip(b.cells, b.k, b.n, strict=True)]
-        label = b.label.split(" (", 1)[-1][:-1] if b.label.endswith(")") else b.label
-        boards.append(board_from(b.belief, cells, version=v, label=label, bar=bar, level=level, conditional_on=(
-            f"version {v[:12]} ({label}); prior {b.prior_text[0]}, nothing carried from other versions; "
-            f"{level:.0%} equal-tailed credible intervals; bar {bar:g}; runs exchangeable within a scenario "
-            f"cell; {describe_unknowns(b.total_unknowns, b.unknown_policy)} "
-            f"(--unknown {b.unknown_policy}, as in fluke believe)")))
-        suites[v] = found.suite
-    return boards, suites
+    return data.model_copy(update={"leaderboard": leaderboard_section(found.to_dict()), "missing": missing})
 
 
 def report(ledger, *, out: str | Path = "fluke-report.html", versions: Sequence[str] = (), bar: float = 0.9,
            level: float = 0.95, max_runs: int = 1000, title: str | None = None, spec: str | None = None,
            alpha: float = 0.05, power: float = 0.8, ceiling: float = 5.0,
-           hazard_ceiling: float = 1.3, spec_digest: str | None = None, family_prefix: str = "") -> ReportResult:
+           hazard_ceiling: float = 1.3, spec_digest: str | None = None, family_prefix: str = "",
+           extras: Mapping[str, Result] | None = None) -> ReportResult:
     """Write the HTML report of ``versions`` (selectors; default all) to ``out`` and return its summary.
 
-    Grades: with ``spec`` the runs are graded against it; without, the grades ``fluke grade`` stored
-    in the ledger are used, under ``spec_digest`` (a prefix) or else the newest stored spec.
+    The page draws what the verbs answer, each section from one verb's JSON document: the suite
+    boards and questions are :func:`~fluke.analysis.believe`'s, the comparison of two versions
+    :func:`~fluke.analysis.compare`'s (with ``spec``, as ``compare --spec``), the luck rate of
+    each graded version :func:`~fluke.analysis.grade`'s, and the standings of three or more
+    :func:`~fluke.analysis.leaderboard`'s. ``extras`` maps ``"calibration"``, ``"contrasts"`` or
+    ``"null_calibration"`` to the result of ``calibration``, ``contrast`` or ``calibrate``.
 
-    The runs stream past once (:func:`fluke.analysis.scan_runs`): each is reduced to what the sections
-    need, and at most ``max_runs`` are kept whole for the run explorer. Boards over 50 cells group
-    the rest by the family tag their scenarios declare: the first tag starting with ``family_prefix``
-    (as ``fluke believe --prior family --family-prefix``)."""
-    from ..grading import load_spec
-    from ..report import collect_report, enrich, redacted, render_redacted
-    from ._select import versions as ledger_versions
+    Grades: with ``spec`` the runs are graded against it (nothing is stored); without, the grades
+    ``fluke grade`` stored are used, under ``spec_digest`` (a prefix) or else the newest stored
+    spec whose grades cover a selected version whole; a version they do not cover is named as
+    ungraded. When most tools the runs call are unknown to the spec, the page says so first.
+
+    One pass over the runs (:func:`fluke.analysis.scan_runs`) counts the rest (deaths by step of
+    one version, the boundary chart, the families boards group by) and keeps at most ``max_runs``
+    whole for the run explorer. Boards over 50 cells group the rest by the family tag their
+    scenarios declare: the first tag starting with ``family_prefix``."""
+    from ..report import headline_from, redacted, render_redacted
+    from . import _report_page as page
+    from ._believe import believe
+    from ._report_collect import frame
+    from ._report_scan import TALLY_BYTES, explorer, scan_runs, stored_violations
 
     for value, name in ((bar, "bar"), (level, "level"), (alpha, "alpha"), (power, "power")):
         check_level(value, name)
-    require_runs(ledger)
-    chosen = _versions(ledger, versions)
+    infos = require_runs(ledger)
+    chosen = _versions(ledger, versions) or [i.version for i in infos]
     if ledger.count(version=chosen) == 0:
         raise EmptyLedger("no runs to report on")
     path = Path(out)
@@ -191,29 +259,51 @@ def report(ledger, *, out: str | Path = "fluke-report.html", versions: Sequence[
 
         raise UsageError("give --spec (grade now) or --spec-digest (use stored grades), not both")
     from ._budget import check_budget
-    from ._reportscan import FACT_BYTES, TALLY_BYTES, scan_runs
 
     total = ledger.count(version=chosen)
-    kept = FACT_BYTES if len(chosen or ledger_versions(ledger)) == 2 else TALLY_BYTES
-    check_budget(total, "report", kept, extra=min(total, max_runs) * (REPORT_BYTES - kept),
+    check_budget(total, "report", TALLY_BYTES, extra=min(total, max_runs) * (REPORT_BYTES - TALLY_BYTES),
                  hint="report on fewer versions (--version; fluke summary lists them), show fewer runs in the "
                       "explorer (--max-runs), or ask the question directly: fluke compare / believe / passk read "
                       "counts or one reduction per run")
-    infos = {i.version: i for i in ledger.versions()}
-    every = list(chosen) if chosen else list(infos)
-    labels = {v: infos[v].identity.label() if v in infos else v[:12] for v in every}
-    scan = scan_runs(ledger, every, labels, spec=None if spec is None else load_spec(spec), spec_digest=spec_digest,
-                     max_runs=max_runs)
-    boards, suites = _boards(ledger, chosen, bar=bar, level=level)
-    data = collect_report(ledger, versions=chosen, bar=bar, level=level, max_runs=max_runs, title=title,
-                          boards=boards, tally=scan.tally, explorer=scan.explorer, family_prefix=family_prefix)
-    data = enrich(data, scan.facts, scan.luck, spec_path=spec, alpha=alpha, power=power, ceiling=ceiling,
-                  hazard_ceiling=hazard_ceiling, no_grades=scan.why or None, suites=suites, hard=scan.hard)
-    if len(data.versions) >= 3:
+    known = {i.version: i for i in infos}
+    labels = {v: known[v].identity.label() if v in known else v[:12] for v in chosen}
+    docs = _specs(ledger, spec_digest) if spec is None else []
+    scan = scan_runs(ledger, chosen, digests=[d.digest for d in docs], max_runs=max_runs)
+    believed = [believe(ledger, version=v, bar=bar, level=level).to_dict() for v in chosen if scan.tally.runs.get(v)]
+    data = frame(ledger, chosen, labels, scan.tally, None, [page.board_section(d) for d in believed], title=title,
+                 family_prefix=family_prefix)
+    grades = _grades(ledger, chosen, scan, spec, docs)
+    shown = explorer(ledger, scan, labels, spec=grades.spec if spec is not None else None,
+                     violations=stored_violations(ledger, grades.stored) if grades.stored else None)
+    missing = {k: v for k, v in data.missing.items() if k != "suite_questions"}
+    warnings = list(dict.fromkeys(w for g in grades.results.values() if (w := g.vocabulary_warning)))
+    luck = [page.luck_section(g.to_dict(), v) for v, g in grades.results.items() if v in g.luck]
+    if grades.results and grades.ungraded:
+        name = grades.spec.name or (grades.stored or "")[:12]
+        missing["luck"] = (f"shown for the graded versions only: {', '.join(labels[v] for v in grades.ungraded)} "
+                           f"{'has' if len(grades.ungraded) == 1 else 'have'} no grades under spec {name}")
+    elif not grades.results:
+        missing["luck"] = grades.why
+    else:
+        missing.pop("luck", None)
+    data = data.model_copy(update={
+        "suite_questions": [page.questions_section(d) for d in believed] or None, "luck": luck or None,
+        "explorer": shown if shown.total else None, "warnings": warnings, "missing": missing})
+    if len(chosen) == 2:
+        data = _compared(ledger, data, labels, grades, spec=spec, alpha=alpha, power=power, ceiling=ceiling,
+                         hazard_ceiling=hazard_ceiling)
+    if len(chosen) >= 3:
         data = _with_leaderboard(ledger, data, alpha=alpha, power=power, ceiling=ceiling)
-    if spec is None and scan.used is not None and data.luck is not None:
-        cond = f"grades stored in the ledger under spec {scan.used[:12]}; {data.luck.conditional_on}"
-        data = data.model_copy(update={"luck": data.luck.model_copy(update={"conditional_on": cond})})
+    for name, result in (extras or {}).items():
+        if name not in EXTRA_SECTIONS:
+            from ..errors import UsageError
+
+            raise UsageError(f"extras: {name!r} is not one of {', '.join(EXTRA_SECTIONS)}")
+        section = getattr(page, EXTRA_SECTIONS[name])(result.to_dict())
+        if section is not None:
+            data = data.model_copy(update={name: section,
+                                           "missing": {k: v for k, v in data.missing.items() if k != name}})
+    data = data.model_copy(update={"headline": headline_from(data)})
     data = redacted(data)
     html = render_redacted(data)
     tmp = path.with_name(path.name + ".part")
@@ -223,43 +313,3 @@ def report(ledger, *, out: str | Path = "fluke-report.html", versions: Sequence[
     finally:
         tmp.unlink(missing_ok=True)
     return ReportResult(data, path)
-
-
-@dataclass(frozen=True)
-class DemoSummary(Result):
-    """What ``fluke demo`` made and what its report shows."""
-
-    kind = "demo"
-    demo: Any
-    seconds: float
-
-    def payload(self) -> dict[str, Any]:
-        from ..report import redacted
-
-        d = self.demo
-        return {"ledger": str(d.ledger), "spec": str(d.spec), "html": str(d.html), "runs": d.runs,
-                "planted_step": d.planted_step, "seconds": self.seconds,
-                "report": redacted(d.data).model_dump(mode="json")}
-
-    def blocks(self) -> list:
-        from ..report import redacted
-
-        d = self.demo
-        inner = ReportResult(redacted(d.data), Path(d.html))
-        return [line(f"simulated a support desk at two versions: {d.runs} runs recorded into {d.ledger}, graded "
-                     f"against {d.spec}"), *inner.blocks(),
-                line("the planted change was in ", Span(d.planted_step, "bold"), ": compare it with the per-step "
-                     f"q-values in the report ({self.seconds:.1f} s in all)"),
-                line(f"next: fluke --ledger {d.ledger} believe   ·   fluke --ledger {d.ledger} compare "
-                     "model=support-desk-v1 model=support-desk-v2")]
-
-
-def demo(out: str | Path = "fluke-demo", *, seed: int = 7) -> DemoSummary:
-    """The main job on the embedded default: simulate, record, grade, compare, report (into ``out``)."""
-    import time
-
-    from ..report import run_demo
-
-    start = time.perf_counter()
-    made = run_demo(out, seed=seed)
-    return DemoSummary(made, time.perf_counter() - start)

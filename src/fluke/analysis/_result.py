@@ -32,7 +32,7 @@ from ._render import make_console, render_text, to_markdown, to_text
 #: The version of every JSON document fluke prints. Bump on an incompatible change.
 JSON_FORMAT_VERSION = 1
 #: The renderings every result has.
-FORMATS = ("text", "markdown", "json", "summary", "github")
+FORMATS = ("text", "markdown", "json", "github-summary", "github")
 
 
 def _default(value: Any) -> Any:
@@ -104,14 +104,14 @@ class Result:
 
     def render(self, fmt: str = "text", *, width: int | None = None, all_rows: bool = False) -> str:
         """The answer as ``"text"`` (plain, unwrapped unless ``width``), ``"markdown"`` (a pull-request
-        comment), ``"json"``, ``"summary"`` (GitHub's job summary) or ``"github"`` (annotations)."""
+        comment), ``"json"``, ``"github-summary"`` (GitHub's job summary) or ``"github"`` (annotations)."""
         if fmt == "text":
             return to_text(self.blocks(), width=width, all_rows=all_rows)
         if fmt == "markdown":
             return to_markdown(self.blocks(), all_rows=all_rows)
         if fmt == "json":
             return self.to_json()
-        if fmt == "summary":   # GitHub's job summary: every row, under its 1 MiB
+        if fmt == "github-summary":   # GitHub's job summary: every row, under its 1 MiB
             from ._github import SUMMARY_LIMIT
 
             return to_markdown(self.blocks(), all_rows=True, limit=SUMMARY_LIMIT)

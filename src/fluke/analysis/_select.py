@@ -24,15 +24,9 @@ EmptyLedger = EmptyLedgerError
 
 
 def versions(ledger) -> list:
-    """``ledger.versions()`` asked once per ledger object (it aggregates the count table)."""
-    cache = getattr(ledger, "_fluke_versions", None)
-    if cache is None:
-        cache = ledger.versions()
-        try:
-            ledger._fluke_versions = cache
-        except AttributeError:  # pragma: no cover - a ledger with __slots__
-            pass
-    return cache
+    """``ledger.versions()``, asked afresh: nothing is kept on the caller's ledger, so a version
+    ingested since the last question is always seen (the query reads the small counts table)."""
+    return ledger.versions()
 
 
 def require_runs(ledger) -> list:

@@ -5,27 +5,64 @@ pass. ``"exclude"``: it is left out, and the trials shrink. ``"failure"`` is acc
 another spelling of ``"fail"`` (``fluke compare`` used it). Every result that counts outcomes
 carries ``unknowns`` and ``unknown_policy`` in its JSON and prints :func:`unknown_note`.
 
->>> check_unknown("failure"), unknown_note(3, "exclude").plain()
+>>> str(check_unknown("failure")), unknown_note(3, "exclude").plain()
 ('fail', '3 unknown outcomes left out (--unknown exclude)')
 >>> unknown_note(0, "fail").plain()
 'no unknown outcomes (one would be counted as a failure: --unknown fail)'
 >>> apply_to_counts(5, 3, 1, "exclude")
 (4, 3)
+>>> policy = check_unknown("failure")
+>>> policy is UnknownPolicy.FAIL, policy == "fail", f"--unknown {policy}", policy.apply(5, 3, 1)
+(True, True, '--unknown fail', (5, 3))
 """
 
 from __future__ import annotations
 
+from enum import StrEnum
+
 from ..errors import UsageError
 from ._document import Line, note
+
+
+class UnknownPolicy(StrEnum):
+    """What a run whose outcome is unknown counts as: a failure (``FAIL``) or nothing (``EXCLUDE``).
+
+    A string, so it prints, compares and serialises as its name (``"fail"``, ``"exclude"``);
+    :meth:`apply` is the one place a count row changes under it, and :attr:`comparison_spelling`
+    is the one place it is translated for :mod:`fluke.comparison` (which says ``"failure"``).
+    """
+
+    FAIL = "fail"
+    EXCLUDE = "exclude"
+
+    @property
+    def excludes(self) -> bool:
+        return self is UnknownPolicy.EXCLUDE
+
+    @property
+    def comparison_spelling(self) -> str:
+        """The name :func:`fluke.comparison.compare_versions` takes (``unknown_policy=``)."""
+        return "failure" if self is UnknownPolicy.FAIL else "exclude"
+
+    def apply(self, trials: int, passes: int, unknowns: int) -> tuple[int, int]:
+        """``(trials, passes)`` of a count row (whose trials include the unknowns) under this policy."""
+        return (trials - unknowns if self.excludes else trials), passes
 
 #: The policies, as every verb's ``unknown=`` and ``--unknown`` spell them (those of
 #: :data:`fluke.inference.UNKNOWN_POLICIES`, repeated so that a count-only verb imports no numpy).
 UNKNOWN_CHOICES = ("fail", "exclude")
 
 
-def check_unknown(policy: str) -> str:
-    """The policy checked at the boundary of a verb; ``"failure"`` is read as ``"fail"``.
+#: What ``--unknown`` also takes where a verb shows both policies side by side (leaderboard, compare).
+BOTH = "both"
 
+
+def check_unknown(policy: str, *, both: bool = False) -> UnknownPolicy | str:
+    """The policy checked at the boundary of a verb; ``"failure"`` is read as ``"fail"``. With
+    ``both``, the verb also takes ``"both"`` (each policy, side by side).
+
+    >>> check_unknown("both", both=True)
+    'both'
     >>> check_unknown("drop")
     Traceback (most recent call last):
     ...
@@ -34,11 +71,13 @@ def check_unknown(policy: str) -> str:
     """
     # checked here, not by fluke.inference.check_unknown_policy: verbs such as summary must not import numpy
     if policy == "failure":
-        return "fail"
+        return UnknownPolicy.FAIL
+    if both and policy == BOTH:
+        return policy
     if policy not in UNKNOWN_CHOICES:
         raise UsageError(f"unknown={policy!r} must be 'fail' (count it as a failure, the default) or 'exclude' "
                          "(leave it out)")
-    return policy
+    return UnknownPolicy(policy)
 
 
 def unknown_note(unknowns: int, policy: str, *, declared: str | None = None) -> Line:
@@ -53,6 +92,9 @@ def unknown_note(unknowns: int, policy: str, *, declared: str | None = None) -> 
     from ..format import describe_unknowns
 
     source = f"--unknown {policy}" if declared is None else f"{declared}: {policy}"
+    if policy == BOTH:
+        return note(f"{unknowns} unknown outcome{'' if unknowns == 1 else 's'} shown both ways: counted as "
+                    f"failures, then left out ({source})")
     if unknowns:
         return note(f"{describe_unknowns(unknowns, policy)} ({source})")
     what = "counted as a failure" if policy == "fail" else "left out"
@@ -78,7 +120,7 @@ def closing_notes(conditional_on, unknowns: int | None = None, policy: str = "fa
 
 def apply_to_counts(trials: int, passes: int, unknowns: int, policy: str) -> tuple[int, int]:
     """``(trials, passes)`` of a count row under the policy (the ledger's trials include unknowns)."""
-    return (trials - unknowns if policy == "exclude" else trials), passes
+    return check_unknown(policy).apply(trials, passes, unknowns)
 
 
 def unknown_fields(unknowns: int, policy: str) -> dict:

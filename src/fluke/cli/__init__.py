@@ -20,8 +20,9 @@ from ._common import CREATING_VERBS, Context, cli_errors
 #: verb -> "module:attribute" of its click command. Add a verb by adding a line here.
 VERBS: dict[str, str] = {
     "ingest": "fluke.cli._ingest:ingest",
+    "formats": "fluke.cli._ingest:formats",
     "runs": "fluke.cli._runs:runs",
-    "export": "fluke.cli._runs:export",
+    "export": "fluke.cli._export:export",
     "summary": "fluke.cli._runs:summary",
     "schema": "fluke.cli._runs:schema",
     "grade": "fluke.cli._grade:grade",
@@ -102,9 +103,10 @@ class _LazyGroup(click.Group):
 @click.option("--ledger", envvar="FLUKE_LEDGER", default="fluke.db", show_default=True,
               help="The ledger: a SQLite file path, or a postgresql:// URL. Also FLUKE_LEDGER.")
 @click.option("--json", "as_json", is_flag=True, help="Print one JSON document (with format_version).")
-@click.option("--format", "fmt", type=click.Choice(["text", "markdown", "json", "summary", "github"]), default=None,
-              help="Output: text (default), markdown (a pull-request comment), json, summary (GitHub's job "
-                   "summary) or github (annotations).")
+@click.option("--format", "fmt", default=None,
+              type=click.Choice(["text", "markdown", "json", "github-summary", "github"]),
+              help="Output: text (default), markdown (a pull-request comment), json, github-summary (GitHub's "
+                   "job summary) or github (annotations).")
 @click.option("--all", "all_rows", is_flag=True, help="Print every row of long tables.")
 @click.version_option(package_name="fluke")
 @click.pass_context

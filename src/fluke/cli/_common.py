@@ -51,7 +51,7 @@ class Context:
         """Print one result in the chosen format (text with colour on a terminal, Markdown or JSON)."""
         if self.fmt == "json":
             sys.stdout.write(result.to_json() + "\n")
-        elif self.fmt in ("markdown", "summary"):
+        elif self.fmt in ("markdown", "github-summary"):
             sys.stdout.write(result.render(self.fmt))
         elif self.fmt == "github":
             sys.stdout.write(result.render("github") + "\n")
@@ -78,10 +78,11 @@ def _set_format(ctx: click.Context, param: click.Parameter, value):
 json_option = click.option("--json", "as_json", is_flag=True, expose_value=False, callback=_set_format,
                            help="Print one JSON document (with format_version).")
 #: ``--format`` on a verb: text (default), markdown (a pull-request comment) or json.
-format_option = click.option("--format", "fmt", type=click.Choice(["text", "markdown", "json", "summary", "github"]),
+format_option = click.option("--format", "fmt",
+                             type=click.Choice(["text", "markdown", "json", "github-summary", "github"]),
                              expose_value=False, callback=_set_format,
-                             help="Output: text (default), markdown (a pull-request comment), json, summary "
-                                  "(GitHub's job summary) or github (annotations, at most 50).")
+                             help="Output: text (default), markdown (a pull-request comment), json, "
+                                  "github-summary (GitHub's job summary) or github (annotations, at most 50).")
 #: ``--all``: print every row of long tables (by default the worst rows and a count of the rest).
 all_option = click.option("--all", "all_rows", is_flag=True, expose_value=False, callback=_set_format,
                           help="Print every row of long tables (default: the worst rows and how many more).")
@@ -93,6 +94,12 @@ unknown_option = click.option(
     "--unknown", type=click.Choice(["fail", "exclude", "failure"]), default="fail", show_default=True,
     help="A run whose outcome is unknown (a crashed harness, a parse error) counts as a failure, as harnesses "
          "count it, or is left out.")
+
+#: ``--unknown`` of the verbs that can show both policies side by side and flag what flips.
+unknown_both_option = click.option(
+    "--unknown", type=click.Choice(["fail", "exclude", "failure", "both"]), default="fail", show_default=True,
+    help="A run whose outcome is unknown (a crashed harness, a parse error) counts as a failure, as harnesses "
+         "count it, or is left out; 'both' shows each side by side and flags an order that flips between them.")
 
 
 def output_options(func):

@@ -13,7 +13,7 @@ import sys
 
 import click
 
-from ._common import Context, output_options, pass_context, unknown_option
+from ._common import Context, output_options, pass_context, unknown_both_option, unknown_option
 
 _ARM_HELP = ("a version selector (hash prefix or field=value[,field=value]), optionally with "
              "@TRIALS (e.g. model=gpt-4o@0-1 or @0,2,4)")
@@ -35,7 +35,7 @@ _RATIO = click.FloatRange(1, None, min_open=True)
                    "may be said (the size of change teams act on).")
 @click.option("--hazard-ceiling", type=_RATIO, default=1.3, show_default=True,
               help="Largest detection limit (hazard ratio) for where runs die, when failure steps are known.")
-@unknown_option
+@unknown_both_option
 @click.option("--sequential", is_flag=True,
               help="Add the anytime-valid test over the ledger's ingests (look after every batch, α still holds).")
 @click.option("--steps", "show_steps", type=click.IntRange(min=0), default=8, show_default=True,
@@ -60,6 +60,7 @@ def compare(ctx: Context, version_a: str, version_b: str, scenario: str | None, 
       fluke compare model=gpt-4.1 model=ft:gpt-4.1-2025-04-14:sierra:tau2-full-sft:BzrYdMNm
       fluke compare model=gpt-4.1 model=ft:gpt-4.1-2025-04-14:sierra:tau2-full-sft:BzrYdMNm \\
           --scenario 'telecom/*' --json
+      fluke compare model=gpt-4.1 model=ft:gpt-4.1-2025-04-14:sierra:tau2-full-sft:BzrYdMNm --unknown both
     """
     from ..analysis import compare as compare_arms
 

@@ -6,7 +6,6 @@ import sys
 
 import click
 
-from ..adapters import FORMAT_NAMES
 from ._common import Context, output_options, pass_context, progress_bar, unknown_option
 
 
@@ -14,8 +13,8 @@ from ._common import Context, output_options, pass_context, progress_bar, unknow
 @click.argument("files", nargs=-1, type=click.Path(dir_okay=False))
 @click.option("--spec", "spec_path", required=True, type=click.Path(dir_okay=False),
               help="The spec: a YAML, JSON or TOML file.")
-@click.option("--input-format", "input_format", type=click.Choice(sorted(FORMAT_NAMES)),
-              help="Force the input format of FILES (default: detected).")
+@click.option("--input-format", "input_format", metavar="FORMAT",
+              help="Force the input format of FILES (one of those `fluke formats` lists; default: detected).")
 @click.option("--identity", "identity", multiple=True, metavar="FIELD=VALUE",
               help="Fill an identity field FILES lack (model, harness, ...).")
 @click.option("--version", "version", help="Ledger only: versions by hash prefix or field=value.")

@@ -4,7 +4,7 @@ from __future__ import annotations
 
 import click
 
-from ._common import Context, output_options, pass_context, unknown_option
+from ._common import Context, output_options, pass_context, unknown_both_option, unknown_option
 
 
 @click.command()
@@ -23,7 +23,7 @@ from ._common import Context, output_options, pass_context, unknown_option
 @click.option("--seed", type=int, default=0, show_default=True, help="Seed of the rank bootstrap.")
 @click.option("--costs/--no-costs", default=None,
               help="Read cost and latency (a scan of the stored runs); by default only up to 200,000 runs.")
-@unknown_option
+@unknown_both_option
 @output_options
 @pass_context
 def leaderboard(ctx: Context, versions: tuple[str, ...], baseline: str | None, correction: str,
@@ -32,11 +32,14 @@ def leaderboard(ctx: Context, versions: tuple[str, ...], baseline: str | None, c
     """Every version on the scenarios all of them ran: rates, pairs, groups and ranks.
 
     VERSIONS are selectors (hash prefix or field=value); none means every version.
-    Pairs use the stratified test of `compare`, corrected across pairs.
+    Pairs use the stratified test of `compare`, corrected across pairs. `--unknown both`
+    adds each version's rate and rank with unknown outcomes left out, and flags the pairs
+    whose order flips between the two policies.
 
     \b
     Example:
       fluke leaderboard --correction bh
+      fluke leaderboard --unknown both
       fluke leaderboard model=gpt-4o model=gpt-4.1 model=o3 --baseline model=gpt-4o
     """
     from ..analysis import leaderboard as board

@@ -21,10 +21,12 @@ from ._common import Context, output_options, pass_context
                    "runs first, one per scenario cell before a second).")
 @click.option("--title", help="The report's title.")
 @click.option("--spec", type=click.Path(exists=True, dir_okay=False),
-              help="Grading spec: adds the luck rate, marks violations in the explorer, and lets a failed run "
-                   "die at its first hard violation in the comparison.")
+              help="Grading spec: grades the runs now (nothing is stored) for each version's luck rate and the "
+                   "explorer's violations; the comparison is then fluke compare --spec's (a failed run dies at its "
+                   "first hard violation).")
 @click.option("--spec-digest", help="Use the grades stored under this spec (a digest prefix; default: the newest "
-                                    "spec whose grades cover these runs).")
+                                    "spec whose grades cover a selected version whole). Stored grades give the "
+                                    "luck rate; they never move where runs die in the comparison.")
 @click.option("--family-prefix", default="", show_default=True,
               help="Boards over 50 cells group the rest by the family tag each scenario declares: its first tag "
                    "(sorted) starting with this prefix, e.g. tool: (the rule of fluke believe --prior family).")
@@ -41,10 +43,12 @@ def report(ctx: Context, out: str, selectors: tuple[str, ...], bar: float, level
            ceiling: float) -> None:
     """Write the HTML report (opens from disk, no network) and print a summary.
 
-    With exactly two versions selected, the report compares them (stratified log-rank, per-step
-    q-values, detection limit). With --spec, it grades the runs for the luck rate and the
-    explorer's violations. With --json, print the report's data (format_version, every section, and the path of
-    the HTML file under "html") instead of the summary.
+    Every section shows what a verb prints: the boards fluke believe's, the comparison of two
+    versions fluke compare's, the luck rate of each graded version fluke grade's, the standings
+    of three or more fluke leaderboard's. The spec a luck rate rests on is named, and a spec
+    whose tools the runs do not call is warned about. With --json, print the report's data
+    (format_version, every section, and the path of the HTML file under "html") instead of the
+    summary.
 
     \b
     Example:

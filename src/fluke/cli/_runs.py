@@ -1,4 +1,4 @@
-"""``fluke runs``, ``export``, ``summary`` and ``schema``: look at what the ledger holds."""
+"""``fluke runs``, ``summary`` and ``schema``: look at what the ledger holds (``export`` is in :mod:`._export`)."""
 
 from __future__ import annotations
 
@@ -52,31 +52,6 @@ def runs(ctx: Context, limit: int | None, jsonl: bool, **filters: Any) -> None:
         sys.stdout.buffer.flush()
         return
     ctx.emit(list_runs(ctx.ledger(), limit=limit, rows=None if ctx.all_rows else TABLE_ROWS, **filters))
-
-
-@click.command()
-@_filters
-@click.option("--output", "-o", type=click.Path(), default="-", help="Write here instead of standard output.")
-@click.option("--redact", is_flag=True, help="Write secret-shaped values redacted (those runs' hashes change).")
-@click.option("--no-scan", is_flag=True, help="Do not look for secret-shaped values (a plain, faster copy).")
-@pass_context
-def export(ctx: Context, output: str, redact: bool, no_scan: bool, **filters: Any) -> None:
-    """Write runs as fluke JSONL, which re-ingests to the same content hashes.
-
-    Says (on stderr) how many runs hold secret-shaped values; --redact writes them redacted.
-
-    \b
-    Example:
-      fluke export --version model=gpt-4o -o gpt-4o.jsonl && fluke --ledger copy.db ingest gpt-4o.jsonl
-    """
-    from ..analysis import export as write
-
-    if redact and no_scan:
-        raise UsageError("--redact needs the scan: drop --no-scan")
-    report = write(ctx.ledger(), output, redact=redact, scan=not no_scan, **filters)
-    from ..format import safe
-
-    click.echo(safe(f"fluke: {report.blocks()[0].plain()}", newlines=False), err=True)
 
 
 @click.command()
@@ -143,4 +118,4 @@ def schema(what: str) -> None:
     sys.stdout.write(orjson.dumps(doc, option=orjson.OPT_INDENT_2).decode() + "\n")
 
 
-__all__ = ["export", "runs", "schema", "summary"]
+__all__ = ["runs", "schema", "summary"]

@@ -180,7 +180,7 @@ def check_seal(stored_digest: str, body: dict, *, text: bytes | str | None = Non
         raw = text.encode() if isinstance(text, str) else bytes(text)
         sealed = kept.encode() if isinstance(kept, str) else b""
         if hashlib.sha256(raw).hexdigest() != body.get("text_sha256"):
-            at = next((i for i, (x, y) in enumerate(zip(raw, sealed, strict=True)) if x != y),
+            at = next((i for i, (x, y) in enumerate(zip(raw, sealed, strict=False)) if x != y),
                       min(len(raw), len(sealed)))
             problems.append(f"the rule file differs from the sealed one (first at byte {at})")
     return SealCheck(stored_digest, tuple(problems))

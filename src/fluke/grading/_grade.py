@@ -30,7 +30,7 @@ from ..record import Run
 from ._spec import Spec, load_spec
 from ._provenance import Provenance
 from ._reference import ReferenceResult, grade_reference
-from ._text import find_secrets, identifiers, redact, secret_checks, shown
+from ._text import find_secrets, identifiers, redact, secret_checks, shown, shown_part
 
 _SORTED = orjson.OPT_SORT_KEYS | orjson.OPT_NON_STR_KEYS
 _NO_CHECKS: frozenset[str] = frozenset()
@@ -374,7 +374,7 @@ def grade_run(run: Run, spec: "Spec | dict | str") -> RunGrade:
                         bad = bad or []
                         bad.append((path, tok))
         if bad:
-            _unsourced(bad, tool, i, limit, is_priv, index, ground, c, add)
+            _unsourced(bad, tool, args, i, limit, is_priv, index, ground, c, add)
 
     if want_secrets:
         # Two fast tests: one over the texts (the provenance blob, read in place; it holds the
@@ -406,7 +406,7 @@ def grade_run(run: Run, spec: "Spec | dict | str") -> RunGrade:
                       version=run.version, trial=run.trial, reference=ref)
 
 
-def _unsourced(bad: list, tool: str, i: int, limit: int, is_priv: bool, index: Provenance,
+def _unsourced(bad: list, tool: str, args: Any, i: int, limit: int, is_priv: bool, index: Provenance,
                ground: bool, c, add) -> None:
     """Report the (path, identifier) pairs of one call that the fast path found unsourced
     (for a privileged call: not supplied by a source that is not untrusted), each once.
@@ -414,9 +414,12 @@ def _unsourced(bad: list, tool: str, i: int, limit: int, is_priv: bool, index: P
     An identifier no source supplied before ``limit`` is ungrounded (unless ``ground_ignore``
     exempts it); one that only untrusted sources supplied, in a privileged call, is taint.
     The fast path read what earlier calls left in the index; here the index is asked again
-    with this call's limit (a scan that stopped at an earlier call's limit resumes).
+    with this call's limit (a scan that stopped at an earlier call's limit resumes). An
+    identifier is quoted as the redaction of the argument values it came from shows it
+    (:func:`shown_part`): the password cut out of a URL is not quoted.
     """
     sev, exempt = c.sev, (c.exempt if c.ground_ignore else None)
+    leaves = list(_leaves(args))
     flagged = set()
     for path, tok in bad:
         if (path, tok) in flagged:
@@ -426,21 +429,33 @@ def _unsourced(bad: list, tool: str, i: int, limit: int, is_priv: bool, index: P
             continue
         if index.find(tok, limit) >= limit:
             if ground and not (exempt and exempt(tool, path)):
-                add(_ungrounded(tool, path, tok, i, sev))
+                add(_ungrounded(tool, path, shown_part(tok, leaves), i, sev))
         elif is_priv:
-            add(_taint(tool, path, tok, index.sources(tok, limit), i, sev))
+            add(_taint(tool, path, shown_part(tok, leaves), index.sources(tok, limit), i, sev))
 
 
-def _ungrounded(tool: str, path: str, tok: str, i: int, sev: dict) -> Violation:
+def _leaves(value: Any):
+    """The string leaves of a call's arguments (the values its identifiers come from)."""
+    if isinstance(value, str):
+        yield value
+    elif isinstance(value, dict):
+        for item in value.values():
+            yield from _leaves(item)
+    elif isinstance(value, (list, tuple)):
+        for item in value:
+            yield from _leaves(item)
+
+
+def _ungrounded(tool: str, path: str, quoted: str, i: int, sev: dict) -> Violation:
     return Violation("ungrounded", sev["ungrounded"], i,
-                     f"{tool}.{path} uses {shown(tok)}, which no user message or earlier tool "
+                     f"{tool}.{path} uses {quoted}, which no user message or earlier tool "
                      "result contains")
 
 
-def _taint(tool: str, path: str, tok: str, srcs: set, i: int, sev: dict) -> Violation:
+def _taint(tool: str, path: str, quoted: str, srcs: set, i: int, sev: dict) -> Violation:
     names = ", ".join(sorted(s[5:] for s in srcs))
     return Violation("taint", sev["taint"], i,
-                     f"privileged {tool}.{path} uses {shown(tok)}, which only untrusted {names} "
+                     f"privileged {tool}.{path} uses {quoted}, which only untrusted {names} "
                      "supplied (the user never did)")
 
 

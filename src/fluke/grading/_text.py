@@ -16,9 +16,11 @@ from __future__ import annotations
 
 import re
 import string
+from collections.abc import Iterable
 
 from ..record import redact_text as redact  # one redaction for every output
 
+_HIDDEN = "[REDACTED]"
 _KEEP = set(string.ascii_letters + string.digits + "_-@.+")
 #: Maps every ASCII separator to a space; non-ASCII characters stay inside tokens.
 _SEPARATE = str.maketrans({chr(c): " " for c in range(128) if chr(c) not in _KEEP})
@@ -206,3 +208,21 @@ def shown(value: object, limit: int = 60) -> str:
     if len(text) > limit:
         text = text[: limit - 1] + "…"
     return repr(text) if isinstance(value, str) else text
+
+
+def shown_part(part: str, wholes: Iterable[str], limit: int = 60) -> str:
+    """``part``, cut out of one of the strings ``wholes``, as it may appear in a message.
+
+    Redacting the part alone can miss what redacting its whole value finds (the password
+    cut out of a URL has lost the ``scheme://user:`` that marks it), so a part that the
+    redaction of a whole value holding it does not show is quoted as ``'[REDACTED]'``.
+
+    >>> shown_part("Hunter2Secret@db", ["postgresql://admin:Hunter2Secret@db/prod"])
+    "'[REDACTED]'"
+    >>> shown_part("ORD-00213", ["refund ORD-00213 now"])
+    "'ORD-00213'"
+    """
+    for whole in wholes:
+        if part in whole and part not in redact(whole):
+            return repr(_HIDDEN)
+    return shown(part, limit)

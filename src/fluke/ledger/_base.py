@@ -111,6 +111,11 @@ class Ledger(TableReads, DocumentStore):
 
         return record_once(self, run)
 
+    def _transient(self, exc: BaseException) -> bool:
+        """Is ``exc`` a failure the server may not repeat (a deadlock it broke, a serialisation
+        failure), so that the transaction it ended can simply be run again?"""
+        return False
+
     def drop_pending(self) -> None:
         """Remove what ingests that did not finish left (SQLite: their pending runs)."""
 

@@ -11,6 +11,9 @@ hold every page of the ingest, each batch is a transaction of its own while the 
 pending (:class:`_Staged`), and the ingest is still all or nothing.
 
 Versions and counts are written at the end, in key order (see :mod:`fluke.ledger._writer`).
+On PostgreSQL concurrent ingests take turns to write (a transaction-level advisory lock, taken
+by each before its first write), so they cannot deadlock however their inputs overlap; a
+transient failure of the server on an ingest held whole is retried here.
 
 >>> import os, tempfile
 >>> from fluke.ledger import open_ledger
@@ -26,6 +29,8 @@ from __future__ import annotations
 import contextlib
 import datetime as _dt
 import gc
+import random
+import time
 from typing import TYPE_CHECKING, Any, Iterable
 
 from ..record import Prepared, Run, canonical_json
@@ -108,12 +113,38 @@ def ingest_runs(ledger: "Ledger", runs: Iterable[Run | Prepared], *, progress: A
         if rows:
             flush(rows)
         if writer is None:
-            writer = start(large=False)
-            while held:
-                writer.put_runs(*held.pop(0))
-        writer.put_versions(versions)
-        added = writer.finish(offered)
+            added = _write_held(ledger, held, versions, offered, recorded_at)
+        else:
+            writer.put_versions(versions)
+            added = writer.finish(offered)
     return IngestResult(added=added, skipped=seen - added, warnings=overlap.warnings(ledger))
+
+
+#: Times an ingest held whole is written before a transient failure (see
+#: :meth:`Ledger._transient`) is reported.
+RETRIES = 5
+
+
+def _write_held(ledger: "Ledger", held: list[tuple], versions: list[tuple[int, str, str]],
+                offered: dict[tuple, list[int]], recorded_at: str) -> int:
+    """Write an ingest held whole (every batch built before its transaction) in one short
+    transaction; return how many runs it added. One the server broke off as transient (a
+    deadlock or serialisation failure on PostgreSQL) left nothing, and is written again from
+    what is held, up to :data:`RETRIES` times, instead of the user being asked to run it again."""
+    for attempt in range(1, RETRIES + 1):
+        try:
+            with ledger.atomic():
+                writer = ledger._run_writer()
+                writer.begin(recorded_at)
+                for batch in held:
+                    writer.put_runs(*batch)
+                writer.put_versions(versions)
+                return writer.finish(offered)
+        except Exception as exc:
+            if attempt == RETRIES or not ledger._transient(exc):
+                raise
+            time.sleep(random.uniform(0.01, 0.05) * attempt)
+    raise AssertionError("unreachable")  # pragma: no cover
 
 
 class _Staged:

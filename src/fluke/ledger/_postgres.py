@@ -39,6 +39,11 @@ class PostgresLedger(Ledger):
                 self._conn.rollback()
         return error
 
+    def _transient(self, exc: BaseException) -> bool:
+        import psycopg
+
+        return isinstance(exc, (psycopg.errors.DeadlockDetected, psycopg.errors.SerializationFailure))
+
     def stream(self, sql: str, params: Sequence[Any] = ()) -> Iterator[tuple]:
         """Rows as they are read, through a server-side cursor (:attr:`BATCH` rows a fetch).
 
@@ -95,6 +100,11 @@ class PostgresRunWriter(RunWriter):
 
     def _new_ingest(self, recorded_at: str) -> int:
         cur = self.conn.cursor()
+        # Ingests into this ledger take turns from their first write to their commit (or
+        # rollback, or a dropped connection): an advisory lock of the transaction, taken
+        # before any row is locked, so two ingests of overlapping runs never wait on each other
+        # in a cycle. Readers are not blocked.
+        cur.execute("SELECT pg_advisory_xact_lock(hashtext('fluke ingest'), hashtext(current_schema()))")
         cur.execute("INSERT INTO ingests (recorded_at) VALUES (%s) RETURNING id", (recorded_at,))
         return int(cur.fetchone()[0])
 
@@ -107,7 +117,7 @@ class PostgresRunWriter(RunWriter):
             for row in rows:
                 copy.write_row(row)
         cur.execute("INSERT INTO runs (k, vid, ingest, scenario, source, body) "
-                    f"SELECT k, vid, {int(self.ingest)}, scenario, source, body FROM runs_in "
+                    f"SELECT k, vid, {int(self.ingest)}, scenario, source, body FROM runs_in ORDER BY k "
                     "ON CONFLICT DO NOTHING RETURNING k")
         added = {k for (k,) in cur.fetchall()}
         return None if len(added) == count else added

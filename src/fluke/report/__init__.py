@@ -1,7 +1,8 @@
-"""The report: a plain data model, a self-contained HTML renderer, and collectors from the ledger.
+"""The report: the page's layout types and a self-contained HTML renderer; it computes nothing.
 
-Build a :class:`ReportData` (by hand, or with :func:`collect_report` from a ledger), then
-:func:`render_html` writes one HTML file that works opened from disk with no network.
+Build a :class:`ReportData` by hand, or let :func:`fluke.analysis.report` build it from the
+verbs' answers; :func:`render_html` draws one HTML file that works opened from disk with no
+network. This package imports none of the packages that compute answers (a test holds it).
 
 >>> from fluke.report import ReportData, render_html
 >>> html = render_html(ReportData(title="empty"))
@@ -9,53 +10,29 @@ Build a :class:`ReportData` (by hand, or with :func:`collect_report` from a ledg
 True
 """
 
-from ._collect import (
-    cells_from_outcomes,
-    collect_report,
-    deaths_by_step,
-    deaths_from_counts,
-    explorer_run,
-    uniform_beta_board,
-)
-from ._demo import DemoResult, run_demo
-from ._enrich import enrich
-from ._feed import (
-    board_from,
-    calibration_from,
-    comparison_from,
-    contrasts_from,
-    leaderboard_from,
-    luck_from,
-    null_from,
-    null_from_pvalues,
-    suite_questions_from,
-    violations_from,
-)
 from ._headline import headline_from
-from ._tally import PICK_RULE, ExplorerPick, RunTally, quotas
-from ._paired import p_b_better, paired_from
 from ._html import headline_panel, redacted, render_html, render_redacted, script_json
 from ._model import (
     REPORT_FORMAT_VERSION,
     SECTIONS,
-    Arm,
+    DeathArm,
     Boundary,
     BoundaryCell,
     Calibration,
     CalibrationBin,
-    Claim,
+    HeadlineClaim,
     Comparison,
-    Contrast,
+    ForestRow,
     Explorer,
     ExplorerEvent,
     ExplorerRun,
     ExplorerViolation,
     Forest,
-    Leaderboard,
+    LeaderboardSection,
     LeaderRow,
     LuckCase,
-    LuckRate,
-    NullCalibration,
+    LuckSection,
+    NullSection,
     Paired,
     PairedRow,
     ReportData,
@@ -67,33 +44,26 @@ from ._model import (
 )
 
 __all__ = [
-    "PICK_RULE",
-    "ExplorerPick",
-    "RunTally",
-    "cells_from_outcomes",
-    "deaths_from_counts",
-    "quotas",
     "REPORT_FORMAT_VERSION",
     "SECTIONS",
-    "Arm",
+    "DeathArm",
     "Boundary",
     "BoundaryCell",
     "Calibration",
     "CalibrationBin",
-    "Claim",
+    "HeadlineClaim",
     "Comparison",
-    "Contrast",
-    "DemoResult",
+    "ForestRow",
     "Explorer",
     "ExplorerEvent",
     "ExplorerRun",
     "ExplorerViolation",
     "Forest",
-    "Leaderboard",
+    "LeaderboardSection",
     "LeaderRow",
     "LuckCase",
-    "LuckRate",
-    "NullCalibration",
+    "LuckSection",
+    "NullSection",
     "Paired",
     "PairedRow",
     "ReportData",
@@ -102,28 +72,10 @@ __all__ = [
     "SuiteQuestion",
     "SuiteQuestions",
     "VersionRef",
-    "board_from",
-    "calibration_from",
-    "collect_report",
-    "comparison_from",
-    "contrasts_from",
-    "deaths_by_step",
-    "enrich",
-    "explorer_run",
-    "leaderboard_from",
     "headline_from",
     "headline_panel",
-    "luck_from",
-    "null_from",
-    "null_from_pvalues",
-    "p_b_better",
-    "paired_from",
     "redacted",
     "render_html",
     "render_redacted",
-    "run_demo",
     "script_json",
-    "suite_questions_from",
-    "uniform_beta_board",
-    "violations_from",
 ]

@@ -1,7 +1,7 @@
 """The report's charts, each a pure function from a model section to an inline SVG string.
 
->>> from fluke.report._model import Contrast, Forest
->>> svg = forest_chart(Forest(contrasts=[Contrast(label="memory on", estimate=0.1, lo=-0.02, hi=0.22)]))
+>>> from fluke.report._model import ForestRow, Forest
+>>> svg = forest_chart(Forest(contrasts=[ForestRow(label="memory on", estimate=0.1, lo=-0.02, hi=0.22)]))
 >>> svg.startswith("<svg") and 'data-chart="contrasts"' in svg
 True
 """
@@ -13,17 +13,8 @@ from itertools import pairwise
 import numpy as np
 
 from ..format import natural_key
-from ._model import (
-    Boundary,
-    Calibration,
-    Comparison,
-    Forest,
-    Leaderboard,
-    LuckRate,
-    NullCalibration,
-    PairedRow,
-    SuiteBoard,
-)
+from ._model import (Boundary, Calibration, Comparison, Forest, LeaderboardSection, LuckSection, NullSection, PairedRow,
+                     SuiteBoard)
 from ._svg import Scale, Svg, fmt_count_share, fmt_p, fmt_pct, fmt_prob, middle
 
 #: Characters of a row label an SVG chart shows (the rest: hover, and the table below).
@@ -83,7 +74,7 @@ def suite_board_chart(board: SuiteBoard, *, key: str = "0") -> str:
     return svg.render()
 
 
-def luck_chart(luck: LuckRate) -> str:
+def luck_chart(luck: LuckSection) -> str:
     """Luck rate per case (lucky / green) with its interval; '—' where nothing was green."""
     cases = list(luck.cases) + ([luck.pooled] if luck.pooled else [])
     left, right, top = 250, WIDTH - 190, 14
@@ -198,7 +189,7 @@ def deaths_chart(comparison: Comparison) -> str:
     return svg.render()
 
 
-def pvalue_histogram(null: NullCalibration) -> str:
+def pvalue_histogram(null: NullSection) -> str:
     """Histogram of null p-values against the flat line a calibrated test gives."""
     counts = np.asarray(null.histogram, dtype=int)
     bins = len(counts)
@@ -245,14 +236,8 @@ def boundary_chart(boundary: Boundary, *, key: str = "0") -> str:
                 n = getattr(c, field)
                 w = (right - left) * n / c.trials
                 if n:
-                    svg.rect(
-                        x0,
-                        cy - 6,
-                        w,
-                        12,
-                        class_=f"seg-{name}",
-                        tip=f"{c.condition}: {fmt_count_share(n, c.trials)} {name}",
-                    )
+                    svg.rect(x0, cy - 6, w, 12, class_=f"seg-{name}",
+                             tip=f"{c.condition}: {fmt_count_share(n, c.trials)} {name}")
                 x0 += w
         counts = " · ".join(f"{getattr(c, f)} {n}" for f, n in _SEGMENTS if getattr(c, f))
         svg.text(WIDTH - 4, cy + 4, f"{c.status}: {counts}" if c.trials else "—", anchor="end",
@@ -293,13 +278,9 @@ def paired_chart(rows: list[PairedRow], *, label_a: str, label_b: str, key: str 
     left, right, top = 250, WIDTH - 150, 26
     height = top + ROW * len(rows) + 44
     x = Scale(0.0, 1.0, left, right)
-    svg = Svg(
-        WIDTH,
-        height,
-        chart=f"paired-{key}",
-        title=f"Paired view: {label_b} against {label_a}, {len(rows)} cells",
-        desc="posterior mean pass rate of each cell under A (hollow) and B (filled); P(θ_B > θ_A) at right",
-    )
+    svg = Svg(WIDTH, height, chart=f"paired-{key}",
+              title=f"Paired view: {label_b} against {label_a}, {len(rows)} cells",
+              desc="posterior mean pass rate of each cell under A (hollow) and B (filled); P(θ_B > θ_A) at right")
     bottom = top + ROW * len(rows)
     for i in range(0, len(rows), 2):
         svg.rect(0, top + ROW * i, WIDTH, ROW, class_="stripe")
@@ -321,7 +302,7 @@ def paired_chart(rows: list[PairedRow], *, label_a: str, label_b: str, key: str 
     return svg.render()
 
 
-def leaderboard_chart(board: Leaderboard) -> str:
+def leaderboard_chart(board: LeaderboardSection) -> str:
     """Each version's pass rate (points) with its interval, best first, coloured by group; rank
     interval and P(first) at right."""
     rows = board.rows

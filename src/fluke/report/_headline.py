@@ -16,7 +16,7 @@ from __future__ import annotations
 import math
 
 from ..format import fmt_p, fmt_pct, fmt_share
-from ._model import Claim, ReportData
+from ._model import HeadlineClaim, ReportData
 
 #: What a section carries from before: the report computes every figure from the selected runs alone.
 NOTHING_CARRIED = "nothing: uniform Beta(1, 1) priors, no runs or beliefs carried from other versions"
@@ -32,7 +32,7 @@ def _every(data: ReportData, board) -> str:
     return ""
 
 
-def _boards_claim(data: ReportData) -> list[Claim]:
+def _boards_claim(data: ReportData) -> list[HeadlineClaim]:
     """One claim for every version's board: how many cells clear the bar, with what probability."""
     boards = data.suite_board or []
     if not boards:
@@ -63,14 +63,14 @@ def _boards_claim(data: ReportData) -> list[Claim]:
         span = f"{min(clears)}" if min(clears) == max(clears) else f"{min(clears)}–{max(clears)}"
         answer = (f"In each of {len(boards)} versions, {span} scenario cells clear the bar "
                   f"{boards[0].bar:g} with probability ≥ 0.95.")
-    return [Claim(question="Which scenarios clear the bar?", answer=answer,
+    return [HeadlineClaim(question="Which scenarios clear the bar?", answer=answer,
                   happened="; ".join(happened), infer="; ".join(infer), conditional_on=conds[0] if len(set(
                       c.split(";", 1)[-1] for c in conds)) == 1 else " | ".join(conds),
                   carried=NOTHING_CARRIED, section="suite-board",
                   tone="good" if all_clear else ("bad" if none_clear else "warn"))]
 
 
-def _comparison_claims(data: ReportData) -> list[Claim]:
+def _comparison_claims(data: ReportData) -> list[HeadlineClaim]:
     c = data.comparison
     if c is None or c.verdict is None or len(c.arms) != 2:
         return []
@@ -90,7 +90,7 @@ def _comparison_claims(data: ReportData) -> list[Claim]:
                     f"{b.label} (B): {fmt_share(c.passes[1], b.runs)} passed")
     p = fmt_p(c.pvalue)
     p = f"p {p[0]} {p[1:]}" if p.startswith("<") else f"p = {p}"
-    out = [Claim(question="Did the pass rate change?",
+    out = [HeadlineClaim(question="Did the pass rate change?",
                  answer=f"{b.label} against {a.label}: {c.verdict}; a difference below {limit} could not have "
                         "been detected.",
                  happened=happened, infer=f"{diff}{p}",
@@ -112,28 +112,42 @@ def _comparison_claims(data: ReportData) -> list[Claim]:
         answer = "No single step's deaths differ between the versions."
         infer = f"smallest q-value {fmt_p(min(qs)) if qs else '—'} (α {c.alpha:g})"
         tone = "neutral"
-    return out + [Claim(question="Where does the change sit?", answer=answer, happened=died, infer=infer,
-                        conditional_on="runs whose failure step is known (recorded, or the spec's first hard "
-                                       "violation); Benjamini–Hochberg q-values across steps",
+    return out + [HeadlineClaim(question="Where does the change sit?", answer=answer, happened=died, infer=infer,
+                        conditional_on=(c.where or "runs whose failure step is known")
+                        + "; Benjamini–Hochberg q-values across steps",
                         carried="nothing", section="comparison", tone=tone)]
 
 
-def _luck_claim(data: ReportData) -> list[Claim]:
-    luck = data.luck
-    if luck is None or luck.pooled is None:
-        return []
-    p = luck.pooled
-    interval = "" if p.lo is None else f"interval {fmt_pct(p.lo, 1)}–{fmt_pct(p.hi, 1)}"
-    return [Claim(question="How often was a pass luck?",
-                  answer=f"{p.lucky} of {p.green} green runs ({fmt_pct(p.share, 1)}) got the right output on a "
-                         "path that broke the spec.",
-                  happened=f"{p.green} runs with the right output; {p.lucky} of them broke a rule on the way",
-                  infer=interval or "no interval (nothing green)", conditional_on=luck.conditional_on or "the spec",
-                  carried=NOTHING_CARRIED, section="luck",
-                  tone="good" if p.lucky == 0 else "warn")]
+def _luck_claim(data: ReportData) -> list[HeadlineClaim]:
+    """One claim per graded version, naming the spec the luck rate rests on."""
+    out = []
+    for luck in data.luck or []:
+        if luck.pooled is None:
+            continue
+        p = luck.pooled
+        interval = "" if p.lo is None else f"interval {fmt_pct(p.lo, 1)}–{fmt_pct(p.hi, 1)}"
+        spec = f"spec {luck.spec}" if luck.spec else "the spec"
+        who = f"{luck.label}: " if luck.label else ""
+        if luck.warning:
+            out.append(HeadlineClaim(
+                question="How often was a pass luck?",
+                answer=f"{who}not claimed: the runs do not speak the vocabulary of {spec}.",
+                happened=luck.warning, infer=f"no luck rate inferred from {spec}",
+                conditional_on=f"{spec}; {luck.conditional_on}" if luck.conditional_on else spec,
+                carried=NOTHING_CARRIED, section="luck", tone="warn"))
+            continue
+        out.append(HeadlineClaim(
+            question="How often was a pass luck?",
+            answer=f"{who}{p.lucky} of {p.green} green runs ({fmt_pct(p.share, 1)}) got the right output on a path "
+                   f"that broke {spec}.",
+            happened=f"{p.green} runs with the right output; {p.lucky} of them broke a rule of {spec} on the way",
+            infer=interval or "no interval (nothing green)",
+            conditional_on=f"{spec}; {luck.conditional_on}" if luck.conditional_on else spec,
+            carried=NOTHING_CARRIED, section="luck", tone="good" if p.lucky == 0 else "warn"))
+    return out
 
 
-def _leader_claim(data: ReportData) -> list[Claim]:
+def _leader_claim(data: ReportData) -> list[HeadlineClaim]:
     lb = data.leaderboard
     if lb is None or not lb.rows:
         return []
@@ -144,7 +158,7 @@ def _leader_claim(data: ReportData) -> list[Claim]:
               f"(P(first) = {top.p_first:.2f})")
     groups = (f"; {len(lb.groups)} group{'s' if len(lb.groups) != 1 else ''} that cannot be told apart"
               if lb.groups else "")
-    return [Claim(question="Which version is best?", answer=answer + groups + ".",
+    return [HeadlineClaim(question="Which version is best?", answer=answer + groups + ".",
                   happened=f"{len(lb.rows)} versions on the {lb.strata} strata all of them ran; {top.label}: "
                            f"{fmt_share(top.passes, top.trials)} passed",
                   infer=f"{top.label}: {top.rate:.1f} points ({lb.level:.0%} interval {top.low:.1f}–{top.high:.1f}), "
@@ -153,13 +167,8 @@ def _leader_claim(data: ReportData) -> list[Claim]:
                   section="leaderboard", tone="neutral")]
 
 
-def headline_from(data: ReportData) -> list[Claim]:
+def headline_from(data: ReportData) -> list[HeadlineClaim]:
     """The headline claims of ``data``: the comparison and where it sits, the bar per version,
     the luck rate; in that order, each only when its section holds data."""
-    return (
-        _comparison_claims(data)[:1]
-        + _leader_claim(data)
-        + _boards_claim(data)
-        + _luck_claim(data)
-        + _comparison_claims(data)[1:]
-    )
+    compared = _comparison_claims(data)
+    return compared[:1] + _leader_claim(data) + _boards_claim(data) + _luck_claim(data) + compared[1:]

@@ -82,10 +82,11 @@ def headline_panel(data: ReportData) -> str:
     """The headline panel: each claim's sentence, then its four parts (what happened, what we
     infer, what it is conditional on, what was carried), linked to the section it summarises."""
     claims = data.headline if data.headline is not None else headline_from(data)
-    if not claims:
+    if not claims and not data.warnings:
         return ('<section class="headline" id="headline" aria-labelledby="headline-h"><h2 id="headline-h">At a '
                 'glance</h2><p class="missing">Nothing to summarise: no section holds data.</p></section>')
-    items = []
+    items = [f'<li class="claim tone-warn"><p class="q">Warning</p><p class="a">{esc(w)}</p></li>'
+             for w in data.warnings]
     for c in claims:
         parts = "".join(f"<dt>{esc(title)}</dt><dd>{_part(getattr(c, key))}</dd>" for key, title in _PARTS)
         more = f' <a class="more" href="#{esc(c.section)}">details</a>' if c.section else ""
@@ -112,9 +113,7 @@ def render_redacted(data: ReportData) -> str:
            "base-uri 'none'; form-action 'none'")
     toc = '<li><a href="#headline">At a glance</a></li>' + "".join(
         f'<li><a href="#{n.replace("_", "-")}"{"" if getattr(data, n) is not None else " class=off"}>'
-        f"{esc(TITLES[n][0])}</a></li>"
-        for n in SECTIONS
-    )
+        f'{esc(TITLES[n][0])}</a></li>' for n in SECTIONS)
     versions = "".join(f'<li><span class="mono">{esc(v.version[:12])}</span> {esc(v.label)} · {v.runs} runs</li>'
                        for v in data.versions)
     meta = " · ".join(esc(x) for x in (

@@ -15,30 +15,17 @@ True
 
 from __future__ import annotations
 
-from dataclasses import dataclass
 from typing import Literal
 
 from pydantic import BaseModel, ConfigDict, Field
-
-from ..comparison import Standing
 
 #: The version of the report document. Bump on an incompatible change.
 REPORT_FORMAT_VERSION = 1
 
 #: Section names, in the order the HTML report shows them.
-SECTIONS = (
-    "paired",
-    "leaderboard",
-    "suite_board",
-    "suite_questions",
-    "luck",
-    "contrasts",
-    "comparison",
-    "null_calibration",
-    "boundary",
-    "calibration",
-    "explorer",
-)
+SECTIONS = ("paired", "leaderboard", "suite_board", "suite_questions", "luck", "contrasts", "comparison",
+            "null_calibration",
+            "boundary", "calibration", "explorer")
 
 
 class _Model(BaseModel):
@@ -98,13 +85,22 @@ class LuckCase(_Model):
     hi: float | None = None
 
 
-class LuckRate(_Model):
+class LuckSection(_Model):
+    """One version's luck rate, per case and pooled, as ``fluke grade --json`` gives it under ``luck``,
+    with the spec it rests on (``spec``: its name or path, and its digest)."""
+
+    version: str = ""
+    label: str = ""
+    spec: str = ""
+    spec_digest: str = ""
+    #: Why no luck rate is claimed from this spec (most tools the runs called are unknown to it); "" when it fits.
+    warning: str = ""
     cases: list[LuckCase]
     pooled: LuckCase | None = None
     conditional_on: str = ""
 
 
-class Contrast(_Model):
+class ForestRow(_Model):
     label: str
     estimate: float
     lo: float
@@ -116,11 +112,11 @@ class Forest(_Model):
 
     measure: str = "difference"
     null_value: float = 0.0
-    contrasts: list[Contrast]
+    contrasts: list[ForestRow]
     conditional_on: str = ""
 
 
-class Arm(_Model):
+class DeathArm(_Model):
     """One arm of a comparison: deaths at each step of ``Comparison.steps``."""
 
     label: str
@@ -132,7 +128,7 @@ class Arm(_Model):
 class Comparison(_Model):
     """Deaths by step per arm; the test's verdict, p-value and detection limit when computed."""
 
-    arms: list[Arm]
+    arms: list[DeathArm]
     steps: list[int]
     #: What died at each step where one thing dominates (the tool at that event index), if known.
     step_labels: list[str | None] | None = None
@@ -149,11 +145,13 @@ class Comparison(_Model):
     difference_level: float | None = None
     passes: list[int] | None = None
     uninformative: int | None = None
+    #: Which runs the deaths per step count and where a failed run died (the comparison's own words).
+    where: str = ""
     conditional_on: str = ""
     note: str = ""
 
 
-class NullCalibration(_Model):
+class NullSection(_Model):
     """The histogram of p-values of unchanged pairs (equal-width bins over [0, 1]); it should be flat."""
 
     histogram: list[int] = Field(min_length=1)
@@ -258,7 +256,7 @@ class Explorer(_Model):
     rule: str = ""
 
 
-class Claim(_Model):
+class HeadlineClaim(_Model):
     """One headline answer, in seed 001's four parts: what happened, what we infer, what it is
     conditional on, what was carried. ``section`` is the anchor of the section it summarises."""
 
@@ -303,16 +301,26 @@ class Paired(_Model):
     conditional_on: str = ""
 
 
-@dataclass(frozen=True)
-class LeaderRow(Standing):
-    """One version on the leaderboard: its :class:`fluke.comparison.Standing` as the leaderboard gives
-    it (pass rate in points over the strata with its interval, rank with its bootstrap interval,
-    P(first), group: "" without groups), and the version's hash."""
+class LeaderRow(_Model):
+    """One version on the leaderboard, as ``fluke leaderboard --json`` lists it: pass rate in points
+    over the strata with its interval, rank with its bootstrap interval, P(first), group ("" without
+    groups), and the version's hash."""
 
+    label: str
+    passes: int = Field(ge=0)
+    trials: int = Field(ge=0)
+    rate: float
+    low: float
+    high: float
+    rank: int
+    rank_low: int
+    rank_high: int
+    p_first: float
+    group: str = ""
     version: str = ""
 
 
-class Leaderboard(_Model):
+class LeaderboardSection(_Model):
     """Many versions at once, best first, from :func:`fluke.analysis.leaderboard`."""
 
     rows: list[LeaderRow]
@@ -338,15 +346,17 @@ class ReportData(_Model):
     generated_at: str | None = None
     ledger: str | None = None
     versions: list[VersionRef] = Field(default_factory=list)
-    headline: list[Claim] | None = None
+    headline: list[HeadlineClaim] | None = None
     paired: Paired | None = None
-    leaderboard: Leaderboard | None = None
+    leaderboard: LeaderboardSection | None = None
     suite_board: list[SuiteBoard] | None = None
     suite_questions: list[SuiteQuestions] | None = None
-    luck: LuckRate | None = None
+    luck: list[LuckSection] | None = None
+    #: Warnings the page shows above the headline (a spec whose vocabulary does not fit the runs, …).
+    warnings: list[str] = Field(default_factory=list)
     contrasts: Forest | None = None
     comparison: Comparison | None = None
-    null_calibration: NullCalibration | None = None
+    null_calibration: NullSection | None = None
     boundary: list[Boundary] | None = None
     calibration: Calibration | None = None
     explorer: Explorer | None = None

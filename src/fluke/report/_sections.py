@@ -157,13 +157,11 @@ def paired(data: ReportData) -> str:
     assert view is not None
     chips = "".join(f'<li class="mv tone-{_MOVE_TONE.get(m, "neutral")}"><b>{n}</b> {esc(m)}</li>'
                     for m, n in view.counts.items())
-    out = [
-        f'<p>A = <b>{esc(view.label_a)}</b> <span class="mono sub">{esc(view.version_a[:12])}</span>, '
-        f'B = <b>{esc(view.label_b)}</b> <span class="mono sub">{esc(view.version_b[:12])}</span>; '
-        f"{len(view.rows)} scenario cells in both"
-        + ("" if view.single_run else "; hollow circle A, filled circle B")
-        + f'.</p><ul class="moves" aria-label="scenario cells by move">{chips}</ul>'
-    ]
+    out = [f'<p>A = <b>{esc(view.label_a)}</b> <span class="mono sub">{esc(view.version_a[:12])}</span>, '
+           f'B = <b>{esc(view.label_b)}</b> <span class="mono sub">{esc(view.version_b[:12])}</span>; '
+           f'{len(view.rows)} scenario cells in both'
+           + ('' if view.single_run else '; hollow circle A, filled circle B')
+           + f'.</p><ul class="moves" aria-label="scenario cells by move">{chips}</ul>']
     if view.single_run:
         for move in view.counts:
             cells = [r for r in view.rows if r.move == move]
@@ -213,16 +211,21 @@ def suite_questions(data: ReportData) -> str:
 
 
 def luck(data: ReportData) -> str:
-    luck = data.luck
-    assert luck is not None
-    rows = [[c.case, fmt_count_share(c.lucky, c.green),
-             "—" if c.lo is None else f"{fmt_pct(c.lo)}–{fmt_pct(c.hi)}"] for c in luck.cases]
-    if luck.pooled:
-        p = luck.pooled
-        rows.append(["all cases (pooled)", fmt_count_share(p.lucky, p.green),
-                     "—" if p.lo is None else f"{fmt_pct(p.lo)}–{fmt_pct(p.hi)}"])
-    return (_chart(charts.luck_chart(luck)) + _cond(luck.conditional_on)
-            + _details("the numbers", _table(["case", "lucky of green", "interval"], rows, {1, 2})))
+    out = []
+    for luck in data.luck or []:
+        rows = [[c.case, fmt_count_share(c.lucky, c.green),
+                 "—" if c.lo is None else f"{fmt_pct(c.lo)}–{fmt_pct(c.hi)}"] for c in luck.cases]
+        if luck.pooled:
+            p = luck.pooled
+            rows.append(["all cases (pooled)", fmt_count_share(p.lucky, p.green),
+                         "—" if p.lo is None else f"{fmt_pct(p.lo)}–{fmt_pct(p.hi)}"])
+        spec = f' <span class="sub">graded against spec {esc(luck.spec)}</span>' if luck.spec else ""
+        out.append((f'<h3>{esc(luck.label)} <span class="mono sub">{esc(luck.version[:12])}</span>{spec}</h3>'
+                    if luck.label or luck.version else "")
+                   + (f'<p class="missing">{esc(luck.warning)}</p>' if luck.warning else "")
+                   + _chart(charts.luck_chart(luck)) + _cond(luck.conditional_on)
+                   + _details("the numbers", _table(["case", "lucky of green", "interval"], rows, {1, 2})))
+    return "".join(out)
 
 
 def contrasts(data: ReportData) -> str:
@@ -246,21 +249,15 @@ def comparison(data: ReportData) -> str:
         limit = ("—" if cmp_.detection_limit is None or not math.isfinite(cmp_.detection_limit)
                  else f"{cmp_.detection_limit:.1f} points")
         ceiling = "" if cmp_.ceiling is None else f" (declared ceiling {cmp_.ceiling:g})"
-        verdict = (
-            f'<div class="verdict" role="status"><strong>{esc(cmp_.verdict)}</strong> · {esc(_p_phrase(cmp_.pvalue))}'
-            f" · could not have detected a difference in pass rate below <strong>{esc(limit)}</strong>"
-            f"{esc(ceiling)}</div>"
-        )
+        verdict = (f'<div class="verdict" role="status"><strong>{esc(cmp_.verdict)}</strong> · '
+                   f'{esc(_p_phrase(cmp_.pvalue))} · could not have detected a difference in pass rate below '
+                   f'<strong>{esc(limit)}</strong>{esc(ceiling)}</div>')
     else:
         verdict = ('<p class="missing">Verdict not computed: this report shows deaths by step only '
                    '(the stratified log-rank comparison was not run).</p>')
     labelled = cmp_.step_labels is not None and any(cmp_.step_labels)
-    headers = (
-        ["step"]
-        + (["what died there"] if labelled else [])
-        + [f"{a.label}: deaths" for a in cmp_.arms]
-        + (["q-value"] if cmp_.qvalues is not None else [])
-    )
+    headers = (["step"] + (["what died there"] if labelled else []) + [f"{a.label}: deaths" for a in cmp_.arms]
+               + (["q-value"] if cmp_.qvalues is not None else []))
     rows = []
     for j, step in enumerate(cmp_.steps):
         row = ([str(step)] + ([cmp_.step_labels[j] or "—"] if labelled else [])
@@ -273,15 +270,9 @@ def comparison(data: ReportData) -> str:
     closing = ('<p class="closing">A difference between two stored runs is a difference between those runs; '
                'reading it as a difference between versions assumes the runs represent them.</p>'
                if len(cmp_.arms) > 1 else "")
-    return (
-        verdict
-        + f"<p>{esc(arms)}.</p>"
-        + note
-        + _chart(charts.deaths_chart(cmp_))
-        + _cond(cmp_.conditional_on)
-        + _details("deaths and q-values by step", _table(headers, rows, set(range(2 if labelled else 1, len(headers)))))
-        + closing
-    )
+    return (verdict + f"<p>{esc(arms)}.</p>" + note + _chart(charts.deaths_chart(cmp_)) + _cond(cmp_.conditional_on)
+            + _details("deaths and q-values by step",
+                       _table(headers, rows, set(range(2 if labelled else 1, len(headers))))) + closing)
 
 
 def null_calibration(data: ReportData) -> str:

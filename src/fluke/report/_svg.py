@@ -109,9 +109,8 @@ class Svg:
                             for k, v in attrs.items() if v is not None)
         self.parts.append(f"<{tag} {rendered}/>" if body is None else f"<{tag} {rendered}>{body}</{tag}>")
 
-    def rect(
-        self, x: float, y: float, w: float, h: float, *, class_: str, tip: str | None = None, **attrs: Any
-    ) -> None:
+    def rect(self, x: float, y: float, w: float, h: float, *, class_: str, tip: str | None = None,
+             **attrs: Any) -> None:
         body = f"<title>{esc(tip)}</title>" if tip else None
         self._element("rect", {"x": float(x), "y": float(y), "width": float(max(w, 0.0)),
                                "height": float(max(h, 0.0)), "class": class_, **attrs}, body)

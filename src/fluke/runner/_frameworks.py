@@ -14,22 +14,15 @@ from __future__ import annotations
 
 from typing import Any
 
-from ..adapters import FORMATS
+from ..adapters import read_document
 from ..errors import InputError
 from ..record import Run
 
 
 def read_trajectory(doc: Any, *, format: str) -> Run:
-    """Read one run from an in-memory framework document (``format`` as in ``fluke ingest``)."""
-    if format not in FORMATS:
-        raise InputError(None, None, "format", f"unknown format {format!r}",
-                         hint="choose one of: " + ", ".join(FORMATS))
-    module = FORMATS[format].load()
-    if getattr(module, "LINES", False):
-        doc = enumerate(doc, start=1)
-    elif getattr(module, "DOCUMENTS", False):   # readers of "one document or JSON Lines of them"
-        doc = iter([(None, doc)])
-    runs = list(module.read(doc, file=None, identity={"scenario": "agent"}))
+    """Read one run from an in-memory framework document (``format`` as in ``fluke ingest``), by
+    the registry's own dispatch (:func:`fluke.adapters.read_document`)."""
+    runs = list(read_document(doc, format=format, identity={"scenario": "agent"}))
     if len(runs) != 1:
         raise InputError(None, None, None, f"holds {len(runs)} runs, not one",
                          hint="return one conversation per agent call")

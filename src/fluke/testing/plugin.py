@@ -13,7 +13,8 @@ Runs go to the ledger named by ``--fluke-ledger``, else the ``fluke_ledger`` ini
 ``FLUKE_LEDGER``, else ``fluke.db`` in the root directory. Under pytest-xdist each worker writes
 its own tests' runs to that shared ledger (SQLite in WAL mode with a busy timeout, or
 PostgreSQL); claims travel back to the controller in each report's ``user_properties``, and the
-controller prints the session's claims at the end.
+controller prints the session's claims at the end (and, with ``--fluke-junit PATH``, writes them
+as JUnit XML: a test case per claim).
 
 Everything that goes wrong is said in pytest's terms: a claim that does not hold is an
 ``AssertionError`` showing the test's line (fluke's frames hidden); a misuse (a bad marker
@@ -49,6 +50,8 @@ def pytest_addoption(parser: pytest.Parser) -> None:
     group = parser.getgroup("fluke", "fluke: agent runs asserted on what they let you believe")
     group.addoption("--fluke-ledger", default=None,
                     help="Ledger for runs made by tests (SQLite path or postgresql:// URL).")
+    group.addoption("--fluke-junit", default=None, metavar="PATH",
+                    help="Also write the session's claims as JUnit XML here (a test case per claim).")
     parser.addini("fluke_ledger", "Ledger for runs made by tests (default: FLUKE_LEDGER, else fluke.db in rootdir).",
                   default=None)
     group.addoption("--fluke-on-inconclusive", default=None, choices=("warn", "fail", "pass"),
@@ -114,6 +117,13 @@ class _Session:
 
     @pytest.hookimpl
     def pytest_terminal_summary(self, terminalreporter: Any) -> None:
+        junit = self.config.getoption("--fluke-junit", None)
+        if junit and not hasattr(self.config, "workerinput"):   # the xdist controller has every claim
+            from ..exports._junit import junit_xml
+            from ..exports._write import write_atomic
+
+            write_atomic(junit, junit_xml([{**claim, "test": nodeid} for nodeid, claim in self.claims],
+                                          suite="fluke claims").encode("utf-8"))
         if not self.claims and not self.batches:
             return  # off unless used
         tr = terminalreporter

@@ -1,10 +1,10 @@
-"""Collect a :class:`ReportData` from a ledger: what the ledger alone can answer today.
+"""What the report reads off the runs themselves: deaths by step of one version, the boundary
+chart's outcome counts, the run explorer (each run flattened, redacted and cut), the families
+the boards group by, and the page's frame (title, versions, the reasons a section is missing).
 
-The suite board uses uniform-prior Beta posteriors from :mod:`fluke.inference`
-(:func:`uniform_beta_board`).
-Deaths by step use ``died_at`` when the harness recorded it and the last event otherwise
-(grading's first hard violation is not consulted yet). Sections the ledger alone cannot
-feed are left out with the reason in ``ReportData.missing``.
+Every number an answer rests on comes from a verb (see :mod:`fluke.analysis._report`); this
+module only counts and lays out what one pass over the runs (:func:`fluke.analysis.scan_runs`)
+left in a :class:`RunTally`.
 """
 
 from __future__ import annotations
@@ -17,14 +17,9 @@ from urllib.parse import urlsplit, urlunsplit
 
 import orjson
 
-from ..inference import posterior
 from ..record import Run, ToolCall, UserMessage, redact
-from ..inference import check_level
-from ._feed import board_from
-from ._paired import paired_from
-from ._tally import PICK_RULE, ExplorerPick, RunTally, death_step_of, quotas
-from ._model import (
-    Arm,
+from ..report._model import (
+    DeathArm,
     Boundary,
     BoundaryCell,
     Comparison,
@@ -36,6 +31,8 @@ from ._model import (
     SuiteBoard,
     VersionRef,
 )
+from ._report_paired import paired_from
+from ._report_tally import RunTally, death_step_of
 
 #: Longest string kept per event field in the explorer; the rest is cut with a note.
 MAX_TEXT = 4000
@@ -47,36 +44,6 @@ MISSING = {
     "null_calibration": "no null-calibration pairs were supplied (see fluke calibrate)",
     "calibration": "no predictions were supplied (record them before a batch with fluke predict)",
 }
-
-
-def uniform_beta_board(counts: Iterable[Any], *, version: str, label: str, bar: float = 0.9,
-                       level: float = 0.95) -> SuiteBoard:
-    """Per-scenario Beta(1 + k, 1 + n − k) posteriors from count rows (``scenario``, ``condition``,
-    ``trials``, ``passes``): mean, equal-tailed credible interval and P(θ > bar).
-
-    The posteriors come from :func:`fluke.inference.posterior`.
-
-    >>> from fluke.ledger import CountRow
-    >>> row = uniform_beta_board([CountRow("v", "refund", "", 5, 5)], version="v", label="m").rows[0]
-    >>> round(row.mean, 3), round(row.p_above_bar, 3)
-    (0.857, 0.469)
-    """
-    check_level(bar, "bar")
-    check_level(level, "level")
-    rows = list(counts)
-    cells = [(r.scenario, r.condition or "", int(r.passes), int(r.trials)) for r in rows]
-    belief = posterior([c[2] for c in cells], [c[3] for c in cells])
-    board = board_from(belief, cells, version=version, label=label, bar=bar, level=level)
-    return board.model_copy(
-        update={
-            "conditional_on": (
-                f"version {version[:12]} ({label}); prior Beta(1, 1), uniform, nothing carried "
-                f"from other versions; {level:.0%} equal-tailed credible intervals; bar {bar:g}; "
-                "runs exchangeable within a scenario cell; a run with no recorded outcome "
-                "counts as a failure"
-            )
-        }
-    )
 
 
 def death_step(run: Run) -> int | None:
@@ -97,7 +64,7 @@ def deaths_from_counts(arms: Sequence[tuple[str, str, int, Mapping[int, int]]]) 
     ([0, 1], [[0, 1], [0, 0]])
     """
     width = max([max(d) for *_, d in arms if d] + [-1]) + 1
-    out = [Arm(label=label, version=version, runs=runs, deaths=[int(d.get(s, 0)) for s in range(width)])
+    out = [DeathArm(label=label, version=version, runs=runs, deaths=[int(d.get(s, 0)) for s in range(width)])
            for label, version, runs, d in arms]
     died = ("the harness's recorded failure step (died_at) where present, else the run's last event; "
             "passing runs are not deaths")
@@ -149,18 +116,9 @@ def explorer_run(run: Run, violations: Iterable[Mapping[str, Any]] = (), *, labe
     for i, e in enumerate(run.events):
         if isinstance(e, ToolCall):
             actor = e.agent or ("user" if e.requestor == "user" else "")
-            events.append(
-                ExplorerEvent(
-                    index=i,
-                    kind="tool",
-                    actor=actor,
-                    tool=_clip(e.tool),
-                    args=_clip(_as_text(e.args)),
-                    ok=e.ok,
-                    result=_clip(_as_text(e.result)),
-                    error=_clip(e.error or ""),
-                )
-            )
+            events.append(ExplorerEvent(index=i, kind="tool", actor=actor, tool=_clip(e.tool),
+                                        args=_clip(_as_text(e.args)),
+                                        ok=e.ok, result=_clip(_as_text(e.result)), error=_clip(e.error or "")))
         elif isinstance(e, UserMessage):
             events.append(ExplorerEvent(index=i, kind="user", text=_clip(e.text)))
         else:
@@ -207,50 +165,22 @@ def safe_url(url: str | None) -> str | None:
     return urlunsplit(parts._replace(netloc=netloc))
 
 
-def collect_report(ledger: Any, *, versions: Sequence[str] | None = None, bar: float = 0.9, level: float = 0.95,
-                   max_runs: int = 1000, title: str | None = None,
-                   violations: Mapping[str, Sequence[Mapping[str, Any]]] | None = None,
-                   runs: Iterable[Run] | None = None, boards: Sequence[SuiteBoard] | None = None,
-                   tally: RunTally | None = None, explorer: Explorer | None = None,
-                   family_prefix: str = "") -> ReportData:
-    """Build the report from a ledger: suite board, deaths by step, boundary (when runs carry
-    conditions) and the run explorer, for ``versions`` (full hashes; default every version).
-
-    ``violations`` maps a run hash to its violations, for the explorer to mark; ``runs``, when
-    given, are the selected versions' runs already read from the ledger (they are not read again;
-    they stream past once, whatever their number). A caller that streamed the runs itself passes
-    its ``tally`` and ``explorer`` instead. Boards over :data:`fluke.report.SHOW` cells group the
-    rest by the family tag their scenarios declare (``family_prefix``, as ``fluke believe``).
-    """
-    infos = {i.version: i for i in ledger.versions()}
-    chosen = list(versions) if versions else list(infos)
-    labels = {v: infos[v].identity.label() if v in infos else v[:12] for v in chosen}
-    counts = ledger.counts(version=chosen)
-    if boards is None:  # the answer layer passes the boards of fluke.analysis.believe; the demo builds its own
-        boards = [uniform_beta_board([r for r in counts if r.version == v], version=v, label=labels[v], bar=bar,
-                                     level=level) for v in chosen if any(r.version == v for r in counts)]
-    if tally is None:
-        held = {v: 0 for v in chosen}
-        for r in counts:
-            held[r.version] = held.get(r.version, 0) + r.trials
-        tally, pick = RunTally(), ExplorerPick(quotas(held, max_runs))
-        for run in (ledger.runs(version=chosen) if runs is None else runs):
-            if run.version in held:
-                tally.add_run(run)
-                pick.offer(run.version, run.scenario, run.condition_key(), run.trial, run.hash, run.outcome.passed,
-                           item=run)
-        total = sum(tally.runs.values())
-        explorer = Explorer(runs=[explorer_run(r, (violations or {}).get(r.hash, ()), label=labels[v])
-                                  for v, r in pick.picked()], total=total,
-                            rule="" if total <= max_runs else PICK_RULE)
+def frame(ledger: Any, chosen: Sequence[str], labels: Mapping[str, str], tally: RunTally, explorer: Explorer | None,
+          boards: Sequence[SuiteBoard], *, title: str | None = None, family_prefix: str = "") -> ReportData:
+    """The page before the verbs' sections: suite boards (``fluke believe``'s, given), the paired view
+    of two boards, deaths by step of one version, the boundary chart and the explorer, from what the
+    pass over the runs counted (``tally``); each section left out says why in ``missing``."""
     boards = [b.model_copy(update={"families": families_of(tally, b.version, family_prefix)}) for b in boards]
     missing = dict(MISSING)
     comparison = None
-    if any(tally.runs.get(v) for v in chosen):
-        comparison = deaths_from_counts([(labels[v], v, tally.runs.get(v, 0), tally.deaths.get(v, {})) for v in chosen])
-        note = ("One version selected: deaths by step only; name two versions with --version to compare them."
-                if len(chosen) == 1 else "")
-        comparison = comparison.model_copy(update={"note": note})
+    if len(chosen) == 1 and tally.runs.get(chosen[0]):
+        v = chosen[0]
+        comparison = deaths_from_counts([(labels[v], v, tally.runs.get(v, 0), tally.deaths.get(v, {}))])
+        comparison = comparison.model_copy(update={
+            "note": "One version selected: deaths by step only; name two versions with --version to compare them."})
+    elif len(chosen) > 2:
+        missing["comparison"] = (f"the comparison pairs two versions; this report has {len(chosen)}: see the "
+                                 "leaderboard, or name two with --version")
     boundary = [Boundary(version=v, label=labels[v], cells=cells_from_outcomes(tally.outcomes.get(v, {})),
                          conditional_on=f"version {v[:12]} ({labels[v]}); each condition's runs as recorded")
                 for v in chosen if v in tally.conditioned]
@@ -268,7 +198,7 @@ def collect_report(ledger: Any, *, versions: Sequence[str] | None = None, bar: f
         generated_at=datetime.now(UTC).strftime("%Y-%m-%d %H:%M UTC"),
         ledger=safe_url(getattr(ledger, "url", None)),
         versions=[VersionRef(version=v, label=labels[v], runs=tally.runs.get(v, 0)) for v in chosen],
-        paired=paired, suite_board=boards or None, comparison=comparison, boundary=boundary or None,
+        paired=paired, suite_board=list(boards) or None, comparison=comparison, boundary=boundary or None,
         explorer=explorer if explorer is not None and explorer.total else None, missing=missing)
 
 

@@ -17,7 +17,7 @@ from __future__ import annotations
 import numpy as np
 
 from ..format import natural_key
-from ._model import Paired, PairedRow, SuiteBoard
+from ..report._model import Paired, PairedRow, SuiteBoard
 
 #: Moves with one run a side, in the order the view sorts them (what changed first).
 SINGLE_MOVES = ("broken", "fixed", "both fail", "both pass")

@@ -1,0 +1,214 @@
+"""The report's sections, each read off the JSON document of the verb that answers it.
+
+The page shows what the verbs print: a suite board is ``fluke believe --json``, the comparison
+``fluke compare --json``, a luck rate one version of ``fluke grade --json``'s ``luck``, the
+leaderboard ``fluke leaderboard --json``, and the demo's extra sections ``fluke calibration``,
+``fluke contrast`` and ``fluke calibrate``. Each function here takes that document (a verb's
+``to_dict()``) and only moves its numbers into the page's layout types; nothing is computed.
+
+>>> doc = {"pairs": 4, "false_alarms": 1, "alpha": 0.05, "histogram": [1, 1, 1, 1], "interval": [0.01, 0.7],
+...        "conditional_on": "4 unchanged pairs"}
+>>> section = null_section(doc)
+>>> section.histogram, section.false_alarms, section.pairs
+([1, 1, 1, 1], 1, 4)
+"""
+
+from __future__ import annotations
+
+import math
+import re
+from collections.abc import Mapping
+from typing import Any
+
+from ..format import describe_unknowns, fmt_p, natural_key
+from ..report._model import (
+    Calibration,
+    CalibrationBin,
+    Comparison,
+    DeathArm,
+    Forest,
+    ForestRow,
+    LeaderboardSection,
+    LeaderRow,
+    LuckCase,
+    LuckSection,
+    NullSection,
+    ScenarioPosterior,
+    SuiteBoard,
+    SuiteQuestion,
+    SuiteQuestions,
+)
+
+_BETA = re.compile(r"Beta\(([0-9.eE+-]+), ([0-9.eE+-]+)\)")
+
+
+def _label(doc_label: str) -> str:
+    """``"3f2a9c1b0d4e (gpt-4o)"`` → ``"gpt-4o"`` (believe prints the hash beside the label)."""
+    return doc_label.split(" (", 1)[-1][:-1] if doc_label.endswith(")") and " (" in doc_label else doc_label
+
+
+def board_section(doc: Mapping[str, Any]) -> SuiteBoard:
+    """A suite board from ``fluke believe --json``: one row per scenario cell, as believe lists them.
+
+    >>> doc = {"version": "ab" * 32, "label": "abababababab (m)", "bar": 0.9, "level": 0.95, "prior": "uniform",
+    ...        "unknowns": 0, "unknown_policy": "fail", "scenarios": [{"scenario": "s", "condition": "",
+    ...        "passes": 5, "trials": 5, "mean": 6 / 7, "interval": [0.6, 0.99], "p_above": 0.47,
+    ...        "prior": "uniform Beta(1, 1)"}]}
+    >>> board = board_section(doc)
+    >>> board.label, board.prior, board.rows[0].successes, board.rows[0].p_above_bar
+    ('m', (1.0, 1.0), 5, 0.47)
+    """
+    version, label, bar, level = doc["version"], _label(doc["label"]), float(doc["bar"]), float(doc["level"])
+    rows = [ScenarioPosterior(scenario=c["scenario"], condition=c["condition"], successes=int(c["passes"]),
+                              trials=int(c["trials"]), mean=float(c["mean"]), lo=float(c["interval"][0]),
+                              hi=float(c["interval"][1]), p_above_bar=float(c["p_above"])) for c in doc["scenarios"]]
+    priors = {c["prior"] for c in doc["scenarios"]}
+    found = _BETA.search(next(iter(priors))) if len(priors) == 1 else None
+    prior = (float(found.group(1)), float(found.group(2))) if found else (1.0, 1.0)
+    prior_text = next(iter(priors)) if len(priors) == 1 else f"{doc['prior']} (per cell)"
+    return SuiteBoard(version=version, label=label, bar=bar, level=level, prior=prior, rows=rows, conditional_on=(
+        f"version {version[:12]} ({label}); prior {prior_text}, nothing carried from other versions; "
+        f"{level:.0%} equal-tailed credible intervals; bar {bar:g}; runs exchangeable within a scenario cell; "
+        f"{describe_unknowns(int(doc['unknowns']), doc['unknown_policy'])} (--unknown {doc['unknown_policy']}, "
+        "as in fluke believe)"))
+
+
+def questions_section(doc: Mapping[str, Any]) -> SuiteQuestions:
+    """The suite questions from ``fluke believe --json``'s ``suite`` (its intervals are 90%).
+
+    >>> doc = {"version": "ab" * 32, "label": "abababababab (m)", "bar": 0.9, "prior": "uniform", "suite": {
+    ...     "scenarios": 2, "average_mean": 0.5, "average_sd": 0.1, "expected_below": 1.5, "below_interval": [1, 2],
+    ...     "p_all_clear": 0.01, "expected_failures": 1.0, "failures_interval": [0, 2]}}
+    >>> [q.display for q in questions_section(doc).questions]
+    ['0.500 (sd 0.100)', '1.5 of 2 expected (90%: 1–2)', '0.010', '1.0 of 2 expected (90%: 0–2)']
+    """
+    s, bar, label, version = doc["suite"], float(doc["bar"]), _label(doc["label"]), doc["version"]
+    n = int(s["scenarios"])
+    cond = f"version {version[:12]} ({label}); {doc['prior']} prior per scenario; bar {bar:g}"
+    (below_lo, below_hi), (fail_lo, fail_hi) = s["below_interval"], s["failures_interval"]
+    questions = [
+        SuiteQuestion(name="average pass rate", value=float(s["average_mean"]),
+                      display=f"{s['average_mean']:.3f} (sd {s['average_sd']:.3f})",
+                      conditional_on=f"{cond}; scenarios weighted equally"),
+        SuiteQuestion(name=f"scenarios below the bar {bar:g}", value=float(s["expected_below"]),
+                      display=f"{s['expected_below']:.1f} of {n} expected (90%: {below_lo}–{below_hi})",
+                      conditional_on=cond),
+        SuiteQuestion(name=f"P(every scenario clears {bar:g})", value=float(s["p_all_clear"]),
+                      display=fmt_p(float(s["p_all_clear"])), conditional_on=f"{cond}; scenarios independent"),
+        SuiteQuestion(name="failures in the next full execution", value=float(s["expected_failures"]),
+                      display=f"{s['expected_failures']:.1f} of {n} expected (90%: {fail_lo}–{fail_hi})",
+                      conditional_on=f"{cond}; one run per scenario"),
+    ]
+    return SuiteQuestions(version=version, label=label, questions=questions)
+
+
+def _number(value: Any) -> float:
+    """A JSON number, null (NaN or infinity in the result) as infinity."""
+    return math.inf if value is None else float(value)
+
+
+def comparison_section(doc: Mapping[str, Any], labels: Mapping[str, str]) -> Comparison:
+    """Two arms from ``fluke compare --json``: the pass-rate verdict, detection limit and interval,
+    and the deaths per step of where runs die (only the runs whose failure step is known, as
+    compare counts them; none when that analysis was skipped)."""
+    where = doc["where"]
+    rows = sorted(where["steps"]["steps"], key=lambda r: r["step"]) if not where["skipped"] else []
+    arms = []
+    for side in ("a", "b"):
+        version = doc[side]["versions"][0]
+        arms.append(DeathArm(label=labels.get(version, version[:12]), version=version, runs=int(doc[side]["compared"]),
+                             deaths=[int(r[f"deaths_{side}"]) for r in rows]))
+    died = ", ".join(f"{n} at {cause}" for cause, n in doc["died_from"].items() if n)
+    basis = (f"where: skipped ({where['reason']})" if where["skipped"] else
+             f"deaths per step over runs whose failure step is known ({died or 'none'}), as fluke compare "
+             + ("--spec grades them" if doc.get("spec") else "reads them (no spec: a recorded died_at or a failed "
+                                                             "tool call)"))
+    lo, hi = doc["interval_points"]
+    needed = doc.get("runs_needed_per_arm")
+    note = (f"To resolve a difference of {doc['ceiling']:g} points, about {int(needed)} runs per arm would be "
+            "needed." if needed and doc["verdict"] == "too small to tell" else "")
+    return Comparison(
+        arms=arms, steps=[int(r["step"]) for r in rows],
+        qvalues=[None if r["qvalue"] is None else float(r["qvalue"]) for r in rows] if rows else None,
+        step_labels=[r.get("label") for r in rows] if rows else None, verdict=doc["verdict"],
+        pvalue=_number(doc["pvalue"]), detection_limit=_number(doc["detection_limit"]), ceiling=float(doc["ceiling"]),
+        alpha=float(doc["alpha"]), difference=_number(doc["difference_points"]),
+        difference_lo=_number(lo), difference_hi=_number(hi),
+        difference_level=float(doc["pass_rates"].get("confidence_level", 0.95)),
+        passes=[int(doc["a"]["passes"]), int(doc["b"]["passes"])], uninformative=int(doc["uninformative"]),
+        where=basis, note=note, conditional_on=f"{doc['conditional_on']}; {basis}")
+
+
+def _case(name: str, rate: Mapping[str, Any]) -> LuckCase:
+    interval = rate.get("interval")
+    return LuckCase(case=name, green=int(rate["green"]), lucky=int(rate["lucky"]),
+                    share=None if rate["statistic"] is None else float(rate["statistic"]),
+                    lo=None if interval is None else float(interval[0]),
+                    hi=None if interval is None else float(interval[1]))
+
+
+def luck_section(doc: Mapping[str, Any], version: str) -> LuckSection:
+    """One version's luck rate from ``fluke grade --json`` (``doc`` is the whole document).
+
+    >>> rate = {"lucky": 1, "green": 4, "statistic": 0.25, "interval": [0.03, 0.66]}
+    >>> doc = {"spec": {"name": "desk", "path": "desk.yaml", "digest": "ab" * 32}, "luck": {"v": {"label": "m",
+    ...        "pooled": rate, "cases": {"s": rate}}}}
+    >>> luck = luck_section(doc, "v")
+    >>> luck.spec, luck.pooled.lucky, luck.pooled.green
+    ('desk.yaml', 1, 4)
+    """
+    entry, spec = doc["luck"][version], doc["spec"]
+    pooled = entry["pooled"]
+    prior = pooled.get("prior") or {}
+    name = spec.get("path") or spec.get("name") or spec["digest"][:12]
+    how = (f"sampling unit: the run; {100 * float(pooled.get('level', 0.95)):.0f}% equal-tailed credible interval "
+           f"under a Beta({prior.get('alpha', 0.5):g}, {prior.get('beta', 0.5):g}) prior; path ok means no violation "
+           "of any severity")
+    vocabulary = doc.get("vocabulary") or {}
+    return LuckSection(version=version, label=entry.get("label", ""), spec=name, spec_digest=spec["digest"],
+                       warning=vocabulary.get("warning") or "",
+                       cases=[_case(c, entry["cases"][c]) for c in sorted(entry["cases"], key=natural_key)],
+                       pooled=_case("pooled", pooled),
+                       conditional_on=f"spec {name} (sha256 {spec['digest'][:12]}); {how}; as fluke grade --json")
+
+
+def leaderboard_section(doc: Mapping[str, Any]) -> LeaderboardSection:
+    """The standings of ``fluke leaderboard --json``, best first, as it lists them."""
+    rows = [LeaderRow(label=v["label"], version=v["version"], passes=int(v["passes"]), trials=int(v["trials"]),
+                      rate=float(v["rate_points"]), low=float(v["interval_points"][0]),
+                      high=float(v["interval_points"][1]), rank=int(v["rank"]), rank_low=int(v["rank_interval"][0]),
+                      rank_high=int(v["rank_interval"][1]), p_first=float(v["p_first"]), group=v["group"] or "")
+            for v in doc["versions"]]
+    return LeaderboardSection(rows=rows, groups=doc["groups"], strata=int(doc["strata"]),
+                              scenarios=int(doc["scenarios"]), level=float(doc["confidence_level"]),
+                              conditional_on=str(doc["conditional_on"]))
+
+
+def calibration_section(doc: Mapping[str, Any]) -> Calibration | None:
+    """The reliability table of ``fluke calibration --json`` (``overall``); None when nothing was scored."""
+    score = doc.get("overall")
+    if score is None:
+        return None
+    bins = [CalibrationBin(lo=float(r["lower"]), hi=float(r["upper"]), mean_forecast=float(r["mean_forecast"]),
+                           observed_share=float(r["observed"]), n=int(r["count"])) for r in score["table"]
+            if r["count"] > 0]
+    return Calibration(bins=bins, brier=float(score["brier"]), baseline_brier=float(score["baseline_brier"]),
+                       n=int(score["predictions"]), conditional_on=(
+                           f"{doc['scored_runs']} runs scored against the latest of {doc['predictions']} predictions "
+                           f"recorded before each; {describe_unknowns(int(doc['unknowns']), doc['unknown_policy'])}; "
+                           "as fluke calibration --json"))
+
+
+def contrast_section(doc: Mapping[str, Any]) -> Forest:
+    """The contrasts of ``fluke contrast --json``, each with its interval."""
+    return Forest(measure=f"difference in mean {doc['outcome']}", contrasts=[
+        ForestRow(label=str(c["name"]), estimate=float(c["statistic"]), lo=float(c["low"]), hi=float(c["high"]))
+        for c in doc["contrasts"]], conditional_on=str(doc["conditional_on"]))
+
+
+def null_section(doc: Mapping[str, Any], *, conditional_on: str | None = None) -> NullSection:
+    """The p-value histogram of ``fluke calibrate --json`` (unchanged pairs)."""
+    lo, hi = doc["interval"]
+    return NullSection(histogram=[int(c) for c in doc["histogram"]], alpha=float(doc["alpha"]),
+                       false_alarms=int(doc["false_alarms"]), pairs=int(doc["pairs"]), lo=float(lo), hi=float(hi),
+                       conditional_on=conditional_on if conditional_on is not None else str(doc["conditional_on"]))
