@@ -16,8 +16,9 @@ from __future__ import annotations
 import math
 import re
 
-__all__ = ["describe_unknowns", "fmt_count_share", "fmt_num", "fmt_p", "fmt_pct", "fmt_points", "fmt_prob", "fmt_share",
-           "natural_key", "safe", "visible"]
+__all__ = ["describe_unknowns", "fluke_command", "fmt_count_share", "fmt_interval", "fmt_is", "fmt_num", "fmt_p",
+           "fmt_pct", "fmt_points", "fmt_prob", "fmt_range", "fmt_share", "fmt_share_interval", "natural_key",
+           "parse_problem", "plural", "safe", "visible"]
 
 
 def _undefined(x) -> bool:
@@ -53,15 +54,76 @@ def fmt_prob(p: float | None, digits: int = 3) -> str:
     return f"{p:.{digits}f}"
 
 
-def fmt_is(formatted: str) -> str:
-    """A formatted number after its name, with its relation: ``= 0.344``, ``< 0.001``, ``> 0.999``.
+def fmt_is(name: str, value: float | None, *, kind: str = "prob", digits: int = 3) -> str:
+    """``name`` stated with its value as a sentence reads it: ``p = 0.031``, ``p < 0.001``, never ``p = <0.001``.
 
-    >>> "P(θ > 0.9) " + fmt_is(fmt_prob(0.00001)), "p " + fmt_is(fmt_p(0.031))
-    ('P(θ > 0.9) < 0.001', 'p = 0.031')
+    ``kind`` is ``"p"`` for a p- or q-value (:func:`fmt_p`) and ``"prob"`` for a probability
+    (:func:`fmt_prob`, floored and ceiled at the last digit).
+
+    >>> fmt_is("p", 0.0312, kind="p"), fmt_is("p", 4e-7, kind="p"), fmt_is("P(θ > 0.9)", 0.99996)
+    ('p = 0.031', 'p < 0.001', 'P(θ > 0.9) > 0.999')
+    >>> fmt_is("q", None, kind="p")
+    'q = —'
     """
-    if formatted[:1] in "<>" and len(formatted) > 1:
-        return f"{formatted[0]} {formatted[1:]}"
-    return f"= {formatted}"
+    text = fmt_p(value) if kind == "p" else fmt_prob(value, digits)
+    if text[:1] in "<>":
+        return f"{name} {text[0]} {text[1:]}"
+    return f"{name} = {text}"
+
+
+def plural(n: int, noun: str, many: str | None = None) -> str:
+    """``n`` and ``noun``, the noun in the plural unless ``n`` is one (never ``time(s)``).
+
+    >>> plural(1, "time"), plural(3, "time"), plural(2, "body", "bodies"), plural(1_200, "run")
+    ('1 time', '3 times', '2 bodies', '1,200 runs')
+    """
+    return f"{n:,} {noun if n == 1 else (many or noun + 's')}"
+
+
+def fmt_range(low: int, high: int) -> str:
+    """A range of whole numbers, one number when both ends agree (``24``, not ``24–24``).
+
+    >>> fmt_range(4, 4), fmt_range(2, 5)
+    ('4', '2–5')
+    """
+    return f"{low}" if low == high else f"{low}–{high}"
+
+
+def fmt_interval(low: float | None, high: float | None, *, percent: bool = False, digits: int | None = None) -> str:
+    """An interval in the unit of the estimate it goes with: proportions to 3 digits, or percentages.
+
+    A share printed as a percentage gets its interval as a percentage too; '—' when an end is
+    undefined.
+
+    >>> fmt_interval(0.4751, 0.6853), fmt_interval(0.4751, 0.6853, percent=True), fmt_interval(None, 1.0)
+    ('[0.475, 0.685]', '[47.5%, 68.5%]', '—')
+    """
+    if _undefined(low) or _undefined(high):
+        return "—"
+    if percent:
+        d = 1 if digits is None else digits
+        return f"[{100 * low:.{d}f}%, {100 * high:.{d}f}%]"
+    d = 3 if digits is None else digits
+    return f"[{low:.{d}f}, {high:.{d}f}]"
+
+
+def fmt_share_interval(k: int, n: int, low: float | None, high: float | None, digits: int = 1) -> str:
+    """A share with its counts and its interval, both in percent; an interval of no width says why.
+
+    An interval that collapses to one point (every run agrees, so a clustered standard error is
+    zero) is not a certainty: it is printed as ``no spread``, not as ``[100.0%, 100.0%]``.
+
+    >>> fmt_share_interval(116, 200, 0.4751, 0.6853)
+    '58.0% (116/200) [47.5%, 68.5%]'
+    >>> fmt_share_interval(11, 11, 1.0, 1.0)
+    '100.0% (11/11) [no spread to measure]'
+    """
+    share = fmt_share(k, n, digits)
+    if _undefined(low) or _undefined(high):
+        return share
+    if round(100 * (high - low), digits) == 0:
+        return f"{share} [no spread to measure]"
+    return f"{share} {fmt_interval(low, high, percent=True, digits=digits)}"
 
 
 def fmt_pct(share: float | None, digits: int = 0) -> str:
@@ -158,6 +220,65 @@ def safe(text: str, *, newlines: bool = True) -> str:
     from ._redact import redact_text
 
     return visible(redact_text(text if isinstance(text, str) else str(text)), newlines=newlines)
+
+
+def parse_problem(exc: BaseException) -> str:
+    """A parser's error as one readable line: where (line and column, from 1) and what.
+
+    YAML's errors span several lines with a caret drawing; an error line shows ``\\x0a`` for
+    each newline, so they are put in words instead.
+
+    >>> import yaml
+    >>> try:
+    ...     yaml.safe_load("a: [1,\\n  b: {\\n")
+    ... except yaml.YAMLError as exc:
+    ...     print(parse_problem(exc))
+    line 3, column 1: expected the node content, but found '<stream end>' (while parsing a flow node)
+    >>> parse_problem(ValueError("Expecting value: line 1 column 1 (char 0)"))
+    'Expecting value: line 1 column 1 (char 0)'
+    """
+    mark = getattr(exc, "problem_mark", None)
+    problem = getattr(exc, "problem", None)
+    if mark is not None and problem:
+        context = getattr(exc, "context", None)
+        return f"line {mark.line + 1}, column {mark.column + 1}: {problem}" + (f" ({context})" if context else "")
+    lines = [part.strip() for part in str(exc).splitlines() if part.strip()]
+    return "; ".join(lines) or type(exc).__name__
+
+
+#: The ledger a bare ``fluke VERB`` opens when neither ``--ledger`` nor ``FLUKE_LEDGER`` names one.
+DEFAULT_LEDGER = "fluke.db"
+
+
+def fluke_command(ledger, *args: str) -> str:
+    """The ``fluke …`` line a hint prints, runnable where it is printed.
+
+    ``ledger`` is the ledger the printing command used (a ledger object, its URL, or None).
+    The line names it with ``--ledger`` unless a bare ``fluke`` would open it anyway (it is
+    the default ``fluke.db``, or what ``FLUKE_LEDGER`` says); a password in a URL is hidden.
+    Arguments are quoted for a POSIX shell; words in capitals (``FILE``, ``SPEC``) are
+    placeholders and left as they are.
+
+    >>> import os; os.environ.pop("FLUKE_LEDGER", None) and None
+    >>> fluke_command("runs/sim.db", "compare", "a5601ef450f4", "001338f1ca6b")
+    'fluke --ledger runs/sim.db compare a5601ef450f4 001338f1ca6b'
+    >>> fluke_command("fluke.db", "believe", "--version", "model=gpt-4o"), fluke_command(None, "ingest", "FILE")
+    ('fluke believe --version model=gpt-4o', 'fluke ingest FILE')
+    >>> fluke_command("my runs.db", "summary", "--scenario", "airline/*")
+    "fluke --ledger 'my runs.db' summary --scenario 'airline/*'"
+    """
+    import os
+    import shlex
+
+    from ._redact import redact_url
+
+    url = getattr(ledger, "url", ledger)
+    words = ["fluke"]
+    if url and str(url) != os.environ.get("FLUKE_LEDGER", DEFAULT_LEDGER):
+        words += ["--ledger", shlex.quote(redact_url(str(url)))]
+    words += [a if a.isupper() else shlex.quote(a) for a in args]
+    return " ".join(words)
+
 
 def describe_unknowns(unknowns: int, policy: str) -> str:
     """The phrase for ``unknowns`` under ``policy``.

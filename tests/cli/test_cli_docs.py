@@ -26,4 +26,4 @@ def test_every_verb_has_help_with_an_example_and_a_docs_entry(verb):
 
 def test_unknown_verb_is_a_usage_error():
     result = CliRunner().invoke(group, ["ingets"])
-    assert result.exit_code == 2 and "No such command" in result.output
+    assert result.exit_code == 2 and "no verb 'ingets'; did you mean 'ingest'?" in result.output

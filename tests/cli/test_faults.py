@@ -24,6 +24,7 @@ READ_VERBS: dict[str, list[str]] = {
     "interval": [], "passk": [], "contrast": ["--factors", "memory,retry"], "unseal": ["abc123"],
     "grade": ["--spec", "SPEC"], "report": ["--out", "OUT"], "gate": ["RULE"], "leaderboard": [],
     "plan": ["--budget", "10", "--version", "model=a", "--bar", "0.9"],
+    "judge": ["audit", "abc123", "--labels", "labels.csv"],
 }
 
 

@@ -125,7 +125,7 @@ def test_summary_floors_a_tiny_p_value_like_every_other_output():
     died = [False] * 30 + [True] * 30
     result = compare_survival([3] * 30 + [1] * 30, died, [False] * 30 + [True] * 30)
     assert result.pvalue < 1e-6
-    assert "(p = <0.001;" in result.summary() and "e-" not in result.summary()
+    assert "(p < 0.001;" in result.summary() and "e-" not in result.summary()
 
 
 def test_compare_markdown_leads_with_the_verdict_and_keeps_the_rows(ledger):
@@ -273,6 +273,7 @@ def test_reveal_opens_only_after_every_b_arm_was_compared_and_recorded(tmp_path)
         analysis.compare(own, v["A/2"], v["B/2"], record=False)   # not recorded: not counted as compared
         early = analysis.reveal(own, seal)
         assert (early.holds, early.stage, early.checks["compared_before_reveal"]) == (False, None, False)
+        assert as_doc(early)["uncompared"] == [{"arm": "B/2", "a": v["A/2"], "b": v["B/2"]}]  # the arm left
         forced = analysis.reveal(own, seal, force=True)
         assert not forced.holds and forced.stage in STAGES and "opened with --force" in forced.render()
         analysis.compare(own, v["A/2"], v["B/2"])
@@ -280,7 +281,7 @@ def test_reveal_opens_only_after_every_b_arm_was_compared_and_recorded(tmp_path)
         assert opened.holds and opened.stage == forced.stage and all(opened.checks.values())
         assert opened.render().splitlines()[0] == f"planted change: stage {opened.stage}, rate × 2.0"
         assert as_doc(opened) == {"format_version": 1, "kind": "reveal", "checks": opened.checks,
-                                  "stage": opened.stage, "factor": 2.0}
+                                  "stage": opened.stage, "factor": 2.0, "uncompared": []}
         with pytest.raises(InputError, match="already exists"):
             analysis.simulate(own, tasks=2, runs_per_task=(2,), seal_file=seal)
 
@@ -315,8 +316,13 @@ def test_cli_calibrate_exits_1_when_the_interval_misses_alpha(tmp_path):
             "--runs-per-task", "4", "--seed", "22"]
     out = CliRunner().invoke(group, args)
     assert out.exit_code == 1 and out.output.startswith("called different: 12.5% (5/40), Wilson 95% [5.5%, 26.1%]")
-    assert "MISSES the nominal 5%" in out.output
     doc = json.loads(CliRunner().invoke(group, [*args, "--json"]).stdout)
+    # 12.5% is above 5%, but an interval 20 points wide says little: the line says how many pairs would
+    # measure it to ±2.5 points, n = 1.96² · 0.05 · 0.95 / 0.025² = 291.9 → 292
+    lo, hi = doc["interval"]
+    assert f"above the nominal 5%, but 40 pairs are too few to tell: the interval is {100 * (hi - lo):.1f} " \
+           "points wide" in out.output
+    assert "about 292 pairs would measure the false-alarm rate to ±2.5 points (--pairs 292)" in out.output
     assert doc["contains_alpha"] is False and doc["false_alarms"] == 5
     assert not (tmp_path / "none.db").exists()                      # calibrate never opens a ledger
 

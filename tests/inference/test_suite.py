@@ -110,6 +110,9 @@ def test_all_clear_that_underflows_is_still_printed_honestly():
     a = suite_questions(posterior([40] * 10_000, [50] * 10_000), bar=0.9)
     expected_log10 = 10_000 * np.log10(stats.beta.sf(0.9, 41, 11))
     assert a.p_all_clear == 0.0 and a.log10_p_all_clear == pytest.approx(expected_log10)
-    assert a.p_all_clear_text() == f"about 10^{expected_log10:.0f}"
+    assert a.p_all_clear_text() == "<0.001"  # underflowed to 0.0, printed as below the floor, not as zero
     tiny = stats.beta.sf(0.999999, 1, 6) * stats.beta.sf(0.999999, 6, 1)
-    assert suite_questions(posterior([0, 5], [5, 5]), bar=0.999999).p_all_clear_text() == f"{tiny:.1e}"
+    assert 0 < tiny < 0.001
+    assert suite_questions(posterior([0, 5], [5, 5]), bar=0.999999).p_all_clear_text() == "<0.001"
+    assert suite_questions(posterior([50, 5], [50, 5]), bar=0.5).p_all_clear_text() == \
+        f"{stats.beta.sf(0.5, 51, 1) * stats.beta.sf(0.5, 6, 1):.3f}"

@@ -93,7 +93,7 @@ def _bad_inputs(tmp_path):
     unknown = tmp_path / "unknown.json"
     unknown.write_text(json.dumps({"hello": [1, 2, 3]}))
     return [(truncated, r"truncated\.json: line \d+: not valid JSON"),
-            (wrong_type, r"wrong_type\.json: record 2: field reward: expected a number, got 'high'"),
+            (wrong_type, r"wrong_type\.json: record 3: field reward: expected a number, got 'high'"),
             (unknown, r"unknown\.json: is in no format fluke knows")]
 
 
@@ -119,7 +119,7 @@ def test_a_bad_record_late_in_a_good_file_rolls_back_the_whole_file(ledger_url, 
     path = tmp_path / "late.json"
     path.write_text(json.dumps(records))
     result = fluke(ledger_url, "ingest", path, ok=False)
-    assert "record 150: field trial" in _error_lines(result)[0]
+    assert "record 151: field trial" in _error_lines(result)[0]
     with open_ledger(ledger_url) as ledger:
         assert ledger.count() == 0
 

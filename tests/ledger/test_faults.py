@@ -139,7 +139,7 @@ def test_a_tau_bench_record_without_task_id_names_it(tmp_path):
     path = tmp_path / "t.json"
     path.write_text('[{"task_id":0,"reward":1,"traj":[]},{"reward":1,"traj":[]}]')
     line = _one_line_error(_cli(str(tmp_path / "l.db"), "ingest", path))
-    assert re.search(r"t\.json: record 1: field task_id: is missing", line), line
+    assert re.search(r"t\.json: record 2: field task_id: is missing", line), line
 
 
 # -- stored bodies that do not read: newer format, edited, corrupted ------------------------------

@@ -82,9 +82,18 @@ def _available(fmt: Format) -> Reader | None:
         return None
 
 
-def _invalid(path: Path, line: int, exc: orjson.JSONDecodeError, hint: str) -> InputError:
-    return InputError(str(path), f"line {line}", None,
-                      f"not valid JSON ({exc.msg}); the file may be truncated", hint=hint)
+def _invalid(path: Path, line: int, exc: orjson.JSONDecodeError, hint: str, data: bytes | None = None) -> InputError:
+    """Not JSON: blamed on truncation only when the parser ran off the end of the text."""
+    text = exc.doc.encode() if data is None and isinstance(exc.doc, str) else (data or b"")
+    if not text.strip():
+        return InputError(str(path), None, None, "is empty: there are no runs to read",
+                          hint="check that the export finished writing it")
+    if exc.pos >= len(text.rstrip()):
+        return InputError(str(path), f"line {line}", None,
+                          f"not valid JSON ({exc.msg}); it stops mid-document, so the file may be truncated",
+                          hint=hint)
+    return InputError(str(path), f"line {line}", None, f"not valid JSON ({exc.msg})",
+                      hint="fluke reads JSON, JSON Lines and zip archives of them")
 
 
 class _JsonLines:
@@ -208,7 +217,7 @@ def _open_document(path: Path) -> Any:
     try:
         return orjson.loads(data)
     except orjson.JSONDecodeError as exc:
-        raise _invalid(path, data[: exc.pos].count(b"\n") + 1, exc, "re-export it from its source") from None
+        raise _invalid(path, data[: exc.pos].count(b"\n") + 1, exc, "re-export it from its source", data) from None
 
 
 def _more_lines(fh: Any) -> bool:

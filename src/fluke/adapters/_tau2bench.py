@@ -96,7 +96,7 @@ def read(doc: dict, *, file: str, identity: dict[str, Any]) -> Iterator[Run]:
     merged = with_identity(found, identity, file=file, record="info")
     golds = gold_by_task(doc)
     for position, sim in enumerate(field_list(doc, "simulations", file=file, record="simulations")):
-        record = f"simulation {position}"
+        record = f"simulation {position + 1}"  # counted from 1
         if not isinstance(sim, dict) or "task_id" not in sim:
             field_dict({"s": sim}, "s", file=file, record=record)  # raises for non-objects
             raise InputError(file, record, "task_id", "is missing", hint="the file may be from another tool")

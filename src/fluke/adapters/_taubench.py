@@ -69,7 +69,7 @@ def read(doc: list, *, file: str, identity: dict[str, Any]) -> Iterator[Run]:
         raise InputError(file, None, None, "is not τ-bench results: expected a list of runs, "
                          f"got a {type(doc).__name__}", hint="check --format")
     for position, item in enumerate(doc):
-        record = f"record {position}"
+        record = f"record {position + 1}"  # counted from 1, as a reader counts them
         if not isinstance(item, dict):
             raise InputError(file, record, None, f"expected an object, got {type(item).__name__}")
         traj = field_list(item, "traj", file=file, record=record)

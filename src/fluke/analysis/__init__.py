@@ -55,7 +55,8 @@ _EXPORTS: dict[str, str] = {
     "passk": "_interval", "PassKResult": "_interval", "VersionPassK": "_interval",
     "check_resamples": "_interval", "parse_ks": "_interval", "read_weights": "_interval",
     "contrast": "_contrast", "ContrastResult": "_contrast", "parse_factors": "_contrast",
-    "seal": "_seal", "SealResult": "_seal", "unseal": "_seal", "UnsealResult": "_seal",
+    "seal": "_seal", "SealResult": "_seal", "unseal": "_seal", "UnsealResult": "_seal", "seals": "_seal",
+    "SealList": "_seal",
     "calibration": "_prediction_calibration", "CalibrationResult": "_prediction_calibration",
     "match_predictions": "_prediction_calibration",
     "UNKNOWN_CHOICES": "_unknowns", "UnknownPolicy": "_unknowns", "check_unknown": "_unknowns",
@@ -63,6 +64,9 @@ _EXPORTS: dict[str, str] = {
     "leaderboard": "_leaderboard", "LeaderboardResult": "_leaderboard",
     "plan": "_plan", "PlanResult": "_plan",
     "fix_arrays": "_fixcheck", "trial_arm": "_facts",
+    "judge": "_judge", "JudgeRunResult": "_judge", "judge_audit": "_judge", "judge_audit_draw": "_judge",
+    "AuditResult": "_judge", "AuditDrawResult": "_judge", "judge_pairwise": "_judge", "PairwiseResult": "_judge",
+    "import_judgments": "_judge", "ImportResult": "_judge", "claim_judge": "_judge",
 }
 
 __all__ = sorted(_EXPORTS) + ["render"]

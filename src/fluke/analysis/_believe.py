@@ -19,7 +19,7 @@ from typing import Any
 import numpy as np
 
 from ..errors import UsageError
-from ..format import fmt_prob, fmt_share
+from ..format import fluke_command, fmt_prob, fmt_share
 from ._belief_cells import Beliefs, beliefs, cell_name
 from ._document import Column, Table, blank, line, note
 from ._result import Result
@@ -282,6 +282,7 @@ class PredictionResult(Result):
     digests: tuple[str, ...]
     unknowns: int = 0
     unknown_policy: str = "fail"
+    ledger: str | None = None  # its URL, so that the hint names it
 
     def payload(self) -> dict[str, Any]:
         return {"version": self.version, "made_at": self.made_at, "predictions": len(self.digests),
@@ -289,7 +290,7 @@ class PredictionResult(Result):
 
     def blocks(self) -> list:
         return [line(f"recorded {len(self.digests)} predictions for version {self.label} at {self.made_at}; after "
-                     "the next batch is ingested, score them with: fluke calibration"),
+                     f"the next batch is ingested, score them with: {fluke_command(self.ledger, 'calibration')}"),
                 unknown_note(self.unknowns, self.unknown_policy)]
 
 
@@ -309,4 +310,5 @@ def predict(ledger, *, version: str | None = None, prior: str = "uniform", famil
         prior=b.prior_text[i], family=b.families[i], carried=b.carried[i],
         evidence=dict(passes=int(b.k[i]), trials=int(b.n[i]), unknowns=int(b.unknowns[i]),
                       unknown_policy=b.unknown_policy))) for i, c in enumerate(b.cells))
-    return PredictionResult(b.version, b.label, made_at, digests, b.total_unknowns, b.unknown_policy)
+    return PredictionResult(b.version, b.label, made_at, digests, b.total_unknowns, b.unknown_policy,
+                            getattr(ledger, "url", None))

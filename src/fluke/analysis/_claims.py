@@ -27,7 +27,7 @@ from dataclasses import dataclass
 from typing import Any, Iterable
 
 from ..errors import UsageError
-from ..format import describe_unknowns, fmt_is, fmt_prob
+from ..format import describe_unknowns, fmt_is
 
 HOLDS = "holds"
 FAILS = "fails"
@@ -145,7 +145,7 @@ def claim_reliable(ledger, *, version: str | None = None, scenarios=None, bar: f
         p_all = doc["suite"]["p_all_clear"]
         needed = doc["suite"]["runs_to_certify_suite"]
         status = HOLDS if p_all >= prob else FAILS if p_all <= fails_at else TOO_SMALL
-        found = f"P(every scenario above {bar:g}) {fmt_is(fmt_prob(p_all))}"
+        found = fmt_is(f"P(every scenario above {bar:g})", p_all)
         if status == TOO_SMALL:
             found += f"; {_needed(needed)} on every scenario (for P ≥ 0.95)"
         return Claim("reliable", f"P(every scenario's θ > {bar:g}) ≥ {prob:g}", status, found, rests,
@@ -156,7 +156,7 @@ def claim_reliable(ledger, *, version: str | None = None, scenarios=None, bar: f
         p = e["p_above"]
         status = HOLDS if p >= prob else FAILS if p <= fails_at else TOO_SMALL
         statuses.append(status)
-        said = f"{_cell(e)}: P(θ > {bar:g}) {fmt_is(fmt_prob(p))} from {e['passes']}/{e['trials']} runs passed"
+        said = f"{_cell(e)}: {fmt_is(f'P(θ > {bar:g})', p)} from {e['passes']}/{e['trials']} runs passed"
         if status == FAILS:
             reasons.append(f"fails: {said}; the runs put it below the bar")
         elif status == TOO_SMALL:
@@ -213,7 +213,7 @@ def claim_not_worse(ledger, baseline: str, *, version: str | None = None, margin
     """
     from ._compare import compare
     from ._comparison_reading import compare_options, read_comparison
-    from ._select import pick_version
+    from ._select import pick_version, version_label
 
     chosen = pick_version(ledger, version)
     result = compare(ledger, baseline, chosen[:16], alpha=alpha, power=power, record=False, unknown=unknown,
@@ -224,12 +224,15 @@ def claim_not_worse(ledger, baseline: str, *, version: str | None = None, margin
     else:
         status = HOLDS if r.verdict == "no significant difference" else TOO_SMALL
     found = r.summary
-    reasons = () if status == HOLDS else (f"{status}: {found}",)
+    said = found if found.startswith(status) else f"{status}: {found}"  # no "too small to tell: too small to tell"
+    reasons = () if status == HOLDS else (said,)
     doc = result.payload()
     rests = (f"A = {result.a.line()}, B = {result.b.line()}; {r.conditional_on}; "
              + _unknowns(doc["unknowns"], doc["unknown_policy"]))
     needed = r.runs_needed_per_arm if status == TOO_SMALL else None
-    return Claim("not_worse_than", f"version {chosen[:12]} is not worse than {baseline}", status, found, rests,
+    named = f"{version} ({chosen[:12]})" if version and not chosen.startswith(str(version)) else \
+        f"version {version_label(ledger, chosen)}"  # never a bare hash
+    return Claim("not_worse_than", f"{named} is not worse than {baseline}", status, found, rests,
                  reasons, needed, limit=r.limit_text(), version=chosen)
 
 

@@ -36,7 +36,7 @@ from dataclasses import dataclass
 from typing import Any
 
 from ..errors import FlukeError, UsageError
-from ..format import fmt_p, fmt_prob, fmt_share, natural_key
+from ..format import fmt_is, fmt_p, fmt_share, natural_key
 from ._document import Column, Heading, Span, Table, blank, line, note
 from ._result import Result
 from ._unknowns import check_unknown, unknown_fields, unknown_note
@@ -142,8 +142,8 @@ class ComparisonResult(Result):
                  else "— (no scenario carries information)")
         out: list = [
             Heading(f"{r.verdict}: B − A = {r.difference:+.1f} points {ci}"),
-            line(Span(f"{r.test.method} p = {fmt_p(r.pvalue)}", style),
-                 f"; P(B < A) = {fmt_prob(r.p_b_below_a)} (prior {r.prior})"),
+            line(Span(f"{r.test.method} {fmt_is('p', r.pvalue, kind='p')}", style),
+                 f"; {fmt_is('P(B < A)', r.p_b_below_a)} (prior {r.prior})"),
             line(f"detection limit: could not have detected a difference below {limit} at α = {r.alpha:g} and "
                  f"power {r.power:g} (ceiling {r.ceiling:g} points); {r.uninformative} of {r.strata} scenario "
                  "cells carry no information (every run passed, or every run failed, in both arms)"

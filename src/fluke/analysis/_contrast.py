@@ -114,9 +114,17 @@ def contrast(ledger, *, factors: str | Sequence[str], version: str | None = None
     lacking = [r for r in kept if any(f not in r.condition for f in names)]
     if lacking:
         f = next(f for f in names if f not in lacking[0].condition)
+        if len(lacking) == len(kept) and not any(f in r.condition for r in kept):
+            held = sorted({k for r in kept for k in r.condition})
+            raise InputError(ledger.url, None, f"condition.{f}",
+                             f"no run in scope was recorded under condition {f!r}, so there is no factorial study "
+                             f"to contrast (the conditions these {len(kept)} runs carry: "
+                             f"{', '.join(held) if held else 'none'})",
+                             hint="record runs under every combination of the factors, e.g. condition "
+                                  f"{f}=on and {f}=off, then name them with --factors")
         raise InputError(ledger.url, f"run {lacking[0].hash[:12]}", f"condition.{f}",
-                         f"{len(lacking)} runs in scope lack this factor",
-                         hint="narrow the scope with --version or --condition")
+                         f"{len(lacking)} of {len(kept)} runs in scope lack this factor",
+                         hint="narrow the scope to the study's runs with --version or --condition")
     try:
         fit = factorial_contrasts(y, [r.sampling_unit for r in kept],
                                   {f: [r.condition[f] for r in kept] for f in names}, confidence_level=level)

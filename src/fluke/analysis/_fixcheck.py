@@ -26,12 +26,17 @@ from dataclasses import dataclass
 from typing import Any, Sequence
 
 from ..errors import InputError, UsageError
-from ..format import fmt_num, fmt_p, fmt_pct, fmt_share, natural_key
+from ..format import fmt_interval, fmt_is, fmt_num, fmt_p, fmt_pct, fmt_share, fmt_share_interval, natural_key, plural
 from ._document import Column, Span, Table, blank, line, note
 from ._result import Result
 from ._facts import counted_arm, trial_arm
 from ._select import Arm, disjoint, select_arm
 from ._unknowns import check_unknown, outcome_arrays, unknown_fields, unknown_note
+
+
+def _pct_interval(lo: float, hi: float) -> str:
+    """The interval of a share printed in percent, in percent too."""
+    return "—" if not (math.isfinite(lo) and math.isfinite(hi)) else fmt_interval(lo, hi, percent=True)
 
 
 def _interval(lo: float, hi: float) -> str:
@@ -59,7 +64,10 @@ def _rule(r) -> dict[str, Any] | None:
 def _share_cell(m) -> str:
     if m is None or not math.isfinite(m.estimate):
         return "—"
-    return f"{fmt_share(round(m.estimate * m.rows), m.rows)} {_interval(max(0.0, m.low), min(1.0, m.high))}"
+    low, high = max(0.0, m.low), min(1.0, m.high)
+    if not (math.isfinite(low) and math.isfinite(high)):
+        return fmt_share(round(m.estimate * m.rows), m.rows)
+    return fmt_share_interval(round(m.estimate * m.rows), m.rows, low, high)  # share and interval, both in percent
 
 
 @dataclass(frozen=True)
@@ -113,30 +121,45 @@ class FixCheckResult(Result):
             for label, m in (("once", check.difference_once), (f"within {within}", check.difference_within)):
                 out.append(line(Span(f"candidate − control, fixed {label}: ", "bold"),
                                 f"{100 * m.estimate:+.1f} points [{100 * m.low:+.1f}, {100 * m.high:+.1f}], "
-                                f"p = {fmt_p(m.pvalue)} ({m.clusters} inputs)"))
+                                f"{fmt_is('p', m.pvalue, kind='p')} ({m.clusters} inputs)"))
         else:
             bar, cand = check.bar, check.candidate
+            pure = (f"; were its failures pure chance it would be {fmt_pct(chance.chance_fixed_once, 1)} once "
+                    f"(1 − p, the table's last row)" if not bar.method.startswith("pure chance") else "")
             out.append(line(Span("No control: nothing is called improved. ", "warn"),
-                            f"A pure re-run of this agent would call {fmt_pct(bar.once, 1)} of its failures "
-                            f"'fixed' once and {fmt_pct(bar.within, 1)} within {bar.tries} tries ({bar.method}); "
-                            f"that is the bar the candidate must clear."))
-            verdict = {True: "clears the bar (a reason to run a control, not a finding)",
-                       False: "does not clear the bar", None: "cannot be set against the bar"}[check.clears_bar]
+                            f"A re-run of the unchanged agent would call {fmt_pct(bar.once, 1)} of its failures "
+                            f"'fixed' once and {fmt_pct(bar.within, 1)} within {bar.tries} tries, from the "
+                            f"{bar.method}{pure}; "
+                            f"the first figure is the bar the candidate must clear."))
+            low = cand.fixed_once.low if cand.fixed_once is not None else float("nan")
+            high = cand.fixed_once.high if cand.fixed_once is not None else float("nan")
+            at = fmt_pct(bar.once, 1)
+            if high < bar.once:
+                short = f"lies below the bar of {at}: its whole interval does"
+            elif cand.fixed_once.estimate < bar.once:
+                short = f"sits below the bar of {at}, though its interval reaches up to {fmt_pct(high, 1)}"
+            else:
+                short = f"is above the bar of {at} but not clearly: its interval reaches down to {fmt_pct(low, 1)}"
+            verdict = {True: "clears the bar: its whole interval lies above it (a reason to run a control, "
+                             "not a finding)",
+                       False: short, None: "cannot be set against the bar"}[check.clears_bar]
             out.append(line(f"candidate: {_share_cell(cand.fixed_once)} fixed once, which {verdict}. Re-run the "
                             "unchanged agent the same way and pass it as --control to test the fix."))
         arms = [("candidate", check.candidate, self.candidate)]
         if check.control is not None:
             arms.append(("control", check.control, self.control))
         rows = [[name, arm.selector, _share_cell(rule.fixed_once),
-                 _share_cell(rule.fixed_within) + (f" (≤{rule.tries} tries)" if rule.tries < within else "")]
+                 _share_cell(rule.fixed_within) + (f" (within {plural(rule.tries, 'try', 'tries')})"
+                                                   if rule.tries != self.tries else "")]
                 for name, rule, arm in arms]
         k = self.tries
+        header = f"fixed within {k}" + (f" ({within} asked, {k} recorded)" if k < within else "")
         rows.append(["pure chance", f"1 − p, 1 − p^{k}", fmt_pct(chance.chance_fixed_once, 1),
                      fmt_pct(1 - chance.p ** k, 1)])
         out.append(Table(f"re-run rule on the first run's {check.candidate.rows} failing episodes "
                          f"({check.candidate.inputs} inputs), 95% intervals clustered by input",
                          [Column("arm"), Column("selector", key=True), Column("fixed once", "right"),
-                          Column(f"fixed within {within}", "right")], rows, limit=None))
+                          Column(header, "right")], rows, limit=None))
         flagged = sorted((f for f in check.flags if f.flagged), key=lambda f: (f.qvalue, natural_key(f.input)))
         out.append(line(f"per input (against the {check.reference}): {len(flagged)} of {len(check.flags)} "
                         "flagged at q < 0.05"))
@@ -150,7 +173,7 @@ class FixCheckResult(Result):
         if check.control is not None:
             bi = check.by_input
             out.append(line(f"by input (sign test against the control): {bi.improved} improved, {bi.worsened} "
-                            f"worsened, {bi.unchanged} unchanged; p = {fmt_p(bi.pvalue)}"))
+                            f"worsened, {bi.unchanged} unchanged; {fmt_is('p', bi.pvalue, kind='p')}"))
         read = ("read run by run" if self.streamed else
                 "read from the ledger's trial_outcomes table, which keeps each run's outcome in trial order")
         out += [blank(), note(f"Conditional on: {self.payload()['conditional_on']}; {read}."), note(check.statement),
@@ -296,7 +319,7 @@ class ConsistencyResult(Result):
                 Column("C 95%", right), Column("κ", right), Column("κ 95%", right),
                 Column("chance 'fixed' once / in 3", right)]
         rows = [[arm.selector, str(c.trials), str(c.scenarios), fmt_share(c.failures, c.trials),
-                 _interval(*c.p_interval), fmt_num(c.c), _interval(*c.c_interval), fmt_num(c.kappa),
+                 _pct_interval(*c.p_interval), fmt_num(c.c), _interval(*c.c_interval), fmt_num(c.kappa),
                  _interval(*c.kappa_interval),
                  f"{fmt_pct(c.chance_fixed_once, 1)} / {fmt_pct(c.chance_fixed_within3, 1)}"]
                 for arm, c in self.agents]

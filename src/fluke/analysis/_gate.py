@@ -10,6 +10,7 @@ A rule names one version and the checks it must pass; every section is optional 
     luck: {at_most: 0.05}                 # the luck rate's credible interval under the ceiling
     compare: {baseline: model=support-desk-v1, margin: 0.05}  # not worse (able to see 5 points)
     sealed: true                          # the rule was sealed (fluke gate RULE --seal) before the runs
+    judge: {judge: 3f2a9c, labels: audit.jsonl, kappa: 0.6}  # a judge may gate only when it has earned it
     unknown: fail                         # a run of unknown outcome: a failure (the default) or exclude
     on_inconclusive: warn                 # a check too small to tell: warn (the default), fail or pass
 
@@ -24,8 +25,8 @@ every check holds.
 >>> parse_gate_rule("relaible: {bar: 0.8}")
 Traceback (most recent call last):
 ...
-fluke.errors.SpecError: gate rule: relaible: unknown key (did you mean 'reliable'?); allowed: compare, gate, luck,
-name, on_inconclusive, reliable, sealed, spec, unknown, version
+fluke.errors.SpecError: gate rule: relaible: unknown key (did you mean 'reliable'?); allowed: compare, gate, judge,
+luck, name, on_inconclusive, reliable, sealed, spec, unknown, version
 """
 
 from __future__ import annotations
@@ -37,6 +38,7 @@ from pathlib import Path
 from typing import Any, Mapping
 
 from ..errors import SpecError
+from ..format import fluke_command, parse_problem
 from ._claims import FAILS, HOLDS, TOO_SMALL, Claim
 from ._document import Column, Details, Heading, Span, Table, blank, line, note
 from ._result import Result
@@ -45,15 +47,17 @@ from ._result import Result
 GATE_SEAL_KIND = "gate_seal"
 
 _TOP = {"name": str, "version": str, "spec": (str, dict), "gate": bool, "reliable": dict, "luck": dict,
-        "compare": dict, "sealed": bool, "unknown": str, "on_inconclusive": str}
+        "compare": dict, "sealed": bool, "unknown": str, "judge": dict, "on_inconclusive": str}
 _SECTIONS = {
     "reliable": {"bar": (float, 0.9), "prob": (float, 0.95), "per": (str, "scenario"), "prior": (str, "uniform"),
                  "scenarios": ((str, list), None)},
     "luck": {"at_most": (float, None), "level": (float, 0.95)},
     "compare": {"baseline": (str, None), "margin": (float, None), "alpha": (float, 0.05), "power": (float, 0.8)},
+    "judge": {"judge": (str, None), "labels": (str, None), "strata": (str, None), "kappa": (float, 0.6),
+              "flips": (float, 0.1), "min_labels": (float, 50.0)},
 }
-_REQUIRED = {"luck": "at_most", "compare": "baseline"}
-_CHECKS = ("gate", "reliable", "luck", "compare")
+_REQUIRED = {"luck": "at_most", "compare": "baseline", "judge": "judge"}
+_CHECKS = ("gate", "reliable", "luck", "compare", "judge")
 
 
 def _fail(where: str, message: str) -> SpecError:
@@ -90,7 +94,7 @@ def _load_text(text: str, fmt: str) -> Any:
     try:
         return yaml.safe_load(text)
     except yaml.YAMLError as exc:
-        raise _fail("text", f"not valid YAML ({str(exc).splitlines()[0]})") from None
+        raise _fail("text", f"not valid YAML ({parse_problem(exc)})") from None
 
 
 def parse_gate_rule(text: str | Mapping[str, Any], *, fmt: str = "yaml") -> dict[str, Any]:
@@ -115,7 +119,8 @@ def parse_gate_rule(text: str | Mapping[str, Any], *, fmt: str = "yaml") -> dict
         rule[section] = {k: (_typed(f"{section}.{k}", given[k], kind) if k in given and given[k] is not None
                              else default) for k, (kind, default) in fields.items()}
     for section, key in (("reliable", "bar"), ("reliable", "prob"), ("luck", "at_most"), ("luck", "level"),
-                         ("compare", "alpha"), ("compare", "power"), ("compare", "margin")):
+                         ("compare", "alpha"), ("compare", "power"), ("compare", "margin"), ("judge", "kappa"),
+                         ("judge", "flips")):
         value = rule.get(section, {}).get(key)
         if value is not None and not 0 < value < 1:
             raise _fail(f"{section}.{key}", f"{value!r} must lie strictly between 0 and 1")
@@ -129,7 +134,7 @@ def parse_gate_rule(text: str | Mapping[str, Any], *, fmt: str = "yaml") -> dict
         raise _fail("on_inconclusive", f"{rule['on_inconclusive']!r} must be 'warn' (a check too small to tell "
                     "does not fail the gate but is listed, the default), 'fail' or 'pass'")
     if not any(rule.get(c) for c in _CHECKS):
-        raise _fail("text", "names no check: add one of gate, reliable, luck, compare")
+        raise _fail("text", "names no check: add one of gate, reliable, luck, compare, judge")
     if (rule.get("gate") or "luck" in rule) and "spec" not in rule:
         raise _fail("spec", "gate and luck grade the runs' paths: name the spec")
     return rule
@@ -151,6 +156,9 @@ def load_gate_rule(path: str | Path) -> tuple[dict[str, Any], bytes]:
     rule = parse_gate_rule(text, fmt="toml" if path.suffix.lower() == ".toml" else "yaml")
     if isinstance(rule.get("spec"), str) and not Path(rule["spec"]).is_absolute():
         rule["spec"] = str(path.parent / rule["spec"])
+    labels = rule.get("judge", {}).get("labels")
+    if isinstance(labels, str) and not Path(labels).is_absolute():
+        rule["judge"]["labels"] = str(path.parent / labels)
     return rule, raw
 
 
@@ -162,14 +170,17 @@ class GateSealResult(Result):
     digest: str
     text_sha256: str
     name: str
+    file: str = "RULE"            # the rule file sealed, which the check must be given again
+    ledger: str | None = None     # its URL, so that the hint names it
 
     def payload(self) -> dict[str, Any]:
         return {"digest": self.digest, "text_sha256": self.text_sha256, "name": self.name}
 
     def blocks(self) -> list:
+        check = fluke_command(self.ledger, "gate", self.file)
         return [line(f"sealed gate rule {self.name!r}: digest {self.digest[:12]} (rule sha256 "
                      f"{self.text_sha256[:12]}); runs recorded from now on can confirm it"),
-                note("Check it after the runs with the same file: fluke gate RULE (with sealed: true in the rule).")]
+                note(f"Check it after the runs with the same file: {check} (with sealed: true in the rule).")]
 
 
 def seal_gate(ledger, rule: str | Path) -> GateSealResult:
@@ -191,7 +202,8 @@ def seal_gate(ledger, rule: str | Path) -> GateSealResult:
     sha = hashlib.sha256(raw).hexdigest()
     digest = ledger.put_document(GATE_SEAL_KIND, {"text_sha256": sha, "text": raw.decode("utf-8"),
                                                   "sealed_at": utcnow()})
-    return GateSealResult(digest, sha, parsed.get("name") or "gate rule")
+    return GateSealResult(digest, sha, parsed.get("name") or "gate rule", str(rule) if isinstance(rule, (str, Path))
+                          else "RULE", getattr(ledger, "url", None))
 
 
 def _seal_claim(ledger, raw: bytes | None, version: str) -> Claim:
@@ -208,7 +220,8 @@ def _seal_claim(ledger, raw: bytes | None, version: str) -> Claim:
               and hashlib.sha256(str(d.body.get("text", "")).encode()).hexdigest() == sha]
     if not intact:
         why = ("a seal of this rule no longer matches its digest" if seals else
-               "no seal of this exact rule file in the ledger (seal it first: fluke gate RULE --seal)")
+               f"no seal of this exact rule file in the ledger (seal it first: "
+               f"{fluke_command(ledger, 'gate', 'RULE', '--seal')})")
         return Claim("sealed", asked, FAILS, why, f"rule sha256 {sha[:12]}", (f"fails: {why}",), version=version)
     first = min(intact, key=lambda d: when(d.recorded_at))
     sealed = when(first.recorded_at)
@@ -382,6 +395,10 @@ def gate(ledger, rule: str | Path | Mapping[str, Any], *, raw: bytes | None = No
         c = rule["compare"]
         claims.append(claim_not_worse(ledger, c["baseline"], version=version, margin=c["margin"],
                                       alpha=c["alpha"], power=c["power"], unknown=unknown))
+    if "judge" in rule:
+        from ._judge import claim_judge
+
+        claims.append(claim_judge(ledger, rule["judge"]))
     if rule.get("sealed"):
         claims.append(_seal_claim(ledger, raw, version))
     label = version_label(ledger, version)

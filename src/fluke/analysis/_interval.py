@@ -25,7 +25,7 @@ from pathlib import Path
 from typing import Any, Mapping, Sequence
 
 from ..errors import InputError, UsageError
-from ..format import fmt_num
+from ..format import fluke_command, fmt_num, fmt_range, parse_problem
 from ._document import Column, Span, Table, blank, line, note
 from ._result import Result
 from ._unknowns import apply_to_counts, check_unknown, closing_notes, unknown_fields, unknown_note
@@ -76,7 +76,8 @@ def scoped_runs(ledger, version: str | None, condition: str | None) -> list:
     runs = [ScopedRun(r, shared) for r in ledger.runs(version=select_versions(ledger, version), condition=condition)]
     if not runs:
         raise InputError(ledger.url, None, None, "no runs match",
-                         hint="loosen --version/--condition (fluke summary lists what the ledger holds)")
+                         hint="loosen --version/--condition; see what the ledger holds with: "
+                              f"{fluke_command(ledger, 'summary')}")
     return runs
 
 
@@ -183,9 +184,12 @@ class IntervalResult(Result):
                          more="intervals",
                          notes=[f"clustered: {ci.method}, t on {ci.df} df; naive: every run independent, normal"]))
         vc = v.variance
+        # One scenario per unit (--unit scenario): there is no "scenario within unit" to speak of.
+        flat = unit == "scenario" or any("one scenario per unit" in r for r in vc.reasons)
+        parts = [(unit, vc.unit)] + ([] if flat else [(f"scenario within {unit}", vc.scenario)]) + \
+            [("generation (run)", vc.generation)]
         comps = [[name, fmt_num(val, 5), fmt_num(math.sqrt(val) if val >= 0 else float("nan"), 4)]
-                 for name, val in ((unit, vc.unit), ("scenario within unit", vc.scenario),
-                                   ("generation (run)", vc.generation))]
+                 for name, val in parts]
         out.append(Table("variance components",
                          [Column("component", key=True), Column("variance", "right"), Column("std. dev.", "right")],
                          comps, more="components",
@@ -193,14 +197,18 @@ class IntervalResult(Result):
         if not v.projections:
             out.append(line(Span("what more evidence would buy: ", "warn"),
                             "undefined while a variance component is (see the notes above)"))
-        more = [[p.label.replace(" per scenario", "").replace(" per unit", ""), f"{p.units:g}", f"{p.scenarios:.3g}",
-                 f"{p.generations:.3g}" if math.isfinite(p.generations) else "∞",
-                 f"{p.runs:.0f}" if math.isfinite(p.runs) else "∞", fmt_num(p.standard_error, 4), f"{p.ratio:.2f}"]
+        def panel(label: str) -> str:
+            label = label.replace(" per scenario", "").replace(" per unit", "")
+            return label.replace("x units", f"x {unit}s")  # the unit by its name: "2x scenarios", "2x tasks"
+
+        more = [[panel(p.label), f"{p.units:g}"] + ([] if flat else [f"{p.scenarios:.3g}"])
+                + [f"{p.generations:.3g}" if math.isfinite(p.generations) else "∞",
+                   f"{p.runs:.0f}" if math.isfinite(p.runs) else "∞", fmt_num(p.standard_error, 4), f"{p.ratio:.2f}"]
                 for p in v.projections]
+        heads = [f"{unit}s"] + ([] if flat else [f"scen./{unit}"]) + ["runs/scen.", "runs", "SE", "x now"]
         out += [] if not more else [Table("what more evidence would buy (SE of the mean)",
-                         [Column("panel", key=True)] + [Column(c, "right") for c in
-                                                         (f"{unit}s", "scen./unit", "runs/scen.", "runs", "SE",
-                                                          "x now")], more, more="panels")]
+                                          [Column("panel", key=True)] + [Column(c, "right") for c in heads],
+                                          more, more="panels")]
         out.append(note(f"Conditional on: {ci.conditional_on}; version {v.version[:12]}; {v.without_outcome} runs "
                         f"without outcome.{self.outcome} left out"))
         return out
@@ -252,7 +260,8 @@ def interval(ledger, *, unit: str = "unit", version: str | None = None, conditio
         by_version.setdefault(c.version, []).append(c)
     if not by_version:
         raise InputError(ledger.url, None, None, "no runs match",
-                         hint="loosen --version/--condition (fluke summary lists what the ledger holds)")
+                         hint="loosen --version/--condition; see what the ledger holds with: "
+                              f"{fluke_command(ledger, 'summary')}")
     names, out = labels(ledger), []
     for v in [i.version for i in infos if i.version in by_version]:        # oldest first
         cells = by_version[v]
@@ -309,7 +318,7 @@ def read_weights(path: str | Path) -> dict[str, float]:
     try:
         data = yaml.safe_load(Path(path).read_text())
     except (OSError, yaml.YAMLError, UnicodeDecodeError) as exc:
-        raise InputError(str(path), None, None, f"cannot read weights ({exc})") from None
+        raise InputError(str(path), None, None, f"cannot read weights ({parse_problem(exc)})") from None
     if not isinstance(data, dict) or not all(isinstance(v, (int, float)) and not isinstance(v, bool)
                                              for v in data.values()):
         raise InputError(str(path), None, None, "must map each scenario to a number (its weight)",
@@ -361,7 +370,7 @@ class PassKResult(Result):
             lo, hi = v.trials_per_scenario
             out += [blank()] if i else []
             out.append(line(f"version {v.version[:12]} ({v.label}): {v.passes} of {v.trials} runs passed, "
-                            f"{v.scenarios} scenarios, {lo}–{hi} trials each", style="bold"))
+                            f"{v.scenarios} scenarios, {fmt_range(lo, hi)} trials each", style="bold"))
             for e in v.rows:
                 if e["reason"]:
                     out.append(line(Span(f"k={e['k']} undefined: ", "warn"), e["reason"]))
@@ -411,7 +420,8 @@ def passk(ledger, *, ks: str | Sequence[int] | None = None, version: str | None 
     rows = ledger.counts(version=select_versions(ledger, version), condition=condition)
     if not rows:
         raise InputError(ledger.url, None, None, "no runs match",
-                         hint="loosen --version/--condition (fluke summary lists what the ledger holds)")
+                         hint="loosen --version/--condition; see what the ledger holds with: "
+                              f"{fluke_command(ledger, 'summary')}")
     names = labels(ledger)
     by_version: dict[str, list] = {}
     for r in rows:

@@ -304,6 +304,12 @@ def leaderboard(ledger, versions: Sequence[str] | None = None, *, baseline: str 
         cells.setdefault((r.scenario, r.condition), {})[r.version] = (r.passes, r.trials, r.unknowns)
     common = sorted((key for key, by in cells.items() if len(by) == len(chosen)),
                     key=lambda key: (natural_key(key[0]), key[1]))
+    if not common:
+        ran = {v: sum(1 for by in cells.values() if v in by) for v in chosen}
+        each = ", ".join(f"{v[:12]}: {ran[v]}" for v in chosen[:8]) + (", …" if len(chosen) > 8 else "")
+        raise UsageError(f"no scenario (with its condition) was run by all {len(chosen)} versions, so there is "
+                         f"nothing to rank them on (scenario cells per version: {each}); choose versions that ran "
+                         "the same scenarios with --version")
     k = [[cells[key][v][0] for key in common] for v in chosen]
     strata = [s if not c else f"{s} {c}" for s, c in common]
 

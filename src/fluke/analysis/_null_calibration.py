@@ -7,7 +7,7 @@ the Wilson interval of the false-alarm share contains the nominal α.
 >>> result.calibration.pairs, sum(result.calibration.histogram), result.seed
 (40, 40, 1)
 >>> print(result.render()) # doctest: +ELLIPSIS
-called different: ... the nominal 5%
+called different: ... the nominal 5%, but 40 pairs are too few to tell: ... (--pairs 292)
 ...
 """
 
@@ -18,7 +18,7 @@ from dataclasses import dataclass
 from typing import Any
 
 from ..errors import UsageError
-from ..format import fmt_p, fmt_pct, fmt_share
+from ..format import fmt_is, fmt_pct, fmt_share
 from ._document import Column, Table, line, note
 from ._result import Result
 from ._select import check_level
@@ -64,10 +64,21 @@ class NullCalibrationResult(Result):
         top = max(cal.histogram) or 1
         rows = [[f"{i / bins:.2f}–{(i + 1) / bins:.2f}", "█" * round(30 * count / top), str(count)]
                 for i, count in enumerate(cal.histogram)]
+        nominal = f"the nominal {100 * self.alpha:g}%"
+        verdict = f"contains {nominal}" if self.holds else \
+            f"{'above' if lo > self.alpha else 'below'} {nominal}"
+        need = pairs_to_measure(self.alpha)
+        wide = (hi - lo) > self.alpha and cal.pairs < need
+        if wide:
+            verdict += (f", but {cal.pairs} pairs are too few to tell: the interval is {100 * (hi - lo):.1f} points "
+                        f"wide; about {need} pairs would measure the false-alarm rate to ±{50 * self.alpha:g} "
+                        f"points (--pairs {need})")
+        elif not self.holds:
+            verdict = "MISSES " + nominal + f" (the share is {verdict.split()[0]} it)"
         return [
             line(f"called different: {fmt_share(cal.false_alarms, cal.pairs)}, Wilson 95% "
-                 f"[{fmt_pct(lo, 1)}, {fmt_pct(hi, 1)}] — {'contains' if self.holds else 'MISSES'} "
-                 f"the nominal {100 * self.alpha:g}%", style="good" if self.holds else "bad"),
+                 f"[{fmt_pct(lo, 1)}, {fmt_pct(hi, 1)}] — {verdict}",
+                 style="good" if self.holds and not wide else "warn" if wide else "bad"),
             line(f"{cal.pairs} unchanged pairs ({run.tasks} tasks × {run.runs_per_task} runs per arm), seed "
                  f"{self.seed}; the {self.test} test at α = {self.alpha:g}"),
             line("verdicts: " + ", ".join(f"{k} {v}" for k, v in run.verdicts.items())
@@ -76,11 +87,25 @@ class NullCalibrationResult(Result):
                  + f", ceiling {self.ceiling:g}"),
             Table(f"p-values of the {cal.pairs} pairs in {bins} bins",
                   [Column("p"), Column("", key=True), Column("pairs", "right")], rows, limit=None),
-            line(f"uniform p-values? KS p = {fmt_p(cal.ks_pvalue)}, chi-square over {bins} bins "
-                 f"p = {fmt_p(cal.chi2_pvalue)}"),
+            line(f"uniform p-values? KS {fmt_is('p', cal.ks_pvalue, kind='p')}, chi-square over {bins} bins "
+                 f"{fmt_is('p', cal.chi2_pvalue, kind='p')}"),
             note("Conditional on the synthetic staged agent: this measures the test's calibration on that null, "
                  "not on any real agent."),
         ]
+
+
+def pairs_to_measure(alpha: float, *, z: float = 1.959964) -> int:
+    """Pairs whose false-alarm share, at the nominal ``alpha``, has a 95% interval of ±alpha/2.
+
+    The normal approximation n = z² α(1 − α) / (α/2)²; below it, an interval that excludes α
+    says little about how far off the test is.
+
+    >>> pairs_to_measure(0.05), pairs_to_measure(0.01)
+    (292, 1522)
+    """
+    import math
+
+    return math.ceil(z * z * alpha * (1 - alpha) / (alpha / 2) ** 2)
 
 
 def calibrate(*, pairs: int = 200, tasks: int = 50, runs_per_task: int = 40, alpha: float = 0.05,

@@ -31,11 +31,18 @@ from typing import Any
 import yaml
 
 from ..errors import UsageError
-from ..format import fmt_num, fmt_prob, natural_key
+from ..format import fluke_command, fmt_is, fmt_num, fmt_prob, natural_key
 from ._document import Column, Span, Table, blank, line
 from ._result import Result
 from ._select import check_level, require_runs, version_label
 from ._unknowns import apply_to_counts, check_unknown, closing_notes
+
+
+def _settled(a) -> bool:
+    """Whether an allocation cannot move its measure: a probability at 1 (or at 0) now and after."""
+    if not a.measure.startswith("P("):
+        return False
+    return all(min(v, 1 - v) < 0.0005 for v in (a.before, a.after_plan, a.after_even))
 
 
 @dataclass(frozen=True)
@@ -51,6 +58,7 @@ class PlanResult(Result):
     sealed: str | None = None
     unknowns: int | None = None   # runs of unknown outcome in the counts read (None: no run was read)
     unknown_policy: str = "fail"
+    ledger: str | None = None     # its URL, so that the hint names it
 
     def payload(self) -> dict[str, Any]:
         import dataclasses
@@ -81,7 +89,16 @@ class PlanResult(Result):
                                  [Column("scenario", key=True), Column("runs", "right")],
                                  [[s, "never" if r == float("inf") else f"{r:.0f}"] for s, r in need],
                                  more="scenarios"))
-        if self.allocation is not None:
+        if self.allocation is not None and _settled(self.allocation):
+            a = self.allocation
+            if a.before > 0.5:
+                why = (f"the decision is settled ({fmt_is(a.measure, a.before)} now, and after them). Spend them on "
+                       "another question, or ask a harder one (a higher --bar or --level).")
+            else:
+                why = (f"they cannot settle the decision ({fmt_is(a.measure, a.before)} now, and after them): it "
+                       "needs more runs than this budget, or a bar the scenarios can clear.")
+            out.append(line(Span("next runs: ", "bold"), f"these {a.budget} runs buy nothing; {why}"))
+        elif self.allocation is not None:
             a = self.allocation
             rows = sorted(
                 ((s, r) for s, r in zip(self.strata, a.runs, strict=True) if r),
@@ -98,7 +115,7 @@ class PlanResult(Result):
                                if a.draws else "")))
         if self.sealed:
             out.append(line("sealed: ", Span(self.sealed, "bold"), "; decide it later with ",
-                            Span(f"fluke unseal {self.sealed[:12]}", "code")))
+                            Span(fluke_command(self.ledger, "unseal", self.sealed[:12]), "code")))
         if not out:
             out.append(line("nothing to plan: give --detect POINTS, --bar RATE, or --budget RUNS"))
         return out + [blank()] + closing_notes(self.conditional_on(), self.unknowns, self.unknown_policy)
@@ -211,7 +228,8 @@ def plan(ledger=None, *, detect: float | None = None, rate: float | None = None,
     sealed = None
     if seal:
         sealed = _seal(ledger, version, bar, level, paired, cert, alloc, strata, unknown)
-    return PlanResult(paired, cert, alloc, strata, tuple(names), sealed, unknowns, unknown)
+    return PlanResult(paired, cert, alloc, strata, tuple(names), sealed, unknowns, unknown,
+                      getattr(ledger, "url", None))
 
 
 def _seal(ledger, version, bar, level, paired, cert, alloc, strata, unknown) -> str:

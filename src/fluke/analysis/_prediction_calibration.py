@@ -24,7 +24,7 @@ from dataclasses import dataclass
 from typing import Any
 
 from ..errors import UsageError
-from ..format import fmt_num, fmt_p, fmt_share
+from ..format import fluke_command, fmt_is, fmt_num, fmt_share
 from ._document import Column, Table, line, note
 from ._result import Result
 from ._select import require_runs
@@ -79,6 +79,7 @@ class CalibrationResult(Result):
     report: Any = None   # fluke.inference.CalibrationReport
     unknown_policy: str = "fail"
     before_any: int = 0  # runs recorded before any prediction for their cell (not scored)
+    ledger: str | None = None  # its URL, so that the hint names it
 
     def payload(self) -> dict[str, Any]:
         r = self.report
@@ -91,14 +92,15 @@ class CalibrationResult(Result):
         r = self.report
         if r is None:
             return [line(f"nothing to score yet: {self.predictions} predictions, and no run to score was recorded "
-                         "after one (ingest the next batch, then run fluke calibration)"),
+                         f"after one (ingest the next batch, then: {fluke_command(self.ledger, 'calibration')})"),
                     unknown_note(self.unknowns, self.unknown_policy)]
         o = r.overall
         out: list = [line(f"{o.predictions} runs scored against predictions made before they were recorded. "
                           f"Brier {o.brier:.4f} (if the predictions were right: {o.test.expected_brier:.4f} ± "
                           f"{o.test.brier_sd:.4f}); always predicting the average pass rate {r.base_rate:.3f}: "
                           f"{o.baseline_brier:.4f}; skill {fmt_num(o.skill, 3)}. Verdict: {o.verdict} "
-                          f"(Spiegelhalter z = {fmt_num(o.test.statistic, 2)}, p = {fmt_p(o.test.pvalue)}).",
+                          f"(Spiegelhalter z = {fmt_num(o.test.statistic, 2)}, "
+                          f"{fmt_is('p', o.test.pvalue, kind='p')}).",
                           style="bold")]
         for name, s in [("all", o)] + sorted(r.by_family.items()):
             title = f"reliability: {name}" + ("" if name == "all" else
@@ -134,4 +136,5 @@ def calibration(ledger, *, version: str | None = None, bins: int = 10, unknown: 
         from ..inference import score_predictions
 
         report = score_predictions(m.probability, m.outcome, families=list(m.family), bins=bins)
-    return CalibrationResult(m.predictions, int(m.outcome.size), m.unknowns, report, unknown, m.before_any)
+    return CalibrationResult(m.predictions, int(m.outcome.size), m.unknowns, report, unknown, m.before_any,
+                             getattr(ledger, "url", None))

@@ -68,7 +68,8 @@ class IngestReport(Result):
                 out.append(line(f"  {dup['before']} were stored before this ingest (the same content: this file "
                                 "or one holding the same runs was ingested already)"))
         out += [line("  ", n) for r in self.files for n in r.get("notes", ())]
-        out += [line(Span("warning: ", "warn"), w) for r in self.files for w in r.get("warnings", ())]
+        out += [line(Span("warning: ", "warn"), w) for r in self.files
+                for w in (*r.get("warnings", ()), *([r["stored_again"]] if r.get("stored_again") else []))]
         if self.missing_model:
             out.append(line(Span("note: ", "warn"), "some versions have no model in their identity; pass "
                             "--identity model=NAME when you ingest them"))
@@ -96,6 +97,7 @@ def ingest(ledger, files: Sequence[str], *, input_format: str | None = None, ide
         runs = read_file(path, format=input_format, identity=supplied, options=options or None, prepared=True,
                          notes=notes, workers=workers)
         tick = progress(path) if progress is not None else None
+        before = {v.version for v in ledger.versions()}
         keys = _Keys()
         runs = keys.watch(runs)
         result = ledger.ingest(runs, progress=tick) if tick is not None else ledger.ingest(runs)
@@ -103,6 +105,9 @@ def ingest(ledger, files: Sequence[str], *, input_format: str | None = None, ide
         if result.skipped:
             row["duplicates"] = keys.duplicates(path, result.skipped, input_format, supplied, options)
         warnings = list(getattr(result, "warnings", ()) or ())
+        again = _stored_before(ledger, path, {v.version for v in ledger.versions()} - before) if result.added else None
+        if again:
+            row["stored_again"] = again
         if warnings:
             row["warnings"] = warnings
         if notes:
@@ -114,6 +119,56 @@ def ingest(ledger, files: Sequence[str], *, input_format: str | None = None, ide
     return IngestReport(safe(ledger.url), tuple(rows), missing)
 
 
+#: Document kind recording which versions a file's runs were stored under (by a fingerprint of its bytes).
+FILE_KIND = "ingested_file"
+
+
+def file_fingerprint(path: str, *, edge: int = 2 ** 20) -> str:
+    """SHA-256 of a file's size, first and last MiB: the same file under any name, read in bounded time.
+
+    >>> import os, tempfile
+    >>> a = os.path.join(tempfile.mkdtemp(), "a.json"); _ = open(a, "w").write("[1, 2]")
+    >>> len(file_fingerprint(a))
+    64
+    """
+    import hashlib
+    import os
+
+    h = hashlib.sha256()
+    size = os.path.getsize(path)
+    h.update(str(size).encode())
+    with open(path, "rb") as fh:
+        h.update(fh.read(edge))
+        if size > 2 * edge:
+            fh.seek(size - edge)
+            h.update(fh.read(edge))
+    return h.hexdigest()
+
+
+def _stored_before(ledger, path: str, new_versions: set[str]) -> str | None:
+    """A warning when this file's runs were stored before under versions other than the new ones.
+
+    Runs are content-addressed with their identity, so the same file ingested with another
+    ``--identity`` stores every run again under a second version; this says so. The versions
+    each file went to are kept as an ``ingested_file`` document.
+    """
+    try:
+        mark = file_fingerprint(path)
+    except OSError:
+        return None
+    earlier = sorted({v for d in ledger.documents(FILE_KIND) if d.body.get("fingerprint") == mark
+                      for v in d.body.get("versions", ()) if v not in new_versions})
+    if new_versions:
+        ledger.put_document(FILE_KIND, {"fingerprint": mark, "file": path, "versions": sorted(new_versions)})
+    if not earlier or not new_versions:
+        return None
+    from ._select import version_label
+
+    old = ", ".join(version_label(ledger, v) for v in earlier[:3])
+    new = ", ".join(version_label(ledger, v) for v in sorted(new_versions)[:3])
+    return (f"{path}: the same file was ingested before as {old}; its runs are now stored again, as {new}. "
+            "Every verb counts them under both versions: if that is not meant, keep one ledger per identity "
+            "(fluke export --version ... writes the runs of one version to re-ingest elsewhere)")
 @dataclass(frozen=True)
 class FormatsReport(Result):
     """The formats fluke reads: fluke's own and the plugins', with the package each comes from."""

@@ -19,7 +19,7 @@ from dataclasses import dataclass
 from pathlib import Path
 from typing import Any, Mapping, Sequence
 
-from ..format import fmt_p, fmt_prob, fmt_share, natural_key
+from ..format import fluke_command, fmt_is, fmt_prob, fmt_share, natural_key
 from ._document import Column, Span, Table, line, note
 from ._result import Result
 from ._select import EmptyLedger, check_level, require_runs
@@ -71,13 +71,15 @@ def _summary_blocks(data) -> list:
         c = data.comparison
         if c.verdict is not None:
             limit = f"{c.detection_limit:.1f} points" if math.isfinite(c.detection_limit) else "— (no information)"
-            out.append(line("comparison: ", Span(c.verdict, "bold"), f" (p {fmt_p(c.pvalue)}); could not have "
+            out.append(line("comparison: ", Span(c.verdict, "bold"), f" ({fmt_is('p', c.pvalue, kind='p')}); "
+                            "could not have "
                             f"detected a difference in pass rate below {limit} (ceiling {c.ceiling:g} points)"))
             labels = c.step_labels or [None] * len(c.steps)
             for j, (step, q) in enumerate(zip(c.steps, c.qvalues or [], strict=False)):
                 if q is not None and q < c.alpha:
                     where = f" ({labels[j]})" if labels[j] else ""
-                    out.append(line(f"  step {step}{where}: deaths differ between the arms, q {fmt_p(q)}"))
+                    out.append(line(f"  step {step}{where}: deaths differ between the arms, "
+                                    f"{fmt_is('q', q, kind='p')}"))
             out.append(note("a difference between two stored runs is a difference between those runs"))
         for arm in c.arms:
             top = sorted(((d, s) for s, d in zip(c.steps, arm.deaths, strict=True) if d), reverse=True)[:3]
@@ -172,8 +174,9 @@ def _grades(ledger, chosen: Sequence[str], scan, spec: str | None, docs: Sequenc
         loaded = load_spec(doc.body)
         return _Grades({v: grade(ledger, loaded, version=v, rows=0, store=False, reuse=True) for v in whole},
                        [v for v in chosen if v not in whole], loaded, doc.digest)
-    return _Grades({}, list(chosen), why="no grades stored in the ledger for the selected versions (run fluke grade "
-                                         "--spec SPEC, or pass --spec SPEC)")
+    how = fluke_command(ledger, "grade", "--spec", "SPEC")
+    return _Grades({}, list(chosen), why="no grades stored in the ledger for the selected versions (pass --spec "
+                                         f"SPEC, or grade the runs first with: {how})")
 
 
 def _compared(ledger, data, labels, grades: _Grades, *, spec, alpha, power, ceiling, hazard_ceiling):
@@ -262,9 +265,9 @@ def report(ledger, *, out: str | Path = "fluke-report.html", versions: Sequence[
 
     total = ledger.count(version=chosen)
     check_budget(total, "report", TALLY_BYTES, extra=min(total, max_runs) * (REPORT_BYTES - TALLY_BYTES),
-                 hint="report on fewer versions (--version; fluke summary lists them), show fewer runs in the "
-                      "explorer (--max-runs), or ask the question directly: fluke compare / believe / passk read "
-                      "counts or one reduction per run")
+                 hint="report on fewer versions (--version), show fewer runs in the explorer (--max-runs), or ask "
+                      "the question directly with compare, believe or passk, which read counts or one reduction "
+                      f"per run; the versions are listed by: {fluke_command(ledger, 'summary')}")
     known = {i.version: i for i in infos}
     labels = {v: known[v].identity.label() if v in known else v[:12] for v in chosen}
     docs = _specs(ledger, spec_digest) if spec is None else []

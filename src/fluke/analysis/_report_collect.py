@@ -37,13 +37,25 @@ from ._report_tally import RunTally, death_step_of
 #: Longest string kept per event field in the explorer; the rest is cut with a note.
 MAX_TEXT = 4000
 
+#: Why a section is empty, and the command that would fill it (see :func:`missing_reasons`).
 MISSING = {
-    "suite_questions": "no suite questions were supplied to this report (fluke believe prints them)",
-    "luck": "no graded runs were supplied (grade them with fluke grade --spec SPEC)",
-    "contrasts": "no factorial contrasts were supplied (see fluke contrast)",
-    "null_calibration": "no null-calibration pairs were supplied (see fluke calibrate)",
-    "calibration": "no predictions were supplied (record them before a batch with fluke predict)",
+    "suite_questions": ("no suite questions were supplied to this report", "they print with", ("believe",)),
+    "luck": ("no graded runs were supplied", "grade them with", ("grade", "--spec", "SPEC")),
+    "contrasts": ("no factorial contrasts were supplied", "see", ("contrast", "--help")),
+    "null_calibration": ("no null-calibration pairs were supplied", "see", ("calibrate", "--help")),
+    "calibration": ("no predictions were supplied", "record them before a batch with", ("predict",)),
 }
+
+
+def missing_reasons(ledger: Any) -> dict[str, str]:
+    """The empty-section reasons, each hint naming ``ledger`` when a bare ``fluke`` would not open it.
+
+    >>> missing_reasons("runs/x.db")["luck"]
+    'no graded runs were supplied (grade them with: fluke --ledger runs/x.db grade --spec SPEC)'
+    """
+    from ..format import fluke_command
+
+    return {key: f"{why} ({how}: {fluke_command(ledger, *words)})" for key, (why, how, words) in MISSING.items()}
 
 
 def death_step(run: Run) -> int | None:
@@ -171,7 +183,7 @@ def frame(ledger: Any, chosen: Sequence[str], labels: Mapping[str, str], tally: 
     of two boards, deaths by step of one version, the boundary chart and the explorer, from what the
     pass over the runs counted (``tally``); each section left out says why in ``missing``."""
     boards = [b.model_copy(update={"families": families_of(tally, b.version, family_prefix)}) for b in boards]
-    missing = dict(MISSING)
+    missing = missing_reasons(ledger)
     comparison = None
     if len(chosen) == 1 and tally.runs.get(chosen[0]):
         v = chosen[0]

@@ -31,7 +31,7 @@ from pathlib import Path
 from typing import Any, Sequence
 
 from ..errors import InputError, UsageError
-from ..format import fmt_share
+from ..format import fluke_command, fmt_share
 from ._document import Column, Span, Table, line, note
 from ._result import Result
 
@@ -55,6 +55,7 @@ class SimulationResult(Result):
     arms: dict
     tasks: int
     runs_per_task: tuple[int, ...]
+    ledger: str | None = None  # the ledger's URL, so that the hints name it
 
     def payload(self) -> dict[str, Any]:
         return {"seal_digest": self.seal_digest, "seal_file": self.seal_file, "arms": self.arms,
@@ -69,8 +70,8 @@ class SimulationResult(Result):
             Table(f"staged workload: {self.tasks} tasks; arm/runs per task",
                   [Column("arm", key=True), Column("version"), Column("failed", "right")], rows, limit=None),
             line(f"the planted stage is in {self.seal_file}; compare first, e.g. ",
-                 Span(f"fluke compare {a} {b}", "code"), ", then ",
-                 Span(f"fluke simulate --reveal {self.seal_file}", "code")),
+                 Span(fluke_command(self.ledger, "compare", a, b), "code"), ", then ",
+                 Span(fluke_command(self.ledger, "simulate", "--reveal", self.seal_file), "code")),
         ]
 
 
@@ -110,7 +111,7 @@ def simulate(ledger, *, tasks: int = 50, runs_per_task: Sequence[int] = (2, 40),
     doc = json.loads(path.read_text())
     doc["arms"] = {k: v["version"] for k, v in info.items()}
     path.write_text(json.dumps(doc, indent=2))
-    return SimulationResult(digest, str(path), info, tasks, sizes)
+    return SimulationResult(digest, str(path), info, tasks, sizes, ledger=getattr(ledger, "url", None))
 
 
 @dataclass(frozen=True)
@@ -122,6 +123,8 @@ class RevealResult(Result):
     stage: str | None
     factor: float | None
     forced: bool = False
+    uncompared: tuple[tuple[str, str, str], ...] = ()  # (B arm, its A version, its B version) not yet compared
+    ledger: str | None = None
 
     @property
     def holds(self) -> bool:
@@ -129,7 +132,8 @@ class RevealResult(Result):
         return all(self.checks.values())
 
     def payload(self) -> dict[str, Any]:
-        return {"checks": self.checks, "stage": self.stage, "factor": self.factor}
+        return {"checks": self.checks, "stage": self.stage, "factor": self.factor,
+                "uncompared": [{"arm": arm, "a": a, "b": b} for arm, a, b in self.uncompared]}
 
     def blocks(self) -> list:
         out: list = []
@@ -140,6 +144,9 @@ class RevealResult(Result):
         else:
             out.append(line("the seal was not opened: a check below failed (compare every B arm first, or --force)",
                             style="bad"))
+            for arm, a, b in self.uncompared:
+                hint = fluke_command(self.ledger, "compare", a, b)
+                out.append(line(f"  {arm} has not been compared yet: ", Span(hint, "code")))
         out += [line(Span("ok", "good") if ok else Span("NO", "bad"), f"  {name.replace('_', ' ')}")
                 for name, ok in self.checks.items()]
         out.append(note("the digest was recorded in the ledger before any run; the stage was drawn from the OS "
@@ -176,5 +183,8 @@ def reveal(ledger, seal_file: str | os.PathLike, *, force: bool = False) -> Reve
         compared.update(d.body.get("a", {}).get("versions", []) + d.body.get("b", {}).get("versions", []))
     b_versions = [v for k, v in arms.items() if k.split("/")[0] == "B"]
     checks["compared_before_reveal"] = bool(b_versions) and all(v in compared for v in b_versions)
+    left = tuple((k, arms.get("A/" + k.split("/", 1)[-1], "")[:12], v[:12]) for k, v in arms.items()
+                 if k.split("/")[0] == "B" and v not in compared)
     opened = all(checks.values()) or force
-    return RevealResult(checks, body.get("stage") if opened else None, body.get("factor"), forced=force)
+    return RevealResult(checks, body.get("stage") if opened else None, body.get("factor"), forced=force,
+                        uncompared=left, ledger=getattr(ledger, "url", None))

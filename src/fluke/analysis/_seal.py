@@ -25,7 +25,7 @@ from pathlib import Path
 from typing import Any
 
 from ..errors import InputError, SpecError
-from ..format import fmt_num
+from ..format import fluke_command, fmt_num, plural
 from ._document import Span, line, note
 from ._result import Result
 from ._unknowns import closing_notes
@@ -41,6 +41,7 @@ class SealResult(Result):
     file: str
     text_sha256: str
     rule: dict
+    ledger: str | None = None  # its URL, so that the hint names it
 
     def payload(self) -> dict[str, Any]:
         return {"digest": self.digest, "recorded_at": self.recorded_at, "file": self.file,
@@ -50,7 +51,7 @@ class SealResult(Result):
         return [line(f"sealed {self.file} at {self.recorded_at}", style="bold"),
                 line("digest: ", Span(self.digest, "bold")),
                 line("only runs recorded after this moment can confirm it: ",
-                     Span(f"fluke unseal {self.digest[:12]}", "code"))]
+                     Span(fluke_command(self.ledger, "unseal", self.digest[:12]), "code"))]
 
 
 def seal(ledger, rule: str | Path) -> SealResult:
@@ -63,7 +64,52 @@ def seal(ledger, rule: str | Path) -> SealResult:
     except SpecError as exc:
         raise InputError(str(rule), None, None, str(exc)) from None
     doc = next(d for d in ledger.documents("seal") if d.digest == digest)
-    return SealResult(digest, str(doc.recorded_at), str(rule), doc.body["text_sha256"], doc.body["rule"])
+    return SealResult(digest, str(doc.recorded_at), str(rule), doc.body["text_sha256"], doc.body["rule"],
+                      getattr(ledger, "url", None))
+
+
+@dataclass(frozen=True)
+class SealList(Result):
+    """The seals a ledger holds, oldest first: digest, when, the rule's name and how often each was opened."""
+
+    kind = "seals"
+    seals: tuple[dict, ...]
+    ledger: str | None = None
+
+    def payload(self) -> dict[str, Any]:
+        return {"seals": list(self.seals)}
+
+    def blocks(self) -> list:
+        from ._document import Column, Table
+
+        if not self.seals:
+            return [line("no seals in this ledger; seal a rule before the runs with: ",
+                         Span(fluke_command(self.ledger, "seal", "RULE"), "code"))]
+        rows = [[s["digest"][:12], s["sealed_at"], s["name"] or "(unnamed rule)", plural(s["looks"], "look")]
+                for s in self.seals]
+        first = self.seals[-1]["digest"][:12]
+        return [Table(f"{plural(len(self.seals), 'seal')} in this ledger",
+                      [Column("digest", key=True), Column("sealed at"), Column("rule"), Column("opened", "right")],
+                      rows, limit=None),
+                line("decide one after the runs with: ", Span(fluke_command(self.ledger, "unseal", first), "code"))]
+
+
+def seals(ledger) -> SealList:
+    """Every seal in ``ledger`` with how many times it has been unsealed (each look is recorded).
+
+    >>> import os, tempfile
+    >>> from fluke.ledger import open_ledger
+    >>> led = open_ledger(os.path.join(tempfile.mkdtemp(), "s.db"))
+    >>> seals(led).seals
+    ()
+    """
+    looks: dict[str, int] = {}
+    for d in ledger.documents("unseal"):
+        looks[d.body.get("seal")] = looks.get(d.body.get("seal"), 0) + 1
+    found = tuple({"digest": d.digest, "sealed_at": str(d.body.get("sealed_at") or d.recorded_at),
+                   "name": (d.body.get("rule") or {}).get("name"), "looks": looks.get(d.digest, 0)}
+                  for d in ledger.documents("seal"))
+    return SealList(found, getattr(ledger, "url", None))
 
 
 @dataclass(frozen=True)
@@ -100,7 +146,8 @@ class UnsealResult(Result):
         out.append(line(f"decision: {dec.statistic} = {fmt_num(dec.estimate, 4)}{bounds} on {dec.runs} runs; "
                         f"{dec.text()}"))
         if r.look > 1:
-            out.append(line(Span(f"look {r.look}: ", "warn"), f"this seal has been opened {r.look - 1} time(s) before; "
+            out.append(line(Span(f"look {r.look}: ", "warn"),
+                            f"this seal has been opened {plural(r.look - 1, 'time')} before; "
                             "every look is recorded in the ledger with the runs it used"))
         out += closing_notes("the rule as sealed, and the runs in its scope that ran and were recorded after the "
                              "seal; stored runs whose body no longer matches its content hash are refused",

@@ -20,7 +20,7 @@ from dataclasses import dataclass
 from typing import Any
 
 from ..errors import EmptyLedgerError
-from ..format import fmt_share, natural_key
+from ..format import fluke_command, fmt_share, natural_key
 from ._document import Column, Span, Table, line, note
 from ._result import Result
 from ._unknowns import apply_to_counts, check_unknown, unknown_fields, unknown_note
@@ -57,6 +57,7 @@ class SummaryResult(Result):
     versions: tuple[VersionCounts, ...]
     filters: dict
     unknown_policy: str = "fail"
+    ledger: str | None = None  # its URL, so that the hint names it
 
     @property
     def unknowns(self) -> int:
@@ -71,7 +72,8 @@ class SummaryResult(Result):
     def blocks(self) -> list:
         out: list = []
         if not self.versions:
-            return [line("no runs match these filters; the ledger holds other runs (fluke summary lists them)")]
+            return [line("no runs match these filters; the ledger holds other runs (list them with: "
+                         f"{fluke_command(self.ledger, 'summary')})")]
         for v in self.versions:
             out.append(line(f"version {v.version[:12]} ({v.label}): {len(v.cells)} scenario cells, "
                             f"{v.passes} of {v.trials} runs passed ({fmt_share(v.passes, v.trials).split(' ')[0]})",
@@ -105,7 +107,8 @@ def summary(ledger, *, version: str | None = None, scenario: str | None = None,
         by_version.setdefault(r.version, []).append((r.scenario, r.condition, trials, passes, r.unknowns))
     order = [v.version for v in ledger_versions(ledger) if v.version in by_version]
     return SummaryResult(tuple(VersionCounts(v, labels.get(v, "?"), tuple(by_version[v])) for v in order),
-                         {"version": version, "scenario": scenario, "condition": condition}, unknown)
+                         {"version": version, "scenario": scenario, "condition": condition}, unknown,
+                         getattr(ledger, "url", None))
 
 
 @dataclass(frozen=True)

@@ -45,6 +45,7 @@ VERBS: dict[str, str] = {
     "gate": "fluke.cli._gate:gate",
     "leaderboard": "fluke.cli._many:leaderboard",
     "plan": "fluke.cli._many:plan",
+    "judge": "fluke.cli._judge:judge",
 }
 
 
@@ -68,6 +69,17 @@ class _LazyGroup(click.Group):
 
     def get_command(self, ctx: click.Context, cmd_name: str) -> click.Command | None:
         return _load(cmd_name)
+
+    def resolve_command(self, ctx: click.Context, args: list[str]):
+        """Click's lookup, with the nearest verb suggested for a misspelt one (``belive`` → ``believe``)."""
+        import difflib
+
+        name = click.utils.make_str(args[0]) if args else ""
+        if args and self.get_command(ctx, name) is None and not name.startswith("-"):
+            near = difflib.get_close_matches(name, list(VERBS), n=2, cutoff=0.6)
+            hint = f"; did you mean {' or '.join(repr(n) for n in near)}?" if near else ""
+            raise click.UsageError(f"no verb {name!r}{hint}", ctx)
+        return super().resolve_command(ctx, args)
 
     def main(self, args=None, prog_name=None, complete_var=None, standalone_mode=True, **extra):
         """Click's main, with its usage errors as one line like every other fault."""
@@ -95,7 +107,7 @@ class _LazyGroup(click.Group):
         sys.exit(code if isinstance(code, int) else 0)
 
     def invoke(self, ctx: click.Context):
-        with cli_errors():
+        with cli_errors(ctx):
             return super().invoke(ctx)
 
 

@@ -78,7 +78,7 @@ def believe(ctx: Context, **options) -> None:
 def predict(ctx: Context, **options) -> None:
     """Record, before the next batch runs, each scenario's probability that a run passes.
 
-    The predictions go into the ledger as documents; ``fluke calibration`` scores them
+    The predictions go into the ledger as documents; fluke calibration scores them
     against the runs recorded afterwards.
 
     \b

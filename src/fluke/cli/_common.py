@@ -31,6 +31,7 @@ class Context:
     all_rows: bool = False
     creates: bool = False
     _ledger: Any = field(default=None, repr=False)
+    _new_file: str | None = field(default=None, repr=False)  # a SQLite file this command created
 
     @property
     def as_json(self) -> bool:
@@ -44,8 +45,32 @@ class Context:
         if self._ledger is None:
             from ..ledger import open_ledger
 
+            path = self.ledger_url.removeprefix("sqlite:///").removeprefix("sqlite://")
+            fresh = self.creates and "://" not in path and path != ":memory:" and not os.path.exists(path)
             self._ledger = open_ledger(self.ledger_url, create=self.creates)
+            self._new_file = path if fresh else None
         return self._ledger
+
+    def discard_if_empty(self) -> None:
+        """After a failed command: remove the SQLite ledger it created if nothing was stored in it.
+
+        A failed ``fluke ingest`` in an empty folder then leaves no ``fluke.db`` behind, and the
+        next verb says "no ledger" rather than "the ledger has no runs".
+        """
+        if self._new_file is None or self._ledger is None:
+            return
+        try:
+            held = sum(int(self._ledger.query(f"SELECT COUNT(*) FROM {table}")[0][0])
+                       for table in ("runs", "documents", "grades"))
+        except Exception:  # noqa: BLE001 - a ledger we cannot read is not ours to delete
+            return
+        if held:
+            return
+        self._ledger.close()
+        for suffix in ("", "-wal", "-shm", "-journal", "-ingest"):
+            with contextlib.suppress(OSError):
+                os.remove(self._new_file + suffix)
+        self._new_file = None
 
     def emit(self, result) -> None:
         """Print one result in the chosen format (text with colour on a terminal, Markdown or JSON)."""
@@ -144,8 +169,25 @@ def error_line(exc: BaseException) -> str:
 
 
 @contextlib.contextmanager
-def cli_errors() -> Iterator[None]:
-    """Turn any fault into one line on stderr and exit code 2 (1 stays for a failed gate)."""
+def cli_errors(ctx: click.Context | None = None) -> Iterator[None]:
+    """Turn any fault into one line on stderr and exit code 2 (1 stays for a failed gate).
+
+    A ledger file the failed command created and left empty is removed (see :meth:`Context.discard_if_empty`).
+    """
+    try:
+        with _one_line():
+            yield
+    except BaseException as exc:
+        obj = ctx.obj if ctx is not None else None
+        code = exc.code if isinstance(exc, SystemExit) else getattr(exc, "exit_code", 2)
+        if isinstance(obj, Context) and code not in (0, None):
+            obj.discard_if_empty()
+        raise
+
+
+@contextlib.contextmanager
+def _one_line() -> Iterator[None]:
+    """The fault handling of :func:`cli_errors`."""
     try:
         yield
     except (click.exceptions.ClickException, click.exceptions.Exit, click.exceptions.Abort):

@@ -48,7 +48,7 @@ def compare(ctx: Context, version_a: str, version_b: str, scenario: str | None, 
             sequential: bool, show_steps: int, no_record: bool) -> None:
     """Compare B against A: the difference in pass rate, its test, and what the runs could have seen.
 
-    A and B are version selectors (``@TRIALS`` picks trials). Runs are stratified by
+    A and B are version selectors (@TRIALS picks trials). Runs are stratified by
     scenario × condition; only strata both arms ran are compared. The verdict (*different*,
     *no significant difference* or *too small to tell*) comes from a stratified test of failure
     proportions (Cochran–Mantel–Haenszel; exact for small counts; exact McNemar with one run per
@@ -144,8 +144,8 @@ def simulate(ctx: Context, tasks: int, runs_per_task: tuple[int, ...], factor: f
     stage B changes is drawn from the OS random source and sealed by digest in the ledger
     before any run; the stage itself goes to a private seal file. Each size (2 and 40 runs per
     task by default) gets its own three arms under the one seal. Compare the arms, then
-    ``--reveal`` the file (it refuses to open before every B arm has been compared, unless
-    ``--force``). Exit 1 when a reveal check fails.
+    --reveal the file (it refuses to open before every B arm has been compared, unless
+    --force). Exit 1 when a reveal check fails.
 
     \b
     Example:

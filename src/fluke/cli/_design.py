@@ -7,6 +7,7 @@ import sys
 import click
 
 from ._common import Context, output_options, pass_context, unknown_option
+from ..errors import UsageError
 
 _VERSION = click.option("--version", "version",
                         help="Versions: hash prefix or field=value[,field=value] (e.g. model=gpt-4o).")
@@ -131,22 +132,35 @@ def seal(ctx: Context, rule: str) -> None:
 
 
 @click.command()
-@click.argument("digest")
+@click.argument("digest", required=False)
 @click.option("--rule", "rule_file", type=click.Path(exists=True, dir_okay=False),
               help="Also check that this file is byte-for-byte the sealed rule.")
+@click.option("--list", "list_seals", is_flag=True, help="List the ledger's seals (digest, time, rule, looks) instead.")
 @output_options
 @pass_context
-def unseal(ctx: Context, digest: str, rule_file: str | None) -> None:
+def unseal(ctx: Context, digest: str | None, rule_file: str | None, list_seals: bool) -> None:
     """Check a seal and decide its rule on the runs recorded after it. Exit 1 unless it holds.
 
     Checks the seal's digest (any changed byte is detected), that every run in scope was
-    recorded after the seal, then reports the decision against the rule.
+    recorded after the seal, then reports the decision against the rule. --list shows the
+    seals the ledger holds and how often each was opened.
 
     \b
     Example:
+      fluke unseal --list
       fluke unseal 3f2a9c01e4b7 --rule memory-rule.yaml
     """
     from ..analysis import unseal as answer
+
+    if list_seals or digest is None:
+        if digest is not None or rule_file is not None:
+            raise UsageError("--list takes no DIGEST or --rule")
+        if not list_seals:
+            raise UsageError("give a seal's DIGEST (at least 6 hex digits), or --list to see the seals")
+        from ..analysis import seals
+
+        ctx.emit(seals(ctx.ledger()))
+        return
 
     result = answer(ctx.ledger(), digest, rule=rule_file)
     ctx.emit(result)

@@ -7,7 +7,7 @@ from typing import Any
 import click
 
 from ..errors import UsageError
-from ._common import Context, pass_context, unknown_option
+from ._common import Context, json_option, pass_context, unknown_option
 from ._runs import _filters
 
 FORMATS = ("jsonl", "otel", "eee", "junit", "mlflow")
@@ -48,6 +48,7 @@ def _size(output: str) -> str:
 @click.option("--mlflow-run", default=None, help="mlflow: add to this run (default: a new run).")
 @click.option("--experiment", default="fluke", show_default=True, help="mlflow: the experiment of a new run.")
 @unknown_option
+@json_option
 @pass_context
 def export(ctx: Context, output: str, fmt: str, redact: bool, no_scan: bool, spec: str | None,
            baseline: str | None, rule: str | None, endpoint: str | None, mlflow_uri: str | None,
@@ -55,7 +56,8 @@ def export(ctx: Context, output: str, fmt: str, redact: bool, no_scan: bool, spe
     """Write runs as fluke JSONL (re-ingests to the same hashes), or findings for other tools.
 
     jsonl says (on stderr) how many runs hold secret-shaped values; --redact writes them
-    redacted. Every other format is always redacted, its strings inert. The mappings are in
+    redacted; with --json and -o FILE that report is one JSON document on standard output.
+    Every other format is always redacted, its strings inert. The mappings are in
     docs/exports.md.
 
     \b
@@ -68,6 +70,8 @@ def export(ctx: Context, output: str, fmt: str, redact: bool, no_scan: bool, spe
     if fmt == "jsonl":
         _jsonl(ctx, output, redact, no_scan, filters)
         return
+    if ctx.as_json:
+        raise UsageError(f"--json reports a jsonl export; --format {fmt} writes its own document to -o")
     if redact or no_scan:
         raise UsageError(f"--redact and --no-scan are for --format jsonl; {fmt} is always redacted")
     given = [k for k in ("since", "until", "condition") if filters.get(k)]
@@ -108,7 +112,13 @@ def _jsonl(ctx: Context, output: str, redact: bool, no_scan: bool, filters: dict
 
     if redact and no_scan:
         raise UsageError("--redact needs the scan: drop --no-scan")
+    if ctx.as_json and output == "-":
+        raise UsageError("export writes the runs to standard output; with --json give -o FILE, and the report "
+                         "comes to standard output as JSON")
     report = write(ctx.ledger(), output, redact=redact, scan=not no_scan, **filters)
+    if ctx.as_json:
+        ctx.emit(report)
+        return
     _say(report.blocks()[0].plain())
 
 

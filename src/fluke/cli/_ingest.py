@@ -68,7 +68,7 @@ def ingest(ctx: Context, files: tuple[str, ...], input_format: str | None, ident
 def formats(ctx: Context) -> None:
     """List the formats fluke reads, in detection order, with the package each comes from.
 
-    Other packages add readers through the ``fluke.readers`` entry-point group
+    Other packages add readers through the fluke.readers entry-point group
     (docs/adapters.md shows one).
 
     \b

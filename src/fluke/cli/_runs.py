@@ -9,7 +9,7 @@ import click
 import orjson
 
 from ..errors import UsageError
-from ._common import Context, output_options, pass_context, unknown_option
+from ._common import Context, json_option, output_options, pass_context, unknown_option
 
 
 def _filters(func: Callable) -> Callable:
@@ -104,8 +104,11 @@ def runs_document_schema() -> dict[str, Any]:
 
 @click.command()
 @click.argument("what", type=click.Choice(["run", "runs"]), default="run")
+@json_option
 def schema(what: str) -> None:
-    """Print the JSON Schema of the run record (or of the ``runs --json`` listing).
+    """Print the JSON Schema of the run record (or of the runs --json listing).
+
+    The schema is JSON whatever the format; --json is accepted like on every verb.
 
     \b
     Example:

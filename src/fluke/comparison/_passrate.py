@@ -34,7 +34,7 @@ import numpy as np
 from ..errors import InputError
 from ..inference import clustered_interval
 from ._stratified import StratifiedTest, stratified_test
-from ..format import fmt_is, fmt_p
+from ..format import fmt_is
 from ._verdict import CLOSING_STATEMENT, DIFFERENT, TOO_SMALL, detection_z, verdict_of
 
 __all__ = ["UNKNOWN_POLICIES", "PassRateComparison", "compare_pass_rates", "pass_rate_limit"]
@@ -109,7 +109,7 @@ class PassRateComparison:
         limit = (f"{self.detection_limit:.1f} points" if math.isfinite(self.detection_limit)
                  else "— (no stratum carries information)")
         line = (f"{self.verdict}: B − A = {self.difference:+.1f} points {ci} ({self.test.method} "
-                f"p {fmt_is(fmt_p(self.pvalue))}); P(B < A) = {self.p_b_below_a:.3f}; could not have "
+                f"{fmt_is('p', self.pvalue, kind='p')}); P(B < A) = {self.p_b_below_a:.3f}; could not have "
                 f"detected a difference below {limit} (ceiling {self.ceiling:g}); {self.uninformative} of "
                 f"{self.strata} strata carry no information")
         if self.verdict == TOO_SMALL and self.runs_needed_per_arm is not None:

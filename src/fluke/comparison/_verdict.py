@@ -26,7 +26,7 @@ import numpy as np
 from scipy import special
 
 from ..errors import InputError
-from ..format import fmt_p
+from ..format import fmt_is
 from ..inference import check_level
 from ._logrank import LogRankResult, logrank_test
 
@@ -171,9 +171,9 @@ class SurvivalComparison:
 
     def summary(self) -> str:
         """One line: the verdict, the p-value and the detection limit (always)."""
-        p = fmt_p(self.pvalue)  # the one p-value formatter, as every other output prints it
+        p = fmt_is("p", self.pvalue, kind="p")  # the one p-value formatter, as every other output prints it
         limit = f"{self.detection_limit:.3f}" if math.isfinite(self.detection_limit) else "∞ (no information)"
-        line = f"{self.verdict} (p = {p}"
+        line = f"{self.verdict} ({p}"
         line += f"; runs die earlier in {self.direction})" if self.direction else ")"
         line += f"; could not have detected a hazard ratio below {limit}"
         if self.verdict == TOO_SMALL:

@@ -42,6 +42,7 @@ from typing import Any, Iterable
 import yaml
 
 from ..errors import SpecError, UsageError
+from ..format import parse_problem
 from ..inference import check_unknown_policy
 from ..record import digest
 
@@ -72,7 +73,7 @@ def parse_rule(text: str) -> dict:
     try:
         rule = yaml.safe_load(text)
     except yaml.YAMLError as exc:
-        raise _fail("text", f"not valid YAML ({exc})") from None
+        raise _fail("text", f"not valid YAML ({parse_problem(exc)})") from None
     if not isinstance(rule, dict):
         raise _fail("text", "must be a mapping with a 'decision' key")
     unknown = set(rule) - _TOP
@@ -223,9 +224,10 @@ class Decision:
     def text(self) -> str:
         if self.reason:
             return f"undecidable: {self.reason}"
-        op = ">" if self.direction == "above" else "<"
-        verdict = "yes" if self.passed else "no"
-        return f"{verdict}: {self.compared:.4g} {op} {self.threshold:g} is {self.passed}"
+        side = "above" if self.direction == "above" else "below"
+        if self.passed:
+            return f"yes: {self.compared:.4g} is {side} the threshold {self.threshold:g}"
+        return f"no: {self.compared:.4g} is not {side} the threshold {self.threshold:g}"
 
 
 def _outcomes(runs, name, unknown):

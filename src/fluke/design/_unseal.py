@@ -57,8 +57,10 @@ def find_seal(ledger, prefix: str):
         raise SelectorError(f"digest prefix {prefix!r} is too short: give at least 6 hex digits")
     hits = [d for d in ledger.documents("seal") if d.digest.startswith(prefix)]
     if not hits:
+        from ..format import fluke_command
+
         raise SelectorError(f"no seal with digest {prefix!r} in this ledger "
-                            "(list them with: fluke --json unseal --list)")
+                            f"(list them with: {fluke_command(ledger, 'unseal', '--list')})")
     if len(hits) > 1:
         raise SelectorError(f"digest prefix {prefix!r} matches {len(hits)} seals; give more digits")
     return hits[0]

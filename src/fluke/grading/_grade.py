@@ -26,6 +26,7 @@ from typing import Any
 
 import orjson
 
+from ..format import plural
 from ..record import Run
 from ._spec import Spec, load_spec
 from ._provenance import Provenance
@@ -392,7 +393,7 @@ def grade_run(run: Run, spec: "Spec | dict | str") -> RunGrade:
     for tool in c.required:
         if tool not in satisfied:
             n = sum(1 for e in events if e.kind == "tool" and e.tool == tool and e.requestor == "agent")
-            how = "never called" if n == 0 else f"called {n} time(s), never successfully"
+            how = "never called" if n == 0 else f"called {plural(n, 'time')}, never successfully"
             add(Violation("required", sev["required"], None, f"required tool {tool} {how}"))
     ref = None
     if c.reference is not None:

@@ -26,6 +26,7 @@ from typing import Any, Literal
 from pydantic import BaseModel, ConfigDict, Field, ValidationError
 
 from ..errors import SpecError
+from ..format import parse_problem
 from ..record import digest
 from ._reference import ReferencePlan
 from ._refspec import reference_problems, resolve_callables
@@ -345,7 +346,7 @@ def _read_file(path: Path) -> Any:
 
             return json.loads(text)
     except Exception as exc:  # each parser has its own error type; all mean "not parseable"
-        raise SpecError(f"{path}: not valid {suffix[1:].upper()} ({exc})") from None
+        raise SpecError(f"{path}: not valid {suffix[1:].upper()} ({parse_problem(exc)})") from None
     raise SpecError(f"{path}: unknown spec format {suffix or '(no suffix)'!r}; use .yaml, .yml, .json or .toml")
 
 

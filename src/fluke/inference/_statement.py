@@ -46,6 +46,11 @@ def _g(x: float) -> str:
     return f"{x:g}" if abs(x - round(x)) > 1e-9 else str(int(round(x)))
 
 
+def _stated(text: str) -> str:
+    """A formatted probability after its name: ``= 0.412``, or ``< 0.001`` (never ``= <0.001``)."""
+    return f"{text[0]} {text[1:]}" if text[:1] in "<>" else f"= {text}"
+
+
 def carried_text(origin: str | None, delta: float | None = None, *, p_changed: float | None = None,
                  odds: float | None = None, reset: bool = False) -> str:
     """The fourth part, in words.
@@ -139,7 +144,7 @@ def suite_statement(answers: SuiteAnswers, successes, trials, *, version: str, p
 
     inferred = (f"average rate {answers.average_mean:.3f} (sd {answers.average_sd:.3f}); "
                 f"expected {answers.expected_below:.1f} of {answers.scenarios} scenarios below {_g(bar)}; "
-                f"P(every scenario above {_g(bar)}) = {answers.p_all_clear_text()}; next full execution: "
+                f"P(every scenario above {_g(bar)}) {_stated(answers.p_all_clear_text())}; next full execution: "
                 f"{answers.expected_failures:.1f} failures expected (90%: {lo} to {hi}).")
     if np.max(n) <= 1:
         fresh = posterior(np.zeros(1), np.zeros(1))

@@ -60,16 +60,20 @@ class SuiteAnswers:
     expected_failures: float
 
     def p_all_clear_text(self) -> str:
-        """P(all clear) for printing, even when it underflows a float.
+        """P(all clear) for printing in the style of every other probability (:func:`fluke.format.fmt_prob`).
+
+        A value that underflows a float still prints as ``<0.001``, never as ``0``; only a
+        scenario that is surely below the bar (log10 of −inf) makes it ``0.000``. The exact
+        magnitude stays in ``log10_p_all_clear``.
 
         >>> suite_questions(posterior([5] * 50, [5] * 50)).p_all_clear_text()
-        '3.5e-17'
+        '<0.001'
         """
-        if self.p_all_clear >= 0.001:
-            return f"{self.p_all_clear:.3f}"
-        if self.p_all_clear > 0:
-            return f"{self.p_all_clear:.1e}"
-        return "0" if np.isinf(self.log10_p_all_clear) else f"about 10^{self.log10_p_all_clear:.0f}"
+        from ..format import fmt_prob
+
+        if self.p_all_clear == 0.0 and not np.isinf(self.log10_p_all_clear):
+            return fmt_prob(np.nextafter(0.0, 1.0))  # underflowed, not zero
+        return fmt_prob(float(self.p_all_clear))
 
     def below_interval(self, level: float = 0.9) -> tuple[int, int]:
         """An equal-tailed interval for the count of scenarios below the bar."""

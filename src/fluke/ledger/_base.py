@@ -538,12 +538,55 @@ class Ledger(TableReads, DocumentStore):
         matches = self._select(selector, infos)
         if len(matches) == 1:
             return matches[0].version
-        names = ", ".join(f"{i.version[:12]} ({i.identity.label()})" for i in (matches or infos)[:8])
         if not matches:
-            raise SelectorError(f"no version matches {selector!r}; the ledger has: {names or 'no runs'}")
-        raise SelectorError(f"{selector!r} matches {len(matches)} versions: {names}; be more specific")
+            names = ", ".join(f"{i.version[:12]} ({i.identity.label()})" for i in infos[:8])
+            hint = _field_for(selector, infos)
+            raise SelectorError(f"no version matches {selector!r}; " + (
+                f"did you mean {hint}? " if hint else "") + f"the ledger has: {names or 'no runs'}")
+        raise SelectorError(_ambiguous(selector, matches))
 
     # -- documents and grades -------------------------------------------------------
+def _field_value(identity, key: str) -> str | None:
+    """The field's value when it is text a ``field=value`` selector can name (None otherwise)."""
+    value = getattr(identity, key, None)
+    return value if isinstance(value, str) and value else None
+
+
+def _field_for(selector: str, infos: list) -> str | None:
+    """``model=gpt-4o`` for a bare ``gpt-4o`` that is some version's value of an identity field."""
+    if "=" in selector:
+        return None
+    for key in IDENTITY_FIELDS:
+        if any((_field_value(i.identity, key) or "").lower() == selector.strip().lower() for i in infos):
+            return f"{key}={selector.strip()}"
+    return None
+
+
+def _ambiguous(selector: str, matches: list) -> str:
+    """Why ``selector`` names several versions: the identity fields they differ by, with a narrower selector.
+
+    >>> from types import SimpleNamespace as N
+    >>> a = N(version="2c2d27f84bb7ff", identity=N(model="gpt-4.1", world="airline", harness=None))
+    >>> b = N(version="2797c0827312ff", identity=N(model="gpt-4.1", world="retail", harness=None))
+    >>> print(_ambiguous("model=gpt-4.1", [a, b]))
+    'model=gpt-4.1' matches 2 versions, which differ by world=: 2c2d27f84bb7 (world=airline), 2797c0827312 \
+(world=retail); narrow it, e.g. --version model=gpt-4.1,world=airline
+    """
+    differ = [k for k in IDENTITY_FIELDS if len({_field_value(m.identity, k) for m in matches}) > 1]
+    if not differ:  # the same identity fields: only the hash tells them apart
+        names = ", ".join(m.version[:12] for m in matches[:8])
+        return f"{selector!r} matches {len(matches)} versions with the same identity: {names}; give a hash prefix"
+    by = " and ".join(f"{k}=" for k in differ)
+    names = ", ".join(f"{m.version[:12]} (" + ", ".join(f"{k}={_field_value(m.identity, k) or '(none)'}"
+                                                       for k in differ) + ")" for m in matches[:8])
+    first = matches[0]
+    extra = ",".join(f"{k}={_field_value(first.identity, k)}" for k in differ if _field_value(first.identity, k))
+    example = f"{selector},{extra}" if "=" in selector and extra else first.version[:12]
+    more = f" and {len(matches) - 8} more" if len(matches) > 8 else ""
+    return (f"{selector!r} matches {len(matches)} versions, which differ by {by}: {names}{more}; "
+            f"narrow it, e.g. --version {example}")
+
+
 def _vid(version: str) -> int:
     """The key of a full version hash given as a filter; a selector error for anything else."""
     if not isinstance(version, str) or len(version) < 15 or any(c not in "0123456789abcdef" for c in version):

@@ -12,10 +12,10 @@ from itertools import pairwise
 
 import numpy as np
 
-from ..format import natural_key
+from ..format import fmt_is, natural_key
 from ._model import (Boundary, Calibration, Comparison, Forest, LeaderboardSection, LuckSection, NullSection, PairedRow,
                      SuiteBoard)
-from ._svg import Scale, Svg, fmt_count_share, fmt_p, fmt_pct, fmt_prob, middle
+from ._svg import Scale, Svg, distinct, fmt_count_share, fmt_pct, fmt_prob, middle
 
 #: Characters of a row label an SVG chart shows (the rest: hover, and the table below).
 LABEL = 34
@@ -60,12 +60,12 @@ def suite_board_chart(board: SuiteBoard, *, key: str = "0") -> str:
     svg.line(x(board.bar), top - 10, x(board.bar), bottom + 4, class_="bar-line")
     svg.text(x(board.bar), top - 14, f"bar {board.bar:g}", anchor="middle", class_="bar-label")
     svg.text(WIDTH - 4, top - 14, "passes · P(θ > bar)", anchor="end", class_="col-head")
-    for i, r in enumerate(rows):
+    names = [r.scenario + (f" [{r.condition}]" if r.condition else "") for r in rows]
+    for i, (r, name, shown) in enumerate(zip(rows, names, distinct(names, LABEL), strict=True)):
         cy = top + ROW * i + ROW / 2
-        name = r.scenario + (f" [{r.condition}]" if r.condition else "")
         tip = (f"{name}: {r.successes}/{r.trials} passed; mean {r.mean:.3f}; "
                f"{board.level:.0%} interval {r.lo:.3f}–{r.hi:.3f}; P(θ > {board.bar:g}) = {r.p_above_bar:.3f}")
-        svg.text(6, cy + 4, middle(name, LABEL), tip=tip)
+        svg.text(6, cy + 4, shown, tip=tip)
         cls = prob_class(r.p_above_bar)
         svg.rect(x(r.lo), cy - 4, x(r.hi) - x(r.lo), 8, class_=f"iv {cls}", tip=tip)
         svg.circle(x(r.mean), cy, 4.5, class_=f"pt {cls}", tip=tip)
@@ -84,10 +84,11 @@ def luck_chart(luck: LuckSection) -> str:
               desc="share of green (output-ok) runs whose path was not ok, with counts")
     bottom = top + ROW * len(cases)
     svg.x_axis(x, bottom + 4, ticks=x.ticks(5), fmt=_pct_axis, label="luck rate", grid_top=top)
+    shown = distinct([c.case for c in luck.cases], LABEL) + ["all cases (pooled)"]
     for i, c in enumerate(cases):
         cy = top + ROW * i + ROW / 2
         pooled = luck.pooled is not None and i == len(cases) - 1
-        svg.text(6, cy + 4, middle("all cases (pooled)" if pooled else c.case, LABEL),
+        svg.text(6, cy + 4, shown[i],
                  class_="lbl strong" if pooled else "lbl", tip=c.case)
         text = f"{fmt_pct(c.share)} ({c.lucky}/{c.green} green)"
         if c.share is None:
@@ -176,7 +177,7 @@ def deaths_chart(comparison: Comparison) -> str:
             hit = q is not None and q < comparison.alpha
             w = max(min(gap, 24) - 2, 2)
             svg.rect(x(steps[j]) - w / 2, strip, w, 10, class_="q-hit" if hit else "q-cell",
-                     tip=f"step {steps[j]}{f' ({names[j]})' if names[j] else ''}: q = {fmt_p(q)}")
+                     tip=f"step {steps[j]}{f' ({names[j]})' if names[j] else ''}: {fmt_is('q', q, kind='p')}")
         svg.text(left - 6, strip + 9, "q", anchor="end", class_="tick")
         label_y = strip + 28
     svg.text((left + right) / 2, label_y, "step (event index where the run died" + (", and the tool called there)"
@@ -286,14 +287,14 @@ def paired_chart(rows: list[PairedRow], *, label_a: str, label_b: str, key: str 
         svg.rect(0, top + ROW * i, WIDTH, ROW, class_="stripe")
     svg.x_axis(x, bottom + 4, ticks=x.ticks(5), fmt=_pct_axis, label="posterior mean pass rate", grid_top=top - 6)
     svg.text(WIDTH - 4, top - 10, "A → B · P(B > A)", anchor="end", class_="col-head")
-    for i, r in enumerate(rows):
+    names = [r.scenario + (f" [{r.condition}]" if r.condition else "") for r in rows]
+    for i, (r, name, shown) in enumerate(zip(rows, names, distinct(names, LABEL), strict=True)):
         cy = top + ROW * i + ROW / 2
-        name = r.scenario + (f" [{r.condition}]" if r.condition else "")
         mean_a, mean_b = (1 + r.passes_a) / (2 + r.runs_a), (1 + r.passes_b) / (2 + r.runs_b)
         tip = (f"{name}: A {r.passes_a}/{r.runs_a}, B {r.passes_b}/{r.runs_b}; shift {100 * r.shift:+.1f} points; "
                f"P(θ_B > θ_A) = {r.p_b_better:.3f}; {r.move}")
         cls = {"worse": "mv-worse", "better": "mv-better"}.get(r.move, "mv-flat")
-        svg.text(6, cy + 4, middle(name, LABEL), tip=tip)
+        svg.text(6, cy + 4, shown, tip=tip)
         svg.line(x(mean_a), cy, x(mean_b), cy, class_=f"shift {cls}")
         svg.circle(x(mean_a), cy, 4, class_="pt-a", tip=tip)
         svg.circle(x(mean_b), cy, 4.5, class_=f"pt-b {cls}", tip=tip)

@@ -15,12 +15,29 @@ from __future__ import annotations
 
 import math
 
-from ..format import fmt_p, fmt_pct, fmt_share
+from ..format import fmt_is, fmt_p, fmt_pct, fmt_share
 from ._model import HeadlineClaim, ReportData
 
 #: What a section carries from before: the report computes every figure from the selected runs alone.
 NOTHING_CARRIED = "nothing: uniform Beta(1, 1) priors, no runs or beliefs carried from other versions"
 
+
+
+#: Characters of a version's name in a headline answer (the bold line); the full name is in the
+#: parts below it, so long model ids do not turn a card into five bold lines.
+ANSWER_NAME = 28
+
+
+def _name(label: str) -> str:
+    """A version's name as the bold answer shows it.
+
+    >>> _name("ft:gpt-4.1-2025-04-14:sierra:tau2-full-sft:BzrYdMNm"), _name("gpt-4.1")
+    ('ft:gpt-4.1-202…-sft:BzrYdMNm', 'gpt-4.1')
+    """
+    from ..record import redact_text
+    from ._svg import middle
+
+    return middle(redact_text(label), ANSWER_NAME)  # redacted whole first: a cut secret is no longer found
 
 def _every(data: ReportData, board) -> str:
     for block in data.suite_questions or []:
@@ -48,7 +65,7 @@ def _boards_claim(data: ReportData) -> list[HeadlineClaim]:
         per = sorted({r.trials for r in board.rows})
         each = (f"{per[0]} run{'s' if per[0] != 1 else ''} each" if len(per) == 1
                 else f"{per[0]}–{per[-1]} runs each")
-        who = f"{board.label}: " if len(boards) > 1 else ""
+        who = f"{_name(board.label)}: " if len(boards) > 1 else ""
         answers.append(f"{who}{clear} of {cells} scenario cells clear the bar {board.bar:g} with probability ≥ 0.95")
         happened.append(f"{who}{fmt_share(k, n)} runs passed in {cells} cells ({each})")
         infer.append(f"{who}{below} of {cells} more likely below {board.bar:g} than above"
@@ -56,7 +73,7 @@ def _boards_claim(data: ReportData) -> list[HeadlineClaim]:
         conds.append(board.conditional_on or f"version {board.version[:12]}")
         all_clear &= clear == cells
         none_clear &= clear == 0
-    lead = "" if len(boards) > 1 else f"{boards[0].label}: "
+    lead = "" if len(boards) > 1 else f"{_name(boards[0].label)}: "
     answer = lead + "; ".join(answers) + "."
     if len(boards) > 2:  # many versions: the range, each version's own count is in the parts and the boards
         clears = [sum(r.p_above_bar >= 0.95 for r in b.rows) for b in boards]
@@ -91,8 +108,8 @@ def _comparison_claims(data: ReportData) -> list[HeadlineClaim]:
     p = fmt_p(c.pvalue)
     p = f"p {p[0]} {p[1:]}" if p.startswith("<") else f"p = {p}"
     out = [HeadlineClaim(question="Did the pass rate change?",
-                 answer=f"{b.label} against {a.label}: {c.verdict}; a difference below {limit} could not have "
-                        "been detected.",
+                 answer=f"{_name(b.label)} against {_name(a.label)}: {c.verdict}; a difference below {limit} "
+                        "could not have been detected.",
                  happened=happened, infer=f"{diff}{p}",
                  conditional_on=c.conditional_on, carried="nothing: each version's own runs, paired by scenario",
                  section="comparison",
@@ -104,8 +121,8 @@ def _comparison_claims(data: ReportData) -> list[HeadlineClaim]:
     died = f"{a.label}: {sum(a.deaths)} deaths; {b.label}: {sum(b.deaths)} deaths, over {len(c.steps)} steps"
     if hits:
         named = ", ".join(f"step {c.steps[j]}" + (f" ({labels[j]})" if labels[j] else "") for j in hits)
-        shown = "; ".join(f"step {c.steps[j]}: {a.deaths[j]} against {b.deaths[j]}, q {fmt_p(c.qvalues[j])}"
-                          for j in hits[:3])
+        shown = "; ".join(f"step {c.steps[j]}: {a.deaths[j]} against {b.deaths[j]}, "
+                          f"{fmt_is('q', c.qvalues[j], kind='p')}" for j in hits[:3])
         answer, infer, tone = f"The change sits at {named}.", f"deaths differ there ({shown})", "bad"
     else:
         qs = [q for q in c.qvalues if q is not None]
@@ -153,8 +170,8 @@ def _leader_claim(data: ReportData) -> list[HeadlineClaim]:
         return []
     top = lb.rows[0]
     tied = [r.label for r in lb.rows if r.rank_low == 1]
-    answer = (f"{top.label} ranks first (P(first) = {top.p_first:.2f})" if len(tied) == 1 else
-              f"{len(tied)} of {len(lb.rows)} versions could rank first; {top.label} does most often "
+    answer = (f"{_name(top.label)} ranks first (P(first) = {top.p_first:.2f})" if len(tied) == 1 else
+              f"{len(tied)} of {len(lb.rows)} versions could rank first; {_name(top.label)} does most often "
               f"(P(first) = {top.p_first:.2f})")
     groups = (f"; {len(lb.groups)} group{'s' if len(lb.groups) != 1 else ''} that cannot be told apart"
               if lb.groups else "")

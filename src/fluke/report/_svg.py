@@ -15,6 +15,7 @@ from __future__ import annotations
 
 import html
 import math
+import os
 from dataclasses import dataclass
 from typing import Any
 
@@ -59,6 +60,46 @@ def middle(text: str, limit: int) -> str:
         return text
     tail = (limit - 1) // 2
     return text[: limit - 1 - tail] + "…" + text[len(text) - tail:]
+
+
+def distinct(texts: list[str], limit: int) -> list[str]:
+    """Labels of at most ``limit`` characters that stay as distinct as the texts they stand for.
+
+    Each text is cut in the middle (:func:`middle`); where that makes different texts read the
+    same (long ids that differ only in the middle), what those texts share at their start and at
+    their end is dropped first, so the part that tells them apart is what shows (repeated, a few
+    times, within each group that still reads the same).
+
+    >>> ids = ["[telecom]service_issue_airplane_mode_on|user_abroad[PERSONA:None]",
+    ...        "[telecom]service_issue_bad_sim_card|user_abroad[PERSONA:None]"]
+    >>> [middle(t, 20) for t in ids]
+    ['[telecom]s…ONA:None]', '[telecom]s…ONA:None]']
+    >>> distinct(ids, 20)
+    ['…airplane_mode_on…', '…bad_sim_card…']
+    >>> distinct(["a", "b"], 20)
+    ['a', 'b']
+    """
+    from ..record import redact_text
+
+    texts = [redact_text(t) for t in texts]  # redacted whole first: a secret cut in two is no longer found
+    out = [middle(t, limit) for t in texts]
+    for _ in range(4):
+        groups: dict[str, list[int]] = {}
+        for i, label in enumerate(out):
+            groups.setdefault(label, []).append(i)
+        clashes = [g for g in groups.values() if len({texts[i] for i in g}) > 1]
+        if not clashes:
+            break
+        for group in clashes:
+            members = [texts[i] for i in group]
+            start = len(os.path.commonprefix(members))
+            end = len(os.path.commonprefix([t[::-1] for t in members]))
+            for i, t in zip(group, members, strict=True):
+                core = t[start: max(start, len(t) - end)] or t
+                head = "…" if start and core is not t else ""
+                tail = "…" if end and core is not t else ""
+                out[i] = head + middle(core, max(limit - len(head) - len(tail), 4)) + tail
+    return out
 
 
 @dataclass(frozen=True)
