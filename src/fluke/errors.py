@@ -127,6 +127,12 @@ class ClaimFailed(FlukeError, AssertionError):
         self.claim = claim
 
 
+class InconclusiveClaim(UserWarning):
+    """A claim too small to tell, let pass by a declared ``on_inconclusive: warn`` policy.
+
+    The message is the claim's, with the runs that would settle it."""
+
+
 class TooLargeError(UsageError):
     """A request would need more memory than the machine has: said before starting, with a
     narrower query to ask instead. ``need`` and ``have`` are in bytes."""

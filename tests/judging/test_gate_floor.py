@@ -49,9 +49,14 @@ def test_a_consistent_judge_that_agrees_with_people_may_gate(judged):
 
 def test_too_few_labels_is_too_small_to_tell_with_the_labels_that_would_settle_it(judged):
     led, runs, tmp = judged
-    result = gate(led, _rule(tmp, f"judge: {{judge: good-judge, labels: {_labels(tmp, runs, 20)}}}\n"))
+    labels = _labels(tmp, runs, 20)
+    result = gate(led, _rule(tmp, f"judge: {{judge: good-judge, labels: {labels}}}\non_inconclusive: fail\n"))
     assert result.status == "too small to tell" and not result.holds
     assert result.claims[0].runs_needed >= 50
+    # under the default (on_inconclusive: warn) the gate lets it pass, with a warning
+    warned = gate(led, _rule(tmp, f"judge: {{judge: good-judge, labels: {labels}}}\n"))
+    assert warned.status == "too small to tell" and warned.holds
+    assert warned.headline().startswith("fluke gate PASSES WITH A WARNING")
 
 
 def test_a_judge_that_disagrees_with_itself_does_not_gate(judged):

@@ -99,13 +99,19 @@ def _cell(entry: dict) -> str:
 
 
 def claim_reliable(ledger, *, version: str | None = None, scenarios=None, bar: float = 0.9,
-                   prob: float = 0.95, per: str = "scenario", prior: str = "uniform", unknown: str = "fail") -> Claim:
+                   prob: float = 0.95, per: str = "scenario", prior: str = "uniform", unknown: str = "fail",
+                   family: int | None = None) -> Claim:
     """Does P(θ > ``bar``) reach ``prob``, on every scenario (``per="scenario"``) or the suite?
 
     Decided by :func:`fluke.analysis.believe`. ``scenarios`` (ids, or one glob) limits the
     claim to a test's own cases. Fails when the runs put θ below the bar with probability
     ``prob``; otherwise, short of ``prob``, it is too small to tell, with the clean runs
     that would certify it (the believe result's ``runs_to_certify``, at ``prob``).
+
+    ``family``: the claim is one of that many (a pytest session's fluke tests) sharing one
+    false-fail budget of 1 − ``prob``, split evenly (Bonferroni) over the family and over the
+    claim's scenario cells: a cell then fails only at P(θ > bar) ≤ (1 − prob) / (family × cells).
+    None: each cell fails at 1 − ``prob`` on its own, as ``believe`` and ``gate`` say it.
     """
     from ._believe import believe
     from ._select import check_level
@@ -122,18 +128,23 @@ def claim_reliable(ledger, *, version: str | None = None, scenarios=None, bar: f
     certify = [e["runs_to_certify"] for _, e in picked]
     if prob != 0.95:  # believe certifies at 0.95; the claim's own level is asked of the same posterior
         certify = [float(x) for x in result.b.found.runs_to_certify(bar=bar, level=prob)[idx]]
+    if family is not None and (not isinstance(family, int) or family < 1):
+        raise UsageError(f"family={family!r} must be a whole number of claims, at least 1")
+    fails_at = (1 - prob) / (family * (1 if per == "suite" else len(picked))) if family else 1 - prob
     passes = sum(e["passes"] for _, e in picked)
     trials = sum(e["trials"] for _, e in picked)
     rests = (f"{passes} of {trials} runs passed over {len(picked)} scenario cells of version {doc['label']}; "
              f"prior {result.b.prior_text[0] if len(set(result.b.prior_text)) == 1 else prior}; bar {bar:g}; "
              + _unknowns(0 if result.b.unknowns is None else int(result.b.unknowns[idx].sum()),
                          result.b.unknown_policy))
+    if family:
+        rests += f"; fails at P ≤ {fails_at:.2g} (1 − {prob:g} split over {family} claims × their cells)"
     if per == "suite":
         if len(picked) != len(doc["scenarios"]):
             raise UsageError("per='suite' asks about the whole version; leave scenarios unset")
         p_all = doc["suite"]["p_all_clear"]
         needed = doc["suite"]["runs_to_certify_suite"]
-        status = HOLDS if p_all >= prob else FAILS if p_all <= 1 - prob else TOO_SMALL
+        status = HOLDS if p_all >= prob else FAILS if p_all <= fails_at else TOO_SMALL
         found = fmt_is(f"P(every scenario above {bar:g})", p_all)
         if status == TOO_SMALL:
             found += f"; {_needed(needed)} on every scenario (for P ≥ 0.95)"
@@ -143,7 +154,7 @@ def claim_reliable(ledger, *, version: str | None = None, scenarios=None, bar: f
     reasons, statuses, small = [], [], []
     for (_, e), need in sorted(zip(picked, certify, strict=True), key=lambda pc: pc[0][1]["p_above"]):  # worst first
         p = e["p_above"]
-        status = HOLDS if p >= prob else FAILS if p <= 1 - prob else TOO_SMALL
+        status = HOLDS if p >= prob else FAILS if p <= fails_at else TOO_SMALL
         statuses.append(status)
         said = f"{_cell(e)}: {fmt_is(f'P(θ > {bar:g})', p)} from {e['passes']}/{e['trials']} runs passed"
         if status == FAILS:

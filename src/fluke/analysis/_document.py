@@ -90,7 +90,16 @@ class Heading:
     level: int = 2
 
 
-Block = Union[Heading, Line, Table]
+@dataclass(frozen=True)
+class Details:
+    """Blocks a reader opens when they want them: a ``<details>`` section in Markdown (closed,
+    under its ``summary``); in the terminal the summary as a title, then the blocks."""
+
+    summary: str
+    blocks: Sequence["Block"]
+
+
+Block = Union[Heading, Line, Table, Details]
 
 
 def line(*parts: Cell, style: str | None = None) -> Line:

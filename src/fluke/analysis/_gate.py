@@ -12,6 +12,7 @@ A rule names one version and the checks it must pass; every section is optional 
     sealed: true                          # the rule was sealed (fluke gate RULE --seal) before the runs
     judge: {judge: 3f2a9c, labels: audit.jsonl, kappa: 0.6}  # a judge may gate only when it has earned it
     unknown: fail                         # a run of unknown outcome: a failure (the default) or exclude
+    on_inconclusive: warn                 # a check too small to tell: warn (the default), fail or pass
 
 The rule is validated whole before the ledger is read (unknown keys with "did you mean", wrong
 types, values out of range: :class:`~fluke.errors.SpecError`). Each check is decided by the
@@ -25,7 +26,7 @@ every check holds.
 Traceback (most recent call last):
 ...
 fluke.errors.SpecError: gate rule: relaible: unknown key (did you mean 'reliable'?); allowed: compare, gate, judge,
-luck, name, reliable, sealed, spec, unknown, version
+luck, name, on_inconclusive, reliable, sealed, spec, unknown, version
 """
 
 from __future__ import annotations
@@ -39,14 +40,14 @@ from typing import Any, Mapping
 from ..errors import SpecError
 from ..format import fluke_command, parse_problem
 from ._claims import FAILS, HOLDS, TOO_SMALL, Claim
-from ._document import Column, Heading, Span, Table, blank, line, note
+from ._document import Column, Details, Heading, Span, Table, blank, line, note
 from ._result import Result
 
 #: The ledger document kind of a sealed gate rule.
 GATE_SEAL_KIND = "gate_seal"
 
 _TOP = {"name": str, "version": str, "spec": (str, dict), "gate": bool, "reliable": dict, "luck": dict,
-        "compare": dict, "sealed": bool, "unknown": str, "judge": dict}
+        "compare": dict, "sealed": bool, "unknown": str, "judge": dict, "on_inconclusive": str}
 _SECTIONS = {
     "reliable": {"bar": (float, 0.9), "prob": (float, 0.95), "per": (str, "scenario"), "prior": (str, "uniform"),
                  "scenarios": ((str, list), None)},
@@ -128,6 +129,10 @@ def parse_gate_rule(text: str | Mapping[str, Any], *, fmt: str = "yaml") -> dict
     if rule.get("unknown", "fail") not in ("fail", "exclude"):
         raise _fail("unknown", f"{rule['unknown']!r} must be 'fail' (count a run of unknown outcome as a failure, "
                     "the default) or 'exclude' (leave it out)")
+    rule["on_inconclusive"] = rule.get("on_inconclusive", "warn")
+    if rule["on_inconclusive"] not in ("warn", "fail", "pass"):
+        raise _fail("on_inconclusive", f"{rule['on_inconclusive']!r} must be 'warn' (a check too small to tell "
+                    "does not fail the gate but is listed, the default), 'fail' or 'pass'")
     if not any(rule.get(c) for c in _CHECKS):
         raise _fail("text", "names no check: add one of gate, reliable, luck, compare, judge")
     if (rule.get("gate") or "luck" in rule) and "spec" not in rule:
@@ -229,9 +234,14 @@ def _seal_claim(ledger, raw: bytes | None, version: str) -> Claim:
     return Claim("sealed", asked, status, found, f"rule sha256 {sha[:12]}", reasons, version=version)
 
 
+#: Reasons shown outside the comment's ``<details>`` (the worst first); the rest are inside it.
+WORST_SHOWN = 5
+
+
 @dataclass(frozen=True)
 class DecisionResult(Result):
-    """A gate rule decided on the ledger: ``holds`` only when every check holds."""
+    """A gate rule decided on the ledger: ``holds`` when every check holds, or is too small to
+    tell and the rule's ``on_inconclusive`` is ``warn`` or ``pass``."""
 
     kind = "gate"
     name: str
@@ -241,45 +251,100 @@ class DecisionResult(Result):
     rule: dict
 
     @property
+    def on_inconclusive(self) -> str:
+        return self.rule.get("on_inconclusive", "warn")
+
+    @property
     def holds(self) -> bool:
-        return all(c.holds for c in self.claims)
+        return self.status == HOLDS or (self.status == TOO_SMALL and self.on_inconclusive != "fail")
 
     @property
     def status(self) -> str:
-        if self.holds:
+        if all(c.holds for c in self.claims):
             return HOLDS
         return FAILS if any(c.status == FAILS for c in self.claims) else TOO_SMALL
 
     def reasons(self) -> list[str]:
-        """Every reason a check does not hold, each prefixed by its check."""
-        return [f"{c.check}: {r}" for c in self.claims if not c.holds for r in (c.reasons or (c.found,))]
+        """Every reason a check does not hold, each prefixed by its check (failing checks first)."""
+        order = sorted(self.claims, key=lambda c: (c.holds, c.status != FAILS))
+        return [f"{c.check}: {r}" for c in order if not c.holds for r in (c.reasons or (c.found,))]
+
+    def settle(self) -> list[str]:
+        """For each check too small to tell, the runs that would settle it (where the check knows)."""
+        out = []
+        for c in self.claims:
+            if c.status == TOO_SMALL and c.runs_needed is not None:
+                per = " per arm" if c.check == "not_worse_than" else " more clean runs"
+                out.append(f"{c.check}: about {c.runs_needed:.0f}{per} would settle it")
+        return out
 
     def payload(self) -> dict[str, Any]:
         return {"name": self.name, "version": self.version, "label": self.label, "holds": self.holds,
-                "status": self.status, "checks": [c.as_dict() for c in self.claims], "reasons": self.reasons(),
+                "status": self.status, "on_inconclusive": self.on_inconclusive,
+                "checks": [c.as_dict() for c in self.claims], "reasons": self.reasons(), "settle": self.settle(),
                 "rule": self.rule}
+
+    def headline(self) -> str:
+        """The verdict in one line: what the heading of every rendering says."""
+        word = {HOLDS: "HOLDS", FAILS: "FAILS", TOO_SMALL: "DOES NOT HOLD (too small to tell)"}[self.status]
+        if self.status == TOO_SMALL and self.holds:
+            word = f"PASSES WITH A WARNING (too small to tell; on_inconclusive: {self.on_inconclusive})"
+        return f"fluke gate {word}: {self.name}"
 
     def blocks(self) -> list:
         held = sum(c.holds for c in self.claims)
-        word = {HOLDS: "HOLDS", FAILS: "FAILS", TOO_SMALL: "DOES NOT HOLD (too small to tell)"}[self.status]
-        out: list = [Heading(f"fluke gate {word}: {self.name}"),
-                     line(Span(f"{held} of {len(self.claims)} checks hold", "good" if self.holds else "bad"),
-                          f" for version {self.label}")]
+        out: list = [Heading(self.headline()),
+                     line(Span(f"{held} of {len(self.claims)} checks hold", "good" if held == len(self.claims)
+                               else "bad"), f" for version {self.label}")]
         order = sorted(self.claims, key=lambda c: (c.holds, c.status != FAILS))
         style = {HOLDS: "good", FAILS: "bad", TOO_SMALL: "warn"}
+        shown = {TOO_SMALL: f"too small to tell ({self.on_inconclusive})"}
         out.append(Table("checks (failing first)",
                          [Column("check", key=True), Column("status"), Column("asked"), Column("the runs say")],
-                         [[c.check, Span(c.status, style[c.status]), c.asked, c.found] for c in order], limit=None))
-        reasons = self.reasons()
-        if reasons:
-            out.append(Table(f"every reason it does not hold ({len(reasons)})", [Column("reason", key=True)],
-                             [[r] for r in reasons], limit=50, more="reasons"))
+                         [[c.check, Span(shown.get(c.status, c.status), style[c.status]), c.asked, c.found]
+                          for c in order], limit=None))
         for c in self.claims:
             if c.limit:
                 out.append(line(f"detection limit ({c.check}): {c.limit}"))
+        for text in self.settle():
+            out.append(line(text))
+        if any(c.status == TOO_SMALL for c in self.claims):
+            out.append(note(f"on_inconclusive: {self.on_inconclusive} (the rule's policy for a check too small to "
+                            "tell: warn lists it and exits 0, fail exits 1, pass exits 0)"))
+        reasons = self.reasons()
+        if reasons:
+            worst = self.worst()
+            out.append(Table(f"worst reasons ({len(worst)} of {len(reasons)})",
+                             [Column("reason", key=True)], [[r] for r in worst], limit=None))
+            if len(reasons) > WORST_SHOWN:
+                out.append(Details(f"every reason it does not hold ({len(reasons)})",
+                                   [Table("", [Column("reason", key=True)], [[r] for r in reasons], limit=200,
+                                          more="reasons")]))
         out.append(blank())
         out += [note(f"Conditional on ({c.check}): {c.rests_on}.") for c in self.claims]
         return out
+
+    def annotations(self) -> list[tuple[str, str, str]]:
+        """One annotation per reason (an error for a check that fails, a warning for one too small
+        to tell), after one for the verdict."""
+        level = {HOLDS: "notice", FAILS: "error", TOO_SMALL: "warning" if self.holds else "error"}
+        out = [(level[self.status], "fluke gate", self.headline())]
+        for c in sorted(self.claims, key=lambda c: (c.holds, c.status != FAILS)):
+            if not c.holds:
+                out += [(level[c.status], f"fluke gate: {c.check}", r) for r in (c.reasons or (c.found,))]
+        return out
+
+    def worst(self) -> list[str]:
+        """The first :data:`WORST_SHOWN` reasons taken in turn from each check that does not hold
+        (its worst first), so one check's many reasons do not hide another's."""
+        lists = [[f"{c.check}: {r}" for r in (c.reasons or (c.found,))]
+                 for c in sorted(self.claims, key=lambda c: (c.holds, c.status != FAILS)) if not c.holds]
+        out: list[str] = []
+        for depth in range(max(map(len, lists), default=0)):
+            out += [reasons[depth] for reasons in lists if depth < len(reasons)]
+            if len(out) >= WORST_SHOWN:
+                break
+        return out[:WORST_SHOWN]
 
 
 def gate(ledger, rule: str | Path | Mapping[str, Any], *, raw: bytes | None = None, version: str | None = None,

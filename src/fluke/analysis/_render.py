@@ -34,7 +34,7 @@ import sys
 from typing import Iterable, Sequence
 
 from ..format import safe
-from ._document import Block, Cell, Heading, Line, Span, Table
+from ._document import Block, Cell, Details, Heading, Line, Span, Table
 
 #: rich styles for the document's style names.
 _RICH = {"bold": "bold", "dim": "dim", "good": "green", "bad": "bold red", "warn": "yellow", "code": "cyan"}
@@ -98,7 +98,10 @@ def render_text(blocks: Sequence[Block], console, *, all_rows: bool = False, how
     """Print ``blocks`` on a rich ``console`` (colours where it is a terminal)."""
     width = console.width
     for block in blocks:
-        if isinstance(block, Heading):
+        if isinstance(block, Details):
+            console.print(_rich_text([Span(block.summary)], "bold"), soft_wrap=True)
+            render_text(block.blocks, console, all_rows=all_rows, how_all=how_all)
+        elif isinstance(block, Heading):
             console.print(_rich_text([Span(block.text)], "bold"), soft_wrap=True)
         elif isinstance(block, Line):
             console.print(_rich_text(block.spans, block.style), soft_wrap=True)
@@ -141,15 +144,41 @@ def to_text(blocks: Sequence[Block], *, width: int | None = None, all_rows: bool
 
 # -- Markdown ----------------------------------------------------------------------------------
 _MD_SPECIAL = re.compile(r"([\\`*_\[\]<>#|~])")
+#: ``@user`` and ``#123`` (``org/repo#123``, ``GH-123``) that GitHub would turn into a mention or
+#: a reference: a zero-width space after the ``@``/``#`` keeps them text and notifies nobody.
+_REFERENCE = re.compile(r"(@|\\#|(?<=GH)-)(?=[A-Za-z0-9])", re.IGNORECASE)
+#: A word (no spaces: a scenario id, a version label) longer than this is cut in Markdown.
+NAME_SHOWN = 120
+#: A span longer than this is cut in Markdown (a long sentence of names).
+SPAN_SHOWN = 2_000
+_LONG_WORD = re.compile(r"\S{%d,}" % (NAME_SHOWN + 1))
+
+
+def bounded(text: str) -> str:
+    """``text`` with every word over :data:`NAME_SHOWN` characters, and the whole over
+    :data:`SPAN_SHOWN`, cut with a marker saying how much was left out.
+
+    >>> cut = bounded("scenario " + "x" * 500 + " failed")
+    >>> len(cut.split()[1]), cut.split(" ", 2)[2]
+    (101, '(+400 characters) failed')
+    """
+    text = _LONG_WORD.sub(lambda m: f"{m.group()[:NAME_SHOWN - 20]}… (+{len(m.group()) - NAME_SHOWN + 20} "
+                                    "characters)", text)
+    if len(text) > SPAN_SHOWN:
+        text = f"{text[:SPAN_SHOWN - 40]}… (+{len(text) - SPAN_SHOWN + 40} characters)"
+    return text
 
 
 def md_escape(text: str) -> str:
-    """A string made inert in GitHub Markdown: no emphasis, links, HTML or table breaks.
+    """A string made inert in GitHub Markdown: no emphasis, links, HTML, table breaks, mentions
+    or issue references; long names cut (:func:`bounded`).
 
     >>> md_escape("a_b <img src=x> [x](y)")
     'a\\\\_b \\\\<img src=x\\\\> \\\\[x\\\\](y)'
+    >>> md_escape("ask @octocat about #12")
+    'ask @&#8203;octocat about \\\\#&#8203;12'
     """
-    return _MD_SPECIAL.sub(r"\\\1", safe(text, newlines=False))
+    return _REFERENCE.sub(r"\1&#8203;", _MD_SPECIAL.sub(r"\\\1", bounded(safe(text, newlines=False))))
 
 
 def _md_span(span: Span) -> str:
@@ -157,7 +186,7 @@ def _md_span(span: Span) -> str:
     if not text.strip() or span.style in (None, "dim"):
         return text
     if span.style == "code":
-        return f"`{safe(span.text, newlines=False).replace('`', chr(39))}`"
+        return f"`{bounded(safe(span.text, newlines=False)).replace('`', chr(39))}`"
     return f"**{text.strip()}**" + (" " if text.endswith(" ") else "")
 
 
@@ -176,12 +205,20 @@ def to_markdown(blocks: Sequence[Block], *, all_rows: bool = False, limit: int =
     Written to be read in a pull request: the first line (the verdict) becomes a ``##`` heading
     when the result does not open with one; empty lines are dropped (paragraphs separate).
     """
-    parts: list[str] = []
     blocks = list(blocks)
     if blocks and isinstance(blocks[0], Line) and blocks[0].plain().strip():
         blocks[0] = Heading(blocks[0].plain().strip())
+    return _cut(_md_blocks(blocks, all_rows).rstrip() + "\n", limit)
+
+
+def _md_blocks(blocks: Sequence[Block], all_rows: bool) -> str:
+    parts: list[str] = []
     for block in blocks:
-        if isinstance(block, Heading):
+        if isinstance(block, Details):
+            # a blank line after <summary> lets GitHub render the Markdown inside
+            parts.append(f"<details><summary>{md_escape(block.summary)}</summary>\n\n"
+                         + _md_blocks(block.blocks, all_rows).rstrip() + "\n\n</details>\n\n")
+        elif isinstance(block, Heading):
             parts.append(f"{'#' * max(1, min(block.level, 6))} {md_escape(block.text)}\n\n")
         elif isinstance(block, Line):
             if block.plain().strip():
@@ -199,13 +236,15 @@ def to_markdown(blocks: Sequence[Block], *, all_rows: bool = False, limit: int =
             if hidden:
                 body.append(f"\n_{md_escape(_more_text(block, hidden, 'in the JSON output'))}_\n")
             parts.append("".join(body) + "\n")
-    return _cut("".join(parts).rstrip() + "\n", limit)
+    return "".join(parts)
 
 
 def _cut(text: str, limit: int) -> str:
+    """Cut at a line end to stay under ``limit``, closing any ``<details>`` left open."""
     if len(text) <= limit:
         return text
     tail = "\n\n_… cut here to stay under GitHub's comment limit; the whole answer is in the JSON output._\n"
-    keep = text[: limit - len(tail)]
+    keep = text[: limit - len(tail) - 64]
     keep = keep[: keep.rfind("\n") + 1] if "\n" in keep else keep
-    return keep + tail
+    unclosed = keep.count("<details>") - keep.count("</details>")
+    return keep + "\n</details>\n" * unclosed + tail

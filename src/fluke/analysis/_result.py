@@ -32,7 +32,7 @@ from ._render import make_console, render_text, to_markdown, to_text
 #: The version of every JSON document fluke prints. Bump on an incompatible change.
 JSON_FORMAT_VERSION = 1
 #: The renderings every result has.
-FORMATS = ("text", "markdown", "json")
+FORMATS = ("text", "markdown", "json", "github-summary", "github")
 
 
 def _default(value: Any) -> Any:
@@ -84,6 +84,14 @@ class Result:
         """The answer as a document: lines and tables, the verdict first."""
         raise NotImplementedError
 
+    def annotations(self) -> list[tuple[str, str, str]]:
+        """``(level, title, message)`` for GitHub annotations: here one notice, the verdict line."""
+        from ._document import Heading, Line
+
+        first = next((b for b in self.blocks() if isinstance(b, (Heading, Line))), None)
+        text = first.text if isinstance(first, Heading) else first.plain() if first is not None else self.kind
+        return [("notice", f"fluke {self.kind}", text)]
+
     def to_dict(self) -> dict[str, Any]:
         """``{"format_version": 1, "kind": ..., **payload}`` with every secret-shaped string redacted."""
         from ..record import redact
@@ -95,13 +103,22 @@ class Result:
         return dumps(self.to_dict(), indent=indent).decode()
 
     def render(self, fmt: str = "text", *, width: int | None = None, all_rows: bool = False) -> str:
-        """The answer as ``"text"`` (plain, unwrapped unless ``width``), ``"markdown"`` or ``"json"``."""
+        """The answer as ``"text"`` (plain, unwrapped unless ``width``), ``"markdown"`` (a pull-request
+        comment), ``"json"``, ``"github-summary"`` (GitHub's job summary) or ``"github"`` (annotations)."""
         if fmt == "text":
             return to_text(self.blocks(), width=width, all_rows=all_rows)
         if fmt == "markdown":
             return to_markdown(self.blocks(), all_rows=all_rows)
         if fmt == "json":
             return self.to_json()
+        if fmt == "github-summary":   # GitHub's job summary: every row, under its 1 MiB
+            from ._github import SUMMARY_LIMIT
+
+            return to_markdown(self.blocks(), all_rows=True, limit=SUMMARY_LIMIT)
+        if fmt == "github":
+            from ._github import to_annotations
+
+            return to_annotations(self.annotations())
         from ..errors import UsageError
 
         raise UsageError(f"format={fmt!r} is not one of {', '.join(FORMATS)}")

@@ -115,8 +115,10 @@ class _LazyGroup(click.Group):
 @click.option("--ledger", envvar="FLUKE_LEDGER", default="fluke.db", show_default=True,
               help="The ledger: a SQLite file path, or a postgresql:// URL. Also FLUKE_LEDGER.")
 @click.option("--json", "as_json", is_flag=True, help="Print one JSON document (with format_version).")
-@click.option("--format", "fmt", type=click.Choice(["text", "markdown", "json"]), default=None,
-              help="Output: text (default), markdown (a pull-request comment) or json.")
+@click.option("--format", "fmt", default=None,
+              type=click.Choice(["text", "markdown", "json", "github-summary", "github"]),
+              help="Output: text (default), markdown (a pull-request comment), json, github-summary (GitHub's "
+                   "job summary) or github (annotations).")
 @click.option("--all", "all_rows", is_flag=True, help="Print every row of long tables.")
 @click.version_option(package_name="fluke")
 @click.pass_context

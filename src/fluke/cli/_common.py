@@ -76,8 +76,10 @@ class Context:
         """Print one result in the chosen format (text with colour on a terminal, Markdown or JSON)."""
         if self.fmt == "json":
             sys.stdout.write(result.to_json() + "\n")
-        elif self.fmt == "markdown":
-            sys.stdout.write(result.render("markdown"))
+        elif self.fmt in ("markdown", "github-summary"):
+            sys.stdout.write(result.render(self.fmt))
+        elif self.fmt == "github":
+            sys.stdout.write(result.render("github") + "\n")
         else:
             result.print(all_rows=self.all_rows)
 
@@ -101,9 +103,11 @@ def _set_format(ctx: click.Context, param: click.Parameter, value):
 json_option = click.option("--json", "as_json", is_flag=True, expose_value=False, callback=_set_format,
                            help="Print one JSON document (with format_version).")
 #: ``--format`` on a verb: text (default), markdown (a pull-request comment) or json.
-format_option = click.option("--format", "fmt", type=click.Choice(["text", "markdown", "json"]),
+format_option = click.option("--format", "fmt",
+                             type=click.Choice(["text", "markdown", "json", "github-summary", "github"]),
                              expose_value=False, callback=_set_format,
-                             help="Output: text (default), markdown (for a pull-request comment) or json.")
+                             help="Output: text (default), markdown (a pull-request comment), json, "
+                                  "github-summary (GitHub's job summary) or github (annotations, at most 50).")
 #: ``--all``: print every row of long tables (by default the worst rows and a count of the rest).
 all_option = click.option("--all", "all_rows", is_flag=True, expose_value=False, callback=_set_format,
                           help="Print every row of long tables (default: the worst rows and how many more).")

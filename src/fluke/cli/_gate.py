@@ -8,10 +8,12 @@ import click
 
 from ._common import Context, _set_format, all_option, json_option, pass_context
 
-#: ``--format`` on gate: the verbs' three, and junit (a test case per check, for a CI's test view).
-_format = click.option("--format", "fmt", type=click.Choice(["text", "markdown", "json", "junit"]),
+#: ``--format`` on gate: the verbs' own, and junit (a test case per check, for a CI's test view).
+_format = click.option("--format", "fmt",
+                       type=click.Choice(["text", "markdown", "json", "junit", "github-summary", "github"]),
                        expose_value=False, callback=_set_format,
-                       help="Output: text (default), markdown (a pull-request comment), json or junit (JUnit XML).")
+                       help="Output: text (default), markdown (a pull-request comment), json, junit (JUnit XML), "
+                            "github-summary (GitHub's job summary) or github (annotations, at most 50).")
 
 
 @click.command()
@@ -27,13 +29,15 @@ _format = click.option("--format", "fmt", type=click.Choice(["text", "markdown",
 def gate(ctx: Context, rule: str, version: str | None, baseline: str | None, do_seal: bool) -> None:
     """Check a decision rule (YAML or TOML) on the ledger; list every reason it does not hold.
 
-    Exit 0 when every check holds, 1 when one does not (or is too small to tell), 2 on a bad rule.
+    Exit 0 when every check holds (or is too small to tell under the rule's on_inconclusive: warn,
+    the default, or pass), 1 when one does not, 2 on a bad rule.
 
     \b
     Example:
       fluke --ledger fluke-demo/fluke.db gate release.yaml --format markdown
       fluke gate examples/ci/gate.yaml --version harness=$HEAD_SHA --baseline harness=$BASE_SHA
       fluke gate release.yaml --format junit > fluke-gate.junit.xml
+      fluke gate release.yaml --format github-summary >> "$GITHUB_STEP_SUMMARY"
     """
     from .. import analysis
 

@@ -65,6 +65,17 @@ class PostgresLedger(Ledger):
         # psycopg opens a transaction implicitly; end any read-only one left open.
         self._conn.commit()
 
+    @contextlib.contextmanager
+    def trial_lock(self, vid: int) -> Iterator[None]:
+        """A session advisory lock on the version: concurrent ``record_once`` calls take turns."""
+        self.execute("SELECT pg_advisory_lock(?)", (vid,))
+        try:
+            yield
+        finally:
+            with contextlib.suppress(Exception):   # a lost connection has released it already
+                self.execute("SELECT pg_advisory_unlock(?)", (vid,))
+                self._conn.commit()
+
     def _tables(self) -> set[str]:
         rows = self.query("SELECT tablename FROM pg_tables WHERE schemaname = current_schema()")
         return {name for (name,) in rows}

@@ -100,6 +100,8 @@ class SqliteLedger(Ledger):
 
     #: How long an ingest waits for another process's ingest into the same file (seconds).
     INGEST_WAIT = 30.0
+    #: Whether this ledger holds its file's ingest lock now (it is not taken twice).
+    _lock_depth = 0
 
     def __init__(self, url: str, *, create: bool = True) -> None:
         super().__init__(url, create=create)
@@ -126,7 +128,7 @@ class SqliteLedger(Ledger):
             import fcntl
         except ImportError:   # no flock here (Windows): SQLite's own lock is all there is
             fcntl = None
-        if fcntl is None or not self._stages():   # or a database in memory, with one connection
+        if fcntl is None or not self._stages() or self._lock_depth:   # or in memory; or held here already
             yield True
             return
         import time
@@ -147,9 +149,11 @@ class SqliteLedger(Ledger):
                         raise LedgerError(f"{self.name}: another process is ingesting into it (waited "
                                           f"{wait:.0f} s); run this again when that has finished") from None
                     time.sleep(0.05)
+            self._lock_depth = 1   # an ingest inside record_once's lock joins it (flock is per open file)
             try:
                 yield True
             finally:
+                self._lock_depth = 0
                 fcntl.flock(fh.fileno(), fcntl.LOCK_UN)
 
     def _recover(self) -> None:

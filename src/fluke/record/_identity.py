@@ -17,7 +17,7 @@ from typing import Any
 from pydantic import BaseModel, ConfigDict, field_validator
 
 from ._canonical import digest
-from ._storable import check_json, check_name
+from ._storable import check_identity_text, check_json, check_name
 
 IDENTITY_FIELDS = ("model", "harness", "tools", "world", "grader", "policy")
 Component = str | dict[str, Any] | None
@@ -43,7 +43,7 @@ class Identity(BaseModel):
     @field_validator(*IDENTITY_FIELDS)
     @classmethod
     def _storable(cls, value: Component) -> Component:
-        return check_json(value) if isinstance(value, dict) else value
+        return check_json(value) if isinstance(value, dict) else check_identity_text(value)
 
     @field_validator("date")
     @classmethod

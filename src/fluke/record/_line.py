@@ -42,7 +42,7 @@ from ._identity import Identity
 from ._place import place_of
 from ._prepared import _KNOWN, Prepared
 from ._run import FORMAT_VERSION, Source, condition_key, content_json
-from ._storable import MAX_DEPTH, check_json
+from ._storable import MAX_DEPTH, MAX_NAME, check_json
 
 #: orjson writes a float this large or larger with an exponent sign msgspec leaves out.
 _BIG = 1e16
@@ -207,8 +207,12 @@ class LinePreparer:
         if "\x00" in scenario or (run.unit is not None and "\x00" in run.unit) or (
                 run.tape is not None and "\x00" in run.tape) or any("\x00" in tag for tag in run.tags):
             return None
+        if len(scenario) > MAX_NAME or (run.unit is not None and len(run.unit) > MAX_NAME) or any(
+                len(tag) > MAX_NAME for tag in run.tags):
+            return None   # too long a name: the model's check refuses it, naming the field
         for key, item in condition.items():
-            if "\x00" in key or (type(item) is str and "\x00" in item):
+            if "\x00" in key or (type(item) is str and "\x00" in item) or len(key) > MAX_NAME or (
+                    type(item) is str and len(item) > MAX_NAME):
                 return None
         source = run.source
         run.source = UNSET

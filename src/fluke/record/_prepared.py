@@ -35,7 +35,7 @@ from ._events import AgentMessage, ToolCall, UserMessage
 from ._identity import Identity
 from ._place import place_of
 from ._run import FORMAT_VERSION, GoldCall, Outcome, Run, Source, condition_key, content_fields
-from ._storable import MAX_DEPTH, check_json
+from ._storable import MAX_DEPTH, MAX_NAME, check_json
 
 _NONE = type(None)
 _I64 = (-(2 ** 63), 2 ** 63 - 1)
@@ -126,7 +126,7 @@ def prepare(fields: Any) -> Prepared | None:
 
 
 def _name(value: Any) -> Any:
-    if type(value) is not str or "\x00" in value:
+    if type(value) is not str or "\x00" in value or len(value) > MAX_NAME:   # the model's error says which
         raise _Slow
     return value
 

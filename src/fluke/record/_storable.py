@@ -6,7 +6,10 @@ results, identity components) must be JSON that orjson writes: nested at most
 :data:`MAX_DEPTH` deep (orjson stops at 255 levels counted from the run itself), integers
 within 64 bits, finite numbers, string keys. And the names must hold no NUL character,
 which a PostgreSQL text column cannot store. A NUL inside a tool result or a message is
-fine: it is stored as the JSON escape ``\\u0000``.
+fine: it is stored as the JSON escape ``\\u0000``. Names are also bounded: at most
+:data:`MAX_NAME` characters (a scenario, unit, condition key or value, tag, date), and an identity
+component given as a string at most :data:`MAX_IDENTITY` (a name is a key every table and comment
+repeats, not a place for a document; a longer one is refused with its field named).
 
 >>> check_json({"a": [1, 2.5, None, "x"]})
 {'a': [1, 2.5, None, 'x']}
@@ -21,6 +24,10 @@ ValueError: nested deeper than 200 levels (fluke stores runs as JSON, and JSON i
 Traceback (most recent call last):
 ...
 ValueError: holds a NUL character (\\x00), which a ledger cannot store in a name; remove it
+>>> check_name("x" * 1001)
+Traceback (most recent call last):
+...
+ValueError: is 1001 characters long; a name holds at most 1000 (use a shorter id, and put the text elsewhere in the run)
 """
 
 from __future__ import annotations
@@ -30,6 +37,10 @@ from typing import Any
 
 #: How deep a free-form value (tool arguments, a result, an identity component) may nest.
 MAX_DEPTH = 200
+#: The longest name (scenario, unit, condition key or value, tag, date), in characters.
+MAX_NAME = 1_000
+#: The longest identity component given as a string (model, harness, ...), in characters.
+MAX_IDENTITY = 10_000
 _INT_MIN, _INT_MAX = -(2 ** 63), 2 ** 64 - 1
 
 
@@ -65,7 +76,19 @@ def check_json(value: Any) -> Any:
 
 
 def check_name(text: str | None) -> str | None:
-    """``text`` itself unless it holds a NUL character (a scenario, unit, condition, tag, date)."""
+    """``text`` itself unless it holds a NUL character or is longer than :data:`MAX_NAME` (a scenario,
+    unit, condition, tag, date)."""
     if text is not None and "\x00" in text:
         raise ValueError("holds a NUL character (\\x00), which a ledger cannot store in a name; remove it")
+    if text is not None and len(text) > MAX_NAME:
+        raise ValueError(f"is {len(text)} characters long; a name holds at most {MAX_NAME} (use a shorter id, and "
+                         "put the text elsewhere in the run)")
+    return text
+
+
+def check_identity_text(text: Any) -> Any:
+    """An identity component given as a string: at most :data:`MAX_IDENTITY` characters."""
+    if isinstance(text, str) and len(text) > MAX_IDENTITY:
+        raise ValueError(f"is {len(text)} characters long; an identity component holds at most {MAX_IDENTITY} "
+                         "(name the version, e.g. by a digest of the long text)")
     return text

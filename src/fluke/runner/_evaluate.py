@@ -6,7 +6,9 @@
 * Each completed run is written to the ledger as soon as it finishes (one ``ingest`` per
   run, then its grade), so a crash loses none of the finished runs; a second call with the
   same identity skips every (scenario, condition, trial) the ledger already holds for
-  that version, so a resumed suite duplicates none and pays for no run twice.
+  that version, so a resumed suite duplicates none and pays for no run twice; and a trial
+  that another writer recorded while this one ran it is kept once, the first recorded
+  (:meth:`fluke.ledger.Ledger.record_once`; counted in ``EvaluationResult.duplicates``).
 """
 
 from __future__ import annotations
@@ -214,19 +216,28 @@ def _evaluate(suite: list[Case], keys: list[tuple[str, str]], agent: Callable[..
             if progress:
                 progress(len(results), total, results[(i, t)])
 
-    added = 0
+    added = twice = 0
     for job, attempt in run_jobs(jobs, agent):
         run = _build(suite[job.case], job, attempt, ident)
         run, grade = _grade(grading, spec_obj, run)
+        first = None
         if store is not None:  # write now: a crash later must not lose this run
-            added += store.ingest([run]).added
+            # one run per version x scenario x condition x trial: another writer (an xdist
+            # worker, a second CI job) may have recorded this trial since the ledger was read
+            first = store.record_once(run)
+            if first is None:
+                added += 1
+            else:
+                twice += 1
+                run, grade = _grade(grading, spec_obj, first)
             if spec_digest is not None:
                 store.put_grades(spec_digest, [(run.hash, grade.to_dict())])
-        result = _result(run, grade, traceback=attempt.traceback)
+        result = _result(run, grade, traceback=attempt.traceback if first is None else None,
+                         resumed=first is not None)
         results[(job.case, job.trial)] = result
         if progress:
             progress(len(results), total, result)
 
     ordered = tuple(results[key] for key in sorted(results))
     return EvaluationResult(results=ordered, k=k, version=ident.version, spec_digest=spec_digest,
-                            added=added, resumed=len(done))
+                            added=added, resumed=len(done), duplicates=twice)

@@ -107,8 +107,9 @@ class EvaluationResult:
     """The outcome of :func:`fluke.runner.evaluate`: one :class:`RunResult` per (case, trial).
 
     ``added`` runs were written to the ledger by this call, ``resumed`` were there
-    already. Conditional on ``version`` (the identity's hash) and, when graded, on the
-    spec with digest ``spec_digest``.
+    already; ``duplicates`` were run here but another writer had recorded the same trial
+    first (that first run is the one kept, and returned). Conditional on ``version`` (the
+    identity's hash) and, when graded, on the spec with digest ``spec_digest``.
     """
 
     results: tuple[RunResult, ...]
@@ -117,6 +118,7 @@ class EvaluationResult:
     spec_digest: str | None = None
     added: int = 0
     resumed: int = 0
+    duplicates: int = 0
 
     @property
     def runs(self) -> list[Run]:

@@ -32,10 +32,11 @@ import asyncio
 import functools
 import inspect
 import threading
+import warnings
 from dataclasses import dataclass, field
 from typing import Any, Callable, Iterable, Mapping
 
-from ..errors import ClaimFailed, UsageError
+from ..errors import ClaimFailed, InconclusiveClaim, UsageError
 
 
 def _sync(agent: Callable[..., Any]) -> Callable[..., Any]:
@@ -78,6 +79,11 @@ class AgentRuns:
     evaluation: Any
     claims: list = field(default_factory=list)   # every claim asked of these runs, in order
     on_claim: Callable[[Any], None] | None = field(default=None, repr=False)
+    #: what a claim too small to tell does: "warn" (a warning with the runs that would settle
+    #: it; the default), "fail" (an assertion error) or "pass" (recorded, nothing said)
+    on_inconclusive: str = "warn"
+    #: how many claims share one false-fail budget (the session's fluke tests); None: this one alone
+    family: int | None = None
 
     def __len__(self) -> int:
         return len(self.evaluation.results)
@@ -95,23 +101,68 @@ class AgentRuns:
     def resumed(self) -> int:
         return self.evaluation.resumed
 
+    @property
+    def duplicates(self) -> int:
+        """Runs made here whose trial another writer recorded first (the first is kept and used)."""
+        return self.evaluation.duplicates
+
+    @property
+    def errored(self) -> list:
+        """The runs that raised (the agent, its output check or grading), in (case, trial) order."""
+        return [r for r in self.evaluation.runs if r.error is not None]
+
+    def error_line(self) -> str | None:
+        """``"500 of 500 runs errored: agent returned a str; ..."`` (the first error's first line), or None."""
+        errored = self.errored
+        if not errored:
+            return None
+        first = str(errored[0].error).strip().splitlines()[0] if str(errored[0].error).strip() else "an error"
+        return f"{len(errored)} of {len(self)} runs errored: {first}"
+
+
+INCONCLUSIVE = ("warn", "fail", "pass")
+
+
+def check_inconclusive(value: Any, where: str = "on_inconclusive") -> str:
+    """The declared policy for a claim too small to tell: ``warn``, ``fail`` or ``pass``.
+
+    >>> check_inconclusive("warn")
+    'warn'
+    >>> check_inconclusive("ignore")
+    Traceback (most recent call last):
+    ...
+    fluke.errors.UsageError: on_inconclusive='ignore' is not one of warn, fail, pass
+    """
+    if value not in INCONCLUSIVE:
+        raise UsageError(f"{where}={value!r} is not one of {', '.join(INCONCLUSIVE)}")
+    return value
+
 
 def run_agent(agent: Callable[..., Any], cases: Iterable[Any], *, k: int, identity: Mapping[str, Any] | None,
-              ledger: str, spec: Any = None, seed: int = 0) -> AgentRuns:
+              ledger: str, spec: Any = None, seed: int = 0, on_inconclusive: str = "warn",
+              family: int | None = None) -> AgentRuns:
     """Run ``agent`` ``k`` times on each case, recorded in ``ledger`` under ``identity``.
 
     Runs the ledger already holds for this identity's version (same scenario, condition,
-    trial) are not run again: a re-run session, or an xdist worker retrying, writes each run once.
+    trial) are not run again, and a trial another writer records while this one runs it is
+    kept once (the first): a re-run session, or two xdist workers, write each trial once.
+    ``on_inconclusive`` and ``family`` say how the claims asked of the runs decide (see
+    :class:`AgentRuns`).
     """
     from ..runner import evaluate
 
     if not identity:
         raise UsageError("identity: declare what is being tested (e.g. {'model': 'gpt-4.1', "
                          "'harness': 'v3'}); it names the version the runs are recorded under")
+    check_inconclusive(on_inconclusive)
+    if not isinstance(identity, Mapping):
+        raise UsageError(f"identity: {type(identity).__name__} given; a mapping of identity fields is needed "
+                         "(e.g. {'model': 'gpt-4.1', 'harness': 'v3'})")
     cases = list(cases)
     result = evaluate(cases, _sync(agent), k=k, spec=spec, ledger=ledger, identity=dict(identity), seed=seed)
     scenarios = tuple(dict.fromkeys(r.run.scenario for r in result.results))
-    return AgentRuns(str(ledger), result.version, scenarios, spec, result)
+    return AgentRuns(str(ledger), result.version, scenarios, spec, result, on_inconclusive=on_inconclusive,
+                     family=family)
 
 
 class Expectation:
@@ -127,6 +178,8 @@ class Expectation:
         return self.runs.claims
 
     def _decide(self, ask: Callable[[Any], Any]) -> "Expectation":
+        __tracebackhide__ = True  # pytest shows the test's line, not fluke's frames
+        from ..analysis._claims import TOO_SMALL
         from ..ledger import open_ledger
 
         with open_ledger(self.runs.ledger) as ledger:
@@ -134,21 +187,30 @@ class Expectation:
         self.runs.claims.append(claim)
         if self.runs.on_claim is not None:
             self.runs.on_claim(claim)
-        if not claim.holds:
-            raise ClaimFailed(claim)
-        return self
+        if claim.holds:
+            return self
+        policy = self.runs.on_inconclusive
+        if claim.status == TOO_SMALL and policy != "fail":
+            if policy == "warn":
+                warnings.warn(InconclusiveClaim(claim.message() + "\non_inconclusive: warn (declared: fail to make "
+                                                "this an error)"), stacklevel=3)
+            return self
+        raise ClaimFailed(claim)
 
     def reliable(self, bar: float = 0.9, prob: float = 0.95, *, per: str = "scenario",
                  prior: str = "uniform") -> "Expectation":
         """P(θ > ``bar``) ≥ ``prob`` on each of the test's scenarios (or, ``per="suite"``, all at once)."""
         from ..analysis import claim_reliable
 
+        __tracebackhide__ = True
         scenarios = None if per == "suite" else self.runs.scenarios
         return self._decide(lambda led: claim_reliable(led, version=self.runs.version, scenarios=scenarios,
-                                                       bar=bar, prob=prob, per=per, prior=prior))
+                                                       bar=bar, prob=prob, per=per, prior=prior,
+                                                       family=self.runs.family))
 
     def luck_at_most(self, ceiling: float, *, level: float = 0.95) -> "Expectation":
         """The luck rate's credible interval lies at or under ``ceiling`` (needs the spec)."""
+        __tracebackhide__ = True
         from ..analysis import claim_luck
 
         spec = self._spec("luck_at_most")
@@ -160,13 +222,27 @@ class Expectation:
 
         ``margin`` is a share of the pass rate (0.05 = 5 points): the change the runs must be able
         to see before "not worse" may be said (the comparison's ceiling; default its own, 5 points).
+        The comparison is made at α = 0.05 split over the runs' ``family`` (a session's fluke tests).
+        Naming the version under test itself is a usage error.
         """
+        __tracebackhide__ = True
         from ..analysis import claim_not_worse
+        from ..analysis._select import pick_version
 
-        return self._decide(lambda led: claim_not_worse(led, baseline, version=self.runs.version, margin=margin))
+        def ask(led: Any) -> Any:
+            if pick_version(led, baseline) == self.runs.version:
+                raise UsageError(f"not_worse_than({baseline!r}): that is the version these runs were recorded "
+                                 f"under ({self.runs.version[:12]}); name the version to compare with, e.g. the "
+                                 "released one")
+            return claim_not_worse(led, baseline, version=self.runs.version, margin=margin, alpha=alpha)
+
+        # one false-fail budget (α) for the family of claims: each at α / family (Bonferroni)
+        alpha = 0.05 / (self.runs.family or 1)
+        return self._decide(ask)
 
     def passes_gate(self) -> "Expectation":
         """The grading gate passes: no hard violation, no soft check failed by a majority (needs the spec)."""
+        __tracebackhide__ = True
         from ..analysis import claim_gate
 
         spec = self._spec("passes_gate")
