@@ -80,7 +80,10 @@ def test_fluke_ingest_says_when_a_file_reads_as_runs_stored_from_another_file(tm
     [line] = [ln for ln in out.splitlines() if "warning" in ln]
     assert str(b) in line and str(a) in line and "--identity" in line and "4 of 4" in line
     c = _results(tmp_path / "agent-c", outcomes)
-    assert "warning" not in ingest(c, "--identity", "model=agent-c")
+    # c's bytes are a's, so the notice that one file's bodies now sit under two versions may stand
+    # (issue 36); the warning that runs read as another file's, asking for --identity, does not
+    warned = [ln for ln in ingest(c, "--identity", "model=agent-c").splitlines() if "warning" in ln]
+    assert not [ln for ln in warned if str(a) in ln or "--identity" in ln], warned
     from fluke.ledger import open_ledger
 
     with open_ledger(db) as ledger:
