@@ -147,14 +147,15 @@ def test(rest: list[str], *, latest: bool) -> int:
             print(f"dev.py: the newest releases are the versions in {LOCK.name}; the locked run covers them",
                   flush=True)
             return 0
-        print(f"dev.py: newest releases differ from {LOCK.name} in {len(changed)} packages:", flush=True)
+        count = f"{len(changed)} package" + ("" if len(changed) == 1 else "s")
+        print(f"dev.py: the newest releases differ from {LOCK.name} in {count}:", flush=True)
         for line in changed:
             print(f"  {line}", flush=True)
     env = _ensure(extras, latest=latest)
     code = subprocess.call([str(_bin(env) / "python"), "-m", "pytest", *(rest or TEST_ARGS)], cwd=ROOT)
     if code not in (0, 5) and latest:
-        print(f"dev.py: the suite fails on the newest releases and passes on the lock (if `dev.py test` is green); "
-              f"the packages that moved are listed above: {'; '.join(changed)}", flush=True)
+        print(f"dev.py: the suite fails on the newest releases; where `dev.py test` passes on the lock, the cause is "
+              f"among the packages that moved: {'; '.join(changed)}", flush=True)
     return code
 
 
