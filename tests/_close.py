@@ -50,6 +50,23 @@ def differences(actual, expected, *, rel: float = REL, abs_tol: float = 1e-14, p
     return [] if actual == expected else [f"{path}: {actual!r} against {expected!r}"]
 
 
+def strings_in(value):
+    """Every string inside a parsed JSON document, keys included.
+
+    >>> list(strings_in({"a": ["b", 1, {"c": "d"}]}))
+    ['a', 'b', 'c', 'd']
+    """
+    if isinstance(value, str):
+        yield value
+    elif isinstance(value, dict):
+        for k, v in value.items():
+            yield k
+            yield from strings_in(v)
+    elif isinstance(value, list):
+        for v in value:
+            yield from strings_in(v)
+
+
 def assert_same_doc(actual, expected, *, rel: float = REL) -> None:
     """Fail naming the first differing path (floats compared to ``rel``; all else exactly)."""
     diff = differences(actual, expected, rel=rel)

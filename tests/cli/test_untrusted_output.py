@@ -21,6 +21,8 @@ from fluke.cli import group
 from fluke.ledger import open_ledger
 from fluke.record import AgentMessage, Identity, Outcome, Run, ToolCall, UserMessage
 
+from .._close import strings_in
+
 HOSTILE = ["[red]red[/red]", "[link=https://evil.example/x]click me[/link]", "\x1b[2J", "\x1b]8;;https://evil.example/y\x07here\x1b]8;;\x07",
            "\x1b]52;c;ZXZpbA==\x07", "bell\x07", "over\rwrite", "\x9b2J"]
 #: Every secret shape the redactor must know, and the part of it that must never be printed.
@@ -178,19 +180,6 @@ def test_grade_jsonl_streams_every_grade_inert_and_without_secrets(hostile_ledge
     assert all(r["hard"] for r in rows[:-1]) and rows[-1]["runs_total"] == len(_runs())
 
 
-def _strings(value):
-    """Every string inside a parsed JSON document, keys included."""
-    if isinstance(value, str):
-        yield value
-    elif isinstance(value, dict):
-        for k, v in value.items():
-            yield k
-            yield from _strings(v)
-    elif isinstance(value, list):
-        for v in value:
-            yield from _strings(v)
-
-
 def _hostile_rule(folder):
     rule = folder / "exports-rule.yaml"
     rule.write_text("reliable: {bar: 0.9}\nluck: {at_most: 0.05}\nspec: spec.yaml\n", encoding="utf-8")
@@ -213,7 +202,7 @@ def test_every_export_format_carries_hostile_strings_inert_and_no_secret(hostile
         root = ET.fromstring(text.encode("utf-8"))
         strings = [v for e in root.iter() for v in [*e.attrib.values(), e.text or ""]]
     else:
-        strings = [s for line in text.splitlines() for s in _strings(json.loads(line))]
+        strings = [s for line in text.splitlines() for s in strings_in(json.loads(line))]
     for s in strings:   # a JSON writer escapes a raw control as \u001b: look inside every parsed string
         _check_bytes(s, f"a string of the {fmt} export")
     shown = "\n".join(strings)

@@ -7,6 +7,8 @@ import pytest
 from fluke.errors import SelectorError
 from fluke.record import Identity, Outcome, Run, ToolCall
 
+from . import MIGRATIONS
+
 
 def _runs(n, *, seed=0, model="m"):
     rng = random.Random(seed)
@@ -17,14 +19,7 @@ def _runs(n, *, seed=0, model="m"):
 
 
 def test_migrations_are_recorded(ledger):
-    assert ledger.migrations() == [
-        "0001_runs_versions_documents_grades",
-        "0002_runs_keyed_by_hash_with_counts",
-        "0003_counts_keep_unknowns",
-        "0004_pending_ingests",
-        "0005_steps_where_runs_die",
-        "0006_trial_outcomes_and_unit_cells",
-    ]
+    assert ledger.migrations() == MIGRATIONS
 
 
 def test_ingest_is_idempotent_and_counts_match_an_independent_tally(ledger):

@@ -14,6 +14,8 @@ from fluke.errors import EmptyLedgerError, LedgerError
 from fluke.ledger import open_ledger
 from fluke.record import Identity, Outcome, Run, Source, ToolCall, UserMessage
 
+from . import MIGRATIONS
+
 
 def _run(i: int, *, events: int = 3, pad: str = "") -> Run:
     evs = [UserMessage(text=f"refund order W{i:07d}")]
@@ -119,18 +121,7 @@ def test_a_read_of_a_missing_ledger_file_says_so_and_creates_nothing(tmp_path):
         assert made.empty()
         applied = made.migrations()
     with open_ledger(str(path), create=False) as opened:     # and then it opens for reading
-        assert (
-            opened.migrations()
-            == applied
-            == [
-                "0001_runs_versions_documents_grades",
-                "0002_runs_keyed_by_hash_with_counts",
-                "0003_counts_keep_unknowns",
-                "0004_pending_ingests",
-                "0005_steps_where_runs_die",
-                "0006_trial_outcomes_and_unit_cells",
-            ]
-        )
+        assert opened.migrations() == applied == MIGRATIONS
 
 
 @pytest.mark.postgres

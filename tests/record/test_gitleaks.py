@@ -13,6 +13,7 @@ from hypothesis import strategies as st
 
 from fluke import _gitleaks
 
+from .._close import strings_in
 from .secret_corpus import SHAPES
 
 
@@ -68,22 +69,10 @@ _doc = st.recursive(st.one_of(_filler, _planted, st.integers(-5, 5)),
                     max_leaves=6)
 
 
-def _strings(value):
-    if isinstance(value, str):
-        yield value
-    elif isinstance(value, dict):
-        for k, v in value.items():
-            yield k
-            yield from _strings(v)
-    elif isinstance(value, list):
-        for v in value:
-            yield from _strings(v)
-
-
 @settings(max_examples=300, deadline=None)
 @given(_doc)
 def test_the_json_gate_never_misses_what_find_finds(doc):
-    found = any(_gitleaks.find(s) for s in _strings(doc))
+    found = any(_gitleaks.find(s) for s in strings_in(doc))
     if found:
         assert _gitleaks.may_match(orjson.dumps(doc))
 
