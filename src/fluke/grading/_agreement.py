@@ -87,9 +87,9 @@ class Agreement:
     def __str__(self) -> str:
         if self.statistic is None:
             return f"— ({self.reason})"
-        lo, hi = self.interval  # type: ignore[misc]
-        return (f"{100 * self.statistic:.1f}% ({self.agree}/{self.runs} runs) "
-                f"[{100 * self.level:.0f}% CrI {100 * lo:.1f}–{100 * hi:.1f}%]")
+        from ._verdict import share_text
+
+        return share_text(self.statistic, self.agree, self.runs, "runs", self.level, self.interval)
 
     def to_dict(self) -> dict[str, Any]:
         t = self.table
@@ -148,9 +148,7 @@ class AgreementCounts:
 
     def result(self, *, prior: Sequence[float] = (0.5, 0.5), level: float = 0.95) -> Agreement:
         """The :class:`Agreement` these counts give."""
-        from scipy import stats
-
-        from ._verdict import _check_prior
+        from ._verdict import _check_prior, credible_interval
 
         a, b = _check_prior(prior, level)
         tt, tf, ft, ff = self.cells
@@ -160,8 +158,7 @@ class AgreementCounts:
             return Agreement(self.mode, table, self.no_verdict, self.unknown, tuple(self.kept), None, None,
                              level, (a, b), "no run had both a reference verdict and a known outcome: "
                                             "too few to tell")
-        tail = (1 - level) / 2
-        interval = (float(stats.beta.ppf(tail, a + k, b + n - k)), float(stats.beta.ppf(1 - tail, a + k, b + n - k)))
+        interval = tuple(float(x) for x in credible_interval(k, n, (a, b), level))
         return Agreement(self.mode, table, self.no_verdict, self.unknown, tuple(self.kept), k / n, interval,
                          level, (a, b))
 

@@ -54,9 +54,7 @@ class LuckRate:
     def __str__(self) -> str:
         if self.statistic is None:
             return f"— (0 output-ok runs of {self.runs})"
-        lo, hi = self.interval  # type: ignore[misc]
-        return (f"{100 * self.statistic:.1f}% ({self.lucky}/{self.green} output-ok runs) "
-                f"[{100 * self.level:.0f}% CrI {100 * lo:.1f}–{100 * hi:.1f}%]")
+        return share_text(self.statistic, self.lucky, self.green, "output-ok runs", self.level, self.interval)
 
     def to_dict(self) -> dict:
         return {"lucky": self.lucky, "green": self.green, "runs": self.runs,
@@ -86,6 +84,27 @@ def _check_prior(prior: Sequence[float], level: float) -> tuple[float, float]:
     return float(prior[0]), float(prior[1])
 
 
+def share_text(statistic: float, k: int, n: int, noun: str, level: float, interval) -> str:
+    """A share in percent with its counts and its credible interval, as luck and agreement print it.
+
+    >>> share_text(0.5, 1, 2, "runs", 0.95, (0.061, 0.939))
+    '50.0% (1/2 runs) [95% CrI 6.1–93.9%]'
+    """
+    lo, hi = interval
+    return f"{100 * statistic:.1f}% ({k}/{n} {noun}) [{100 * level:.0f}% CrI {100 * lo:.1f}–{100 * hi:.1f}%]"
+
+
+def credible_interval(k, n, prior: tuple[float, float], level: float):
+    """The equal-tailed credible interval of a share from ``k`` of ``n`` under a Beta prior (arrays or numbers).
+
+    >>> [round(float(x), 3) for x in credible_interval(1, 2, (0.5, 0.5), 0.95)]
+    [0.061, 0.939]
+    """
+    a, b = prior
+    tail = (1 - level) / 2
+    return stats.beta.ppf(tail, a + k, b + n - k), stats.beta.ppf(1 - tail, a + k, b + n - k)
+
+
 def luck_rates(lucky: np.ndarray, green: np.ndarray, runs: np.ndarray, *,
                prior: Sequence[float] = JEFFREYS, level: float = 0.95) -> list[LuckRate]:
     """Luck rates from count arrays (vectorised; one result per element).
@@ -100,9 +119,7 @@ def luck_rates(lucky: np.ndarray, green: np.ndarray, runs: np.ndarray, *,
         i = int(np.argmax(bad))
         raise UsageError(f"counts at position {i} (lucky={lucky[i]}, green={green[i]}, runs={runs[i]}) "
                             "must satisfy 0 <= lucky <= green <= runs")
-    tail = (1 - level) / 2
-    lo = stats.beta.ppf(tail, a + lucky, b + green - lucky)
-    hi = stats.beta.ppf(1 - tail, a + lucky, b + green - lucky)
+    lo, hi = credible_interval(lucky, green, (a, b), level)
     share = np.divide(lucky, green, out=np.full(lucky.shape, np.nan), where=green > 0)
     out = []
     for k, g, n, s, l, h in zip(lucky.tolist(), green.tolist(), runs.tolist(), share.tolist(),
