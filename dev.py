@@ -49,14 +49,19 @@ def _pip(env: Path, *args: str, **kw) -> subprocess.CompletedProcess:
     return subprocess.run([str(_bin(env) / "python"), "-m", "pip", *args], check=True, **kw)
 
 
+def _created(env: Path) -> Path:
+    """``env``, made first (with pip) where it does not exist yet."""
+    if not (_bin(env) / "python").exists():
+        print(f"dev.py: creating {env}", flush=True)
+        venv.EnvBuilder(with_pip=True).create(env)
+    return env
+
+
 def _ensure(extra: str, *, latest: bool = False) -> Path:
     """The virtualenv with fluke (editable) and ``extra`` installed: locked, or the newest releases."""
     if sys.version_info < (3, 11):
         sys.exit(f"fluke needs Python 3.11 or newer; this is {sys.version.split()[0]}")
-    env = _venv(latest)
-    if not (_bin(env) / "python").exists():
-        print(f"dev.py: creating {env}", flush=True)
-        venv.EnvBuilder(with_pip=True).create(env)
+    env = _created(_venv(latest))
     inputs = (ROOT / "pyproject.toml").read_bytes() + (b"" if latest else LOCK.read_bytes())
     digest = hashlib.sha256(inputs + extra.encode()).hexdigest()[:16]
     stamp = env / f".installed-{(extra or 'base').replace(',', '-')}"
@@ -97,9 +102,7 @@ def _resolver() -> Path:
     """A virtualenv whose pip is current (an old pip fetches whole wheels where a new one reads their metadata)."""
     env = _venv(latest=False)
     if not (_bin(env) / "python").exists():
-        print(f"dev.py: creating {env}", flush=True)
-        venv.EnvBuilder(with_pip=True).create(env)
-        _pip(env, "install", "--quiet", "--upgrade", "pip")
+        _pip(_created(env), "install", "--quiet", "--upgrade", "pip")
     return env
 
 
