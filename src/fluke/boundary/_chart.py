@@ -62,9 +62,22 @@ class Split:
     axis: str
     fails_on: tuple[str, ...]
     passes_on: tuple[str, ...]
+    ordered: bool = False
+    levels: tuple[str, ...] = ()        # the axis's levels, in order (to say "at records ≥ 20")
 
     @property
     def text(self) -> str:
+        """The split in words; on an ordered axis whose passes all lie below its fails, as a threshold.
+
+        >>> Split("s", "records", ("20", "50"), ("1", "5"), True, ("1", "5", "20", "50")).text
+        'fails at records ≥ 20, passes at records ≤ 5'
+        """
+        if self.ordered and self.levels:
+            at = {lv: i for i, lv in enumerate(self.levels)}
+            if max(at[v] for v in self.passes_on) < min(at[v] for v in self.fails_on):
+                return f"fails at {self.axis} ≥ {self.fails_on[0]}, passes at {self.axis} ≤ {self.passes_on[-1]}"
+            if max(at[v] for v in self.fails_on) < min(at[v] for v in self.passes_on):
+                return f"fails at {self.axis} ≤ {self.fails_on[-1]}, passes at {self.axis} ≥ {self.passes_on[0]}"
         fails = " or ".join(f"{self.axis}={v}" for v in self.fails_on)
         passes = " or ".join(f"{self.axis}={v}" for v in self.passes_on)
         return f"fails on {fails}, passes on {passes}"
@@ -132,7 +145,7 @@ def splits_of(space: Space, per_scenario: Mapping[tuple[str, Point], list], *, b
             fails = tuple(lv for lv in axis.levels if regions.get(lv) == "fails")
             passes = tuple(lv for lv in axis.levels if regions.get(lv) == "works")
             if fails and passes:
-                out.append(Split(s, axis.name, fails, passes))
+                out.append(Split(s, axis.name, fails, passes, axis.ordered, axis.levels))
     return out
 
 

@@ -15,7 +15,7 @@ each never-named incident suggests the axis level (or the axis) to add.
 >>> [m.where for m in found.matches]
 ['case=unique', 'never named', 'never named']
 >>> found.suggestions
-{'case=two_accounts': 1, 'new axis locale (locale=fr)': 1}
+{'a new axis locale (seen: locale=fr)': 1, 'level two_accounts on axis case': 1}
 >>> [(p.period, p.on_chart, p.incidents) for p in found.over_time()]
 [('2026-10', 1, 1), ('2026-11', 1, 3)]
 """
@@ -157,7 +157,7 @@ def match_incidents(space: Space, incidents: Iterable[Incident], *, level: float
             matches.append(Match(inc, where.point, space.key(where.point)))
             continue
         for axis, lv in where.unnamed:
-            suggest[f"{axis}={lv}" if axis in known else f"new axis {axis} ({axis}={lv})"] += 1
+            suggest[f"level {lv} on axis {axis}" if axis in known else f"a new axis {axis} (seen: {axis}={lv})"] += 1
         for axis in where.missing:
             suggest[f"{axis}: the incident does not say (record it)"] += 1
         matches.append(Match(inc, None, "never named", where.unnamed))

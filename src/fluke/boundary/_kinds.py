@@ -11,8 +11,8 @@ in the order recorded (the trend), with a warning when a suite mixes them.
 ...                     ("v2", ["kind:regression"], True), ("v1", [], True)])
 >>> [(r.version, r.kind, r.passes, r.runs) for r in rates]
 [('v1', 'frontier', 0, 1), ('v1', 'regression', 1, 1), ('v1', 'unlabelled', 1, 1), ('v2', 'regression', 1, 1)]
->>> mixed_warning(rates)
-'the aggregate pass rate mixes 2 case kinds (frontier, regression), which estimate different things; read each kind apart'
+>>> print(mixed_warning(rates))
+the aggregate pass rate mixes 2 case kinds (frontier, regression), which estimate different things; read each kind apart
 """
 
 from __future__ import annotations
