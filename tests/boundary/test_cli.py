@@ -111,3 +111,15 @@ def test_hostile_conditions_and_incidents_print_inert(tmp_path, fmt):
             assert ch not in done.output, (args[0], ch)
         for marker in MARKERS:
             assert marker not in done.output, (args[0], marker)
+
+
+def test_believe_by_condition_is_the_boundary_chart(ledger):
+    path, space = ledger
+    by = _run("--ledger", path, "--json", "believe", "--by", "condition", "--space", space, "--bar", "0.8",
+              "--level", "0.9", "--floor", "0.5")
+    direct = _run("--ledger", path, "--json", "boundary", "--space", space, "--bar", "0.8", "--prob", "0.9")
+    assert by.exit_code == 0, by.output
+    assert json.loads(by.output)["points"] == json.loads(direct.output)["points"]
+    refused = _run("--ledger", path, "believe", "--by", "condition", "--space", space, "--discount", "0.9")
+    assert refused.exit_code == 2 and "does not take --discount" in refused.output
+    assert _run("--ledger", path, "believe", "--by", "condition").exit_code == 2

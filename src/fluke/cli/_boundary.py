@@ -165,3 +165,23 @@ def explore_plan(ctx: Context, *, explore: bool, space: str | None, floor: float
     return answer(ctx.ledger(), space=space, budget=options["budget"], version=options.get("version"),
                   bar=0.9 if options.get("bar") is None else options["bar"], floor=floor,
                   prob=options.get("level", 0.95), unknown=options.get("unknown", "fail"))
+
+
+def believe_by_condition(ctx: Context, *, by: str | None, space: str | None, floor: float, **options):
+    """``believe --by condition``: believe's options checked, then :func:`fluke.analysis.boundary`."""
+    from ..analysis import boundary as answer
+    from ..errors import UsageError
+
+    if by != "condition":
+        raise UsageError("--space goes with --by condition (each point's region and colour)")
+    if not space:
+        raise UsageError("--by condition needs --space SPACE.yaml (the axes and their levels)")
+    defaults = {"prior": "uniform", "family_prefix": "", "carry_from": None, "account": False, "delta": 0.5,
+                "touched": (), "odds": None, "statements": False, "against": None, "clean_batch": 10, "next_m": 8}
+    clash = [k for k, v in defaults.items() if options.get(k, v) != v]
+    if clash:
+        name = {"delta": "discount", "next_m": "next"}.get(clash[0], clash[0]).replace("_", "-")
+        raise UsageError(f"--by condition does not take --{name} (it charts the runs as "
+                         "recorded, with a uniform prior per point)")
+    return answer(ctx.ledger(), space=space, version=options.get("version"), bar=options["bar"], floor=floor,
+                  prob=options["level"], unknown=options.get("unknown", "fail"))
