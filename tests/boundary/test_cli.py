@@ -123,3 +123,15 @@ def test_believe_by_condition_is_the_boundary_chart(ledger):
     refused = _run("--ledger", path, "believe", "--by", "condition", "--space", space, "--discount", "0.9")
     assert refused.exit_code == 2 and "does not take --discount" in refused.output
     assert _run("--ledger", path, "believe", "--by", "condition").exit_code == 2
+
+
+def test_pass_rates_per_kind_follow_every_version_in_the_order_recorded(ledger):
+    path, space = ledger
+    agent = planted_agent(version="account-desk-v2", works_rate=0.5)
+    with open_ledger(path) as led:
+        led.ingest(agent.suite(6, seed=1))
+    doc = json.loads(_run("--ledger", path, "--json", "boundary", "--space", space).output)
+    seen = [(k["version"].split(" (")[1].rstrip(")"), k["kind"], k["runs"]) for k in doc["kinds"]]
+    assert seen == [("account-desk-v1", "frontier", 12 * 18), ("account-desk-v1", "regression", 12 * 5),
+                    ("account-desk-v2", "frontier", 6 * 18), ("account-desk-v2", "regression", 6 * 6)]
+    assert doc["label"].endswith("(account-desk-v2)")   # the chart is the latest version's

@@ -64,6 +64,19 @@ def _rows(ledger, version: str, unknown: str):
     return rows, kinds, unknowns
 
 
+def _kind_rows(ledger, version: str, own: list):
+    """``(version label, tags, passed)`` of every version's runs, in the order recorded (the trend per
+    kind); the charted version's rows are ``own``, already read."""
+    from ._select import require_runs
+
+    for info in require_runs(ledger):
+        label = f"{info.version[:12]} ({info.identity.label()})"
+        if info.version == version:
+            yield from ((label, tags, passed) for _, tags, passed in own)
+        else:
+            yield from ((label, run.tags, run.outcome.passed) for run in ledger.runs(version=info.version))
+
+
 def stored_incidents(ledger) -> list:
     """The incidents a ledger holds, oldest recorded first."""
     from ..boundary import Incident
@@ -160,7 +173,7 @@ class BoundaryResult(Result):
         if self.kinds:
             out.append(Table("pass rate by case kind, each version in the order recorded",
                              [Column("version"), Column("kind", key=True), Column("passed", "right")],
-                             [[k.version[:12], k.kind, fmt_share_interval(k.passes, k.runs, k.lo, k.hi)]
+                             [[k.version, k.kind, fmt_share_interval(k.passes, k.runs, k.lo, k.hi)]
                               for k in self.kinds], more="kinds"))
         if self.kinds_warning:
             out.append(line(Span("warning: ", "warn"), self.kinds_warning))
@@ -187,7 +200,7 @@ def boundary(ledger, *, space, version: str | None = None, bar: float = 0.9, flo
     v = pick_version(ledger, version)
     rows, kinds, unknowns = _rows(ledger, v, unknown)
     found = chart(sp, rows, bar=bar, floor=floor, prob=prob)
-    rates = kind_rates(kinds)
+    rates = kind_rates(_kind_rows(ledger, v, kinds))
     incidents = stored_incidents(ledger)
     matched = match_incidents(sp, incidents) if incidents else None
     return BoundaryResult(found, v, version_label(ledger, v), rates if len({r.kind for r in rates}) > 1 or
