@@ -6,6 +6,7 @@ distinguishable, and every region matches what ``fluke boundary`` computed for t
 
 from __future__ import annotations
 
+import numpy as np
 from click.testing import CliRunner
 
 from fluke.analysis import boundary
@@ -29,7 +30,7 @@ def _ledger(tmp_path):
     with open_ledger(str(path)) as ledger:
         # 30 runs at most points; two named points never run; a thin point stays uncertain
         runs = agent.suite(30, seed=4, skip=(("unique", "50"), ("no_permission", "20"), ("same_name", "10")))
-        runs += agent.runs_at(("same_name", "10"), 2, __import__("numpy").random.default_rng(9))
+        runs += agent.runs_at(("same_name", "10"), 2, np.random.default_rng(9))
         ledger.ingest(runs)
     space = tmp_path / "space.yaml"
     space.write_text(SPACE, encoding="utf-8")
