@@ -39,7 +39,7 @@ _EXPORTS: dict[str, str] = {
     "run_demo": "_demo", "DemoResult": "_demo", "scan_runs": "_report_scan", "Scan": "_report_scan",
     "ingest": "_record", "IngestReport": "_record", "parse_identity": "_record", "run_suite": "_record",
     "SuiteRunResult": "_record", "formats": "_record", "FormatsReport": "_record",
-    "export": "_summary", "ExportReport": "_summary",
+    "export": "_summary", "ExportReport": "_summary", "ExportWritten": "_summary",
     "summary": "_summary", "SummaryResult": "_summary", "list_runs": "_summary", "RunsResult": "_summary",
     "compare": "_compare", "ComparisonResult": "_compare", "hard_violations": "_compare",
     "fixcheck": "_fixcheck", "FixCheckResult": "_fixcheck",
