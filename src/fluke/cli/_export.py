@@ -159,7 +159,8 @@ def _claims(ctx: Context, fmt: str, output: str, rule: str | None, version: str 
     done = log_to_mlflow(result.claims, tracking_uri=mlflow_uri, run_id=mlflow_run, experiment=experiment,
                          title=f"fluke gate: {result.name}", status=result.status)
     _written(ctx, fmt, None, {"assessments": done["assessments"]},
-             f"logged {done['assessments']} claims as feedback on MLflow run {done['run_id']} (trace {done['trace_id']})",
+             f"logged {done['assessments']} claims as feedback on MLflow run {done['run_id']} "
+             f"(trace {done['trace_id']})",
              (), {"gate": result.status, "run_id": done["run_id"], "trace_id": done["trace_id"]})
 
 
