@@ -42,6 +42,8 @@ _EXPORTS: dict[str, str] = {
     "export": "_summary", "ExportReport": "_summary", "ExportWritten": "_summary",
     "summary": "_summary", "SummaryResult": "_summary", "list_runs": "_summary", "RunsResult": "_summary",
     "compare": "_compare", "ComparisonResult": "_compare", "hard_violations": "_compare",
+    "compare_corrected": "_corrected", "CorrectedComparison": "_corrected", "leaderboard_corrected": "_corrected",
+    "CorrectedLeaderboard": "_corrected", "corrected_arms": "_corrected",
     "fixcheck": "_fixcheck", "FixCheckResult": "_fixcheck",
     "consistency": "_fixcheck", "ConsistencyResult": "_fixcheck",
     "simulate": "_reveal", "SimulationResult": "_reveal", "reveal": "_reveal", "RevealResult": "_reveal",

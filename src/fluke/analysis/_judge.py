@@ -396,7 +396,7 @@ def claim_judge(ledger, section: dict[str, Any]) -> Any:
     if not section.get("labels"):
         return Claim("judge", asked, TOO_SMALL, "no human labels given (judge.labels)", f"judge {selector}",
                      ("too small to tell: draw a sample with fluke judge audit JUDGE --draw FILE and label it",),
-                     runs_needed=float(section["min_labels"]))
+                     runs_needed=float(section["min_labels"]), needed_unit="human labels")
     audit = judge_audit(ledger, selector, section["labels"], strata=section.get("strata"), kappa=section["kappa"],
                         flips=section["flips"], min_labels=int(section["min_labels"]))
     rests = (f"judge {audit.digest[:12]} ({audit.model}); {audit.labelled} human labels of {audit.population} "
@@ -407,7 +407,8 @@ def claim_judge(ledger, section: dict[str, Any]) -> Any:
     why = audit.gate_reason + ("" if audit.labels_needed else "; more labels would not settle it: a better judge "
                                "(or people labelling every run) would")
     needed = float(audit.labels_needed) if audit.labels_needed else None
-    return Claim("judge", asked, TOO_SMALL, why, rests, (f"too small to tell: {why}",), runs_needed=needed)
+    return Claim("judge", asked, TOO_SMALL, why, rests, (f"too small to tell: {why}",), runs_needed=needed,
+                 needed_unit="human labels")
 
 
 @dataclass(frozen=True)
