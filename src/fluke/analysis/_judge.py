@@ -303,8 +303,7 @@ def judge_audit(ledger, judge_sel: str, labels_path: str, *, strata: str | None 
                 kappa: float = 0.6, flips: float = 0.1, min_labels: int = 50) -> AuditResult:
     """Read people's labels of a judge's runs (``labels_path``: the audit sample filled in, or a CSV
     of run, label) and report the corrected pass rate, agreement and whether the judge may gate."""
-    from ..judging import human_agreement, human_only, judge_only, ppi_mean, ppi_stratified, self_consistency
-    from ..judging._audit import Floor, earned, read_labels
+    from ..judging._audit import read_labels
 
     config = _find_judge(ledger, judge_sel)
     try:
@@ -312,6 +311,24 @@ def judge_audit(ledger, judge_sel: str, labels_path: str, *, strata: str | None 
             labels = read_labels(handle, labels_path)
     except OSError as exc:
         raise InputError(labels_path, None, None, f"cannot read the labels ({exc.strerror})") from None
+    result = audit_labels(ledger, config, labels, labels_path, strata=strata, kappa=kappa, flips=flips,
+                          min_labels=min_labels)
+    # kept, so the report can show the audit without the file (a document per distinct set of labels)
+    ledger.put_document(LABELS_KIND, {"judge": config.digest, "source": os.path.basename(labels_path),
+                                      "labels": dict(sorted(labels.items()))})
+    return result
+
+
+#: The ledger document kind of the people's labels an audit read.
+LABELS_KIND = "judge_labels"
+
+
+def audit_labels(ledger, config, labels: dict[str, bool], labels_path: str, *, strata: str | None = None,
+                 kappa: float = 0.6, flips: float = 0.1, min_labels: int = 50) -> AuditResult:
+    """:func:`judge_audit` on labels already read (``labels_path`` names where they came from)."""
+    from ..judging import human_agreement, human_only, judge_only, ppi_mean, ppi_stratified, self_consistency
+    from ..judging._audit import Floor, earned
+
     stored, by_stratum, _ = _judged(ledger, config, strata)
     notes = []
     outside = [h for h in labels if h not in stored]

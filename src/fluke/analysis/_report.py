@@ -297,6 +297,11 @@ def report(ledger, *, out: str | Path = "fluke-report.html", versions: Sequence[
                          hazard_ceiling=hazard_ceiling)
     if len(chosen) >= 3:
         data = _with_leaderboard(ledger, data, alpha=alpha, power=power, ceiling=ceiling)
+    from ._report_judges import judges_section
+
+    judges = judges_section(ledger, chosen)
+    if judges is not None:
+        data = data.model_copy(update={"judges": judges})
     for name, result in (extras or {}).items():
         if name not in EXTRA_SECTIONS:
             from ..errors import UsageError
