@@ -97,22 +97,26 @@ def fmt_range(low: int, high: int) -> str:
     return f"{low}" if low == high else f"{low}–{high}"
 
 
-def fmt_interval(low: float | None, high: float | None, *, percent: bool = False, digits: int | None = None) -> str:
+def fmt_interval(low: float | None, high: float | None, *, percent: bool = False, digits: int | None = None,
+                 signed: bool = False) -> str:
     """An interval in the unit of the estimate it goes with: proportions to 3 digits, or percentages.
 
     A share printed as a percentage gets its interval as a percentage too; '—' when an end is
-    undefined.
+    undefined. ``signed`` writes each end with its sign (a difference, e.g. in points).
 
     >>> fmt_interval(0.4751, 0.6853), fmt_interval(0.4751, 0.6853, percent=True), fmt_interval(None, 1.0)
     ('[0.475, 0.685]', '[47.5%, 68.5%]', '—')
+    >>> fmt_interval(-12.43, -5.51, digits=1, signed=True), fmt_interval(-0.02, 0.03, percent=True, signed=True)
+    ('[-12.4, -5.5]', '[-2.0%, +3.0%]')
     """
     if _undefined(low) or _undefined(high):
         return "—"
+    sign = "+" if signed else ""
     if percent:
         d = 1 if digits is None else digits
-        return f"[{100 * low:.{d}f}%, {100 * high:.{d}f}%]"
+        return f"[{100 * low:{sign}.{d}f}%, {100 * high:{sign}.{d}f}%]"
     d = 3 if digits is None else digits
-    return f"[{low:.{d}f}, {high:.{d}f}]"
+    return f"[{low:{sign}.{d}f}, {high:{sign}.{d}f}]"
 
 
 def fmt_share_interval(k: int, n: int, low: float | None, high: float | None, digits: int = 1) -> str:

@@ -26,6 +26,7 @@ from dataclasses import dataclass, field
 from typing import Any
 
 from ..errors import InputError, UsageError
+from ..format import fmt_interval, fmt_points
 from ._document import Column, Table, blank, line, note
 from ._result import Result
 
@@ -250,7 +251,7 @@ class AuditResult(Result):
         def rate(est) -> str:
             if math.isnan(est.value):
                 return "too small to tell"
-            return f"{100 * est.value:.1f}% [95% {100 * est.low:.1f}–{100 * est.high:.1f}%]"
+            return f"{100 * est.value:.1f}% {fmt_interval(est.low, est.high, percent=True)}"
 
         a = self.agreement
         out: list = [line(f"judge {self.digest[:12]} ({self.model}) audited on {self.labelled} human labels of "
@@ -281,7 +282,7 @@ class AuditResult(Result):
             if math.isnan(d.value):
                 word = "too small to tell (too few labels)"
             else:
-                word = (f"{100 * d.value:+.1f} points [95% {100 * d.low:+.1f}, {100 * d.high:+.1f}]"
+                word = (f"{fmt_points(d.value)} {fmt_interval(100 * d.low, 100 * d.high, digits=1, signed=True)}"
                         + (" (too small to tell apart)" if d.low <= 0 <= d.high else ""))
             out.append(line(f"corrected difference {v} minus {b}: {word}"))
         if self.consistency is not None:

@@ -49,7 +49,9 @@ class Estimate:
     def __str__(self) -> str:
         if not self.defined:
             return f"too small to tell (n={self.n})"
-        return f"{self.value:.3f} [95% CI {self.low:.3f}, {self.high:.3f}] (n={self.n})"
+        from ..format import fmt_interval
+
+        return f"{self.value:.3f} {fmt_interval(self.low, self.high)} (95%, n={self.n})"
 
 
 def _as_matrix(rows: Sequence[Sequence[bool | None]]) -> np.ndarray:
