@@ -69,9 +69,9 @@ def export(ctx: Context, output: str, fmt: str, redact: bool, no_scan: bool, spe
     """Write runs as fluke JSONL (re-ingests to the same hashes), or findings for other tools.
 
     jsonl says (on stderr) how many runs hold secret-shaped values; --redact writes them
-    redacted; with --json and -o FILE that report is one JSON document on standard output.
-    Every other format is always redacted, its strings inert. The mappings are in
-    docs/exports.md.
+    redacted. Every other format is always redacted, its strings inert, and says on stderr what
+    it wrote. With --json (and -o FILE) what was written is one JSON document on standard
+    output instead, for every format. The mappings are in docs/exports.md.
 
     \b
     Example:
