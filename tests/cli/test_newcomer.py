@@ -48,7 +48,9 @@ def test_no_verb_prints_python_on_the_demo_ledger(demo):
                 ["compare", a, b], ["fixcheck", a, b], ["consistency", a, b], ["interval"], ["passk", "--k", "1..4"],
                 ["leaderboard"], ["grade", "--spec", demo["spec"]], ["unseal", demo["digest"]],
                 ["unseal", demo["digest"]], ["unseal", "--list"], ["plan", "--bar", "0.9", "--version", b],
-                ["report", "--out", demo["root"] / "r.html"]]
+                ["report", "--out", demo["root"] / "r.html"], ["runs"], ["formats"],
+                ["export", "--format", "eee", "-o", demo["root"] / "e.jsonl"],
+                ["--json", "export", "--format", "eee", "-o", demo["root"] / "e2.jsonl"]]
     seen = []
     for args in commands:
         result = fluke("--ledger", L, *args)
