@@ -14,6 +14,7 @@ from fluke.ledger import CountRow
 from fluke.record import Run, ToolCall, UserMessage
 from fluke.analysis._report_collect import deaths_by_step, explorer_run
 from fluke.analysis._report_paired import paired_from
+from fluke.report._model import Figure, JudgeAudit, JudgeEntry, JudgesSection
 from fluke.report import (
     Boundary,
     BoundaryCell,
@@ -141,6 +142,20 @@ def full_report(runs: list[Run]) -> tuple[ReportData, Run, int]:
                              LuckCase(case="airline/0", green=0, lucky=0, share=None)],
                       pooled=LuckCase(case="pooled", green=3, lucky=1, share=1 / 3, lo=0.05, hi=0.75),
                       conditional_on="spec demo.yaml")],
+        judges=JudgesSection(judges=[JudgeEntry(
+            digest="3f" * 32, model="judge <i>", endpoint="fake", replicates=3, judged=200, pass_rate=0.62,
+            flips=Figure(value=0.12, low=0.08, high=0.17, n=200), alpha=Figure(value=0.71, low=0.64, high=0.78, n=200),
+            audit=JudgeAudit(labelled=60, population=200, kappa=Figure(value=0.55, low=0.33, high=0.74, n=60),
+                             agreement=Figure(value=0.8, low=0.68, high=0.88, n=60),
+                             bias_points=Figure(value=9.0, low=1.0, high=17.0, n=60), human_rate=0.5, judge_rate=0.6,
+                             corrected=Figure(value=0.53, low=0.44, high=0.62), human_only=Figure(value=0.5, low=0.38,
+                                                                                                   high=0.62),
+                             judge_only=Figure(value=0.62, low=0.55, high=0.68), may_gate="too small to tell",
+                             reason="kappa's lower end under the floor"),
+            conditional_on="illustrative"),
+            JudgeEntry(digest="4e" * 32, model="pairwise judge", pairwise=True, replicates=2, judged=50,
+                       first_slot=Figure(value=0.7, low=0.61, high=0.78, n=100),
+                       a_share=Figure(value=0.5, low=0.4, high=0.6, n=100), conditional_on="illustrative")]),
         contrasts=Forest(measure="difference in pass rate", contrasts=[
             ForestRow(label="memory on − off", estimate=0.08, lo=-0.03, hi=0.19),
             ForestRow(label="retry 3 − 1", estimate=0.15, lo=0.05, hi=0.25)],

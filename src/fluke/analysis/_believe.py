@@ -19,7 +19,7 @@ from typing import Any
 import numpy as np
 
 from ..errors import UsageError
-from ..format import fluke_command, fmt_prob, fmt_share
+from ..format import fluke_command, fmt_interval, fmt_prob, fmt_share
 from ._belief_cells import Beliefs, beliefs, cell_name
 from ._document import Column, Table, blank, line, note
 from ._result import Result
@@ -119,7 +119,7 @@ class BeliefResult(Result):
              Column(f"P(θ>{bar:g})", "right"), Column(f"{self.level * 100:g}% CrI", "right"),
              Column(f"P(next {self.next_m})", "right"), Column("certify", "right")],
             [[cell_name(b.cells[i]), fmt_share(int(b.k[i]), int(b.n[i]), 0), f"{a['mean'][i]:.3f}",
-              fmt_prob(a["p_above"][i]), f"{a['lo'][i]:.3f}–{a['hi'][i]:.3f}", fmt_prob(a["p_next"][i]),
+              fmt_prob(a["p_above"][i]), fmt_interval(a['lo'][i], a['hi'][i]), fmt_prob(a["p_next"][i]),
               f"{a['certify'][i]:.0f}"] for i in order], more="scenarios"))
         out.append(note(f"next = P(the next run passes); P(θ>{bar:g}) = P(the pass rate clears the bar); CrI = "
                         f"equal-tailed credible interval; P(next {self.next_m}) = P(the next {self.next_m} runs all "

@@ -37,7 +37,7 @@ from dataclasses import dataclass
 from typing import Any
 
 from ..errors import FlukeError, UsageError
-from ..format import fmt_is, fmt_p, fmt_share, natural_key
+from ..format import fmt_interval, fmt_is, fmt_p, fmt_share, natural_key
 from ._document import Column, Heading, Span, Table, blank, line, note
 from ._result import Result
 from ._unknowns import check_unknown, unknown_fields, unknown_note
@@ -142,7 +142,7 @@ class ComparisonResult(Result):
         found, r = self.found, self.found.pass_rates
         style = {DIFFERENT: "bad", TOO_SMALL: "warn"}.get(r.verdict, "good")
         lo, hi = r.interval
-        ci = f"[{lo:+.1f}, {hi:+.1f}]" if math.isfinite(lo) else f"(no interval: {r.interval_reason})"
+        ci = fmt_interval(lo, hi, digits=1, signed=True) if math.isfinite(lo) else f"(no interval: {r.interval_reason})"
         out: list = [
             Heading(f"{r.verdict}: B − A = {r.difference:+.1f} points {ci}"),
             line(Span(f"{r.test.method} {fmt_is('p', r.pvalue, kind='p')}", style),
@@ -161,7 +161,7 @@ class ComparisonResult(Result):
         if self.excluded is not None:
             x = self.excluded.found.pass_rates
             xlo, xhi = x.interval
-            xci = f"[{xlo:+.1f}, {xhi:+.1f}]" if math.isfinite(xlo) else "(no interval)"
+            xci = fmt_interval(xlo, xhi, digits=1, signed=True) if math.isfinite(xlo) else "(no interval)"
             out.append(line(f"leaving unknowns out: {x.verdict}: B − A = {x.difference:+.1f} points {xci}, "
                             f"p = {fmt_p(x.pvalue)}; A {fmt_share(x.passes_a, x.runs_a)}, "
                             f"B {fmt_share(x.passes_b, x.runs_b)} passed"))

@@ -9,6 +9,7 @@ A rule names one version and the checks it must pass; every section is optional 
     reliable: {bar: 0.9, prob: 0.95, per: scenario}   # or per: suite; scenarios: "refund/*"
     luck: {at_most: 0.05}                 # the luck rate's credible interval under the ceiling
     compare: {baseline: model=support-desk-v1, margin: 0.05}  # not worse (able to see 5 points)
+    #   ... add judge: 3f2a9c, labels: audit.jsonl to compare PPI-corrected pass rates instead
     sealed: true                          # the rule was sealed (fluke gate RULE --seal) before the runs
     judge: {judge: 3f2a9c, labels: audit.jsonl, kappa: 0.6}  # a judge may gate only when it has earned it
     unknown: fail                         # a run of unknown outcome: a failure (the default) or exclude
@@ -52,7 +53,8 @@ _SECTIONS = {
     "reliable": {"bar": (float, 0.9), "prob": (float, 0.95), "per": (str, "scenario"), "prior": (str, "uniform"),
                  "scenarios": ((str, list), None)},
     "luck": {"at_most": (float, None), "level": (float, 0.95)},
-    "compare": {"baseline": (str, None), "margin": (float, None), "alpha": (float, 0.05), "power": (float, 0.8)},
+    "compare": {"baseline": (str, None), "margin": (float, None), "alpha": (float, 0.05), "power": (float, 0.8),
+                "judge": (str, None), "labels": (str, None)},
     "judge": {"judge": (str, None), "labels": (str, None), "strata": (str, None), "kappa": (float, 0.6),
               "flips": (float, 0.1), "min_labels": (float, 50.0)},
 }
@@ -124,6 +126,10 @@ def parse_gate_rule(text: str | Mapping[str, Any], *, fmt: str = "yaml") -> dict
         value = rule.get(section, {}).get(key)
         if value is not None and not 0 < value < 1:
             raise _fail(f"{section}.{key}", f"{value!r} must lie strictly between 0 and 1")
+    c = rule.get("compare", {})
+    if bool(c.get("judge")) != bool(c.get("labels")):
+        raise _fail("compare", "corrected rates need both judge (the judge's digest or name) and labels (the "
+                    "people's labels file)")
     if "reliable" in rule and rule["reliable"]["per"] not in ("scenario", "suite"):
         raise _fail("reliable.per", f"{rule['reliable']['per']!r} is not one of scenario, suite")
     if rule.get("unknown", "fail") not in ("fail", "exclude"):
@@ -156,9 +162,10 @@ def load_gate_rule(path: str | Path) -> tuple[dict[str, Any], bytes]:
     rule = parse_gate_rule(text, fmt="toml" if path.suffix.lower() == ".toml" else "yaml")
     if isinstance(rule.get("spec"), str) and not Path(rule["spec"]).is_absolute():
         rule["spec"] = str(path.parent / rule["spec"])
-    labels = rule.get("judge", {}).get("labels")
-    if isinstance(labels, str) and not Path(labels).is_absolute():
-        rule["judge"]["labels"] = str(path.parent / labels)
+    for section in ("judge", "compare"):
+        labels = rule.get(section, {}).get("labels")
+        if isinstance(labels, str) and not Path(labels).is_absolute():
+            rule[section]["labels"] = str(path.parent / labels)
     return rule, raw
 
 
@@ -274,7 +281,8 @@ class DecisionResult(Result):
         out = []
         for c in self.claims:
             if c.status == TOO_SMALL and c.runs_needed is not None:
-                per = " per arm" if c.check == "not_worse_than" else " more clean runs"
+                per = f" {c.needed_unit}" if c.needed_unit else " per arm" if c.check == "not_worse_than" else \
+                    " more clean runs"
                 out.append(f"{c.check}: about {c.runs_needed:.0f}{per} would settle it")
         return out
 
@@ -391,7 +399,14 @@ def gate(ledger, rule: str | Path | Mapping[str, Any], *, raw: bytes | None = No
     if "luck" in rule:
         claims.append(claim_luck(ledger, rule["spec"], version=version, at_most=rule["luck"]["at_most"],
                                  level=rule["luck"]["level"], unknown=unknown))
-    if "compare" in rule:
+    if "compare" in rule and (rule["compare"]["judge"] or rule["compare"]["labels"]):
+        c = rule["compare"]
+        from ._corrected import claim_not_worse_corrected
+
+        claims.append(claim_not_worse_corrected(ledger, c["baseline"], version=version, judge=c["judge"],
+                                                labels=c["labels"], margin=c["margin"], alpha=c["alpha"],
+                                                power=c["power"]))
+    elif "compare" in rule:
         c = rule["compare"]
         claims.append(claim_not_worse(ledger, c["baseline"], version=version, margin=c["margin"],
                                       alpha=c["alpha"], power=c["power"], unknown=unknown))

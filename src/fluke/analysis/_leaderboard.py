@@ -28,7 +28,7 @@ from dataclasses import dataclass
 from typing import Any, Sequence
 
 from ..errors import UsageError
-from ..format import fmt_num, fmt_p, fmt_prob, natural_key
+from ..format import fmt_interval, fmt_num, fmt_p, fmt_prob, natural_key
 from ._document import Column, Heading, Span, Table, blank, line, note
 from ._result import Result
 from ._unknowns import apply_to_counts, check_unknown, unknown_fields, unknown_note
@@ -218,7 +218,7 @@ def _letter(i: int) -> str:
 def _interval(lo: float, hi: float, *, sign: bool = False) -> str:
     if not (math.isfinite(lo) and math.isfinite(hi)):
         return "—"
-    return f"[{lo:+.1f}, {hi:+.1f}]" if sign else f"[{lo:.1f}, {hi:.1f}]"
+    return fmt_interval(lo, hi, digits=1, signed=sign)
 
 
 def _harness_name(identity) -> str | None:

@@ -23,7 +23,7 @@ from pydantic import BaseModel, ConfigDict, Field
 REPORT_FORMAT_VERSION = 1
 
 #: Section names, in the order the HTML report shows them.
-SECTIONS = ("paired", "leaderboard", "suite_board", "suite_questions", "luck", "contrasts", "comparison",
+SECTIONS = ("paired", "leaderboard", "suite_board", "suite_questions", "luck", "judges", "contrasts", "comparison",
             "null_calibration",
             "boundary", "calibration", "explorer")
 
@@ -351,6 +351,61 @@ class LeaderboardSection(_Model):
     conditional_on: str = ""
 
 
+class Figure(_Model):
+    """A figure with its interval, as the judge verbs give it (``value`` None: too small to tell)."""
+
+    value: float | None = None
+    low: float | None = None
+    high: float | None = None
+    n: int = 0
+    method: str = ""
+
+
+class JudgeAudit(_Model):
+    """A judge against people, from ``fluke judge audit --labels --json``: agreement, bias and the
+    pass rate corrected (PPI++) beside the judge-only and human-only ones."""
+
+    labelled: int = Field(ge=0)
+    population: int = Field(ge=0)
+    kappa: Figure
+    agreement: Figure
+    bias_points: Figure
+    human_rate: float | None = None
+    judge_rate: float | None = None
+    confusion: dict[str, int] = Field(default_factory=dict)
+    corrected: Figure
+    human_only: Figure
+    judge_only: Figure
+    may_gate: str = ""
+    reason: str = ""
+    source: str = ""
+
+
+class JudgeEntry(_Model):
+    """One judge of the reported runs: what it is, how often it disagrees with itself, and, where
+    people checked it, how it agrees with them; for a pairwise judge, its taste for the first slot."""
+
+    digest: str
+    model: str
+    endpoint: str = ""
+    replicates: int = 1
+    pairwise: bool = False
+    judged: int = Field(ge=0)
+    pass_rate: float | None = None
+    flips: Figure | None = None
+    alpha: Figure | None = None
+    first_slot: Figure | None = None
+    a_share: Figure | None = None
+    audit: JudgeAudit | None = None
+    conditional_on: str = ""
+
+
+class JudgesSection(_Model):
+    """Every judge that judged the reported runs (``fluke judge run``, ``judge pairs``, ``judge import``)."""
+
+    judges: list[JudgeEntry]
+
+
 class VersionRef(_Model):
     version: str
     label: str
@@ -372,6 +427,7 @@ class ReportData(_Model):
     suite_board: list[SuiteBoard] | None = None
     suite_questions: list[SuiteQuestions] | None = None
     luck: list[LuckSection] | None = None
+    judges: JudgesSection | None = None
     #: Warnings the page shows above the headline (a spec whose vocabulary does not fit the runs, …).
     warnings: list[str] = Field(default_factory=list)
     contrasts: Forest | None = None

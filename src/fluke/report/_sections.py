@@ -11,7 +11,7 @@ from collections.abc import Callable
 
 from . import _charts as charts
 from ._model import ReportData
-from ..format import natural_key
+from ..format import fmt_interval, natural_key
 from ._svg import esc, fmt_count_share, fmt_p, fmt_pct, fmt_prob
 
 #: section -> (heading, one sentence on what it shows)
@@ -24,6 +24,8 @@ TITLES: dict[str, tuple[str, str]] = {
                     "coloured by the probability that the rate clears it. Worst first.")),
     "suite_questions": ("Suite questions", "What the per-scenario posteriors say about the whole suite."),
     "luck": ("Luck rate", "Of the runs whose output was right, how many got there on a path that broke the spec."),
+    "judges": ("Judges", ("Each judge of these runs: how often it disagrees with itself, how it agrees with people, "
+               "its pass rate corrected by their labels, and a pairwise judge's taste for the first slot.")),
     "contrasts": ("Contrasts", ("Each contrast's estimate with its interval; intervals that cross the dashed "
                   "no-effect line do not settle the sign.")),
     "comparison": ("Comparison: deaths by step", ("Where failed runs died (the event index), per arm, with "
@@ -228,6 +230,48 @@ def luck(data: ReportData) -> str:
     return "".join(out)
 
 
+def _figure(f, *, percent: bool = True, points: bool = False) -> str:
+    """A figure and its interval, or "too small to tell" (the judge verbs' Estimate, as data)."""
+    if f is None or f.value is None:
+        return "too small to tell"
+    if points:
+        ends = "" if f.low is None else f" [{f.low:+.1f}, {f.high:+.1f}]"
+        return f"{f.value:+.1f} points{ends}"
+    if percent:
+        return fmt_pct(f.value, 1) + ("" if f.low is None else f" {fmt_interval(f.low, f.high, percent=True)}")
+    return f"{f.value:.3f}" + ("" if f.low is None else f" {fmt_interval(f.low, f.high)}")
+
+
+def judges(data: ReportData) -> str:
+    out = []
+    for j in (data.judges.judges if data.judges else []):
+        rows = [["judged runs", str(j.judged)]]
+        if j.pass_rate is not None:
+            rows.append(["judge pass rate", fmt_pct(j.pass_rate, 1)])
+        if j.flips is not None:
+            rows.append([f"runs whose label flips over K = {j.replicates}", _figure(j.flips)])
+            rows.append(["Krippendorff's alpha", _figure(j.alpha, percent=False)])
+        if j.first_slot is not None:
+            rows.append(["share choosing the first slot (0.5: no bias)", _figure(j.first_slot, percent=False)])
+            rows.append(["share preferring a", _figure(j.a_share, percent=False)])
+        a = j.audit
+        if a is not None:
+            rows += [["human labels", f"{a.labelled} of {a.population} judged runs"],
+                     ["Cohen's kappa with people", _figure(a.kappa, percent=False)
+                      + ("" if a.human_rate is None else f" at a human pass rate of {fmt_pct(a.human_rate, 1)}")],
+                     ["raw agreement", _figure(a.agreement)],
+                     ["judge bias", _figure(a.bias_points, points=True)],
+                     ["pass rate corrected (PPI++)", _figure(a.corrected)],
+                     ["pass rate, human labels only", _figure(a.human_only)],
+                     ["pass rate, judge only (assumes the judge is right)", _figure(a.judge_only)],
+                     ["may this judge gate?", f"{a.may_gate}: {a.reason}"]]
+        kind = ' <span class="sub">pairwise</span>' if j.pairwise else ""
+        out.append(f'<h3>{esc(j.model)} <span class="mono sub">{esc(j.digest[:12])}</span>{kind}</h3>'
+                   + _table(["figure", "value"], rows, {1})
+                   + _cond(j.conditional_on))
+    return "".join(out)
+
+
 def contrasts(data: ReportData) -> str:
     forest = data.contrasts
     assert forest is not None
@@ -331,7 +375,8 @@ def explorer(data: ReportData) -> str:
 
 RENDERERS: dict[str, Callable[[ReportData], str]] = {
     "paired": paired, "leaderboard": leaderboard,
-    "suite_board": suite_board, "suite_questions": suite_questions, "luck": luck, "contrasts": contrasts,
+    "suite_board": suite_board, "suite_questions": suite_questions, "luck": luck, "judges": judges,
+    "contrasts": contrasts,
     "comparison": comparison, "null_calibration": null_calibration, "boundary": boundary,
     "calibration": calibration, "explorer": explorer,
 }
