@@ -23,8 +23,9 @@ from ._severe import SevereRate, severe_rate, upper_bound
 from ._subgroups import GroupContrast, SubgroupReport, subgroup_contrasts
 
 __all__ = [
-    "METHODS", "CostDifference", "CostPerSuccess", "Decision", "GroupContrast", "LossTable", "NonInferiority", "PerRun",
+    "METHODS", "CostDifference", "CostPerSuccess", "Decision", "GroupContrast", "LossTable", "NonInferiority",
+    "PerRun",
     "SevereRate", "SubgroupReport", "VersionLoss", "cost_per_success", "cost_per_success_sums", "decide_losses",
-    "not_worse", "paired_cost_difference", "parse_loss_table", "per_run", "quantile_interval", "scenario_sums", "severe_rate",
-    "subgroup_contrasts", "upper_bound",
+    "not_worse", "paired_cost_difference", "parse_loss_table", "per_run", "quantile_interval", "scenario_sums",
+    "severe_rate", "subgroup_contrasts", "upper_bound",
 ]

@@ -107,10 +107,10 @@ def _severities(where: str, value: Any, *, rate: bool = False) -> dict[str, floa
 def parse_loss_table(text: str | Mapping[str, Any]) -> LossTable:
     """A loss table from YAML text or a mapping, validated whole (unknown keys with "did you mean").
 
-    >>> parse_loss_table("falure: 3")
+    >>> parse_loss_table("falure: 3")  # doctest: +ELLIPSIS
     Traceback (most recent call last):
     ...
-    fluke.errors.SpecError: loss table: falure: unknown key (did you mean 'failure'?); allowed: ask, cost, eligible, failure, name, severity, spend
+    fluke.errors.SpecError: loss table: falure: unknown key (did you mean 'failure'?); allowed: ask, cost, ...
     """
     if isinstance(text, str):
         import yaml
@@ -182,8 +182,9 @@ class Decision:
                 "posterior": "Bayesian bootstrap over scenarios (Dirichlet(1, …, 1) weights, shared by the versions)"}
 
 
-def decide_losses(per_scenario: Mapping[str, tuple[Any, Any]], *, eligible: Mapping[str, str | None] | None = None,
-                  draws: int = 4000, confidence_level: float = 0.95, rng: np.random.Generator | None = None) -> Decision:
+def decide_losses(per_scenario: Mapping[str, tuple[Any, Any]], *,
+                  eligible: Mapping[str, str | None] | None = None, draws: int = 4000,
+                  confidence_level: float = 0.95, rng: np.random.Generator | None = None) -> Decision:
     """Choose among versions by expected loss (see the module docstring).
 
     ``per_scenario`` maps a version to ``(scenario names, mean loss of that scenario's runs)``;

@@ -76,7 +76,8 @@ class SubgroupReport:
         head = "better on average, worse in a group" if self.average_better_group_worse else "a group is worse"
         return (f"{head}: B − A = {self.difference:+.1f} points overall but {worst.difference:+.1f} in "
                 f"{worst.group} ({worst.cells} scenario cells, {worst.runs_b:,} runs of B; {self.correction}-adjusted "
-                f"p = {fmt_p(worst.adjusted)})" + (f"; {len(self.harmed)} groups harmed" if len(self.harmed) > 1 else ""))
+                f"p = {fmt_p(worst.adjusted)})"
+                + (f"; {len(self.harmed)} groups harmed" if len(self.harmed) > 1 else ""))
 
     def to_dict(self) -> dict:
         return {"groups": [g.to_dict() for g in self.groups], "difference_points": self.difference,
