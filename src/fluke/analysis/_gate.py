@@ -206,7 +206,9 @@ def seal_gate(ledger, rule: str | Path) -> GateSealResult:
                           else "RULE", getattr(ledger, "url", None))
 
 
-def _seal_claim(ledger, raw: bytes | None, version: str) -> Claim:
+def _seal_claim(ledger, raw: bytes | None, version: str, *, kind: str = GATE_SEAL_KIND,
+                verb: tuple[str, ...] = ("gate", "RULE", "--seal")) -> Claim:
+    """Whether the exact rule text ``raw`` was sealed (a ``kind`` document) before every run of ``version``."""
     from .._time import utc_time as when
     from ..record import digest
 
@@ -215,13 +217,13 @@ def _seal_claim(ledger, raw: bytes | None, version: str) -> Claim:
         return Claim("sealed", asked, FAILS, "the rule was given as data, not as the file that was sealed",
                      "no rule text", ("fails: give the rule file that was sealed",), version=version)
     sha = hashlib.sha256(raw).hexdigest()
-    seals = [d for d in ledger.documents(GATE_SEAL_KIND) if d.body.get("text_sha256") == sha]
+    seals = [d for d in ledger.documents(kind) if d.body.get("text_sha256") == sha]
     intact = [d for d in seals if digest(d.body) == d.digest
               and hashlib.sha256(str(d.body.get("text", "")).encode()).hexdigest() == sha]
     if not intact:
         why = ("a seal of this rule no longer matches its digest" if seals else
                f"no seal of this exact rule file in the ledger (seal it first: "
-               f"{fluke_command(ledger, 'gate', 'RULE', '--seal')})")
+               f"{fluke_command(ledger, *verb)})")
         return Claim("sealed", asked, FAILS, why, f"rule sha256 {sha[:12]}", (f"fails: {why}",), version=version)
     first = min(intact, key=lambda d: when(d.recorded_at))
     sealed = when(first.recorded_at)

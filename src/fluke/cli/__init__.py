@@ -46,6 +46,7 @@ VERBS: dict[str, str] = {
     "leaderboard": "fluke.cli._many:leaderboard",
     "plan": "fluke.cli._many:plan",
     "judge": "fluke.cli._judge:judge",
+    "decide": "fluke.cli._decide:decide",
 }
 
 
