@@ -67,7 +67,7 @@ class SubgroupReport:
         return self.difference > 0 and bool(self.harmed)
 
     def summary(self) -> str:
-        from ..format import fmt_p, plural
+        from ..format import fmt_is, plural
 
         if not self.harmed:
             return (f"no group is worse in B beyond {self.harm:g} points at α = {self.alpha:g} "
@@ -75,8 +75,8 @@ class SubgroupReport:
         worst = min(self.harmed, key=lambda g: g.difference)
         head = "better on average, worse in a group" if self.average_better_group_worse else "a group is worse"
         return (f"{head}: B − A = {self.difference:+.1f} points overall but {worst.difference:+.1f} in "
-                f"{worst.group} ({worst.cells} scenario cells, {worst.runs_b:,} runs of B; {self.correction}-adjusted "
-                f"p = {fmt_p(worst.adjusted)})"
+                f"{worst.group} ({worst.cells} scenario cells, {worst.runs_b:,} runs of B; "
+                f"{fmt_is(self.correction + '-adjusted p', worst.adjusted, kind='p')})"
                 + (f"; {len(self.harmed)} groups harmed" if len(self.harmed) > 1 else ""))
 
     def to_dict(self) -> dict:
