@@ -53,3 +53,30 @@ def test_decide_counts_each_severity_from_the_spec(tmp_path):
         assert got["hard"].upper == pytest.approx(
             binomtest(hard, len(mine), alternative="less").proportion_ci(0.95, method="exact").high)
     assert {s.severity: s.failures for s in result.versions[1].severe}["hard"] > 0
+
+
+@pytest.mark.parametrize("severe,at_most,status", [((0.0, 0.0), 0.01, "holds"), ((0.3, 0.3), 0.05, "fails"),
+                                                    ((0.0, 0.0), 0.002, "too small to tell")])
+def test_a_gate_rule_bounds_a_severe_failure_rate(tmp_path, severe, at_most, status):
+    from fluke.analysis import gate
+    from fluke.ledger import open_ledger
+    from fluke.simulate import TRADEOFF_SPEC, tradeoff_suite
+
+    ledger = open_ledger(str(tmp_path / "g.db"))
+    ledger.ingest(tradeoff_suite(scenarios=25, trials=4, severe=severe, seed=3).runs())   # 300 runs per version
+    result = gate(ledger, {"version": "model=tradeoff-a", "spec": TRADEOFF_SPEC,
+                           "severe": {"severity": "hard", "at_most": at_most}})
+    claim = result.claims[0]
+    assert claim.check == "severe" and claim.status == status, claim.message()
+    if status == "too small to tell":
+        assert claim.runs_needed == math.ceil(math.log(0.05) / math.log(1 - at_most))
+
+
+def test_a_gate_rule_with_a_bad_severity_is_refused():
+    from fluke.analysis import parse_gate_rule
+    from fluke.errors import SpecError
+
+    with pytest.raises(SpecError, match="severe.severity: 'hrad' is not one of hard, soft, warn"):
+        parse_gate_rule({"spec": "s.yaml", "severe": {"severity": "hrad", "at_most": 0.01}})
+    with pytest.raises(SpecError, match="name the spec"):
+        parse_gate_rule({"severe": {"at_most": 0.01}})

@@ -320,3 +320,51 @@ def _load_spec_mapping(spec: Mapping[str, Any]):
     from ..grading import load_spec
 
     return load_spec(dict(spec))
+
+
+def claim_severe(ledger, spec, *, version: str | None = None, severity: str = "hard", at_most: float = 0.01,
+                 level: float = 0.95, unknown: str = "fail"):
+    """Is the rate of runs breaking a ``severity`` check at most ``at_most``? Holds when the exact upper
+    bound is at or under it, fails when the exact lower bound lies above it, too small to tell
+    otherwise, with the clean runs that would bound it.
+
+    >>> import os, tempfile
+    >>> from fluke.ledger import open_ledger
+    >>> from fluke.simulate import TRADEOFF_SPEC, tradeoff_suite
+    >>> ledger = open_ledger(os.path.join(tempfile.mkdtemp(), "c.db"))
+    >>> _ = ledger.ingest(tradeoff_suite(scenarios=25, trials=4, severe=(0.0, 0.0)).runs())
+    >>> claim = claim_severe(ledger, TRADEOFF_SPEC, version="model=tradeoff-a", at_most=0.01)
+    >>> claim.status, claim.found
+    ('holds', 'hard: 0 of 300 runs (0.0%), at most 1.0% at 95%')
+    >>> print(claim_severe(ledger, TRADEOFF_SPEC, version="model=tradeoff-a", at_most=0.005).reasons[0])
+    too small to tell: hard: 0 of 300 runs (0.0%), at most 1.0% at 95%; 598 runs with no hard failure
+    would bound it at 0.50%
+    """
+    from ..decisions import clean_runs_needed, lower_bound, severe_rate
+    from ._claims import FAILS, HOLDS, TOO_SMALL, Claim
+    from ._compare import _load_spec
+    from ._select import check_level, pick_version, version_label
+    from ._spend import read_spend
+
+    check_level(at_most, "at_most")
+    chosen = pick_version(ledger, version)
+    loaded = _load_spec(str(spec)) if isinstance(spec, (str, Path)) else _load_spec_mapping(spec)
+    a = read_spend(ledger, chosen, spec=loaded, unknown=unknown)
+    k = sum(severity in v for v in (a.severities or ()))
+    rate = severe_rate(severity, k, a.runs, confidence_level=level)
+    asked = f"runs breaking a {severity} check ≤ {at_most:.2%} (exact upper bound at {level:.0%})"
+    rests = (f"{a.runs:,} runs of version {chosen[:12]} ({version_label(ledger, chosen)}); spec {loaded.digest[:12]}; "
+             "Clopper–Pearson, one-sided; each run counted once")
+    if not a.runs:
+        return Claim("severe", asked, TOO_SMALL, "no runs", rests, version=chosen)
+    low = lower_bound(k, a.runs, level)
+    status = HOLDS if rate.upper <= at_most else FAILS if low > at_most else TOO_SMALL
+    reasons: tuple[str, ...] = ()
+    needed = None
+    if status == FAILS:
+        reasons = (f"fails: {rate.text()}; at least {low:.2%} at {level:.0%}",)
+    elif status == TOO_SMALL:
+        needed = float(clean_runs_needed(at_most, level))
+        reasons = (f"too small to tell: {rate.text()}; {int(needed):,} runs with no {severity} failure would "
+                   f"bound it at {at_most:.2%}",)
+    return Claim("severe", asked, status, rate.text(), rests, reasons, runs_needed=needed, version=chosen)

@@ -8,6 +8,7 @@ A rule names one version and the checks it must pass; every section is optional 
     gate: true                            # the grading gate (hard violations, soft by majority)
     reliable: {bar: 0.9, prob: 0.95, per: scenario}   # or per: suite; scenarios: "refund/*"
     luck: {at_most: 0.05}                 # the luck rate's credible interval under the ceiling
+    severe: {severity: hard, at_most: 0.01}  # the exact upper bound on the runs breaking a hard check
     compare: {baseline: model=support-desk-v1, margin: 0.05}  # not worse (able to see 5 points)
     sealed: true                          # the rule was sealed (fluke gate RULE --seal) before the runs
     judge: {judge: 3f2a9c, labels: audit.jsonl, kappa: 0.6}  # a judge may gate only when it has earned it
@@ -26,7 +27,7 @@ every check holds.
 Traceback (most recent call last):
 ...
 fluke.errors.SpecError: gate rule: relaible: unknown key (did you mean 'reliable'?); allowed: compare, gate, judge,
-luck, name, on_inconclusive, reliable, sealed, spec, unknown, version
+luck, name, on_inconclusive, reliable, sealed, severe, spec, unknown, version
 """
 
 from __future__ import annotations
@@ -47,17 +48,18 @@ from ._result import Result
 GATE_SEAL_KIND = "gate_seal"
 
 _TOP = {"name": str, "version": str, "spec": (str, dict), "gate": bool, "reliable": dict, "luck": dict,
-        "compare": dict, "sealed": bool, "unknown": str, "judge": dict, "on_inconclusive": str}
+        "compare": dict, "sealed": bool, "unknown": str, "judge": dict, "on_inconclusive": str, "severe": dict}
 _SECTIONS = {
     "reliable": {"bar": (float, 0.9), "prob": (float, 0.95), "per": (str, "scenario"), "prior": (str, "uniform"),
                  "scenarios": ((str, list), None)},
     "luck": {"at_most": (float, None), "level": (float, 0.95)},
+    "severe": {"severity": (str, "hard"), "at_most": (float, None), "level": (float, 0.95)},
     "compare": {"baseline": (str, None), "margin": (float, None), "alpha": (float, 0.05), "power": (float, 0.8)},
     "judge": {"judge": (str, None), "labels": (str, None), "strata": (str, None), "kappa": (float, 0.6),
               "flips": (float, 0.1), "min_labels": (float, 50.0)},
 }
-_REQUIRED = {"luck": "at_most", "compare": "baseline", "judge": "judge"}
-_CHECKS = ("gate", "reliable", "luck", "compare", "judge")
+_REQUIRED = {"luck": "at_most", "compare": "baseline", "judge": "judge", "severe": "at_most"}
+_CHECKS = ("gate", "reliable", "luck", "compare", "judge", "severe")
 
 
 def _fail(where: str, message: str) -> SpecError:
@@ -120,7 +122,7 @@ def parse_gate_rule(text: str | Mapping[str, Any], *, fmt: str = "yaml") -> dict
                              else default) for k, (kind, default) in fields.items()}
     for section, key in (("reliable", "bar"), ("reliable", "prob"), ("luck", "at_most"), ("luck", "level"),
                          ("compare", "alpha"), ("compare", "power"), ("compare", "margin"), ("judge", "kappa"),
-                         ("judge", "flips")):
+                         ("judge", "flips"), ("severe", "at_most"), ("severe", "level")):
         value = rule.get(section, {}).get(key)
         if value is not None and not 0 < value < 1:
             raise _fail(f"{section}.{key}", f"{value!r} must lie strictly between 0 and 1")
@@ -134,9 +136,13 @@ def parse_gate_rule(text: str | Mapping[str, Any], *, fmt: str = "yaml") -> dict
         raise _fail("on_inconclusive", f"{rule['on_inconclusive']!r} must be 'warn' (a check too small to tell "
                     "does not fail the gate but is listed, the default), 'fail' or 'pass'")
     if not any(rule.get(c) for c in _CHECKS):
-        raise _fail("text", "names no check: add one of gate, reliable, luck, compare, judge")
+        raise _fail("text", "names no check: add one of gate, reliable, luck, compare, judge, severe")
     if (rule.get("gate") or "luck" in rule) and "spec" not in rule:
         raise _fail("spec", "gate and luck grade the runs' paths: name the spec")
+    if "severe" in rule and "spec" not in rule:
+        raise _fail("spec", "severe counts the checks runs break, by severity: name the spec")
+    if "severe" in rule and rule["severe"]["severity"] not in ("hard", "soft", "warn"):
+        raise _fail("severe.severity", f"{rule['severe']['severity']!r} is not one of hard, soft, warn")
     return rule
 
 
@@ -393,6 +399,12 @@ def gate(ledger, rule: str | Path | Mapping[str, Any], *, raw: bytes | None = No
     if "luck" in rule:
         claims.append(claim_luck(ledger, rule["spec"], version=version, at_most=rule["luck"]["at_most"],
                                  level=rule["luck"]["level"], unknown=unknown))
+    if "severe" in rule:
+        from ._decide import claim_severe
+
+        s = rule["severe"]
+        claims.append(claim_severe(ledger, rule["spec"], version=version, severity=s["severity"],
+                                   at_most=s["at_most"], level=s["level"], unknown=unknown))
     if "compare" in rule:
         c = rule["compare"]
         claims.append(claim_not_worse(ledger, c["baseline"], version=version, margin=c["margin"],

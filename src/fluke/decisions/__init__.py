@@ -19,7 +19,7 @@ from ._cost import (METHODS, CostPerSuccess, PerRun, cost_per_success, cost_per_
                     quantile_interval, scenario_sums)
 from ._loss import Decision, LossTable, VersionLoss, decide_losses, parse_loss_table
 from ._margin import CostDifference, NonInferiority, not_worse, paired_cost_difference
-from ._severe import SevereRate, severe_rate, upper_bound
+from ._severe import SevereRate, clean_runs_needed, lower_bound, severe_rate, upper_bound
 from ._subgroups import GroupContrast, SubgroupReport, subgroup_contrasts
 
 __all__ = [
@@ -27,5 +27,5 @@ __all__ = [
     "PerRun",
     "SevereRate", "SubgroupReport", "VersionLoss", "cost_per_success", "cost_per_success_sums", "decide_losses",
     "not_worse", "paired_cost_difference", "parse_loss_table", "per_run", "quantile_interval", "scenario_sums",
-    "severe_rate", "subgroup_contrasts", "upper_bound",
+    "severe_rate", "subgroup_contrasts", "upper_bound", "lower_bound", "clean_runs_needed",
 ]

@@ -42,6 +42,29 @@ def upper_bound(k: int, n: int, confidence_level: float = 0.95) -> float:
     return float(stats.beta.ppf(confidence_level, k + 1, n - k))
 
 
+def lower_bound(k: int, n: int, confidence_level: float = 0.95) -> float:
+    """The exact one-sided lower confidence bound: 0 with no failure, NaN with no runs.
+
+    >>> lower_bound(0, 10), round(lower_bound(5, 10), 4)
+    (0.0, 0.2224)
+    """
+    upper_bound(k, n, confidence_level)   # the same checks
+    if n == 0:
+        return math.nan
+    return 0.0 if k == 0 else float(stats.beta.ppf(1 - confidence_level, k, n - k + 1))
+
+
+def clean_runs_needed(at_most: float, confidence_level: float = 0.95) -> int:
+    """Runs with no failure at all that bound the rate at ``at_most``: the least n with (1 − at_most)^n ≤ 1 − level.
+
+    >>> clean_runs_needed(0.01), clean_runs_needed(0.05)
+    (299, 59)
+    """
+    if not 0 < at_most < 1:
+        raise UsageError(f"at_most={at_most!r} must lie strictly between 0 and 1")
+    return int(math.ceil(math.log(1 - confidence_level) / math.log1p(-at_most)))
+
+
 @dataclass(frozen=True)
 class SevereRate:
     """Runs that broke a check of one severity: the count, the rate and its exact upper bound."""
