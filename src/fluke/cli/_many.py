@@ -23,12 +23,17 @@ from ._common import Context, output_options, pass_context, unknown_both_option,
 @click.option("--seed", type=int, default=0, show_default=True, help="Seed of the rank bootstrap.")
 @click.option("--costs/--no-costs", default=None,
               help="Read cost and latency (a scan of the stored runs); by default only up to 200,000 runs.")
+@click.option("--rank", "rank_by", type=click.Choice(["pass", "cost"]), default="pass", show_default=True,
+              help="cost: add each version's cost per success (every run charged), cheapest first, and the "
+                   "cost–quality frontier (streams each version's runs once).")
+@click.option("--cost", "cost_key", default="usd", show_default=True,
+              help="With --rank cost: the cost keys that make a run's spend (those ending in this).")
 @unknown_both_option
 @output_options
 @pass_context
 def leaderboard(ctx: Context, versions: tuple[str, ...], baseline: str | None, correction: str,
                 scenario: str | None, condition: str | None, alpha: float, power: float, ceiling: float,
-                replicates: int, seed: int, costs: bool | None, unknown: str) -> None:
+                replicates: int, seed: int, costs: bool | None, rank_by: str, cost_key: str, unknown: str) -> None:
     """Every version on the scenarios all of them ran: rates, pairs, groups and ranks.
 
     VERSIONS are selectors (hash prefix or field=value); none means every version.
@@ -41,13 +46,14 @@ def leaderboard(ctx: Context, versions: tuple[str, ...], baseline: str | None, c
       fluke leaderboard --correction bh
       fluke leaderboard --unknown both
       fluke leaderboard model=gpt-4o model=gpt-4.1 model=o3 --baseline model=gpt-4o
+      fluke leaderboard --rank cost --cost agent_usd
     """
     from ..analysis import leaderboard as board
 
     ctx.emit(board(ctx.ledger(), list(versions) or None, baseline=baseline, correction=correction,
                    scenario=scenario, condition=condition, alpha=alpha, power=power, ceiling=ceiling,
                    replicates=replicates, seed=seed, costs=costs, rows=10_000 if ctx.all_rows else 10,
-                   unknown=unknown))
+                   unknown=unknown, rank=rank_by, cost=cost_key))
 
 
 @click.command()

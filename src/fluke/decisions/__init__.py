@@ -7,6 +7,7 @@
 * Cheaper and not worse: :func:`not_worse` (a non-inferiority margin on the paired interval).
 * Subgroups: :func:`subgroup_contrasts` (per group, Holm across groups, the "better on average,
   worse in a group" flag).
+* The cost–quality frontier: :func:`frontier` (the versions no other beats on both).
 * A declared loss table: :func:`parse_loss_table`, :func:`decide_losses` (expected loss per task,
   the choice, and the probability that it is wrong).
 
@@ -17,6 +18,7 @@
 
 from ._cost import (METHODS, CostPerSuccess, PerRun, cost_per_success, cost_per_success_sums, per_run,
                     quantile_interval, scenario_sums)
+from ._frontier import frontier
 from ._loss import Decision, LossTable, VersionLoss, decide_losses, parse_loss_table
 from ._margin import CostDifference, NonInferiority, not_worse, paired_cost_difference
 from ._severe import SevereRate, clean_runs_needed, lower_bound, severe_rate, upper_bound
@@ -27,5 +29,5 @@ __all__ = [
     "PerRun",
     "SevereRate", "SubgroupReport", "VersionLoss", "cost_per_success", "cost_per_success_sums", "decide_losses",
     "not_worse", "paired_cost_difference", "parse_loss_table", "per_run", "quantile_interval", "scenario_sums",
-    "severe_rate", "subgroup_contrasts", "upper_bound", "lower_bound", "clean_runs_needed",
+    "severe_rate", "subgroup_contrasts", "upper_bound", "lower_bound", "clean_runs_needed", "frontier",
 ]
