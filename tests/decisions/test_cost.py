@@ -124,3 +124,24 @@ def test_on_tau2_bench_runs_without_a_cost_are_counted(tmp_path):
     c = version_costs(ledger, version, version_label(ledger, version), cost="agent_usd")
     assert without > 0 and c.cost_per_success.unknown_cost == without
     assert f"{without:,} without a cost" in c.cost_line()
+
+
+def test_believe_shows_cost_and_severe_failures(tmp_path):
+    from fluke.analysis import believe
+    from fluke.grading import grade_run
+    from fluke.ledger import open_ledger
+    from fluke.simulate import TRADEOFF_SPEC, tradeoff_suite
+
+    runs = [r for r in tradeoff_suite(scenarios=8, trials=3, severe=(0.0, 0.2), seed=2).runs()
+            if r.identity.model == "tradeoff-b"]
+    ledger = open_ledger(str(tmp_path / "b.db"))
+    ledger.ingest(runs)
+    result = believe(ledger, costs=True, spec=TRADEOFF_SPEC)
+    doc = result.to_dict()["costs"]
+    assert doc["cost_per_success"]["estimate"] == pytest.approx(
+        sum(r.cost["usd"] for r in runs) / sum(bool(r.outcome.passed) for r in runs))
+    hard = next(s for s in doc["severe"] if s["severity"] == "hard")
+    assert hard["failures"] == sum(grade_run(r, TRADEOFF_SPEC).hard for r in runs) > 0
+    text = result.render()
+    assert "cost per success (usd)" in text and hard["summary"] in text
+    assert "costs" not in believe(ledger).to_dict()     # only when asked: it streams the runs

@@ -267,7 +267,6 @@ def decide(ledger, loss: Any, *, versions: list[str] | None = None, spec: Any = 
     mapping), and the decision it implies (see the module docstring). ``versions`` are selectors,
     each naming one version; ``spec`` a grading spec (path or mapping) for the severities."""
     from ..decisions import decide_losses
-    from ._compare import _load_spec
     from ._select import pick_version, require_runs, version_label
     from ._spend import read_spend
     from ._unknowns import check_unknown
@@ -276,9 +275,7 @@ def decide(ledger, loss: Any, *, versions: list[str] | None = None, spec: Any = 
     table, raw, where = load_loss_table(loss)
     if table.eligible and spec is None:
         raise UsageError("the loss table's eligible section bounds severe-failure rates: give --spec to grade them")
-    loaded = None
-    if spec is not None:
-        loaded = _load_spec(str(spec)) if isinstance(spec, (str, Path)) else _load_spec_mapping(spec)
+    loaded = load_any_spec(spec)
     infos = require_runs(ledger)
     chosen = [pick_version(ledger, v) for v in versions] if versions else [i.version for i in infos]
     if len(set(chosen)) != len(chosen):
@@ -322,6 +319,15 @@ def _load_spec_mapping(spec: Mapping[str, Any]):
     return load_spec(dict(spec))
 
 
+def load_any_spec(spec: Any):
+    """A grading spec from a path or a mapping (None stays None)."""
+    if spec is None:
+        return None
+    from ._compare import _load_spec
+
+    return _load_spec(str(spec)) if isinstance(spec, (str, Path)) else _load_spec_mapping(spec)
+
+
 def claim_severe(ledger, spec, *, version: str | None = None, severity: str = "hard", at_most: float = 0.01,
                  level: float = 0.95, unknown: str = "fail"):
     """Is the rate of runs breaking a ``severity`` check at most ``at_most``? Holds when the exact upper
@@ -342,13 +348,12 @@ def claim_severe(ledger, spec, *, version: str | None = None, severity: str = "h
     """
     from ..decisions import clean_runs_needed, lower_bound, severe_rate
     from ._claims import FAILS, HOLDS, TOO_SMALL, Claim
-    from ._compare import _load_spec
     from ._select import check_level, pick_version, version_label
     from ._spend import read_spend
 
     check_level(at_most, "at_most")
     chosen = pick_version(ledger, version)
-    loaded = _load_spec(str(spec)) if isinstance(spec, (str, Path)) else _load_spec_mapping(spec)
+    loaded = load_any_spec(spec)
     a = read_spend(ledger, chosen, spec=loaded, unknown=unknown)
     k = sum(severity in v for v in (a.severities or ()))
     rate = severe_rate(severity, k, a.runs, confidence_level=level)

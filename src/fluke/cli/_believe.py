@@ -54,6 +54,12 @@ def _belief_options(func):
 @click.option("--against", help="Also compare with this version, scenario by scenario (week over week).")
 @click.option("--clean-batch", type=click.IntRange(min=1), default=10, show_default=True,
               help="With --against: runs in a clean batch that graduates a frontier scenario.")
+@click.option("--costs", is_flag=True,
+              help="Add the cost per success (every run charged), spend, latency and tokens per run with intervals "
+                   "(streams the version's runs once).")
+@click.option("--cost", default="usd", show_default=True, help="With --costs: the cost keys that make the spend.")
+@click.option("--spec", type=click.Path(exists=True, dir_okay=False),
+              help="Also the runs breaking a check of each severity of this spec, with exact upper bounds.")
 @output_options
 @pass_context
 def believe(ctx: Context, **options) -> None:
@@ -65,6 +71,7 @@ def believe(ctx: Context, **options) -> None:
       fluke believe --version model=v2 --carry-from model=v1 --discount 0.5 --odds 4
       fluke believe --account --discount 0.9 --odds 4
       fluke believe --version model=v2 --against model=v1 --clean-batch 10
+      fluke believe --version model=tradeoff-b --costs --spec spec.yaml
     """
     from ..analysis import believe as answer
 
