@@ -79,3 +79,8 @@ def test_compare_margin_reports_both_in_json(tmp_path):
     assert ni["not_worse"] == (doc["interval_points"][0] > -10.0)
     assert ni["cheaper"] is True      # B spends 0.7 × A's per run
     assert {g["group"] for g in doc["subgroups"]["groups"]} == {"calm", "rushed", "vague"}
+    runs = tradeoff_suite(scenarios=15, trials=4, seed=2).runs()
+    for side, model in (("a", "tradeoff-a"), ("b", "tradeoff-b")):
+        mine = [r for r in runs if r.identity.model == model]
+        assert doc["cost_per_success"][side]["estimate"] == pytest.approx(
+            sum(r.cost["usd"] for r in mine) / sum(bool(r.outcome.passed) for r in mine))

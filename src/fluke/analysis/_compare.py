@@ -71,6 +71,7 @@ class ComparisonResult(Result):
     excluded: Any = None    # with --unknown both: the same comparison with unknown outcomes left out
     margin: Any = None      # with a margin: not worse and cheaper (fluke.decisions.NonInferiority)
     subgroups: Any = None   # with groups: B against A per group (fluke.decisions.SubgroupReport)
+    per_success: Any = None  # with a margin: (A's, B's) fluke.decisions.CostPerSuccess
 
     def order_flips(self) -> bool:
         """With both policies: B − A has one sign counting unknowns as failures and the other leaving them out."""
@@ -122,6 +123,8 @@ class ComparisonResult(Result):
             "conditional_on": self.conditional_on(), "statement": found.statement,
             **self._excluded_fields(),
             "non_inferiority": None if self.margin is None else self.margin.to_dict(),
+            "cost_per_success": None if self.per_success is None else {
+                "a": self.per_success[0].to_dict(), "b": self.per_success[1].to_dict()},
             "subgroups": None if self.subgroups is None else self.subgroups.to_dict(),
         }
 
@@ -140,6 +143,12 @@ class ComparisonResult(Result):
         if self.margin is not None:
             m = self.margin
             out.append(line(Span("margin: ", "bold"), Span(m.summary(), "good" if m.holds and m.cheaper else None)))
+            for name, c in zip("AB", self.per_success or (), strict=False):
+                lo, hi = c.interval
+                ci = f" [{lo:.4f}, {hi:.4f}]" if math.isfinite(lo) else ""
+                said = f"{c.estimate:.4f}{ci}" if math.isfinite(c.estimate) else f"undefined ({c.reason})"
+                out.append(line(f"cost per success, {name}: {said} (all {c.runs:,} runs charged over {c.passes:,} "
+                                f"passes" + (f"; {c.unknown_cost:,} without a cost" if c.unknown_cost else "") + ")"))
         if self.subgroups is not None:
             s = self.subgroups
             out.append(line(Span("groups: ", "bold"), Span(s.summary(), "bad" if s.harmed else None)))
@@ -388,19 +397,19 @@ def compare(ledger, a: str, b: str, *, scenario: str | None = None, condition: s
             rates = 1 - (batches[0].sum(axis=0) + batches[2].sum(axis=0)) / np.maximum(runs, 1)
             seq_power = (limit, *sequential_power(batches[1], batches[3], rates, limit / 100, alpha=alpha,
                                                   seed=seed))
-    noninferior = subgroup = None
+    noninferior = subgroup = each = None
     if margin is not None or groups:
         from ._compare_decide import margin_check, subgroups
 
         if margin is not None:
-            noninferior = margin_check(ledger, arm_a, arm_b, found.pass_rates.interval, margin, cost=cost,
+            noninferior, each = margin_check(ledger, arm_a, arm_b, found.pass_rates.interval, margin, cost=cost,
                                        unknown=str(unknown), scenario=scenario, condition=condition,
                                        confidence_level=1 - alpha)
         if groups:
             subgroup = subgroups(arm_a, arm_b, groups, unknown=str(unknown), alpha=alpha, harm=harm)
     result = ComparisonResult(arm_a, arm_b, found, scenario=scenario, spec=spec, rows=rows, recorded=record,
                               sequential=seq, sequential_power=seq_power, every=every, margin=noninferior,
-                              subgroups=subgroup)
+                              subgroups=subgroup, per_success=each)
     if record:
         ledger.put_document("comparison", result.recorded_body())
     return result

@@ -54,12 +54,15 @@ def subgroups(arm_a, arm_b, key: str, *, unknown: str = "fail", alpha: float = 0
 
 def margin_check(ledger, arm_a, arm_b, interval, margin: float, *, cost: Any = "usd", unknown: str = "fail",
                  scenario: str | None = None, condition: str | None = None, confidence_level: float = 0.95):
-    """Not worse by ``margin`` points (from the comparison's interval) and cheaper (spend paired by scenario)."""
-    from ..decisions import not_worse, paired_cost_difference
+    """Not worse by ``margin`` points (from the comparison's interval) and cheaper (spend paired by scenario),
+    with each arm's cost per success: ``(NonInferiority, (CostPerSuccess of A, of B))``."""
+    from ..decisions import cost_per_success, not_worse, paired_cost_difference
     from ._spend import read_spend
 
     spent = [read_spend(ledger, list(arm.versions), cost=cost, unknown=unknown, scenario=scenario,
                         condition=condition) for arm in (arm_a, arm_b)]
     diff = paired_cost_difference(spent[0].scenario, spent[0].spend, spent[1].scenario, spent[1].spend,
                                   confidence_level=confidence_level)
-    return not_worse(interval, margin, cost=diff)
+    each = tuple(cost_per_success(s.spend, s.passed, s.scenario.astype(str), confidence_level=confidence_level)
+                 for s in spent)
+    return not_worse(interval, margin, cost=diff), each
