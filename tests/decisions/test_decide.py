@@ -15,11 +15,9 @@ TABLE = "name: desk\nfailure: 1\nask: 0.5\nseverity: {hard: 20}\nspend: 10\n"
 
 
 @pytest.fixture()
-def suite_ledger(tmp_path):
-    from fluke.ledger import open_ledger
-
+def suite_ledger(ledger):
+    """The suite in a real SQLite file and, where its binaries exist, a real PostgreSQL server."""
     runs = tradeoff_suite(scenarios=12, trials=3, severe=(0.0, 0.05), seed=8).runs()
-    ledger = open_ledger(str(tmp_path / "d.db"))
     ledger.ingest(runs)
     return ledger, runs
 
