@@ -39,11 +39,17 @@ from ._common import Context, output_options, pass_context
 @click.option("--loss", type=click.Path(dir_okay=False),
               help="A loss table (see docs/decisions.md): the summary shows each version's cost per success, severe "
                    "failures (with --spec) and expected loss beside its pass rate, and the version the table chooses.")
+@click.option("--space", type=click.Path(exists=True, dir_okay=False),
+              help="Chart this condition space (YAML; see fluke boundary --help): every point's region and colour, "
+                   "named-but-not-run points, and incidents at never-named conditions.")
+@click.option("--floor", type=float, default=0.5, show_default=True,
+              help="With --space: a point fails when P(θ < FLOOR) ≥ PROB (it works when P(θ > BAR) ≥ PROB).")
+@click.option("--prob", type=float, default=0.9, show_default=True, help="With --space: how sure a region must be.")
 @output_options
 @pass_context
 def report(ctx: Context, out: str, selectors: tuple[str, ...], bar: float, level: float, max_runs: int,
            title: str | None, spec: str | None, spec_digest: str | None, family_prefix: str, alpha: float, power: float,
-           ceiling: float, loss: str | None) -> None:
+           ceiling: float, space: str | None, floor: float, prob: float, loss: str | None) -> None:
     """Write the HTML report (opens from disk, no network) and print a summary.
 
     Every section shows what a verb prints: the boards fluke believe's, the comparison of two
@@ -71,4 +77,4 @@ def report(ctx: Context, out: str, selectors: tuple[str, ...], bar: float, level
                                     confidence_level=level)
     ctx.emit(write_report(ledger, out=out, versions=selectors, bar=bar, level=level, max_runs=max_runs,
                           title=title, spec=spec, spec_digest=spec_digest, family_prefix=family_prefix, alpha=alpha,
-                          power=power, ceiling=ceiling, extras=extras))
+                          power=power, ceiling=ceiling, space=space, floor=floor, prob=prob, extras=extras))
