@@ -55,16 +55,6 @@ class LossTable:
     eligible: dict[str, float] = field(default_factory=dict)
     name: str = "loss table"
 
-    def cost_keys(self, keys) -> list[str]:
-        """Which of a run's cost keys make its spend.
-
-        >>> LossTable().cost_keys(["agent_usd", "user_usd", "input_tokens"])
-        ['agent_usd', 'user_usd']
-        """
-        if isinstance(self.cost, str):
-            return [k for k in keys if k == self.cost or k.endswith(self.cost)]
-        return [k for k in keys if k in self.cost]
-
     def run_loss(self, passed: bool, asked: bool, severities, spend: float) -> float:
         """One run's loss; ``spend`` NaN (not recorded) charges nothing here and is counted apart.
 
