@@ -24,7 +24,7 @@ READ_VERBS: dict[str, list[str]] = {
     "interval": [], "passk": [], "contrast": ["--factors", "memory,retry"], "unseal": ["abc123"],
     "grade": ["--spec", "SPEC"], "report": ["--out", "OUT"], "gate": ["RULE"], "leaderboard": [],
     "plan": ["--budget", "10", "--version", "model=a", "--bar", "0.9"],
-    "judge": ["audit", "abc123", "--labels", "labels.csv"],
+    "judge": ["audit", "abc123", "--labels", "labels.csv"], "decide": ["LOSS"],
     "boundary": ["--space", "SPACE"], "incident": ["show", "--space", "SPACE"],
 }
 
@@ -48,9 +48,16 @@ def _space(tmp_path) -> str:
     return str(path)
 
 
+def _loss(tmp_path) -> str:
+    path = tmp_path / "loss.yaml"
+    path.write_text("failure: 1\n", encoding="utf-8")
+    return str(path)
+
+
 def _args(verb: str, spec: str, tmp_path) -> list[str]:
     return [spec if a == "SPEC" else str(tmp_path / "r.html") if a == "OUT" else _rule(tmp_path) if a == "RULE"
-            else _space(tmp_path) if a == "SPACE" else a for a in READ_VERBS[verb]]
+            else _space(tmp_path) if a == "SPACE" else _loss(tmp_path) if a == "LOSS" else a
+            for a in READ_VERBS[verb]]
 
 
 def _one_error_line(result) -> str:

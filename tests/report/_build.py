@@ -16,6 +16,8 @@ from fluke.analysis._report_collect import deaths_by_step, explorer_run
 from fluke.analysis._report_paired import paired_from
 from fluke.report._model import Figure, JudgeAudit, JudgeEntry, JudgesSection
 from fluke.report import (
+    DecisionRow,
+    DecisionSection,
     Boundary,
     BoundaryCell,
     Calibration,
@@ -132,6 +134,13 @@ def full_report(runs: list[Run]) -> tuple[ReportData, Run, int]:
             LeaderRow(label="second half", version="f" * 64, passes=40, trials=100, rate=40.0, low=30.2, high=49.8,
                       rank=2, rank_low=1, rank_high=2, p_first=0.3, group="a")],
             groups=[["gpt-4o <b>", "second half"]], strata=50, scenarios=50, conditional_on="illustrative"),
+        decision=DecisionSection(rows=[
+            DecisionRow(version=version, label="gpt-4o <b>", passes=84, runs=200, cost_per_success=0.12,
+                        cost_low=0.1, cost_high=0.15, severe=["hard: 0 of 200 runs (0.0%), at most 1.5% at 95%"],
+                        hard=0, hard_upper=0.0149, expected_loss=1.2, loss_low=1.0, loss_high=1.4, p_best=0.8),
+            DecisionRow(version="f" * 64, label="second half", passes=40, runs=100, cost_per_success=0.2,
+                        hard=2, hard_upper=0.062, expected_loss=1.5, p_best=0.2)],
+            choice=version, choice_label="gpt-4o <b>", p_wrong=0.2, table="table <i>", conditional_on="illustrative"),
         suite_questions=[SuiteQuestions(version=version, label=label, questions=[
             SuiteQuestion(name="average pass rate", value=0.42, display="0.42 (0.36–0.49)",
                           conditional_on="uniform priors per scenario"),

@@ -71,6 +71,10 @@ _EXPORTS: dict[str, str] = {
     "judge": "_judge", "JudgeRunResult": "_judge", "judge_audit": "_judge", "judge_audit_draw": "_judge",
     "AuditResult": "_judge", "AuditDrawResult": "_judge", "judge_pairwise": "_judge", "PairwiseResult": "_judge",
     "import_judgments": "_judge", "ImportResult": "_judge", "claim_judge": "_judge",
+    "decide": "_decide", "DecideResult": "_decide", "VersionCosts": "_decide", "version_costs": "_decide",
+    "seal_loss": "_decide", "LossSealResult": "_decide", "claim_severe": "_decide", "load_loss_table": "_decide",
+    "LOSS_SEAL_KIND": "_decide",
+    "read_spend": "_spend", "SpendArrays": "_spend",
 }
 
 __all__ = sorted(_EXPORTS) + ["render"]

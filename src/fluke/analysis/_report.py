@@ -39,6 +39,15 @@ def _summary_blocks(data) -> list:
                          [[str(r.rank), r.label, f"{r.rate:.1f} ({r.passes}/{r.trials})", f"{r.low:.1f}–{r.high:.1f}",
                            f"{r.rank_low}–{r.rank_high}", r.group or "—"] for r in lb.rows],
                          limit=10, more="versions"))
+    if data.decision is not None:
+        d = data.decision
+        out.append(line("decision: ", Span(f"{d.choice_label} has the least expected loss under {d.table}" if d.choice
+                                           else f"none ({d.reason})", "bold"),
+                        "" if d.p_wrong is None else f"; {fmt_is('P(wrong choice)', d.p_wrong)}"))
+        for r in d.rows:
+            cost = "—" if r.cost_per_success is None else f"{r.cost_per_success:.4f}"
+            hard = "" if r.hard_upper is None else f", {r.hard} hard failures (at most {100 * r.hard_upper:.1f}%)"
+            out.append(line(f"  {r.label}: {fmt_share(r.passes, r.runs)} passed, {cost} per success{hard}"))
     if data.paired is not None:
         p = data.paired
         out.append(line(f"paired, {p.label_b} against {p.label_a}: "
@@ -126,7 +135,7 @@ REPORT_BYTES = 48_000
 
 #: Page section → the function that lays out the JSON document of the verb answering it.
 EXTRA_SECTIONS = {"calibration": "calibration_section", "contrasts": "contrast_section",
-                  "null_calibration": "null_section"}
+                  "null_calibration": "null_section", "decision": "decision_section"}
 
 
 def _specs(ledger, spec_digest: str | None) -> list:

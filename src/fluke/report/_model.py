@@ -23,8 +23,8 @@ from pydantic import BaseModel, ConfigDict, Field
 REPORT_FORMAT_VERSION = 1
 
 #: Section names, in the order the HTML report shows them.
-SECTIONS = ("paired", "leaderboard", "suite_board", "suite_questions", "luck", "judges", "contrasts", "comparison",
-            "null_calibration",
+SECTIONS = ("paired", "leaderboard", "decision", "suite_board", "suite_questions", "luck", "judges", "contrasts",
+            "comparison", "null_calibration",
             "boundary", "calibration", "explorer")
 
 
@@ -406,6 +406,40 @@ class JudgesSection(_Model):
     judges: list[JudgeEntry]
 
 
+class DecisionRow(_Model):
+    """One version under a loss table: pass share, cost per success, severe failures, expected loss."""
+
+    version: str
+    label: str
+    passes: int = Field(ge=0)
+    runs: int = Field(ge=0)
+    cost_per_success: float | None = None
+    cost_low: float | None = None
+    cost_high: float | None = None
+    unknown_cost: int = 0
+    severe: list[str] = Field(default_factory=list)     # one sentence per severity, as fluke decide prints it
+    hard: int = 0
+    hard_upper: float | None = None
+    expected_loss: float | None = None
+    loss_low: float | None = None
+    loss_high: float | None = None
+    p_best: float | None = None
+    eligible: bool = True
+    why_not: str | None = None
+
+
+class DecisionSection(_Model):
+    """What ``fluke decide --json`` says: every version's costs and loss, the choice, P(wrong choice)."""
+
+    rows: list[DecisionRow]
+    choice: str | None = None
+    choice_label: str | None = None
+    p_wrong: float | None = None
+    reason: str | None = None
+    table: str = "loss table"
+    conditional_on: str = ""
+
+
 class VersionRef(_Model):
     version: str
     label: str
@@ -424,6 +458,7 @@ class ReportData(_Model):
     headline: list[HeadlineClaim] | None = None
     paired: Paired | None = None
     leaderboard: LeaderboardSection | None = None
+    decision: DecisionSection | None = None
     suite_board: list[SuiteBoard] | None = None
     suite_questions: list[SuiteQuestions] | None = None
     luck: list[LuckSection] | None = None

@@ -20,6 +20,9 @@ TITLES: dict[str, tuple[str, str]] = {
                "strongest evidence first.")),
     "leaderboard": ("Leaderboard: many versions", ("Every version's pass rate on the strata all of them ran, "
                     "best first, with its interval, its rank interval and the groups that cannot be told apart.")),
+    "decision": ("Decision: cost, severe failures, expected loss", ("Each version's pass rate beside what a "
+                 "success costs, how often it broke a severe check (with an exact upper bound), and its expected "
+                 "loss per task under the declared loss table; the version the table chooses is first.")),
     "suite_board": ("Suite board", ("Each scenario's pass rate as a credible interval against the bar, "
                     "coloured by the probability that the rate clears it. Worst first.")),
     "suite_questions": ("Suite questions", "What the per-scenario posteriors say about the whole suite."),
@@ -201,6 +204,31 @@ def leaderboard(data: ReportData) -> str:
                                               "P(first)", "group"], rows, {0, 2, 3, 4, 5})))
 
 
+def _money(x: float | None) -> str:
+    return "—" if x is None or not math.isfinite(x) else f"{x:.4f}"
+
+
+def decision(data: ReportData) -> str:
+    d = data.decision
+    assert d is not None
+    if d.choice is None:
+        head = f"<p><b>No version is chosen:</b> {esc(d.reason or 'none is eligible')}.</p>"
+    else:
+        head = (f"<p>The table <b>{esc(d.table)}</b> chooses <b>{esc(d.choice_label or d.choice[:12])}</b>; "
+                f"P(wrong choice) {esc(fmt_prob(d.p_wrong))}.</p>")
+    def with_interval(x, lo, hi) -> str:
+        return _money(x) + ("" if lo is None else f" ({_money(lo)}–{_money(hi)})")
+
+    rows = [[r.label, fmt_count_share(r.passes, r.runs), with_interval(r.cost_per_success, r.cost_low, r.cost_high),
+             str(r.unknown_cost), "—" if r.hard_upper is None else f"{r.hard} (≤ {fmt_pct(r.hard_upper, 1)})",
+             with_interval(r.expected_loss, r.loss_low, r.loss_high),
+             fmt_prob(r.p_best) if r.eligible else f"out: {r.why_not}"] for r in d.rows]
+    severe = "".join(f"<li>{esc(r.label)}: {esc('; '.join(r.severe))}</li>" for r in d.rows if r.severe)
+    return (head + _table(["version", "passed", "cost per success", "no cost", "hard failures", "expected loss",
+                           "P(best)"], rows, {1, 2, 3, 4, 5, 6})
+            + (f'<ul class="cells">{severe}</ul>' if severe else "") + _cond(d.conditional_on))
+
+
 def suite_questions(data: ReportData) -> str:
     out = []
     for block in data.suite_questions or []:
@@ -374,7 +402,7 @@ def explorer(data: ReportData) -> str:
 
 
 RENDERERS: dict[str, Callable[[ReportData], str]] = {
-    "paired": paired, "leaderboard": leaderboard,
+    "paired": paired, "leaderboard": leaderboard, "decision": decision,
     "suite_board": suite_board, "suite_questions": suite_questions, "luck": luck, "judges": judges,
     "contrasts": contrasts,
     "comparison": comparison, "null_calibration": null_calibration, "boundary": boundary,
