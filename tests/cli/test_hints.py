@@ -89,7 +89,8 @@ NEWCOMER = [
 
 def _placeholders(place: Path, folder: Path) -> dict[str, str]:
     return {"FILE": str(need(TAU_AIRLINE)), "SPEC": str(place / "demo" / "spec.yaml"),
-            "RULE": str(place / "release.yaml"), "SEAL_RULE": str(place / "rule.yaml")}
+            "RULE": str(place / "release.yaml"), "SEAL_RULE": str(place / "rule.yaml"),
+            "TABLE": str(place / "demo" / "loss.yaml")}
 
 
 def _run(words: list[str], fill: dict[str, str]):

@@ -37,12 +37,14 @@ def test_the_section_holds_what_decide_computed(reported):
 def test_the_headline_and_the_terminal_summary_show_cost_severe_and_decision(reported):
     decided, result, html = reported
     claim = next(c for c in result.data.headline if c.section == "decision")
+    named = {v.version: r.label for v in decided.versions for r in result.data.decision.rows if r.version == v.version}
     for v in decided.versions:
         hard = {s.severity: s for s in v.severe}["hard"]
-        said = (f"{v.label}: {v.passes / v.runs:.1%} ({v.passes}/{v.runs}) passed, "
+        assert v.label.endswith(f"({named[v.version]})")   # the page names a version as its other sections do
+        said = (f"{named[v.version]}: {v.passes / v.runs:.1%} ({v.passes}/{v.runs}) passed, "
                 f"{v.cost_per_success.estimate:.4f} per success, {hard.failures} hard failures")
         assert said in claim.happened
-    chosen = next(v.label for v in decided.versions if v.version == decided.decision.choice)
+    chosen = named[decided.decision.choice]
     assert "least expected loss under desk table" in claim.answer
     text = result.render()
     assert f"decision: {chosen} has the least expected loss under desk table" in text

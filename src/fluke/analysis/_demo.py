@@ -38,6 +38,16 @@ class DemoResult:
     planted_step: str
 
 
+#: The demo's loss table (docs/decisions.md): what a failed task, a hand-off and a broken hard
+#: check cost the desk, in one unit; a version that may break hard checks in over 10% of runs is out.
+DEMO_LOSS = """\
+failure: 1
+ask: 0.2
+severity: {hard: 25}
+eligible: {hard: 0.1}
+"""
+
+
 def _fresh(path: Path) -> None:
     for suffix in ("", "-wal", "-shm"):
         Path(str(path) + suffix).unlink(missing_ok=True)
@@ -53,6 +63,7 @@ def run_demo(folder: str | Path = "fluke-demo", *, seed: int = 7, null_pairs: in
     from ._null_calibration import calibrate
     from ._prediction_calibration import calibration
     from ._contrast import contrast
+    from ._decide import decide
     from ._grade import grade
     from ._report import report
 
@@ -60,10 +71,12 @@ def run_demo(folder: str | Path = "fluke-demo", *, seed: int = 7, null_pairs: in
     folder.mkdir(parents=True, exist_ok=True)
     db, study_db = folder / "fluke.db", folder / "study.db"
     spec_path, html = folder / "spec.yaml", folder / "report.html"
+    loss_path = folder / "loss.yaml"
     _fresh(db)
     _fresh(study_db)
     desk = support_desk(seed=seed)
     spec_path.write_text(yaml.safe_dump(desk.spec, sort_keys=False), encoding="utf-8")
+    loss_path.write_text(DEMO_LOSS, encoding="utf-8")
     v1, v2 = desk.version(1), desk.version(2)
     half = max(r.trial for r in v1) // 2 + 1
     with open_ledger(str(study_db)) as ledger:
@@ -77,9 +90,11 @@ def run_demo(folder: str | Path = "fluke-demo", *, seed: int = 7, null_pairs: in
         grade(ledger, str(spec_path), rows=0)           # stored: the report reads them back
         scored = calibration(ledger, version=v1[0].version)
         null = calibrate(pairs=null_pairs, seed=seed)
+        decision = decide(ledger, loss_path, versions=[v1[0].version, v2[0].version], spec=str(spec_path))
         written = report(ledger, out=html, versions=[v1[0].version, v2[0].version],
                          title="fluke demo: a support desk, version 1 against version 2",
-                         extras={"calibration": scored, "contrasts": policies, "null_calibration": null})
+                         extras={"calibration": scored, "contrasts": policies, "null_calibration": null,
+                                 "decision": decision})
         runs = ledger.count()
     return DemoResult(written.data, db, spec_path, html, runs, desk.planted_step)
 

@@ -45,9 +45,10 @@ def _summary_blocks(data) -> list:
                                            else f"none ({d.reason})", "bold"),
                         "" if d.p_wrong is None else f"; {fmt_is('P(wrong choice)', d.p_wrong)}"))
         for r in d.rows:
-            cost = "—" if r.cost_per_success is None else f"{r.cost_per_success:.4f}"
+            cost = ("no cost recorded" if r.cost_per_success is None
+                    else f"{r.cost_per_success:.4f} per success")
             hard = "" if r.hard_upper is None else f", {r.hard} hard failures (at most {100 * r.hard_upper:.1f}%)"
-            out.append(line(f"  {r.label}: {fmt_share(r.passes, r.runs)} passed, {cost} per success{hard}"))
+            out.append(line(f"  {r.label}: {fmt_share(r.passes, r.runs)} passed, {cost}{hard}"))
     if data.paired is not None:
         p = data.paired
         out.append(line(f"paired, {p.label_b} against {p.label_a}: "

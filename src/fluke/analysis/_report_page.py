@@ -240,6 +240,16 @@ def boundary_section(doc: Mapping[str, Any]) -> Boundary:
                     conditional_on="; ".join(doc["conditional_on"]))
 
 
+def _named(label: str) -> str:
+    """A decide label ``HASH (name)`` as the page's other sections name a version: by its name.
+
+    >>> _named("86d6e7deb321 (support-desk-v1)"), _named("86d6e7deb321")
+    ('support-desk-v1', '86d6e7deb321')
+    """
+    found = re.fullmatch(r"[0-9a-f]{12} \((.+)\)", label)
+    return found.group(1) if found else label
+
+
 def decision_section(doc: Mapping[str, Any]) -> DecisionSection:
     """Every version's costs, severe failures and expected loss of ``fluke decide --json``, the chosen first."""
     losses = {v["version"]: v for v in doc["decision"]["losses"]}
@@ -250,7 +260,7 @@ def decision_section(doc: Mapping[str, Any]) -> DecisionSection:
         hard = next((s for s in v["severe"] if s["severity"] == "hard"), None)
         lo, hi = c["interval"]
         llo, lhi = loss["interval"]
-        rows.append(DecisionRow(version=v["version"], label=str(v["label"]), passes=int(v["passes"]),
+        rows.append(DecisionRow(version=v["version"], label=_named(str(v["label"])), passes=int(v["passes"]),
                                 runs=int(v["runs"]),
                                 cost_per_success=c["estimate"], cost_low=lo, cost_high=hi,
                                 unknown_cost=int(c["unknown_cost"]), severe=[s["summary"] for s in v["severe"]],

@@ -192,7 +192,8 @@ def _decision_claim(data: ReportData) -> list[HeadlineClaim]:
     def money(x):
         return "—" if x is None else f"{x:.4f}"
 
-    parts = [f"{r.label}: {fmt_share(r.passes, r.runs)} passed, {money(r.cost_per_success)} per success"
+    parts = [f"{r.label}: {fmt_share(r.passes, r.runs)} passed"
+             + ("" if r.cost_per_success is None else f", {money(r.cost_per_success)} per success")
              + ("" if r.hard_upper is None else f", {r.hard} hard failures (≤ {fmt_pct(r.hard_upper, 1)})")
              for r in d.rows]
     if d.choice is None:
