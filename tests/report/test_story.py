@@ -26,7 +26,8 @@ def test_the_headline_answers_each_question_in_four_parts(demo):
     claims = {c.question: c for c in data.headline}
     assert data.headline == headline_from(data)  # what --json carries is what the page shows
     assert list(claims) == ["Did the pass rate change?", "What does a success cost, and which version should ship?",
-                            "Which scenarios clear the bar?", "How often was a pass luck?", "Where does the change sit?"]
+                            "Which scenarios clear the bar?", "How often was a pass luck?",
+                            "Where does the change sit?"]
     c = data.comparison
     verdict = claims["Did the pass rate change?"]
     assert f"{c.verdict}; a difference below {c.detection_limit:.1f} points" in verdict.answer
