@@ -113,14 +113,15 @@ def intervene(sources: Sequence[Source], agent: Callable[..., Any], tools: Any, 
     continuation = Continuation(agent, tools, mode="continue")
     arms: dict[str, tuple[Arm, dict[tuple[str, int], int]]] = {}
     for arm, changes in (("baseline", ()), ("intervened", tuple(interventions))):
-        origin = {"verb": "intervene", "step": step, "arm": arm, "seed": seeds[arm], "stale": stale,
-                  "intervention": digest if changes else None}
+        forced = stale and arm == "intervened"   # the baseline is the honest one either way
+        origin = {"verb": "intervene", "step": step, "arm": arm, "seed": seeds[arm],
+                  "intervention": digest if changes else None, **({"stale": True} if forced else {})}
         ident = origin_identity([s.run for s in sources], origin)
         sets = {i.name: i.value for i in changes if i.action == "set"}
         cases = [Case(s.run.scenario, unit=s.run.sampling_unit, tags=tuple(s.run.tags),
                       condition={**s.run.condition, **{k: v for k, v in sets.items() if k in s.run.condition},
                                  "origin": s.run.hash[:16]},
-                      input={"log": s.log, "origin": s.run.hash, "step": step, "stale": stale,
+                      input={"log": s.log, "origin": s.run.hash, "step": step, "stale": forced,
                              "interventions": [i.to_dict() for i in changes]}) for s in sources]
         result = evaluate(cases, continuation, k=n, ledger=ledger, identity=ident, seed=seeds[arm],
                           executor=executor, workers=workers, progress=progress)
