@@ -15,7 +15,7 @@ from ..errors import InputError
 from ..record import Identity, Run, digest
 from ..tools import TOOL_LOG
 
-__all__ = ["Source", "TOOL_LOG", "origin_identity", "select_sources", "tool_logs"]
+__all__ = ["Source", "TOOL_LOG", "made_here", "origin_identity", "select_sources", "tool_logs"]
 
 @dataclass(frozen=True)
 class Source:
@@ -31,12 +31,13 @@ def tool_logs(ledger: Any) -> dict[str, dict[str, Any]]:
 
 
 def select_sources(ledger: Any, selectors: Sequence[str] = (), *, scenario: str | None = None) -> list[Source]:
-    """The runs whose hash starts with one of ``selectors`` (every logged run when none is
-    given), optionally of one ``scenario``; refused when a selector matches no logged run."""
+    """The runs whose hash starts with one of ``selectors`` (when none is given, every logged run
+    that is not itself a replay or a continuation), optionally of one ``scenario``; refused when
+    a selector matches no logged run."""
     logs = tool_logs(ledger)
     runs = [r for r in ledger.runs(scenario=scenario) if r.hash in logs]
-    if not selectors:
-        chosen = runs
+    if not selectors:   # the recorded runs, not the replays and continuations made from them
+        chosen = [r for r in runs if not made_here(r)]
     else:
         chosen = []
         for selector in selectors:
@@ -50,6 +51,12 @@ def select_sources(ledger: Any, selectors: Sequence[str] = (), *, scenario: str 
         raise InputError(None, None, None, "the ledger holds no run with a tool log",
                          hint="record runs with `fluke run SUITE.py` whose suite declares `tools`")
     return [Source(r, logs[r.hash]) for r in chosen]
+
+
+def made_here(run: Run) -> bool:
+    """Is ``run`` a replay or a continuation (its harness names an origin)?"""
+    harness = run.identity.harness
+    return isinstance(harness, dict) and isinstance(harness.get("origin"), dict)
 
 
 def origin_identity(runs: Iterable[Run], origin: dict[str, Any]) -> Identity:
