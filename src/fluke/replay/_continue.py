@@ -5,7 +5,7 @@ answers the agent's tools as :mod:`fluke.replay._serve` says, and returns what h
   recorded tool I/O only; the first request the recording does not hold stops it there.
 * A **continuation** starts from the recorded initial state and input (with the interventions
   applied), draws its own rng and its simulator's tape from the runner's seed for this trial
-  (shared by both arms when they are coupled) and the origin run, and answers through
+  (shared by both arms when they are coupled) and the origin run's seed, and answers through
   :func:`fluke.replay._serve.continuation_serve`.
 
 A :class:`fluke.tools.Divergence` the agent let through ends the run where it happened; one it
@@ -42,7 +42,8 @@ class Continuation:
             session = ToolSession(replay_serve(records), log["state"])
             given = log["input"]
         else:
-            seed = int(digest([seed_of(rng), job["origin"]])[:15], 16)
+            # the recorded run's own seed, not its hash (which holds its wall-clock latency)
+            seed = int(digest([seed_of(rng), log["seed"]])[:15], 16)
             interventions = [Intervention(**i) for i in job["interventions"]]
             session = ToolSession(continuation_serve(records, step=job["step"], interventions=interventions,
                                                      sandbox=self.tools.sandbox(seed),
