@@ -25,6 +25,7 @@ READ_VERBS: dict[str, list[str]] = {
     "grade": ["--spec", "SPEC"], "report": ["--out", "OUT"], "gate": ["RULE"], "leaderboard": [],
     "plan": ["--budget", "10", "--version", "model=a", "--bar", "0.9"],
     "judge": ["audit", "abc123", "--labels", "labels.csv"],
+    "replay": ["--suite", "suite.py"], "intervene": ["--suite", "suite.py", "--step", "1", "--set", "retry=3"],
 }
 
 

@@ -150,8 +150,8 @@ def replay_runs(ledger: Any, suite_file: str, selectors: Sequence[str] = (), *, 
     """Replay the selected logged runs of ``ledger`` k times with SUITE.py's agent; store the replays."""
     from ..replay import replay, select_sources
 
-    suite = _suite(suite_file)
     sources = select_sources(ledger, selectors, scenario=scenario)
+    suite = _suite(suite_file)
     result = replay(sources, suite.agent, suite.tools, k=k, ledger=ledger, executor=executor, workers=workers,
                     progress=progress)
     return ReplayResult(suite_file, result)
@@ -164,8 +164,8 @@ def intervene_runs(ledger: Any, suite_file: str, selectors: Sequence[str], inter
     """Intervene at ``step`` of the selected logged runs; n continuations per run and arm, stored."""
     from ..replay import intervene, select_sources
 
-    suite = _suite(suite_file)
     sources = select_sources(ledger, selectors, scenario=scenario)
+    suite = _suite(suite_file)
     result = intervene(sources, suite.agent, suite.tools, interventions, step=step, n=n, coupling=coupling,
                        seed=seed, stale=stale, ledger=ledger, executor=executor, workers=workers, progress=progress)
     return InterventionResult(suite_file, result)

@@ -34,6 +34,7 @@ def select_sources(ledger: Any, selectors: Sequence[str] = (), *, scenario: str 
     """The runs whose hash starts with one of ``selectors`` (when none is given, every logged run
     that is not itself a replay or a continuation), optionally of one ``scenario``; refused when
     a selector matches no logged run."""
+    ledger.require_runs()
     logs = tool_logs(ledger)
     runs = [r for r in ledger.runs(scenario=scenario) if r.hash in logs]
     if not selectors:   # the recorded runs, not the replays and continuations made from them
