@@ -32,9 +32,11 @@ from ._interventions import Intervention, interventions_digest, replacement
 from ._replay import _logs
 from ._sources import Source, origin_identity
 
-__all__ = ["COUPLINGS", "Arm", "InterventionEffect", "intervene"]
+__all__ = ["COUPLINGS", "INTERVENTION", "Arm", "InterventionEffect", "intervene"]
 
 COUPLINGS = ("coupled", "fresh")
+#: The ledger's document kind naming an intervention digest's interventions.
+INTERVENTION = "intervention"
 
 
 @dataclass(frozen=True)
@@ -109,6 +111,8 @@ def intervene(sources: Sequence[Source], agent: Callable[..., Any], tools: Any, 
     """Run ``n`` continuations per source run in each arm; return the effect and both arms."""
     _check(sources, interventions, step, n, coupling)
     digest = interventions_digest(interventions)
+    if ledger is not None:   # what the digest names, for whoever reads the stored arms later
+        ledger.put_document(INTERVENTION, {"digest": digest, "interventions": [i.to_dict() for i in interventions]})
     seeds = {"baseline": seed, "intervened": seed if coupling == "coupled" else seed + 1}
     continuation = Continuation(agent, tools, mode="continue")
     arms: dict[str, tuple[Arm, dict[tuple[str, int], int]]] = {}
@@ -116,6 +120,8 @@ def intervene(sources: Sequence[Source], agent: Callable[..., Any], tools: Any, 
         forced = stale and arm == "intervened"   # the baseline is the honest one either way
         origin = {"verb": "intervene", "step": step, "arm": arm, "seed": seeds[arm],
                   "intervention": digest if changes else None, **({"stale": True} if forced else {})}
+        if changes:   # what pairs this arm with its baseline (see fluke.replay.stored_interventions)
+            origin.update(coupling=coupling, baseline_seed=seeds["baseline"])
         ident = origin_identity([s.run for s in sources], origin)
         sets = {i.name: i.value for i in changes if i.action == "set"}
         cases = [Case(s.run.scenario, unit=s.run.sampling_unit, tags=tuple(s.run.tags),

@@ -62,7 +62,8 @@ def made_here(run: Run) -> bool:
 
 def origin_identity(runs: Iterable[Run], origin: dict[str, Any]) -> Identity:
     """The identity of runs made from ``runs``: theirs, with the harness naming the origin (the
-    verb, the digest of the origin runs' hashes, and what ``origin`` adds: step, intervention).
+    origin runs' version, the digest of their hashes, and what ``origin`` adds: the verb, step,
+    arm, interventions).
     The origin runs must share one version."""
     runs = list(runs)
     versions = {r.version for r in runs}
@@ -71,5 +72,6 @@ def origin_identity(runs: Iterable[Run], origin: dict[str, Any]) -> Identity:
                          hint="select runs by hash prefix or --scenario")
     base = runs[0].identity
     body = base.model_dump()
-    body["harness"] = {"of": base.harness, "origin": {"runs": digest(sorted(r.hash for r in runs)), **origin}}
+    body["harness"] = {"of": base.harness, "origin": {"version": base.version,
+                                                      "runs": digest(sorted(r.hash for r in runs)), **origin}}
     return Identity(**body)
