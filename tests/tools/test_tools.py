@@ -91,3 +91,14 @@ def test_an_agent_taking_tools_without_a_declaration_is_refused_before_it_runs()
         evaluate([{"scenario": "s", "input": "hi"}], agent, k=1)
     with pytest.raises(InputError, match="takes no `tools` keyword"):
         evaluate([{"scenario": "s", "input": "hi"}], lambda x: ([], x), k=1, tools=Tools())
+
+
+def test_an_agent_taking_any_keyword_runs_without_tools_and_gets_them_when_declared():
+    def loose(text, **kwargs):
+        tools = kwargs.get("tools")
+        return Trajectory([], output=text if tools is None else tools.call("echo", x=text)["echo"] + "!")
+
+    plain = evaluate([{"scenario": "s", "input": "hi"}], loose, k=1)
+    given = evaluate([{"scenario": "s", "input": "hi"}], loose, k=1, tools=Tools(simulator=Counter, state={"n": 0}))
+    assert plain.results[0].tool_log is None and plain.results[0].run.error is None
+    assert [c["response"] for c in given.results[0].tool_log["calls"]] == [{"echo": "hi"}]

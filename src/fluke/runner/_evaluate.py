@@ -25,7 +25,7 @@ from pydantic import TypeAdapter, ValidationError
 
 from ..errors import InputError, InputTypeError
 from ..record import IDENTITY_FIELDS, Event, Identity, Outcome, Run, Source
-from ..tools import TOOL_LOG, Logged, ToolAgent, accepts_tools
+from ..tools import TOOL_LOG, Logged, ToolAgent, accepts_tools, takes_any_keyword
 from ._executors import Attempt, Job, executor_for
 from ._types import Case, EvaluationResult, RunResult, Trajectory, as_case
 
@@ -177,7 +177,7 @@ def evaluate(cases: Iterable[Any], agent: Callable[..., Any], *, k: int, spec: A
         raise InputError(None, None, "agent", f"is a {type(agent).__name__}, not callable",
                          hint="agent(input, *, trial, rng) -> Trajectory")
     if tools is not None:
-        if not accepts_tools(agent):
+        if not (accepts_tools(agent) or takes_any_keyword(agent)):
             raise InputError(None, None, "tools", "are declared but the agent takes no `tools` keyword",
                              hint="agent(input, *, trial, rng, tools) -> Trajectory")
         agent = ToolAgent(agent, tools)

@@ -25,7 +25,7 @@ import numpy as np
 from ..record import digest
 from ._session import ToolSession, Tools
 
-__all__ = ["TOOL_LOG", "Logged", "ToolAgent", "accepts_tools", "call_with_session", "json_input"]
+__all__ = ["TOOL_LOG", "Logged", "ToolAgent", "accepts_tools", "takes_any_keyword", "call_with_session", "json_input"]
 
 #: The ledger's document kind for a run's tool log (the runner writes it beside the run).
 TOOL_LOG = "tool_log"
@@ -50,12 +50,28 @@ def _params(agent: Callable[..., Any]) -> set[str]:
 
 
 def accepts_tools(agent: Callable[..., Any]) -> bool:
-    """Does ``agent`` take a ``tools`` keyword?
+    """Does ``agent`` name a ``tools`` keyword? (One taking ``**kwargs`` is handed tools when
+    they are declared, but is not refused for lacking them.)
 
-    >>> accepts_tools(lambda x, *, tools: x), accepts_tools(lambda x: x)
+    >>> accepts_tools(lambda x, *, tools: x), accepts_tools(lambda x: x), accepts_tools(lambda x, **kw: x)
+    (True, False, False)
+    """
+    try:
+        return "tools" in inspect.signature(agent).parameters
+    except (TypeError, ValueError):
+        return False
+
+
+def takes_any_keyword(agent: Callable[..., Any]) -> bool:
+    """Does ``agent`` take ``**kwargs``?
+
+    >>> takes_any_keyword(lambda x, **kw: x), takes_any_keyword(lambda x, *, tools: x)
     (True, False)
     """
-    return "tools" in _params(agent)
+    try:
+        return any(p.kind is p.VAR_KEYWORD for p in inspect.signature(agent).parameters.values())
+    except (TypeError, ValueError):
+        return False
 
 
 def seed_of(rng: np.random.Generator) -> int:
