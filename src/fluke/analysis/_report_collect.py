@@ -45,6 +45,8 @@ MISSING = {
     "null_calibration": ("no null-calibration pairs were supplied", "see", ("calibrate", "--help")),
     "interventions": ("no interventions are stored for these versions", "see", ("intervene", "--help")),
     "calibration": ("no predictions were supplied", "record them before a batch with", ("predict",)),
+    "decision": ("no loss table was supplied", "declare one (docs/decisions.md) and pass it with",
+                 ("report", "--loss", "TABLE")),
 }
 
 

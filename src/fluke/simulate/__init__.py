@@ -15,6 +15,7 @@ from ._staged import (BASELINE_RATES, STAGES, PlantedChange, StagedArm, draw_arm
                       plant_change, verify_seal)
 from ._support import SupportStudy, simulate_support
 from ._support_tools import SUPPORT_TOOLS, SupportSandbox, support_state, support_tool_agent, support_tool_cases
+from ._tradeoff import TRADEOFF_SPEC, SubgroupCounts, TradeoffSuite, subgroup_counts, tradeoff_suite
 
 __all__ = [
     "BASELINE_RATES",
@@ -43,4 +44,9 @@ __all__ = [
     "support_desk",
     "verify_seal",
     "desk_agent",
+    "TRADEOFF_SPEC",
+    "SubgroupCounts",
+    "TradeoffSuite",
+    "subgroup_counts",
+    "tradeoff_suite",
 ]
