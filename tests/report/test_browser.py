@@ -206,7 +206,7 @@ def test_the_demo_runs_end_to_end_and_its_report_renders(chromium, tmp_path, art
     ]
     assert flagged == [doc["planted_step"]] == ["check_policy"]
     # two versions: compared and paired, not ranked; the demo declares no loss table, so no decision
-    assert sorted(report["missing"]) == ["decision", "leaderboard"]
+    assert sorted(report["missing"]) == ["decision", "interventions", "leaderboard"]   # the demo stores no intervention
     assert [luck["spec"] for luck in report["luck"]] == ["support desk"] * 2
     assert all(luck["pooled"]["lucky"] > 0 for luck in report["luck"])
     open_page(chromium, out / "report.html")
