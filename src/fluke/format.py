@@ -187,6 +187,17 @@ def fmt_points(x: float | None, digits: int = 1, *, sign: bool = True) -> str:
     return f"{100 * x:{'+' if sign else ''}.{digits}f} points"
 
 
+def fmt_points_interval(low: float | None, high: float | None, digits: int = 1) -> str:
+    """An interval of a difference of shares, in signed percentage points ('—' when undefined).
+
+    >>> fmt_points_interval(-0.012, 0.0834), fmt_points_interval(float("nan"), 0.1)
+    ('[-1.2, +8.3] points', '—')
+    """
+    if _undefined(low) or _undefined(high):
+        return "—"
+    return f"[{100 * low:+.{digits}f}, {100 * high:+.{digits}f}] points"
+
+
 def natural_key(text: str) -> list:
     """Sort key that orders embedded numbers by value ('a/2' before 'a/10').
 

@@ -26,6 +26,7 @@ READ_VERBS: dict[str, list[str]] = {
     "plan": ["--budget", "10", "--version", "model=a", "--bar", "0.9"],
     "judge": ["audit", "abc123", "--labels", "labels.csv"], "decide": ["LOSS"],
     "boundary": ["--space", "SPACE"], "incident": ["show", "--space", "SPACE"],
+    "replay": ["--suite", "suite.py"], "intervene": ["--suite", "suite.py", "--step", "1", "--set", "retry=3"],
 }
 
 

@@ -25,6 +25,8 @@ from fluke.report import (
     ForestRow,
     Explorer,
     Forest,
+    InterventionRow,
+    InterventionSection,
     LeaderboardSection,
     LeaderRow,
     LuckCase,
@@ -170,6 +172,11 @@ def full_report(runs: list[Run]) -> tuple[ReportData, Run, int]:
             ForestRow(label="retry 3 − 1", estimate=0.15, lo=0.05, hi=0.25)],
             conditional_on="clustered by environment"),
         comparison=comparison,
+        interventions=InterventionSection(rows=[InterventionRow(
+            description='replace the response by {"note": "<b>bold</b>"}', step=1, coupling="coupled",
+            target="conditional (coupled draws)", baseline="first half", intervened="second half",
+            baseline_passes=40, baseline_trials=100, intervened_passes=48, intervened_trials=100, effect=0.08,
+            low=0.03, high=0.13, variance_factor=4.2)], observational="second half − first half: -1.0 points"),
         null_calibration=pvalue_section(pvalues, conditional_on="400 simulated unchanged pairs"),
         boundary=[Boundary(version=version, label=label, cells=[
             BoundaryCell(condition="name=unique", works=9, fails=1), BoundaryCell(condition="name=ambiguous", works=2,

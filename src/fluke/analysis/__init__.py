@@ -37,6 +37,8 @@ _EXPORTS: dict[str, str] = {
     "cell_name": "_belief_cells",
     "report": "_report", "ReportResult": "_report", "demo": "_demo", "DemoSummary": "_demo",
     "run_demo": "_demo", "DemoResult": "_demo", "scan_runs": "_report_scan", "Scan": "_report_scan",
+    "replay_runs": "_intervention", "intervene_runs": "_intervention", "ReplayResult": "_intervention",
+    "InterventionResult": "_intervention", "parse_interventions": "_intervention",
     "ingest": "_record", "IngestReport": "_record", "parse_identity": "_record", "run_suite": "_record",
     "SuiteRunResult": "_record", "formats": "_record", "FormatsReport": "_record",
     "export": "_summary", "ExportReport": "_summary", "ExportWritten": "_summary",

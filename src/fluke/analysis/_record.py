@@ -373,7 +373,7 @@ def run_suite(ledger, suite_file: str, *, k: int | None = None, spec: str | None
     k = k if k is not None else (suite.k or 5)
     result = evaluate(suite.cases, suite.agent, k=k, spec=spec if spec is not None else suite.spec, ledger=ledger,
                       identity=ident, seed=seed if seed is not None else (suite.seed or 0), executor=executor,
-                      workers=workers, progress=progress)
+                      workers=workers, progress=progress, tools=suite.tools)
     luck = None
     if result.spec_digest is not None:
         from ..grading import luck_rate

@@ -227,6 +227,17 @@ def _with_leaderboard(ledger, data, *, alpha: float, power: float, ceiling: floa
     return data.model_copy(update={"leaderboard": leaderboard_section(found.to_dict()), "missing": missing})
 
 
+def _with_interventions(ledger, data, chosen: Sequence[str], labels: Mapping[str, str]):
+    """``data`` with the stored interventions touching ``chosen`` beside its comparison, if any."""
+    from ._report_page import intervention_section
+
+    section = intervention_section(ledger, chosen, labels, data.comparison)
+    if section is None:
+        return data
+    return data.model_copy(update={"interventions": section,
+                                   "missing": {k: v for k, v in data.missing.items() if k != "interventions"}})
+
+
 def report(ledger, *, out: str | Path = "fluke-report.html", versions: Sequence[str] = (), bar: float = 0.9,
            level: float = 0.95, max_runs: int = 1000, title: str | None = None, spec: str | None = None,
            alpha: float = 0.05, power: float = 0.8, ceiling: float = 5.0,
@@ -320,6 +331,7 @@ def report(ledger, *, out: str | Path = "fluke-report.html", versions: Sequence[
                          hazard_ceiling=hazard_ceiling)
     if len(chosen) >= 3:
         data = _with_leaderboard(ledger, data, alpha=alpha, power=power, ceiling=ceiling)
+    data = _with_interventions(ledger, data, chosen, labels)
     from ._report_judges import judges_section
 
     judges = judges_section(ledger, chosen)

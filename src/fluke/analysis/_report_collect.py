@@ -43,6 +43,7 @@ MISSING = {
     "luck": ("no graded runs were supplied", "grade them with", ("grade", "--spec", "SPEC")),
     "contrasts": ("no factorial contrasts were supplied", "see", ("contrast", "--help")),
     "null_calibration": ("no null-calibration pairs were supplied", "see", ("calibrate", "--help")),
+    "interventions": ("no interventions are stored for these versions", "see", ("intervene", "--help")),
     "calibration": ("no predictions were supplied", "record them before a batch with", ("predict",)),
     "decision": ("no loss table was supplied", "declare one (docs/decisions.md) and pass it with",
                  ("report", "--loss", "TABLE")),

@@ -20,8 +20,10 @@ import re
 from collections.abc import Mapping
 from typing import Any
 
-from ..format import describe_unknowns, fmt_p, natural_key
+from ..format import describe_unknowns, fmt_p, fmt_points, fmt_points_interval, natural_key
 from ..report._model import (
+    InterventionRow,
+    InterventionSection,
     Boundary,
     BoundaryCell,
     Calibration,
@@ -217,6 +219,37 @@ def null_section(doc: Mapping[str, Any], *, conditional_on: str | None = None) -
     return NullSection(histogram=[int(c) for c in doc["histogram"]], alpha=float(doc["alpha"]),
                        false_alarms=int(doc["false_alarms"]), pairs=int(doc["pairs"]), lo=float(lo), hi=float(hi),
                        conditional_on=conditional_on if conditional_on is not None else str(doc["conditional_on"]))
+
+
+def _finite(x: float) -> float | None:
+    return float(x) if math.isfinite(x) else None
+
+
+def intervention_section(ledger: Any, chosen: Any, labels: Mapping[str, str],
+                         comparison: Comparison | None) -> InterventionSection | None:
+    """The interventions stored for ``chosen`` (:func:`fluke.replay.stored_interventions`), beside
+    the report's observational comparison when it has one; None when none is stored."""
+    from ..replay import COUPLINGS, stored_interventions
+
+    found = stored_interventions(ledger, list(chosen))
+    if not found:
+        return None
+    targets = {COUPLINGS[0]: "conditional (coupled draws)", COUPLINGS[1]: "total (fresh continuations)"}
+    rows = [InterventionRow(
+        description="; ".join(i.describe() for i in s.interventions) or f"intervention {s.digest[:12]}",
+        step=s.step, coupling=s.coupling, target=targets[s.coupling], stale=s.stale,
+        baseline=labels.get(s.baseline, s.baseline[:12]), intervened=labels.get(s.intervened, s.intervened[:12]),
+        baseline_passes=s.baseline_passes[0], baseline_trials=s.baseline_passes[1],
+        intervened_passes=s.intervened_passes[0], intervened_trials=s.intervened_passes[1],
+        effect=_finite(s.effect.estimate), low=_finite(s.effect.low), high=_finite(s.effect.high),
+        level=s.effect.confidence_level, variance_factor=_finite(s.effect.variance_factor), reason=s.effect.reason)
+        for s in found]
+    observed = None
+    if comparison is not None and comparison.difference is not None and math.isfinite(comparison.difference):
+        a, b = (arm.label for arm in comparison.arms)
+        observed = (f"{b} − {a}: {fmt_points(comparison.difference / 100)} "
+                    f"{fmt_points_interval(comparison.difference_lo / 100, comparison.difference_hi / 100)}")
+    return InterventionSection(rows=rows, observational=observed)
 
 
 def boundary_section(doc: Mapping[str, Any]) -> Boundary:

@@ -40,6 +40,8 @@ VERBS: dict[str, str] = {
     "seal": "fluke.cli._design:seal",
     "unseal": "fluke.cli._design:unseal",
     "run": "fluke.cli._run:run",
+    "replay": "fluke.cli._replay:replay",
+    "intervene": "fluke.cli._replay:intervene",
     "report": "fluke.cli._report:report",
     "demo": "fluke.cli._demo:demo",
     "gate": "fluke.cli._gate:gate",

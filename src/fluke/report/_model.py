@@ -24,7 +24,7 @@ REPORT_FORMAT_VERSION = 1
 
 #: Section names, in the order the HTML report shows them.
 SECTIONS = ("paired", "leaderboard", "decision", "suite_board", "suite_questions", "luck", "judges", "contrasts",
-            "comparison", "null_calibration",
+            "comparison", "interventions", "null_calibration",
             "boundary", "calibration", "explorer")
 
 
@@ -149,6 +149,36 @@ class Comparison(_Model):
     where: str = ""
     conditional_on: str = ""
     note: str = ""
+
+
+class InterventionRow(_Model):
+    """One stored intervention's effect on the pass rate over continuations (B − A in points)."""
+
+    description: str
+    step: int
+    coupling: str
+    target: str
+    stale: bool = False
+    baseline: str
+    intervened: str
+    baseline_passes: int = Field(ge=0)
+    baseline_trials: int = Field(ge=0)
+    intervened_passes: int = Field(ge=0)
+    intervened_trials: int = Field(ge=0)
+    effect: float | None = None
+    low: float | None = None
+    high: float | None = None
+    level: float = 0.95
+    variance_factor: float | None = None
+    reason: str | None = None
+
+
+class InterventionSection(_Model):
+    """Interventions beside the observational comparison: what each changed, and its effect."""
+
+    rows: list[InterventionRow] = Field(min_length=1)
+    #: The observational comparison's B − A in points with its interval, when the report compares two versions.
+    observational: str | None = None
 
 
 class NullSection(_Model):
@@ -467,6 +497,7 @@ class ReportData(_Model):
     warnings: list[str] = Field(default_factory=list)
     contrasts: Forest | None = None
     comparison: Comparison | None = None
+    interventions: InterventionSection | None = None
     null_calibration: NullSection | None = None
     boundary: list[Boundary] | None = None
     calibration: Calibration | None = None

@@ -33,6 +33,9 @@ TITLES: dict[str, tuple[str, str]] = {
                   "no-effect line do not settle the sign.")),
     "comparison": ("Comparison: deaths by step", ("Where failed runs died (the event index), per arm, with "
                    "per-step q-values when the comparison was computed.")),
+    "interventions": ("Interventions beside the comparison", ("What a declared change at a step of recorded "
+                      "runs did to the pass rate over continuations re-executed through the simulator, next to "
+                      "what the recorded versions show by observation.")),
     "null_calibration": ("Null calibration", ("p-values from pairs with no planted change: a calibrated test "
                          "gives a flat histogram and a false-alarm share near α.")),
     "boundary": ("Boundary chart", "What happened at each condition: works, should ask, fails, or not yet run."),
@@ -347,6 +350,32 @@ def comparison(data: ReportData) -> str:
                        _table(headers, rows, set(range(2 if labelled else 1, len(headers))))) + closing)
 
 
+def _points(x: float | None) -> str:
+    return "—" if x is None else f"{100 * x:+.1f}"
+
+
+def interventions(data: ReportData) -> str:
+    section = data.interventions
+    assert section is not None
+    rows = []
+    for r in section.rows:
+        interval = "—" if r.low is None or r.high is None else f"[{_points(r.low)}, {_points(r.high)}]"
+        factor = "—" if r.variance_factor is None else f"{r.variance_factor:.2f}"
+        rows.append([f"{r.description}{' (stale reuse FORCED: biased)' if r.stale else ''}", str(r.step),
+                     f"{r.baseline}: {fmt_count_share(r.baseline_passes, r.baseline_trials)}",
+                     f"{r.intervened}: {fmt_count_share(r.intervened_passes, r.intervened_trials)}",
+                     f"{_points(r.effect)} {interval}" + (f" ({r.reason})" if r.reason else ""), r.target, factor])
+    observed = (f"<p>Observational comparison: <strong>{esc(section.observational)}</strong>.</p>"
+                if section.observational else
+                '<p class="missing">No observational comparison in this report (it needs two versions).</p>')
+    headers = ["intervention", "step", "baseline arm", "intervened arm", "effect, points [interval]", "target",
+               "variance factor"]
+    return (observed + _table(headers, rows, {1, 4, 6})
+            + '<p class="closing">An intervention\'s effect is conditional on the recorded prefix of the runs it '
+              'continued; an observational difference between two versions also carries whatever else differed '
+              'between their runs.</p>')
+
+
 def null_calibration(data: ReportData) -> str:
     null = data.null_calibration
     assert null is not None
@@ -405,6 +434,7 @@ RENDERERS: dict[str, Callable[[ReportData], str]] = {
     "paired": paired, "leaderboard": leaderboard, "decision": decision,
     "suite_board": suite_board, "suite_questions": suite_questions, "luck": luck, "judges": judges,
     "contrasts": contrasts,
-    "comparison": comparison, "null_calibration": null_calibration, "boundary": boundary,
+    "comparison": comparison, "interventions": interventions, "null_calibration": null_calibration,
+    "boundary": boundary,
     "calibration": calibration, "explorer": explorer,
 }

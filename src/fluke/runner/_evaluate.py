@@ -9,6 +9,10 @@
   that version, so a resumed suite duplicates none and pays for no run twice; and a trial
   that another writer recorded while this one ran it is kept once, the first recorded
   (:meth:`fluke.ledger.Ledger.record_once`; counted in ``EvaluationResult.duplicates``).
+* With ``tools`` (:class:`fluke.tools.Tools`), an agent taking a ``tools`` keyword calls them
+  through a recording session; each run's tool log is stored beside it (a ``tool_log``
+  document naming the run's hash, written before the run, so a kill between the two leaves
+  an unread document and no run without its log) for ``fluke replay`` and ``fluke intervene``.
 """
 
 from __future__ import annotations
@@ -21,6 +25,7 @@ from pydantic import TypeAdapter, ValidationError
 
 from ..errors import InputError, InputTypeError
 from ..record import IDENTITY_FIELDS, Event, Identity, Outcome, Run, Source
+from ..tools import TOOL_LOG, Logged, ToolAgent, accepts_tools, takes_any_keyword
 from ._executors import Attempt, Job, executor_for
 from ._types import Case, EvaluationResult, RunResult, Trajectory, as_case
 
@@ -52,6 +57,21 @@ def _unpack(value: Any) -> tuple[list[Any], Any, dict[str, float], bool | None, 
         return _EVENTS.validate_python(list(value[0])), value[1], {}, None, None, None
     raise InputTypeError(None, None, None,
                          f"returned a {type(value).__name__}; expected a Trajectory, a Run or (events, output)")
+
+
+def _unlogged(attempt: Attempt) -> tuple[Attempt, dict[str, Any] | None]:
+    """The attempt with the agent's own value, and the tool log that came with it (or None)."""
+    if isinstance(attempt.value, Logged):
+        return Attempt(attempt.value.value, attempt.error, attempt.traceback, attempt.seconds), attempt.value.log
+    return attempt, None
+
+
+def _stopped(run: Run, log: dict[str, Any] | None) -> Run:
+    """A run whose tool session stopped at a divergence carries it as its error."""
+    diverged = (log or {}).get("diverged")
+    if not diverged:
+        return run
+    return _with_error(run, f"stopped at tool call {diverged['step']}: {diverged['reason']}")
 
 
 def _build(case: Case, job: Job, attempt: Attempt, identity: Identity) -> Run:
@@ -127,7 +147,7 @@ def _open(ledger: Any) -> Any:
 def evaluate(cases: Iterable[Any], agent: Callable[..., Any], *, k: int, spec: Any = None,
              ledger: Any = None, identity: Identity | Mapping[str, Any] | None = None,
              seed: int = 0, executor: str = "local", workers: int | None = None,
-             progress: Callable[[int, int, RunResult], None] | None = None) -> EvaluationResult:
+             progress: Callable[[int, int, RunResult], None] | None = None, tools: Any = None) -> EvaluationResult:
     """Run ``agent`` ``k`` times on every case; grade, record and return every run.
 
     ``spec`` (a dict or a YAML/JSON/TOML path) is validated before any agent call.
@@ -135,7 +155,9 @@ def evaluate(cases: Iterable[Any], agent: Callable[..., Any], *, k: int, spec: A
     there for this ``identity``'s version are not run again. ``seed`` makes each run's
     ``rng`` depend only on (seed, scenario, trial). ``executor`` is ``local`` (default,
     one call at a time), ``threads`` (``workers`` at once), ``processes`` (``workers``
-    worker processes; the agent must be picklable) or ``ray``.
+    worker processes; the agent must be picklable) or ``ray``. ``tools`` (a
+    :class:`fluke.tools.Tools`) is handed to an agent that takes a ``tools`` keyword as a
+    recording session; each run's tool log is stored beside it.
 
     >>> from fluke.record import ToolCall, AgentMessage
     >>> def agent(text, *, trial):
@@ -154,6 +176,14 @@ def evaluate(cases: Iterable[Any], agent: Callable[..., Any], *, k: int, spec: A
     if not callable(agent):
         raise InputError(None, None, "agent", f"is a {type(agent).__name__}, not callable",
                          hint="agent(input, *, trial, rng) -> Trajectory")
+    if tools is not None:
+        if not (accepts_tools(agent) or takes_any_keyword(agent)):
+            raise InputError(None, None, "tools", "are declared but the agent takes no `tools` keyword",
+                             hint="agent(input, *, trial, rng, tools) -> Trajectory")
+        agent = ToolAgent(agent, tools)
+    elif accepts_tools(agent):
+        raise InputError(None, None, "tools", "the agent takes a `tools` keyword but no tools are declared",
+                         hint="define `tools = fluke.tools.Tools(...)` in the suite, or pass tools=")
     suite = [as_case(c, position=i) for i, c in enumerate(cases)]
     keys = [(c.scenario, Run(scenario=c.scenario, condition=dict(c.condition)).condition_key()) for c in suite]
     if len(set(keys)) != len(keys):
@@ -218,10 +248,13 @@ def _evaluate(suite: list[Case], keys: list[tuple[str, str]], agent: Callable[..
 
     added = twice = 0
     for job, attempt in run_jobs(jobs, agent):
-        run = _build(suite[job.case], job, attempt, ident)
+        attempt, log = _unlogged(attempt)
+        run = _stopped(_build(suite[job.case], job, attempt, ident), log)
         run, grade = _grade(grading, spec_obj, run)
         first = None
         if store is not None:  # write now: a crash later must not lose this run
+            if log is not None:   # the log first: a run is never stored without it
+                store.put_document(TOOL_LOG, {"run": run.hash, **log})
             # one run per version x scenario x condition x trial: another writer (an xdist
             # worker, a second CI job) may have recorded this trial since the ledger was read
             first = store.record_once(run)
@@ -233,7 +266,7 @@ def _evaluate(suite: list[Case], keys: list[tuple[str, str]], agent: Callable[..
             if spec_digest is not None:
                 store.put_grades(spec_digest, [(run.hash, grade.to_dict())])
         result = _result(run, grade, traceback=attempt.traceback if first is None else None,
-                         resumed=first is not None)
+                         resumed=first is not None, tool_log=log if first is None else None)
         results[(job.case, job.trial)] = result
         if progress:
             progress(len(results), total, result)

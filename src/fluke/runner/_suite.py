@@ -2,7 +2,7 @@
 
 Optional names: ``identity`` (a dict naming the agent's version: model, harness, ...),
 ``spec`` (a grading spec dict, or a path relative to the suite file), ``k`` (runs per
-case) and ``seed``. Command-line
+case), ``seed`` and ``tools`` (a :class:`fluke.tools.Tools` the agent calls through fluke). Command-line
 options win over the file's values.
 
 >>> import tempfile, os, textwrap
@@ -40,6 +40,7 @@ class Suite:
     spec: Any = None
     k: int | None = None
     seed: int | None = None
+    tools: Any = None
 
 
 def load_suite(path: str | Path) -> Suite:
@@ -78,4 +79,5 @@ def load_suite(path: str | Path) -> Suite:
     if isinstance(spec, (str, Path)) and not Path(spec).is_absolute():
         spec = path.parent / spec  # a spec path in a suite file is relative to that file
     return Suite(cases=cases, agent=agent, identity=identity, spec=spec,
-                 k=getattr(module, "k", None), seed=getattr(module, "seed", None))
+                 k=getattr(module, "k", None), seed=getattr(module, "seed", None),
+                 tools=getattr(module, "tools", None))

@@ -92,6 +92,8 @@ class RunResult:
     ``grade`` is None for a run that did not raise when no spec was given. A run that
     raised has a grade with one hard ``run_error`` violation. ``hard`` is True on any hard
     violation. ``resumed`` marks a run that was already in the ledger and was not run again.
+    ``tool_log`` is what the run's tools did (:meth:`fluke.tools.ToolSession.log`), when
+    the agent called them through fluke.
     """
 
     run: Run
@@ -100,6 +102,7 @@ class RunResult:
     hard: bool = False
     resumed: bool = False
     traceback: str | None = None
+    tool_log: Mapping[str, Any] | None = None
 
 
 @dataclass(frozen=True)

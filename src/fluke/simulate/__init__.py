@@ -14,6 +14,7 @@ from ._null import NullPairs, NullRun, calibrate_null, null_pairs
 from ._staged import (BASELINE_RATES, STAGES, PlantedChange, StagedArm, draw_arm, draw_failures,
                       plant_change, verify_seal)
 from ._support import SupportStudy, simulate_support
+from ._support_tools import SUPPORT_TOOLS, SupportSandbox, support_state, support_tool_agent, support_tool_cases
 from ._tradeoff import TRADEOFF_SPEC, SubgroupCounts, TradeoffSuite, subgroup_counts, tradeoff_suite
 
 __all__ = [
@@ -27,6 +28,11 @@ __all__ = [
     "PlantedChange",
     "StagedArm",
     "SupportStudy",
+    "SUPPORT_TOOLS",
+    "SupportSandbox",
+    "support_state",
+    "support_tool_agent",
+    "support_tool_cases",
     "calibrate_null",
     "draw_arm",
     "draw_failures",
