@@ -2,11 +2,12 @@
 DuckDB database holding the same tables (``duckdb:FILE``), queried through DuckDB.
 
 Nothing is kept at ingest here, so the tallies the count verbs read (``counts``, ``steps``,
-``unit_cells``) are views that group the runs table: every ``SELECT ... FROM counts WHERE ...``
-the shared :class:`fluke.ledger.Ledger` code issues becomes one aggregate query DuckDB runs over
-the Parquet files, with the filters pushed into the scan. ``trial_outcomes`` is one ordered query
-(:data:`TRIAL_OUTCOMES`). The aggregate SQL (:data:`TALLY_VIEWS`) is plain SQL that PostgreSQL
-and SQLite run too, over any table with the columns of :data:`fluke.lake.RUN_COLUMNS`.
+``unit_cells``) are made by grouping the runs table in DuckDB, over the Parquet files, the first
+time a statement of the shared :class:`fluke.ledger.Ledger` code reads one (then kept as a
+table of the in-memory database while the ledger is open: a verb reads ``counts`` several
+times). ``trial_outcomes`` is one ordered query (:data:`TRIAL_OUTCOMES`). The aggregate SQL
+(:data:`TALLY_VIEWS`) is plain SQL that PostgreSQL and SQLite run too, over any table with the
+columns of :data:`fluke.lake.RUN_COLUMNS`.
 
 >>> import tempfile, os
 >>> from fluke.ledger import open_ledger
@@ -23,6 +24,7 @@ and SQLite run too, over any table with the columns of :data:`fluke.lake.RUN_COL
 
 from __future__ import annotations
 
+import re
 from pathlib import Path
 from typing import Any, Iterable, Sequence
 
@@ -30,7 +32,7 @@ from ..errors import LedgerError, require
 from ._base import Ledger
 from ._migrations import MIGRATIONS
 
-#: The tallies as views over ``runs``: the same SQL runs on DuckDB, PostgreSQL and SQLite.
+#: The tallies as queries over ``runs``: the same SQL runs on DuckDB, PostgreSQL and SQLite.
 TALLY_VIEWS: dict[str, str] = {
     "counts": ("SELECT vid, scenario, condition, COUNT(*) AS trials, "
                "SUM(CASE WHEN passed THEN 1 ELSE 0 END) AS passes, "
@@ -69,6 +71,18 @@ class LakeLedger(Ledger):
     dialect = "duckdb"
     read_only = True
 
+    #: DuckDB's memory limit: past it, a sort or group-by spills to its temporary files.
+    MEMORY_LIMIT = "2GB"
+
+    def _sql(self, sql: str) -> str:
+        """Make each tally a table the first time a statement reads it: one group-by over the
+        runs (the filters of later reads then cost nothing), kept while the ledger is open."""
+        for name, view in TALLY_VIEWS.items():
+            if name not in self._tallied and re.search(rf"\b{name}\b", sql):
+                self._tallied.add(name)
+                self._conn.execute(f"CREATE TABLE {name} AS {view}")
+        return sql
+
     def _kind(self) -> tuple[str, Path]:
         kind, _, rest = self.url.partition(":")
         return kind, Path(rest.removeprefix("//")).expanduser()
@@ -94,7 +108,9 @@ class LakeLedger(Ledger):
     def _connect(self) -> Any:
         duckdb = require("duckdb", package="duckdb", extra="lake", purpose="A Parquet or DuckDB ledger")
         kind, path = self._kind()
-        conn = duckdb.connect(":memory:")
+        conn = duckdb.connect(":memory:", config={"preserve_insertion_order": False,
+                                                  "memory_limit": self.MEMORY_LIMIT})
+        self._tallied: set[str] = set()
         try:
             if kind == "parquet":
                 self._parquet_views(conn, path)
@@ -111,8 +127,6 @@ class LakeLedger(Ledger):
                         conn.execute(f"CREATE VIEW {name} AS SELECT * FROM lake.{name}")
                     else:
                         self._empty_table(conn, name)
-            for name, sql in TALLY_VIEWS.items():
-                conn.execute(f"CREATE VIEW {name} AS {sql}")
             for sql in _EMPTY.values():
                 conn.execute(sql)
             conn.execute("CREATE TABLE migrations (name TEXT PRIMARY KEY, applied_at TEXT NOT NULL)")
@@ -191,16 +205,26 @@ class LakeLedger(Ledger):
             where += (" AND " if where else " WHERE ") + "list_contains(?, trial)"
             params = [*params, wanted]
         with self.faults():
-            got = self._conn.execute(TRIAL_OUTCOMES.format(where=where), params).fetchnumpy()
-            inputs = tuple(tuple(r) for r in self._conn.execute(
+            cur = self._conn.cursor()
+            size = int(cur.execute(f"SELECT COUNT(*) FROM runs{where}", params).fetchall()[0][0])
+            ver, inp = np.empty(size, np.int32), np.empty(size, np.int32)
+            trial, outcome = np.empty(size, np.int64), np.empty(size, np.uint8)
+            query = TRIAL_OUTCOMES.format(where=where)
+            relation = cur.sql(query, params=params)
+            reader = (relation.to_arrow_reader(1 << 20) if hasattr(relation, "to_arrow_reader")
+                      else cur.execute(query, params).fetch_record_batch(1 << 20))   # duckdb before 1.4
+            at = 0
+            for batch in reader:
+                n = batch.num_rows
+                for target, column in zip((ver, inp, trial, outcome), batch.columns, strict=True):
+                    target[at:at + n] = column.to_numpy(zero_copy_only=False)
+                at += n
+            inputs = tuple(tuple(r) for r in cur.execute(
                 f"SELECT DISTINCT scenario, condition FROM runs{where} ORDER BY scenario, condition",
                 params).fetchall())
-            vids = [v for (v,) in self._conn.execute(f"SELECT DISTINCT vid FROM runs{where} ORDER BY vid",
+            vids = [v for (v,) in cur.execute(f"SELECT DISTINCT vid FROM runs{where} ORDER BY vid",
                                                      params).fetchall()]
         names = dict(self.query("SELECT vid, version FROM versions"))
-        columns = [np.asarray(got[c]) for c in got]
-        ver, inp, trial, outcome = (columns[0].astype(np.int32), columns[1].astype(np.int32),
-                                    columns[2].astype(np.int64), columns[3].astype(np.uint8))
         return TrialOutcomes(tuple(names[v] for v in vids), inputs, ver, inp, trial, outcome)
 
     def _refuse(self, what: str) -> LedgerError:
@@ -261,7 +285,7 @@ def materialise(dataset: str | Path, database: str | Path) -> int:
             source._conn.execute(f"ATTACH {_literal(part)} AS out")
             for name in ("runs", "versions", "ingests", "documents", "grades"):
                 source._conn.execute(f"CREATE TABLE out.{name} AS SELECT * FROM {name}")
-            runs = int(source._conn.execute("SELECT COUNT(*) FROM out.runs").fetchone()[0])
+            runs = int(source._conn.execute("SELECT COUNT(*) FROM out.runs").fetchall()[0][0])
             source._conn.execute("DETACH out")
         part.rename(target)
     finally:
