@@ -116,7 +116,8 @@ def build(folder: Path, rows: int, scenarios: int, seed: int = 0) -> None:
     pq.write_table(pa.table({"vid": [version_id(i.version) for i in identities],
                              "version": [i.version for i in identities],
                              "identity": [i.model_dump_json() for i in identities],
-                             "first_recorded": ["2026-12-01T00:00:00Z"] * 2}, schema=versions), part / "versions.parquet")
+                             "first_recorded": ["2026-12-01T00:00:00Z"] * 2}, schema=versions),
+                   part / "versions.parquet")
     pq.write_table(pa.table({"id": [1], "recorded_at": ["2026-12-01T00:00:00Z"]}, schema=schema(TABLES["ingests"])),
                    part / "ingests.parquet")
     (part / MANIFEST).write_text(json.dumps({"format": "fluke-lake", "layout": LAYOUT_VERSION,

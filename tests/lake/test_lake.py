@@ -183,12 +183,24 @@ def test_every_count_verb_on_a_tau2_bench_lake_prints_the_sqlite_ledgers_json(ta
     assert cli(f"parquet:{lake}", *args) == expected
 
 
-def test_a_lake_is_read_only_and_says_how_to_record(made):
-    _, lake, _ = made
-    code, out = cli(f"parquet:{lake}", "compare", "model=m1", "model=m2")
-    assert code != 0 and "read-only" in out and "--no-record" in out and "Traceback" not in out
-    with open_ledger(f"parquet:{lake}") as ledger, pytest.raises(LedgerError, match="read-only"):
-        ledger.ingest([Run(scenario="new")])
+def test_a_lake_keeps_its_runs_and_records_a_verdict_as_a_new_file(made, tmp_path):
+    import shutil
+
+    db, lake, duck = made
+    copy = tmp_path / "rec"
+    shutil.copytree(lake, copy)
+    shutil.copy(db, tmp_path / "rec.db")
+    code, out = cli(f"parquet:{copy}", "compare", "model=m1", "model=m2")
+    assert code == 0, out
+    assert cli(str(tmp_path / "rec.db"), "compare", "model=m1", "model=m2") == (0, out)
+    with open_ledger(f"parquet:{copy}") as ledger, open_ledger(str(tmp_path / "rec.db")) as sqlite:
+        assert [d.body for d in ledger.documents("comparison")] == [d.body for d in sqlite.documents("comparison")]
+        assert len(ledger.documents("comparison")) == 1
+        with pytest.raises(LedgerError, match="read-only"):
+            ledger.ingest([Run(scenario="new")])
+    assert len(list((copy / "documents").glob("*.parquet"))) == 1
+    code, out = cli(f"duckdb:{duck}", "compare", "model=m1", "model=m2")
+    assert code == 2 and "--no-record" in out and "Traceback" not in out
 
 
 def test_what_is_not_a_lake_is_named(tmp_path):

@@ -58,6 +58,9 @@ TRIAL_OUTCOMES = (
     "SELECT v.v, i.i, r.trial, CAST(r.outcome AS UTINYINT) FROM r JOIN i ON i.scenario = r.scenario "
     "AND i.condition = r.condition JOIN v ON v.vid = r.vid ORDER BY i.i, r.trial, v.v, r.ingest, r.k")
 
+#: The tables a verb may add to (a verdict recorded, grades stored): each write is a new file.
+APPENDED = ("documents", "grades")
+
 _EMPTY = {"pending": "CREATE TABLE pending (ingest BIGINT, after BIGINT)"}
 
 
@@ -158,12 +161,55 @@ class LakeLedger(Ledger):
             conn.execute(f"CREATE VIEW runs AS SELECT * FROM read_parquet([{listed}], hive_partitioning = false)")
         else:
             self._empty_table(conn, "runs")
-        for name in ("versions", "ingests", "documents", "grades"):
+        for name in ("versions", "ingests"):
             file = dataset.table(name)
             if file.is_file():
                 conn.execute(f"CREATE VIEW {name} AS SELECT * FROM read_parquet({_literal(file)})")
             else:
                 self._empty_table(conn, name)
+        for name in APPENDED:
+            self._appended_view(conn, dataset, name)
+
+    @staticmethod
+    def _appended_view(conn: Any, dataset: Any, name: str) -> None:
+        """``documents`` or ``grades``: the exported table and every file written back since
+        (``documents/*.parquet``, ``grades/*.parquet``)."""
+        files = [f for f in [dataset.table(name), *sorted((dataset.path / name).glob("*.parquet"))] if f.is_file()]
+        conn.execute(f"DROP VIEW IF EXISTS {name}")
+        conn.execute(f"DROP TABLE IF EXISTS {name}")
+        if files:
+            conn.execute(f"CREATE VIEW {name} AS SELECT * FROM read_parquet([{', '.join(map(_literal, files))}])")
+        else:
+            LakeLedger._empty_table(conn, name)
+
+    def _append(self, name: str, rows: list[tuple]) -> None:
+        """Write ``rows`` of ``documents`` or ``grades`` as one new Parquet file of the dataset's
+        folder of that name, whole or not at all (written beside it, then renamed)."""
+        import uuid
+
+        from ..lake import Dataset
+        from ..lake._layout import TABLES, pyarrow, schema
+
+        kind, path = self._kind()
+        if kind != "parquet":
+            raise self._refuse(name)
+        pa = pyarrow()
+        import pyarrow.parquet as pq
+
+        target = schema(TABLES[name])
+        table = pa.Table.from_arrays([pa.array([r[i] for r in rows], type=f.type) for i, f in enumerate(target)],
+                                     schema=target)
+        folder = path / name
+        folder.mkdir(exist_ok=True)
+        file = folder / f"part-{uuid.uuid4().hex}.parquet"
+        part = file.with_name(file.name + ".part")
+        try:
+            pq.write_table(table, part, compression="zstd")
+            part.rename(file)
+        finally:
+            part.unlink(missing_ok=True)
+        with self.faults():
+            self._appended_view(self._conn, Dataset(path), name)
 
     def _fault(self, exc: Exception) -> LedgerError | None:
         import duckdb
@@ -228,15 +274,38 @@ class LakeLedger(Ledger):
         return TrialOutcomes(tuple(names[v] for v in vids), inputs, ver, inp, trial, outcome)
 
     def _refuse(self, what: str) -> LedgerError:
-        return LedgerError(f"{self.name}: is read-only (a lake is written by fluke export --format parquet), so "
-                           f"{what} cannot be stored in it; pass --no-record, or ingest the dataset into a ledger "
-                           "with: fluke ingest DIR")
+        return LedgerError(f"{self.name}: a DuckDB file is read here, not written, so {what} cannot be stored in "
+                           "it; pass --no-record (--no-store), or use the Parquet dataset it was made from")
+
+    #: Whether a worker process (or a Ray task on this machine or one sharing its storage) may
+    #: open the ledger by its URL and read its own slice of runs: a dataset's files are read-only.
+    SHARED_READS = True
 
     def put_document(self, kind: str, body: dict[str, Any]) -> str:
-        raise self._refuse(f"a {kind} document")
+        """Append a document (idempotent by content) as a new file of the dataset's ``documents/``."""
+        from ..record import canonical_json
+        from ..record import digest
+        from ._ingest import utcnow
 
-    def put_grades(self, spec_digest: str, rows: Any) -> int:
-        raise self._refuse("grades")
+        doc_digest = digest(body)
+        if not self.query("SELECT 1 FROM documents WHERE kind = ? AND digest = ?", (kind, doc_digest)):
+            self._append("documents", [(kind, doc_digest, canonical_json(body).decode(), utcnow())])
+        return doc_digest
+
+    def put_grades(self, spec_digest: str, rows: Iterable[tuple[str, Any]]) -> int:
+        """Write the grades not stored yet as one new Parquet file of the dataset's ``grades/``;
+        return how many were new."""
+        from ..record import canonical_json
+        from ._ingest import utcnow
+
+        rows = [(h, b if isinstance(b, str) else b.decode() if isinstance(b, bytes) else canonical_json(b).decode())
+                for h, b in rows]
+        known = self.grade_bodies(spec_digest, [h for h, _ in rows]) if rows else {}
+        fresh = dict((h, b) for h, b in rows if h not in known)
+        if fresh:
+            now = utcnow()
+            self._append("grades", [(spec_digest, h, b, now) for h, b in fresh.items()])
+        return len(fresh)
 
     def spend(self, *, version: str | Sequence[str] | None = None) -> dict[str, dict[str, tuple[int, float]]]:
         """:meth:`fluke.ledger.Ledger.spend`, from the ``latency`` and ``cost`` columns."""
