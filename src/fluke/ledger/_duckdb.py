@@ -111,8 +111,16 @@ class LakeLedger(Ledger):
     def _connect(self) -> Any:
         duckdb = require("duckdb", package="duckdb", extra="lake", purpose="A Parquet or DuckDB ledger")
         kind, path = self._kind()
+        import os
+        import tempfile
+        import uuid
+
+        # what a sort spills goes to a folder of its own in the system's temporary folder (DuckDB
+        # makes it when it first spills and removes it when closed), not to a .tmp beside the caller
+        spill = os.path.join(tempfile.gettempdir(), f"fluke-duckdb-{os.getpid()}-{uuid.uuid4().hex[:8]}")
         conn = duckdb.connect(":memory:", config={"preserve_insertion_order": False,
-                                                  "memory_limit": self.MEMORY_LIMIT})
+                                                  "memory_limit": self.MEMORY_LIMIT,
+                                                  "temp_directory": spill})
         self._tallied: set[str] = set()
         try:
             if kind == "parquet":
