@@ -251,3 +251,20 @@ def test_export_refuses_an_existing_folder_and_standard_output(made, tmp_path):
     code, out = cli(db, "export", "--format", "parquet")
     assert code == 2 and "-o DIR" in out
     assert not list(tmp_path.glob("*.part"))
+
+
+def test_an_outcome_only_lake_is_not_exported_again(tmp_path, made):
+    import shutil
+
+    import pyarrow
+    import pyarrow.parquet as pq
+
+    copy = tmp_path / "thin"
+    shutil.copytree(made[1], copy)
+    for path in sorted(copy.glob("runs/*/*.parquet")):
+        table = pq.read_table(path)
+        pq.write_table(table.set_column(table.schema.get_field_index("body"), "body",
+                                        pyarrow.nulls(table.num_rows, "string")), path)
+    code, out = cli(f"parquet:{copy}", "export", "--format", "parquet", "-o", str(tmp_path / "again"))
+    assert code == 2 and "outcome-only" in out and not (tmp_path / "again").exists()
+    assert not list(tmp_path.glob("*.part"))

@@ -52,11 +52,13 @@ class LakeExport:
         """One line for a person.
 
         >>> LakeExport("lake", 3, 1, 1).describe()
-        'wrote 3 runs of 1 version as a Parquet dataset (1 file of runs, with the tally tables) to lake'
+        'wrote 3 runs of 1 version as a Parquet dataset (1 file of runs, with the tally tables) to lake; not checked \
+for secret-shaped values (fluke export --format jsonl counts them)'
         """
         return (f"wrote {self.runs} run{'s' if self.runs != 1 else ''} of {self.versions} "
                 f"version{'s' if self.versions != 1 else ''} as a Parquet dataset ({self.files} "
-                f"file{'s' if self.files != 1 else ''} of runs, with the tally tables) to {self.path}")
+                f"file{'s' if self.files != 1 else ''} of runs, with the tally tables) to {self.path}; not checked "
+                "for secret-shaped values (fluke export --format jsonl counts them)")
 
     def to_dict(self) -> dict[str, Any]:
         """As JSON values.
@@ -209,6 +211,9 @@ def write_dataset(ledger: Any, out: str | Path, *, version: str | Sequence[str] 
         where = where or f" WHERE {VISIBLE}"
         for k, vid, ingest, body, source in ledger.stream(f"SELECT k, vid, ingest, body, source FROM runs{where}",
                                                           params):
+            if body is None:
+                raise LedgerError(f"{ledger.name}: holds outcome-only runs (no body), which a dataset cannot carry "
+                                  "losslessly; answer from it in place instead")
             body = body.decode() if isinstance(body, bytes) else body
             if condition and not body_holds(body, condition, ledger=ledger.name):
                 continue
