@@ -3,6 +3,7 @@ it loads no reader). A third party's readers come after these (:mod:`fluke.adapt
 
 BUILTIN: tuple[tuple[str, str], ...] = (
     ("fluke", "_fluke_jsonl"),
+    ("parquet", "_parquet"),
     ("tau2-bench", "_tau2bench"),
     ("tau-bench", "_taubench"),
     ("langgraph", "_langgraph"),

@@ -186,7 +186,15 @@ def _unreadable(path: Path, exc: OSError) -> InputError:
 
 def _open_document(path: Path) -> Any:
     """Parse ``path``: a zip archive stays an :class:`Archive`; JSON Lines (streamed) when its
-    first line is a whole JSON object and more lines follow; otherwise one JSON document."""
+    first line is a whole JSON object and more lines follow; a folder holding a fluke Parquet
+    dataset's manifest is a :class:`fluke.lake.Dataset`; otherwise one JSON document."""
+    if path.is_dir():
+        from ..lake._layout import is_dataset
+
+        if is_dataset(path):
+            from ..lake._layout import Dataset
+
+            return Dataset(path)
     try:
         with open(path, "rb") as fh:
             if fh.read(4) == ZIP_MAGIC:

@@ -42,6 +42,7 @@ _EXPORTS: dict[str, str] = {
     "ingest": "_record", "IngestReport": "_record", "parse_identity": "_record", "run_suite": "_record",
     "SuiteRunResult": "_record", "formats": "_record", "FormatsReport": "_record",
     "export": "_summary", "ExportReport": "_summary", "ExportWritten": "_summary",
+    "export_parquet": "_lake", "LakeExportReport": "_lake",
     "summary": "_summary", "SummaryResult": "_summary", "list_runs": "_summary", "RunsResult": "_summary",
     "compare": "_compare", "ComparisonResult": "_compare", "hard_violations": "_compare",
     "compare_corrected": "_corrected", "CorrectedComparison": "_corrected", "leaderboard_corrected": "_corrected",

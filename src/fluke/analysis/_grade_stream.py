@@ -179,8 +179,10 @@ def grade_ledger(ledger, spec, *, version: Any = None, scenario: str | None = No
     digest = spec.digest if store or reuse else None
     pieces = ledger.slices(max(1, -(-total // chunk)))
     # a worker process reads its slices itself; a Ray task may run where the ledger is not
-    # (a file on this machine), and a ledger in memory is this process's alone
-    carry = executor not in ("local", "processes") or ledger.url.endswith(":memory:")
+    # (a file on this machine), and a ledger in memory is this process's alone; a Parquet
+    # dataset's tasks read their own slices (SHARED_READS: its files are only read)
+    carry = (executor not in ("local", "processes") and not getattr(ledger, "SHARED_READS", False)) \
+        or ledger.url.endswith(":memory:")
     grader = ChunkGrader(spec.body, ledger.name, keep=keep, lines=sink is not None, store=store)
     worker = SliceGrader(grader, ledger.url, filters, digest, ledger=ledger if executor == "local" else None)
 

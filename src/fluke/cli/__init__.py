@@ -118,7 +118,8 @@ class _LazyGroup(click.Group):
 
 @click.group(cls=_LazyGroup, context_settings={"help_option_names": ["-h", "--help"]})
 @click.option("--ledger", envvar="FLUKE_LEDGER", default="fluke.db", show_default=True,
-              help="The ledger: a SQLite file path, or a postgresql:// URL. Also FLUKE_LEDGER.")
+              help="The ledger: a SQLite file path, a postgresql:// URL, or (read-only, the count verbs) "
+                   "parquet:DIR or duckdb:FILE. Also FLUKE_LEDGER.")
 @click.option("--json", "as_json", is_flag=True, help="Print one JSON document (with format_version).")
 @click.option("--format", "fmt", default=None,
               type=click.Choice(["text", "markdown", "json", "github-summary", "github"]),

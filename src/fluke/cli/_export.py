@@ -10,7 +10,7 @@ from ..errors import UsageError
 from ._common import Context, json_option, pass_context, unknown_option
 from ._runs import _filters
 
-FORMATS = ("jsonl", "otel", "eee", "junit", "mlflow")
+FORMATS = ("jsonl", "parquet", "otel", "eee", "junit", "mlflow")
 #: The options each findings format reads (any other one given is a usage error, not ignored).
 _OPTIONS = {"otel": {"spec", "baseline", "endpoint"}, "eee": set(), "junit": {"rule"},
             "mlflow": {"rule", "mlflow_uri", "mlflow_run"}}
@@ -45,7 +45,9 @@ def _written(ctx: Context, fmt: str, output: str | None, records: dict, said: st
 @_filters
 @click.option("--output", "-o", type=click.Path(), default="-", help="Write here instead of standard output.")
 @click.option("--format", "fmt", type=click.Choice(FORMATS), default="jsonl", show_default=True,
-              help="jsonl: the runs; otel: OTLP/JSON gen_ai.evaluation.result records; eee: Every Eval Ever "
+              help="jsonl: the runs; parquet: the runs and their tallies as a Parquet dataset in the new folder -o DIR "
+                   "(re-ingests to the same hashes; --ledger parquet:DIR answers the count verbs from it); "
+                   "otel: OTLP/JSON gen_ai.evaluation.result records; eee: Every Eval Ever "
                    "v0.2.1; junit: a gate rule's checks; mlflow: a gate rule's checks as MLflow feedback.")
 @click.option("--redact", is_flag=True, help="jsonl: write secret-shaped values redacted (those runs' hashes change).")
 @click.option("--no-scan", is_flag=True, help="jsonl: do not look for secret-shaped values (a plain, faster copy).")
@@ -76,12 +78,16 @@ def export(ctx: Context, output: str, fmt: str, redact: bool, no_scan: bool, spe
     \b
     Example:
       fluke export --version model=gpt-4o -o gpt-4o.jsonl && fluke --ledger copy.db ingest gpt-4o.jsonl
+      fluke export --format parquet -o lake && fluke --ledger parquet:lake summary
       fluke export --format otel -o evals.otlp.json --endpoint http://127.0.0.1:4318
       fluke export --format eee -o results.eee.jsonl
       fluke export --format junit --rule release.yaml -o gate.junit.xml
     """
     if fmt == "jsonl":
         _jsonl(ctx, output, redact, no_scan, filters)
+        return
+    if fmt == "parquet":
+        _parquet(ctx, output, redact, no_scan, filters)
         return
     if ctx.as_json and output == "-" and fmt != "mlflow":
         raise UsageError(f"--format {fmt} writes its document to standard output; with --json give -o FILE, and "
@@ -132,6 +138,19 @@ def _jsonl(ctx: Context, output: str, redact: bool, no_scan: bool, filters: dict
         raise UsageError("export writes the runs to standard output; with --json give -o FILE, and the report "
                          "comes to standard output as JSON")
     report = write(ctx.ledger(), output, redact=redact, scan=not no_scan, **filters)
+    if ctx.as_json:
+        ctx.emit(report)
+        return
+    _say(report.blocks()[0].plain())
+
+
+def _parquet(ctx: Context, output: str, redact: bool, no_scan: bool, filters: dict) -> None:
+    from ..analysis import export_parquet
+
+    if redact:
+        raise UsageError("--redact is for --format jsonl; a Parquet dataset is a lossless copy (export jsonl "
+                         "with --redact to share one)")
+    report = export_parquet(ctx.ledger(), output, **filters)
     if ctx.as_json:
         ctx.emit(report)
         return

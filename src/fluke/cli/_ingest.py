@@ -10,7 +10,7 @@ from ._common import Context, json_option, pass_context, progress_bar
 
 
 @click.command()
-@click.argument("files", nargs=-1, required=True, type=click.Path(dir_okay=False))
+@click.argument("files", nargs=-1, required=True, type=click.Path())
 @click.option("--format", "input_format", metavar="FORMAT",
               help="Force the input format (one of those `fluke formats` lists; default: detected).")
 @click.option("--identity", "identity", multiple=True, metavar="FIELD=VALUE",
@@ -30,7 +30,8 @@ from ._common import Context, json_option, pass_context, progress_bar
 @pass_context
 def ingest(ctx: Context, files: tuple[str, ...], input_format: str | None, identity: tuple[str, ...],
            score: str | None, pass_at: float | None, reader_options: tuple[str, ...], workers: str) -> None:
-    """Read runs from FILES into the ledger (format auto-detected).
+    """Read runs from FILES into the ledger (format auto-detected; a folder fluke export --format parquet wrote
+    is read as a Parquet dataset).
 
     Each file is stored in one transaction: a bad record leaves the ledger as it was.
     Ingesting the same runs again stores nothing new.

@@ -51,7 +51,9 @@ def __getattr__(name: str) -> Any:
 def open_ledger(url: str = "fluke.db", *, create: bool = True) -> "Ledger":
     """Open (migrating as needed) the ledger at ``url``; ``create=False`` refuses to make one.
 
-    A path or ``sqlite:///path`` opens SQLite; ``postgresql://…`` opens PostgreSQL. A verb
+    A path or ``sqlite:///path`` opens SQLite; ``postgresql://…`` opens PostgreSQL;
+    ``parquet:DIR`` (a dataset ``fluke export --format parquet`` wrote) or ``duckdb:FILE`` opens
+    it read-only through DuckDB (:mod:`fluke.ledger._duckdb`, ``pip install 'fluke[lake]'``). A verb
     that only reads passes ``create=False``: a ledger that is not there (a missing file, a
     database without fluke's tables) raises :class:`fluke.errors.LedgerError` and nothing
     is created.
@@ -64,6 +66,10 @@ def open_ledger(url: str = "fluke.db", *, create: bool = True) -> "Ledger":
     >>> os.path.exists(missing)
     False
     """
+    if url.startswith(("parquet:", "duckdb:")):
+        from ._duckdb import LakeLedger
+
+        return LakeLedger(url, create=create)
     if url.startswith(("postgresql://", "postgres://")):
         from ._postgres import PostgresLedger
 

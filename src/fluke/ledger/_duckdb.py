@@ -1,0 +1,373 @@
+"""The lake backend: a read-only ledger over a fluke Parquet dataset (``parquet:DIR``) or a
+DuckDB database holding the same tables (``duckdb:FILE``), queried through DuckDB.
+
+Nothing is kept at ingest here, so the tallies the count verbs read (``counts``, ``steps``,
+``unit_cells``) are made by grouping the runs table in DuckDB, over the Parquet files, the first
+time a statement of the shared :class:`fluke.ledger.Ledger` code reads one (then kept as a
+table of the in-memory database while the ledger is open: a verb reads ``counts`` several
+times). ``trial_outcomes`` is one ordered query (:data:`TRIAL_OUTCOMES`). The aggregate SQL
+(:data:`TALLY_VIEWS`) is plain SQL that PostgreSQL and SQLite run too, over any table with the
+columns of :data:`fluke.lake.RUN_COLUMNS`.
+
+>>> import tempfile, os
+>>> from fluke.ledger import open_ledger
+>>> from fluke.lake import write_dataset
+>>> from fluke.record import Outcome, Run
+>>> folder = tempfile.mkdtemp()
+>>> with open_ledger(os.path.join(folder, "x.db")) as ledger:
+...     _ = ledger.ingest([Run(scenario="s", trial=t, outcome=Outcome(passed=t > 0)) for t in range(3)])
+...     _ = write_dataset(ledger, os.path.join(folder, "lake"))
+>>> lake = open_ledger("parquet:" + os.path.join(folder, "lake"))
+>>> [(r.trials, r.passes) for r in lake.counts()], lake.read_only
+([(3, 2)], True)
+"""
+
+from __future__ import annotations
+
+import re
+from pathlib import Path
+from typing import Any, Iterable, Sequence
+
+from ..errors import LedgerError, require
+from ._base import Ledger
+from ._migrations import MIGRATIONS
+
+#: The tallies as queries over ``runs``: the same SQL runs on DuckDB, PostgreSQL and SQLite.
+TALLY_VIEWS: dict[str, str] = {
+    "counts": ("SELECT vid, scenario, condition, COUNT(*) AS trials, "
+               "SUM(CASE WHEN passed THEN 1 ELSE 0 END) AS passes, "
+               "SUM(CASE WHEN passed IS NULL THEN 1 ELSE 0 END) AS unknowns "
+               "FROM runs GROUP BY vid, scenario, condition"),
+    "steps": ("SELECT vid, scenario, condition, cause, step, event, COUNT(*) AS runs FROM runs "
+              "WHERE cause IS NOT NULL GROUP BY vid, scenario, condition, cause, step, event"),
+    "unit_cells": ("SELECT vid, unit, scenario, condition, COUNT(*) AS trials, "
+                   "SUM(CASE WHEN passed THEN 1 ELSE 0 END) AS passes, "
+                   "SUM(CASE WHEN passed IS NULL THEN 1 ELSE 0 END) AS unknowns, COUNT(reward) AS rewarded, "
+                   "COALESCE(SUM(reward), 0) AS reward_sum, COALESCE(SUM(reward * reward), 0) AS reward_squares "
+                   "FROM runs GROUP BY vid, unit, scenario, condition"),
+}
+
+#: Every run's outcome in the order :meth:`fluke.ledger.Ledger.trial_outcomes` gives (input,
+#: trial, version, ingest, key), the inputs and versions as dense codes in sorted order.
+TRIAL_OUTCOMES = (
+    "WITH r AS (SELECT vid, scenario, condition, trial, ingest, k, "
+    "CASE WHEN passed THEN 0 WHEN passed IS NULL THEN 2 ELSE 1 END AS outcome FROM runs{where}), "
+    "i AS (SELECT scenario, condition, CAST(row_number() OVER (ORDER BY scenario, condition) - 1 AS INTEGER) AS i "
+    "FROM (SELECT DISTINCT scenario, condition FROM r) d), "
+    "v AS (SELECT vid, CAST(row_number() OVER (ORDER BY vid) - 1 AS INTEGER) AS v FROM (SELECT DISTINCT vid FROM r) d) "
+    "SELECT v.v, i.i, r.trial, CAST(r.outcome AS UTINYINT) FROM r JOIN i ON i.scenario = r.scenario "
+    "AND i.condition = r.condition JOIN v ON v.vid = r.vid ORDER BY i.i, r.trial, v.v, r.ingest, r.k")
+
+#: The tables a verb may add to (a verdict recorded, grades stored): each write is a new file.
+APPENDED = ("documents", "grades")
+
+_EMPTY = {"pending": "CREATE TABLE pending (ingest BIGINT, after BIGINT)"}
+
+
+def _literal(path: Path | str) -> str:
+    return "'" + str(path).replace("'", "''") + "'"
+
+
+class LakeLedger(Ledger):
+    """A read-only ledger over a Parquet dataset or a DuckDB file (see the module docstring)."""
+
+    dialect = "duckdb"
+    read_only = True
+
+    #: DuckDB's memory limit: past it, a sort or group-by spills to its temporary files.
+    MEMORY_LIMIT = "2GB"
+
+    def _sql(self, sql: str) -> str:
+        """Make each tally a table the first time a statement reads it: one group-by over the
+        runs (the filters of later reads then cost nothing), kept while the ledger is open."""
+        for name, view in TALLY_VIEWS.items():
+            if name not in self._tallied and re.search(rf"\b{name}\b", sql):
+                self._tallied.add(name)
+                self._conn.execute(f"CREATE TABLE {name} AS {view}")
+        return sql
+
+    def _kind(self) -> tuple[str, Path]:
+        kind, _, rest = self.url.partition(":")
+        return kind, Path(rest.removeprefix("//")).expanduser()
+
+    def _exists(self) -> bool | None:
+        kind, path = self._kind()
+        if kind == "parquet":
+            from ..lake import is_dataset
+
+            return is_dataset(path)
+        return path.is_file()
+
+    def _missing(self) -> str:
+        kind, path = self._kind()
+        if kind == "parquet":
+            return f"no fluke Parquet dataset at {path} (write one with: fluke export --format parquet -o {path})"
+        return f"no DuckDB ledger at {path} (make one with: python -c \"from fluke.lake import materialise; " \
+               f"materialise('DIR', '{path}')\")"
+
+    def __init__(self, url: str, *, create: bool = True) -> None:
+        super().__init__(url, create=False)
+
+    def _connect(self) -> Any:
+        duckdb = require("duckdb", package="duckdb", extra="lake", purpose="A Parquet or DuckDB ledger")
+        kind, path = self._kind()
+        import os
+        import tempfile
+        import uuid
+
+        # what a sort spills goes to a folder of its own in the system's temporary folder (DuckDB
+        # makes it when it first spills and removes it when closed), not to a .tmp beside the caller
+        spill = os.path.join(tempfile.gettempdir(), f"fluke-duckdb-{os.getpid()}-{uuid.uuid4().hex[:8]}")
+        conn = duckdb.connect(":memory:", config={"preserve_insertion_order": False,
+                                                  "memory_limit": self.MEMORY_LIMIT,
+                                                  "temp_directory": spill})
+        self._tallied: set[str] = set()
+        try:
+            if kind == "parquet":
+                self._parquet_views(conn, path)
+            else:
+                conn.execute(f"ATTACH {_literal(path)} AS lake (READ_ONLY)")
+                found = {n for (n,) in conn.execute("SELECT table_name FROM information_schema.tables "
+                                                    "WHERE table_catalog = 'lake'").fetchall()}
+                missing = sorted({"runs", "versions", "ingests"} - found)
+                if missing:
+                    raise LedgerError(f"{path}: a DuckDB file without fluke's {', '.join(missing)} table(s); "
+                                      "make one with fluke.lake.materialise")
+                for name in ("runs", "versions", "ingests", "documents", "grades"):
+                    if name in found:
+                        conn.execute(f"CREATE VIEW {name} AS SELECT * FROM lake.{name}")
+                    else:
+                        self._empty_table(conn, name)
+            for sql in _EMPTY.values():
+                conn.execute(sql)
+            conn.execute("CREATE TABLE migrations (name TEXT PRIMARY KEY, applied_at TEXT NOT NULL)")
+            conn.executemany("INSERT INTO migrations VALUES (?, '')", [(name,) for name, _ in MIGRATIONS])
+        except duckdb.Error as exc:
+            conn.close()
+            raise LedgerError(f"{self.name}: cannot be read as a fluke lake ({str(exc).splitlines()[0]})") from None
+        except BaseException:
+            conn.close()
+            raise
+        return conn
+
+    @staticmethod
+    def _empty_table(conn: Any, name: str) -> None:
+        from ..lake._layout import RUN_COLUMNS, TABLES
+
+        kinds = {"int64": "BIGINT", "string": "VARCHAR", "bool": "BOOLEAN", "float64": "DOUBLE",
+                 "map<string,float64>": "MAP(VARCHAR, DOUBLE)"}
+        columns = RUN_COLUMNS if name == "runs" else TABLES[name]
+        conn.execute(f"CREATE TABLE {name} ({', '.join(f'{c} {kinds[t]}' for c, t in columns)})")
+
+    def _parquet_views(self, conn: Any, path: Path) -> None:
+        from ..lake import Dataset
+
+        dataset = Dataset(path)
+        files = dataset.run_files()
+        if files:
+            listed = ", ".join(_literal(f) for f in files)
+            conn.execute(f"CREATE VIEW runs AS SELECT * FROM read_parquet([{listed}], hive_partitioning = false)")
+        else:
+            self._empty_table(conn, "runs")
+        for name in ("versions", "ingests"):
+            file = dataset.table(name)
+            if file.is_file():
+                conn.execute(f"CREATE VIEW {name} AS SELECT * FROM read_parquet({_literal(file)})")
+            else:
+                self._empty_table(conn, name)
+        for name in APPENDED:
+            self._appended_view(conn, dataset, name)
+
+    @staticmethod
+    def _appended_view(conn: Any, dataset: Any, name: str) -> None:
+        """``documents`` or ``grades``: the exported table and every file written back since
+        (``documents/*.parquet``, ``grades/*.parquet``)."""
+        files = [f for f in [dataset.table(name), *sorted((dataset.path / name).glob("*.parquet"))] if f.is_file()]
+        conn.execute(f"DROP VIEW IF EXISTS {name}")
+        conn.execute(f"DROP TABLE IF EXISTS {name}")
+        if files:
+            conn.execute(f"CREATE VIEW {name} AS SELECT * FROM read_parquet([{', '.join(map(_literal, files))}])")
+        else:
+            LakeLedger._empty_table(conn, name)
+
+    def _append(self, name: str, rows: list[tuple]) -> None:
+        """Write ``rows`` of ``documents`` or ``grades`` as one new Parquet file of the dataset's
+        folder of that name, whole or not at all (written beside it, then renamed)."""
+        import uuid
+
+        from ..lake import Dataset
+        from ..lake._layout import TABLES, pyarrow, schema
+
+        kind, path = self._kind()
+        if kind != "parquet":
+            raise self._refuse(name)
+        pa = pyarrow()
+        import pyarrow.parquet as pq
+
+        target = schema(TABLES[name])
+        table = pa.Table.from_arrays([pa.array([r[i] for r in rows], type=f.type) for i, f in enumerate(target)],
+                                     schema=target)
+        folder = path / name
+        folder.mkdir(exist_ok=True)
+        file = folder / f"part-{uuid.uuid4().hex}.parquet"
+        part = file.with_name(file.name + ".part")
+        try:
+            pq.write_table(table, part, compression="zstd")
+            part.rename(file)
+        finally:
+            part.unlink(missing_ok=True)
+        with self.faults():
+            self._appended_view(self._conn, Dataset(path), name)
+
+    def _fault(self, exc: Exception) -> LedgerError | None:
+        import duckdb
+
+        if isinstance(exc, duckdb.Error):
+            return LedgerError(f"{self.name}: the lake failed ({str(exc).splitlines()[0]})")
+        return None
+
+    def _tables(self) -> set[str]:
+        return {name for (name,) in self._conn.execute("SELECT table_name FROM information_schema.tables "
+                                                       "WHERE table_catalog = 'memory'").fetchall()}
+
+    def _json_field(self, *path: str, integer: bool = False) -> str:
+        field = f"json_extract_string(body, '$.{'.'.join(path)}')"
+        return f"CAST({field} AS HUGEINT)" if integer else field
+
+    def _ordered_runs(self, where: str, limit: int | None) -> str:
+        return (f"SELECT body, source FROM runs{where} ORDER BY ingest, scenario, trial, k"
+                + ("" if limit is None else f" LIMIT {int(limit)}"))
+
+    def run_bodies(self, **filters: Any):
+        for body, source in super().run_bodies(**filters):
+            if body is None:
+                raise LedgerError(f"{self.name}: holds outcome-only runs (no body); this verb reads whole runs, "
+                                  "which only the count verbs can do without")
+            yield body, source
+
+    def trial_outcomes(self, *, version: str | Sequence[str] | None = None, scenario: str | None = None,
+                       condition: str | None = None, trials: Iterable[int] | None = None):
+        """:meth:`fluke.ledger.Ledger.trial_outcomes`, as one ordered query in DuckDB."""
+        import numpy as np
+
+        from ._types import TrialOutcomes
+
+        where, params = self._where(scenario=scenario, version=version, runs=False)
+        where, params = self._condition_where(where, params, condition)
+        if trials is not None:
+            wanted = sorted({int(t) for t in trials})
+            where += (" AND " if where else " WHERE ") + "list_contains(?, trial)"
+            params = [*params, wanted]
+        with self.faults():
+            cur = self._conn.cursor()
+            size = int(cur.execute(f"SELECT COUNT(*) FROM runs{where}", params).fetchall()[0][0])
+            ver, inp = np.empty(size, np.int32), np.empty(size, np.int32)
+            trial, outcome = np.empty(size, np.int64), np.empty(size, np.uint8)
+            query = TRIAL_OUTCOMES.format(where=where)
+            relation = cur.sql(query, params=params)
+            reader = (relation.to_arrow_reader(1 << 20) if hasattr(relation, "to_arrow_reader")
+                      else cur.execute(query, params).fetch_record_batch(1 << 20))   # duckdb before 1.4
+            at = 0
+            for batch in reader:
+                n = batch.num_rows
+                for target, column in zip((ver, inp, trial, outcome), batch.columns, strict=True):
+                    target[at:at + n] = column.to_numpy(zero_copy_only=False)
+                at += n
+            inputs = tuple(tuple(r) for r in cur.execute(
+                f"SELECT DISTINCT scenario, condition FROM runs{where} ORDER BY scenario, condition",
+                params).fetchall())
+            vids = [v for (v,) in cur.execute(f"SELECT DISTINCT vid FROM runs{where} ORDER BY vid",
+                                                     params).fetchall()]
+        names = dict(self.query("SELECT vid, version FROM versions"))
+        return TrialOutcomes(tuple(names[v] for v in vids), inputs, ver, inp, trial, outcome)
+
+    def _refuse(self, what: str) -> LedgerError:
+        return LedgerError(f"{self.name}: a DuckDB file is read here, not written, so {what} cannot be stored in "
+                           "it; pass --no-record (--no-store), or use the Parquet dataset it was made from")
+
+    #: Whether a worker process (or a Ray task on this machine or one sharing its storage) may
+    #: open the ledger by its URL and read its own slice of runs: a dataset's files are read-only.
+    SHARED_READS = True
+
+    def put_document(self, kind: str, body: dict[str, Any]) -> str:
+        """Append a document (idempotent by content) as a new file of the dataset's ``documents/``."""
+        from ..record import canonical_json
+        from ..record import digest
+        from ._ingest import utcnow
+
+        doc_digest = digest(body)
+        if not self.query("SELECT 1 FROM documents WHERE kind = ? AND digest = ?", (kind, doc_digest)):
+            self._append("documents", [(kind, doc_digest, canonical_json(body).decode(), utcnow())])
+        return doc_digest
+
+    def put_grades(self, spec_digest: str, rows: Iterable[tuple[str, Any]]) -> int:
+        """Write the grades not stored yet as one new Parquet file of the dataset's ``grades/``;
+        return how many were new."""
+        from ..record import canonical_json
+        from ._ingest import utcnow
+
+        rows = [(h, b if isinstance(b, str) else b.decode() if isinstance(b, bytes) else canonical_json(b).decode())
+                for h, b in rows]
+        known = self.grade_bodies(spec_digest, [h for h, _ in rows]) if rows else {}
+        fresh = dict((h, b) for h, b in rows if h not in known)
+        if fresh:
+            now = utcnow()
+            self._append("grades", [(spec_digest, h, b, now) for h, b in fresh.items()])
+        return len(fresh)
+
+    def spend(self, *, version: str | Sequence[str] | None = None) -> dict[str, dict[str, tuple[int, float]]]:
+        """:meth:`fluke.ledger.Ledger.spend`, from the ``latency`` and ``cost`` columns."""
+        where, params = self._where(version=version)
+        names = dict(self.query("SELECT vid, version FROM versions"))
+        out: dict[str, dict[str, tuple[int, float]]] = {}
+        for vid, count, total in self.query(f"SELECT vid, COUNT(latency), SUM(latency) FROM runs{where} "
+                                            "GROUP BY vid", params):
+            if int(count):
+                out.setdefault(names[vid], {})["latency"] = (int(count), float(total))
+        for vid, key, count, total in self.query(
+                f"SELECT vid, e.key, COUNT(*), SUM(e.value) FROM (SELECT vid, unnest(map_entries(cost)) AS e "
+                f"FROM runs{where}) c GROUP BY vid, e.key", params):
+            out.setdefault(names[vid], {})[f"cost.{key}"] = (int(count), float(total))
+        return out
+
+
+def materialise(dataset: str | Path, database: str | Path) -> int:
+    """Copy a fluke Parquet dataset into a new DuckDB database file (for ``--ledger duckdb:FILE``);
+    return the number of runs.
+
+    >>> import tempfile, os
+    >>> from fluke.ledger import open_ledger
+    >>> from fluke.lake import write_dataset
+    >>> from fluke.record import Run
+    >>> folder = tempfile.mkdtemp()
+    >>> with open_ledger(os.path.join(folder, "x.db")) as ledger:
+    ...     _ = ledger.ingest([Run(scenario="s", trial=t) for t in range(4)])
+    ...     _ = write_dataset(ledger, os.path.join(folder, "lake"))
+    >>> materialise(os.path.join(folder, "lake"), os.path.join(folder, "lake.duckdb"))
+    4
+    >>> open_ledger("duckdb:" + os.path.join(folder, "lake.duckdb")).count()
+    4
+    """
+    duckdb = require("duckdb", package="duckdb", extra="lake", purpose="A DuckDB ledger")
+    from ..errors import UsageError
+
+    target = Path(database)
+    if target.exists():
+        raise UsageError(f"{database}: already exists; materialise into a new file")
+    source = LakeLedger(f"parquet:{dataset}")
+    part = target.with_name(target.name + ".part")
+    part.unlink(missing_ok=True)
+    try:
+        with source.faults():
+            source._conn.execute(f"ATTACH {_literal(part)} AS out")
+            for name in ("runs", "versions", "ingests", "documents", "grades"):
+                source._conn.execute(f"CREATE TABLE out.{name} AS SELECT * FROM {name}")
+            runs = int(source._conn.execute("SELECT COUNT(*) FROM out.runs").fetchall()[0][0])
+            source._conn.execute("DETACH out")
+        part.rename(target)
+    finally:
+        source.close()
+        part.unlink(missing_ok=True)
+        Path(str(part) + ".wal").unlink(missing_ok=True)
+    del duckdb
+    return runs
