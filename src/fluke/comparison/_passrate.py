@@ -14,7 +14,8 @@ trials in arm A and in arm B. The answer has four parts, each with what it rests
 * the **test** (:func:`~fluke.comparison.stratified_test`): Cochran–Mantel–Haenszel, exact
   conditional when counts are small, exact McNemar when every stratum holds one run per arm;
 * the **Bayesian** P(B's average pass rate < A's), from independent Beta posteriors per stratum
-  and arm (prior named in the result), by Monte Carlo with a declared generator;
+  and arm (prior named in the result), by Monte Carlo with a declared generator below 100
+  strata and by an Edgeworth expansion from there on (``p_method`` says which);
 * the **detection limit** (:func:`~fluke.comparison.design_limits`): the smallest regression
   of B, in points and the same in every stratum, that the test would find at α with the
   stated power, the power computed under that regression (exact for McNemar); beside it
@@ -34,6 +35,7 @@ import math
 from dataclasses import asdict, dataclass
 
 import numpy as np
+from scipy import special
 
 from ..errors import InputError
 from ..inference import clustered_interval
@@ -93,6 +95,7 @@ class PassRateComparison:
     new_tasks_interval: tuple[float, float] = (math.nan, math.nan)
     new_tasks_level: float = 0.95
     new_tasks_method: str = "none"
+    p_method: str = "Monte Carlo"
 
     @property
     def pvalue(self) -> float:
@@ -254,10 +257,60 @@ def _runs_needed(pa, na, pb, nb, *, ceiling, alpha, power):
     return math.ceil(high * max(float(na.sum()), float(nb.sum())))
 
 
+# From this many strata on, the mean over strata is, by the central limit theorem, close enough
+# to normal that the Edgeworth form below is more accurate than the Monte Carlo it replaces (its
+# error falls as G^(-3/2); the Monte Carlo's stays near 1/(2√draws)) and costs G, not draws × G.
+_EDGEWORTH_STRATA = 100
+
+
+def _beta_cumulants(a, b):
+    """The first four cumulants of Beta(a, b), elementwise."""
+    s = a + b
+    mean = a / s
+    var = a * b / (s * s * (s + 1))
+    k3 = 2 * a * b * (b - a) / (s**3 * (s + 1) * (s + 2))
+    k4 = 6 * a * b * ((a - b) ** 2 * (s + 1) - a * b * (s + 2)) / (s**4 * (s + 1) ** 2 * (s + 2) * (s + 3))
+    return mean, var, k3, k4
+
+
+def p_below_edgeworth(passes_a, trials_a, passes_b, trials_b, prior=(1.0, 1.0)) -> float:
+    """P(mean_s θ_B,s < mean_s θ_A,s) under independent Beta posteriors, by an Edgeworth expansion.
+
+    The difference of the two means is a sum of 2G independent Beta variables, whose cumulants
+    add: the expansion to order 1/G (skewness and excess kurtosis) of its distribution function
+    at 0. Cost grows as G, not as draws × G; accurate to about G^(-3/2), so it is what
+    :func:`compare_pass_rates` uses from 100 strata on.
+
+    >>> round(p_below_edgeworth([40] * 200, [50] * 200, [40] * 150 + [39] * 50, [50] * 200), 3)
+    0.803
+    """
+    a0, b0 = prior
+    pa, na, pb, nb = (np.asarray(x, dtype=float).reshape(-1) for x in (passes_a, trials_a, passes_b, trials_b))
+    g = pa.size
+    ca = _beta_cumulants(a0 + pa, b0 + na - pa)
+    cb = _beta_cumulants(a0 + pb, b0 + nb - pb)
+    # Δ = mean θ_B − mean θ_A: κ_r(Δ) = (Σ κ_r(θ_B) + (−1)^r Σ κ_r(θ_A)) / G^r
+    k1, k2, k3, k4 = ((float(np.sum(kb)) + (-1) ** r * float(np.sum(ka))) / g**r
+                      for r, ka, kb in zip((1, 2, 3, 4), ca, cb, strict=True))
+    sd = math.sqrt(k2)
+    g1, g2 = k3 / sd**3, k4 / sd**4
+    z = -k1 / sd
+    he2, he3, he5 = z * z - 1, z**3 - 3 * z, z**5 - 10 * z**3 + 15 * z
+    cdf = special.ndtr(z) - math.exp(-z * z / 2) / math.sqrt(2 * math.pi) * (
+        g1 / 6 * he2 + g2 / 24 * he3 + g1 * g1 / 72 * he5)
+    return float(min(max(cdf, 0.0), 1.0))
+
+
 def _p_below(passes_a, trials_a, passes_b, trials_b, prior, draws, rng):
-    """P(mean_s θ_B,s < mean_s θ_A,s) under independent Beta posteriors, by Monte Carlo."""
+    """P(mean_s θ_B,s < mean_s θ_A,s) under independent Beta posteriors: (share, its error, how).
+
+    By Monte Carlo below :data:`_EDGEWORTH_STRATA` strata, by :func:`p_below_edgeworth` from
+    there on (its error is then below the Monte Carlo's, and reported as 0).
+    """
     a0, b0 = prior
     g = passes_a.size
+    if g >= _EDGEWORTH_STRATA:
+        return p_below_edgeworth(passes_a, trials_a, passes_b, trials_b, prior), 0.0, "Edgeworth"
     below = 0
     chunk = max(1, 4_000_000 // (2 * g))
     for start in range(0, draws, chunk):
@@ -266,7 +319,7 @@ def _p_below(passes_a, trials_a, passes_b, trials_b, prior, draws, rng):
         tb = rng.beta(a0 + passes_b, b0 + trials_b - passes_b, size=(m, g)).mean(axis=1)
         below += int((tb < ta).sum())
     share = below / draws
-    return share, math.sqrt(max(share * (1 - share), 1.0 / draws) / draws)
+    return share, math.sqrt(max(share * (1 - share), 1.0 / draws) / draws), "Monte Carlo"
 
 
 def compare_pass_rates(passes_a, trials_a, passes_b, trials_b, *, scenarios=None, alpha: float = 0.05,
@@ -327,17 +380,19 @@ def compare_pass_rates(passes_a, trials_a, passes_b, trials_b, *, scenarios=None
     rng = np.random.default_rng(20261201) if rng is None else rng
     if not isinstance(rng, np.random.Generator):
         raise InputError(None, None, "rng", "rng must be a numpy Generator, e.g. np.random.default_rng(1)")
-    share, mc = _p_below(pa, na, pb, nb, prior, int(draws), rng)
+    share, mc, p_method = _p_below(pa, na, pb, nb, prior, int(draws), rng)
     return PassRateComparison(
         strata=int(pa.size), scenarios=g, runs_a=int(na.sum()), runs_b=int(nb.sum()),
         passes_a=int(pa.sum()), passes_b=int(pb.sum()), rate_a=float(100 * np.mean(pa / na)),
         rate_b=float(100 * np.mean(pb / nb)), difference=float(diff.mean()),
         interval=(float(low), float(high)), confidence_level=1 - alpha,
         interval_method=how, test=test, p_b_below_a=float(share),
-        prior=f"Beta({prior[0]:g}, {prior[1]:g}) per stratum and arm", draws=int(draws), mc_error=float(mc),
+        prior=f"Beta({prior[0]:g}, {prior[1]:g}) per stratum and arm",
+        draws=int(draws) if p_method == "Monte Carlo" else 0,
+        mc_error=float(mc),
         detection_limit=float(limit), uninformative=test.uninformative, verdict=verdict,
         runs_needed_per_arm=needed, alpha=alpha, power=power, ceiling=float(ceiling), unknown=unknown,
         unknown_policy=unknown_policy, paired=test.fixed is not None, interval_reason=reason,
         improvement_limit=float(better), weighted_difference=float(weighted),
         new_tasks_interval=(float(new_tasks[0]), float(new_tasks[1])), new_tasks_level=float(confidence_level),
-        new_tasks_method=new_how)
+        new_tasks_method=new_how, p_method=p_method)
