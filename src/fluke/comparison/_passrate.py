@@ -50,6 +50,43 @@ __all__ = ["UNKNOWN_POLICIES", "PassRateComparison", "compare_pass_rates", "desi
 UNKNOWN_POLICIES = ("failure", "exclude", "success")
 
 
+def limit_phrase(verdict: str, direction: str | None, difference: float, limit: float,
+                 improvement_limit: float = math.nan, *, power: float = 0.8, ceiling: float = 5.0) -> str:
+    """What a comparison's detection limit says, worded for the verdict it sits beside.
+
+    The one wording every verb, the demo and the report print. After *different* the limit is
+    a property of the design, not a doubt about the finding; otherwise it is what the runs
+    could not have seen, in the direction of a regression of B (and an improvement's limit,
+    when given and different). ``direction`` is "higher" or "lower" (B against A) after
+    *different*; limits and ``difference`` are in points, inf when no limit exists.
+
+    >>> limit_phrase("different", "higher", 15.0, 12.0, 16.1)
+    'the design had 80% power only for an improvement of 16.1 points or more; this one was seen anyway'
+    >>> limit_phrase("no significant difference", None, 0.4, 3.2, 3.0, ceiling=5)
+    'could not have detected a difference below 3.2 points (ceiling 5) in the direction of a regression of B, \
+at 80% power; an improvement below 3.0 points'
+    """
+    def pts(x):
+        return f"{x:.1f} points" if math.isfinite(x) else "any size up to 100 points"
+
+    shown = f"{power:.0%}"
+    if verdict == DIFFERENT:
+        up = direction == "higher"
+        chosen = improvement_limit if up else limit
+        word = "an improvement" if up else "a regression"
+        if not math.isfinite(chosen) or abs(difference) < chosen:
+            return f"the design had {shown} power only for {word} of {pts(chosen)} or more; this one was seen anyway"
+        return f"the design had {shown} power for {word} of {pts(chosen)} or more"
+    if not math.isfinite(limit):
+        return (f"no regression of B, of any size up to 100 points, would have been found with {shown} power "
+                f"(ceiling {ceiling:g})")
+    line = (f"could not have detected a difference below {limit:.1f} points "
+            f"(ceiling {ceiling:g}) in the direction of a regression of B, at {shown} power")
+    if not math.isnan(improvement_limit) and f"{improvement_limit:.1f}" != f"{limit:.1f}":
+        line += f"; an improvement below {pts(improvement_limit)}"
+    return line
+
+
 @dataclass(frozen=True)
 class PassRateComparison:
     """Arm B against arm A on pass rates: difference, test, P(B < A), limit and verdict.
@@ -116,33 +153,9 @@ class PassRateComparison:
                 f"unknown outcomes counted as '{self.unknown_policy}'")
 
     def limit_clause(self) -> str:
-        """What the detection limit says, worded for the verdict it sits beside.
-
-        After *different* the limit is a property of the design, not a doubt about the finding:
-        "the design had 80% power only for …; this one was seen anyway". Otherwise it is what
-        the runs could not have seen, in the direction of a regression (and an improvement's
-        limit when it differs).
-        """
-        def pts(x):
-            return f"{x:.1f} points" if math.isfinite(x) else "any size up to 100 points"
-
-        power = f"{self.power:.0%}"
-        if self.verdict == DIFFERENT:
-            up = self.direction == "higher"
-            limit = self.improvement_limit if up else self.detection_limit
-            word = "an improvement" if up else "a regression"
-            if not math.isfinite(limit) or abs(self.difference) < limit:
-                return (f"the design had {power} power only for {word} of {pts(limit)} or more; "
-                        "this one was seen anyway")
-            return f"the design had {power} power for {word} of {pts(limit)} or more"
-        if not math.isfinite(self.detection_limit):
-            return (f"no regression of B, of any size up to 100 points, would have been found with {power} power "
-                    f"(ceiling {self.ceiling:g})")
-        line = (f"could not have detected a difference below {self.detection_limit:.1f} points "
-                f"(ceiling {self.ceiling:g}) in the direction of a regression of B, at {power} power")
-        if f"{self.improvement_limit:.1f}" != f"{self.detection_limit:.1f}":
-            line += f"; an improvement below {pts(self.improvement_limit)}"
-        return line
+        """What the detection limit says, worded for the verdict it sits beside (:func:`limit_phrase`)."""
+        return limit_phrase(self.verdict, self.direction, self.difference, self.detection_limit,
+                            self.improvement_limit, power=self.power, ceiling=self.ceiling)
 
     def new_tasks(self) -> str:
         """The second interval: would the difference hold on new tasks (scenarios as a sample)?"""
@@ -165,7 +178,7 @@ class PassRateComparison:
     def to_dict(self) -> dict:
         """Plain data for JSON: every field, the test's fields nested, and the derived ones."""
         out = asdict(self)
-        out.update(pvalue=self.pvalue, direction=self.direction, summary=self.summary(),
+        out.update(pvalue=self.pvalue, direction=self.direction, summary=self.summary(), limit_text=self.limit_clause(),
                    conditional_on=self.conditional_on(), interval=list(self.interval),
                    new_tasks_interval=list(self.new_tasks_interval), unknown=list(self.unknown))
         return out
