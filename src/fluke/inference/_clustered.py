@@ -133,9 +133,10 @@ def clustered_interval(values, clusters, *, confidence_level: float = 0.95,
     ``weighting="rows"`` (default) targets the mean over rows: cluster means with t on G − 1
     df when clusters are equal, the CR2 sandwich (or ``sandwich="CR1"``) otherwise;
     ``scale="auto"`` takes pass/fail values through the Wilson score interval on the
-    effective sample size, ``scale="t"`` keeps the plain t interval (see the module docstring). ``weighting="units"`` targets the
-    equally weighted mean of unit means (t on the G unit means). ``unit`` names the sampling
-    unit in what the result says it is conditional on. The rows are summed per cluster
+    effective sample size, ``scale="t"`` keeps the plain t interval (see the module docstring).
+    ``weighting="units"`` targets the equally weighted mean of unit means (t on the G unit
+    means). ``unit`` names the sampling unit in what the result says it is conditional on. The
+    rows are summed per cluster
     (:meth:`Cells.from_rows`) and :func:`clustered_interval_cells` answers.
 
     ``unknown`` applies the unknown-outcome policy to pass/fail values given as 1/0 with NaN
