@@ -78,7 +78,7 @@ at 80% power; an improvement below 3.0 points'
             return f"the design had {shown} power only for {word} of {pts(chosen)} or more; this one was seen anyway"
         return f"the design had {shown} power for {word} of {pts(chosen)} or more"
     if not math.isfinite(limit):
-        return (f"no regression of B, of any size up to 100 points, would have been found with {shown} power "
+        return (f"no regression of B up to half its pass rate would have been found with {shown} power "
                 f"(ceiling {ceiling:g})")
     line = (f"could not have detected a difference below {limit:.1f} points "
             f"(ceiling {ceiling:g}) in the direction of a regression of B, at {shown} power")
@@ -228,6 +228,11 @@ def pass_rate_limit(variance, trials_a, trials_b, *, alpha: float = 0.05, power:
     return float(limit) if limit.ndim == 0 else limit
 
 
+#: The largest share of the room a shift has (the mean pass share for a regression) that a
+#: printed limit may take; beyond it the limit is refused (see :func:`design_limits`).
+ROOM_SHARE = 0.5
+
+
 def design_limits(passes_a, trials_a, passes_b, trials_b, *, alpha: float = 0.05, power: float = 0.8):
     """The (regression, improvement) detection limits in points of a design with these counts.
 
@@ -235,21 +240,40 @@ def design_limits(passes_a, trials_a, passes_b, trials_b, *, alpha: float = 0.05
     difference); a paired design (one run per arm everywhere) reads its mean q(1 − q) off the
     discordant pairs. See :func:`fluke.comparison.regression_limit`.
 
-    >>> [round(x, 1) for x in design_limits([19] * 30, [20] * 30, [19] * 30, [20] * 30)]
-    [4.2, 3.0]
+    A limit larger than half the room the shift has (:data:`ROOM_SHARE` of the mean pass
+    share for a regression, of the mean failure share for an improvement; the whole room for
+    a paired design, whose exact limit already stops there) is refused (inf: *too small to
+    tell*): such a shift runs into 0 or 1 in many strata, and which strata can still move is
+    more than the plug-in rates can tell. In the atlas (docs/atlas.md) the
+    power at those printed limits ranged from 0.33 to 1.00 where 0.80 was promised.
+
+    >>> [round(x, 1) for x in design_limits([12] * 30, [20] * 30, [12] * 30, [20] * 30)]
+    [8.1, 7.9]
+    >>> design_limits([19] * 30, [20] * 30, [19] * 30, [20] * 30)[1]   # 3.0 points of a 5-point room
+    inf
     """
     pa, na, pb, nb = (np.asarray(x, dtype=float).reshape(-1) for x in (passes_a, trials_a, passes_b, trials_b))
     rates = (pa + pb) / (na + nb)
     discordance = None
     if np.all(na == 1) and np.all(nb == 1):
         discordance = float(np.sum(pa != pb)) / (2 * pa.size)
-    return tuple(regression_limit(rates, na, nb, alpha=alpha, power=power, direction=d, discordance=discordance)
-                 for d in DIRECTIONS)
+    # a paired design's exact McNemar limit already stops the shift at the room; it is refused
+    # only beyond the room itself (a shift that cannot happen)
+    share = 1.0 if discordance is not None else ROOM_SHARE
+    rooms = (share * 100 * float(rates.mean()), share * 100 * float(1 - rates.mean()))
+    limits = (regression_limit(rates, na, nb, alpha=alpha, power=power, direction=d, discordance=discordance)
+              for d in DIRECTIONS)
+    return tuple(x if x <= room else math.inf for x, room in zip(limits, rooms, strict=True))
 
 
 def _runs_needed(pa, na, pb, nb, *, ceiling, alpha, power):
     """Runs per arm (same scenarios, same rates, k times the runs in each) whose limit reaches the ceiling."""
     rates = (pa + pb) / (na + nb)
+    room = ROOM_SHARE * 100 * float(rates.mean())
+    if not room > 0:
+        return None
+    # the limit must reach the ceiling and stay within the room design_limits allows it
+    ceiling = min(ceiling, room * (1 - 1e-9))
 
     def limit(k):
         return regression_limit(rates, k * na, k * nb, alpha=alpha, power=power)
