@@ -63,6 +63,8 @@ _EXPORTS: dict[str, str] = {
     "unknown_note": "_unknowns",
     "leaderboard": "_leaderboard", "LeaderboardResult": "_leaderboard",
     "plan": "_plan", "PlanResult": "_plan",
+    "boundary": "_boundary", "BoundaryResult": "_boundary", "explore": "_boundary", "ExploreResult": "_boundary",
+    "incident": "_boundary", "IncidentResult": "_boundary",
     "fix_arrays": "_fixcheck", "trial_arm": "_facts",
     "judge": "_judge", "JudgeRunResult": "_judge", "judge_audit": "_judge", "judge_audit_draw": "_judge",
     "AuditResult": "_judge", "AuditDrawResult": "_judge", "judge_pairwise": "_judge", "PairwiseResult": "_judge",

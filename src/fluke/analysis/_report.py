@@ -218,7 +218,8 @@ def report(ledger, *, out: str | Path = "fluke-report.html", versions: Sequence[
            level: float = 0.95, max_runs: int = 1000, title: str | None = None, spec: str | None = None,
            alpha: float = 0.05, power: float = 0.8, ceiling: float = 5.0,
            hazard_ceiling: float = 1.3, spec_digest: str | None = None, family_prefix: str = "",
-           extras: Mapping[str, Result] | None = None) -> ReportResult:
+           extras: Mapping[str, Result] | None = None, space: Any = None, floor: float = 0.5,
+           prob: float = 0.9) -> ReportResult:
     """Write the HTML report of ``versions`` (selectors; default all) to ``out`` and return its summary.
 
     The page draws what the verbs answer, each section from one verb's JSON document: the suite
@@ -232,6 +233,11 @@ def report(ledger, *, out: str | Path = "fluke-report.html", versions: Sequence[
     ``fluke grade`` stored are used, under ``spec_digest`` (a prefix) or else the newest stored
     spec whose grades cover a selected version whole; a version they do not cover is named as
     ungraded. When most tools the runs call are unknown to the spec, the page says so first.
+
+    With ``space`` (a condition space: a YAML path, mapping or :class:`fluke.boundary.Space`) the
+    boundary chart is :func:`~fluke.analysis.boundary`'s for each version: every point of the space
+    with its region (works, uncertain, fails at ``bar``, ``floor`` and ``prob``; named but not run),
+    its colour, and the recorded incidents at never-named conditions.
 
     One pass over the runs (:func:`fluke.analysis.scan_runs`) counts the rest (deaths by step of
     one version, the boundary chart, the families boards group by) and keeps at most ``max_runs``
@@ -272,6 +278,13 @@ def report(ledger, *, out: str | Path = "fluke-report.html", versions: Sequence[
     believed = [believe(ledger, version=v, bar=bar, level=level).to_dict() for v in chosen if scan.tally.runs.get(v)]
     data = frame(ledger, chosen, labels, scan.tally, None, [page.board_section(d) for d in believed], title=title,
                  family_prefix=family_prefix)
+    if space is not None:
+        from ._boundary import boundary as chart_space
+
+        charted = [page.boundary_section(chart_space(ledger, space=space, version=v, bar=bar, floor=floor,
+                                                     prob=prob).to_dict()) for v in chosen if scan.tally.runs.get(v)]
+        data = data.model_copy(update={"boundary": charted or None,
+                                       "missing": {k: m for k, m in data.missing.items() if k != "boundary"}})
     grades = _grades(ledger, chosen, scan, spec, docs)
     shown = explorer(ledger, scan, labels, spec=grades.spec if spec is not None else None,
                      violations=stored_violations(ledger, grades.stored) if grades.stored else None)

@@ -22,6 +22,8 @@ from typing import Any
 
 from ..format import describe_unknowns, fmt_p, natural_key
 from ..report._model import (
+    Boundary,
+    BoundaryCell,
     Calibration,
     CalibrationBin,
     Comparison,
@@ -32,6 +34,7 @@ from ..report._model import (
     LeaderRow,
     LuckCase,
     LuckSection,
+    NeverNamed,
     NullSection,
     ScenarioPosterior,
     SuiteBoard,
@@ -224,3 +227,24 @@ def null_section(doc: Mapping[str, Any], *, conditional_on: str | None = None) -
     return NullSection(histogram=[int(c) for c in doc["histogram"]], alpha=float(doc["alpha"]),
                        false_alarms=int(doc["false_alarms"]), pairs=int(doc["pairs"]), lo=float(lo), hi=float(hi),
                        conditional_on=conditional_on if conditional_on is not None else str(doc["conditional_on"]))
+
+
+def boundary_section(doc: Mapping[str, Any]) -> Boundary:
+    """The boundary chart of one version over a condition space, from ``fluke boundary --json``.
+
+    Each point is a cell (errors are among its failures there); incidents at never-named conditions
+    get a row each."""
+    cells = [BoundaryCell(condition=p["point"], works=int(p["completed"]), should_ask=int(p["asked"]),
+                          fails=int(p["failed"]), region=p["region"], colour=p["colour"], label=p["label"],
+                          p_works=None if p["runs"] == 0 else float(p["p_works"])) for p in doc["points"]]
+    never: dict[str, int] = {}
+    for inc in (doc.get("incidents") or {}).get("never_named", []):
+        key = ",".join(f"{k}={inc['at'][k]}" for k in sorted(inc["at"]))
+        never[key] = never.get(key, 0) + 1
+    space = doc["space"]
+    rule = (f"space {space['name'] + ': ' if space['name'] else ''}{space['size']} points, {doc['run_points']} run; "
+            f"works: P(θ > {doc['bar']:g}) ≥ {doc['prob']:g}; fails: P(θ < {doc['floor']:g}) ≥ {doc['prob']:g}; "
+            "uncertain otherwise; colours: what the runs did most (completed, asked, failed)")
+    return Boundary(version=doc["version"], label=_label(doc["label"]), cells=cells, rule=rule,
+                    never_named=[NeverNamed(condition=k, incidents=n) for k, n in sorted(never.items())],
+                    conditional_on="; ".join(doc["conditional_on"]))

@@ -66,10 +66,15 @@ def leaderboard(ctx: Context, versions: tuple[str, ...], baseline: str | None, c
 @click.option("--power", type=float, default=0.8, show_default=True, help="Power wanted.")
 @click.option("--seed", type=int, default=0, show_default=True, help="Seed of the expected-gain Monte Carlo.")
 @click.option("--seal", "seal_it", is_flag=True, help="Seal the plan in the ledger (decide later with unseal).")
+@click.option("--explore", is_flag=True, help="With --space and --budget: the points (run or named but not run) "
+              "whose next runs tell most about the boundary (see fluke boundary).")
+@click.option("--space", type=click.Path(dir_okay=False), help="With --explore: the condition space (YAML).")
+@click.option("--floor", type=float, default=0.5, show_default=True, help="With --explore: a point fails when "
+              "P(θ < FLOOR) ≥ the --level.")
 @unknown_option
 @output_options
 @pass_context
-def plan(ctx: Context, seal_it: bool, **options) -> None:
+def plan(ctx: Context, seal_it: bool, explore: bool, space: str | None, floor: float, **options) -> None:
     """Before any run: runs and scenarios to detect a difference, certify a bar, or where the next runs go.
 
     \b
@@ -77,7 +82,13 @@ def plan(ctx: Context, seal_it: bool, **options) -> None:
       fluke plan --detect 5 --rate 0.8 --scenarios 50
       fluke plan --bar 0.9 --level 0.95 --scenarios 50
       fluke plan --budget 200 --version model=gpt-4o --bar 0.9
+      fluke plan --explore --space space.yaml --budget 40 --bar 0.9 --level 0.9
     """
+    if explore or space:
+        from ._boundary import explore_plan
+
+        ctx.emit(explore_plan(ctx, explore=explore, space=space, floor=floor, seal_it=seal_it, **options))
+        return
     from ..analysis import plan as make_plan
 
     needs_ledger = bool(options.get("version") or seal_it)

@@ -168,14 +168,25 @@ class NullSection(_Model):
 BoundaryStatus = Literal["works", "should ask", "fails", "not yet run"]
 
 
+BoundaryRegion = Literal["works", "uncertain", "fails", "not run"]
+
+
 class BoundaryCell(_Model):
-    """Outcome counts at one condition; ``trials`` = 0 marks a named condition not yet run."""
+    """Outcome counts at one condition; ``trials`` = 0 marks a named condition not yet run.
+
+    ``region``, ``colour`` and ``label`` are ``fluke boundary``'s (its posterior per point), present
+    when the report charted a condition space."""
 
     condition: str
     works: int = 0
     should_ask: int = 0
     fails: int = 0
     errors: int = 0
+    region: BoundaryRegion | None = None
+    colour: Literal["completes", "asks", "fails"] | None = None
+    label: str | None = None
+    p_works: float | None = None
+    incidents: int = 0
 
     @property
     def trials(self) -> int:
@@ -190,11 +201,20 @@ class BoundaryCell(_Model):
         return max(ranked)[2]
 
 
+class NeverNamed(_Model):
+    """Production incidents at a condition the space does not name."""
+
+    condition: str
+    incidents: int
+
+
 class Boundary(_Model):
     version: str
     label: str
     cells: list[BoundaryCell]
     conditional_on: str = ""
+    never_named: list[NeverNamed] = Field(default_factory=list)
+    rule: str = ""        # how the regions were called, when they were
 
 
 class CalibrationBin(_Model):

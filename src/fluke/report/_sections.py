@@ -287,12 +287,20 @@ def null_calibration(data: ReportData) -> str:
 def boundary(data: ReportData) -> str:
     out = []
     for i, b in enumerate(data.boundary or []):
+        regions = any(c.region for c in b.cells)
+        head = ["condition", "status", "works", "should ask", "fails", "errors", "runs"]
         rows = [[c.condition or "(no condition)", c.status, str(c.works), str(c.should_ask), str(c.fails),
                  str(c.errors), str(c.trials)] for c in b.cells]
-        out.append(f'<h3>{esc(b.label)} <span class="mono sub">{esc(b.version[:12])}</span></h3>'
+        if regions:
+            head = ["condition", "region", "colour", "settle by", *head[2:]]
+            rows = [[r[0], c.region or "", c.colour or "—", c.label or "", *r[2:]]
+                    for r, c in zip(rows, b.cells, strict=True)]
+        rows += [[n.condition, "never named", "—", f"{n.incidents} incident(s)", "", "", "", "", "0"]
+                 for n in b.never_named]
+        rule = f'<p class="sub">{esc(b.rule)}</p>' if b.rule else ""
+        out.append(f'<h3>{esc(b.label)} <span class="mono sub">{esc(b.version[:12])}</span></h3>' + rule
                    + _chart(charts.boundary_chart(b, key=str(i))) + _cond(b.conditional_on)
-                   + _details("the numbers", _table(["condition", "status", "works", "should ask", "fails",
-                                                     "errors", "runs"], rows, {2, 3, 4, 5, 6})))
+                   + _details("the numbers", _table(head, rows, set(range(len(head) - 5, len(head))))))
     return "".join(out)
 
 

@@ -8,6 +8,7 @@ change, and the simulated support agent (memory × retry, planted effects, rando
 0.15
 """
 
+from ._boundary import PlantedAgent, planted_agent, search
 from ._desk import DESK_SPEC, SupportDesk, desk_agent, support_desk
 from ._null import NullPairs, NullRun, calibrate_null, null_pairs
 from ._staged import (BASELINE_RATES, STAGES, PlantedChange, StagedArm, draw_arm, draw_failures,
@@ -21,6 +22,7 @@ __all__ = [
     "SupportDesk",
     "NullPairs",
     "NullRun",
+    "PlantedAgent",
     "PlantedChange",
     "StagedArm",
     "SupportStudy",
@@ -29,6 +31,8 @@ __all__ = [
     "draw_failures",
     "null_pairs",
     "plant_change",
+    "planted_agent",
+    "search",
     "simulate_support",
     "support_desk",
     "verify_seal",
