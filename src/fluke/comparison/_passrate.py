@@ -82,7 +82,9 @@ at 80% power; an improvement below 3.0 points'
                 f"(ceiling {ceiling:g})")
     line = (f"could not have detected a difference below {limit:.1f} points "
             f"(ceiling {ceiling:g}) in the direction of a regression of B, at {shown} power")
-    if not math.isnan(improvement_limit) and f"{improvement_limit:.1f}" != f"{limit:.1f}":
+    if math.isinf(improvement_limit):
+        line += "; no improvement up to half its failure rate would have been found"
+    elif not math.isnan(improvement_limit) and f"{improvement_limit:.1f}" != f"{limit:.1f}":
         line += f"; an improvement below {pts(improvement_limit)}"
     return line
 
