@@ -100,6 +100,8 @@ def test_bad_incidents_give_one_line_naming_the_record(tmp_path):
                                       "--file", str(file)])
     assert done.exit_code == 2
     assert f"{file}: line 2: field when" in done.output and "Traceback" not in done.output
-    # nothing half-written: the good first record was not kept either
+    # nothing half-written: the good first record was not kept either, so the ledger the failed
+    # add started is gone again, and showing (which never creates one) says there is none
+    assert not ledger.exists()
     shown = CliRunner().invoke(group, ["--ledger", str(ledger), "--json", "incident", "show", "--space", str(space)])
-    assert json.loads(shown.output)["incidents"] == 0
+    assert shown.exit_code == 2 and f"no ledger at {ledger}" in shown.output

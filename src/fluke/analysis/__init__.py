@@ -39,9 +39,11 @@ _EXPORTS: dict[str, str] = {
     "run_demo": "_demo", "DemoResult": "_demo", "scan_runs": "_report_scan", "Scan": "_report_scan",
     "ingest": "_record", "IngestReport": "_record", "parse_identity": "_record", "run_suite": "_record",
     "SuiteRunResult": "_record", "formats": "_record", "FormatsReport": "_record",
-    "export": "_summary", "ExportReport": "_summary",
+    "export": "_summary", "ExportReport": "_summary", "ExportWritten": "_summary",
     "summary": "_summary", "SummaryResult": "_summary", "list_runs": "_summary", "RunsResult": "_summary",
     "compare": "_compare", "ComparisonResult": "_compare", "hard_violations": "_compare",
+    "compare_corrected": "_corrected", "CorrectedComparison": "_corrected", "leaderboard_corrected": "_corrected",
+    "CorrectedLeaderboard": "_corrected", "corrected_arms": "_corrected",
     "fixcheck": "_fixcheck", "FixCheckResult": "_fixcheck",
     "consistency": "_fixcheck", "ConsistencyResult": "_fixcheck",
     "simulate": "_reveal", "SimulationResult": "_reveal", "reveal": "_reveal", "RevealResult": "_reveal",
@@ -69,6 +71,10 @@ _EXPORTS: dict[str, str] = {
     "judge": "_judge", "JudgeRunResult": "_judge", "judge_audit": "_judge", "judge_audit_draw": "_judge",
     "AuditResult": "_judge", "AuditDrawResult": "_judge", "judge_pairwise": "_judge", "PairwiseResult": "_judge",
     "import_judgments": "_judge", "ImportResult": "_judge", "claim_judge": "_judge",
+    "decide": "_decide", "DecideResult": "_decide", "VersionCosts": "_decide", "version_costs": "_decide",
+    "seal_loss": "_decide", "LossSealResult": "_decide", "claim_severe": "_decide", "load_loss_table": "_decide",
+    "LOSS_SEAL_KIND": "_decide",
+    "read_spend": "_spend", "SpendArrays": "_spend",
 }
 
 __all__ = sorted(_EXPORTS) + ["render"]

@@ -28,6 +28,8 @@ from ..report._model import (
     CalibrationBin,
     Comparison,
     DeathArm,
+    DecisionRow,
+    DecisionSection,
     Forest,
     ForestRow,
     LeaderboardSection,
@@ -248,3 +250,28 @@ def boundary_section(doc: Mapping[str, Any]) -> Boundary:
     return Boundary(version=doc["version"], label=_label(doc["label"]), cells=cells, rule=rule,
                     never_named=[NeverNamed(condition=k, incidents=n) for k, n in sorted(never.items())],
                     conditional_on="; ".join(doc["conditional_on"]))
+
+
+def decision_section(doc: Mapping[str, Any]) -> DecisionSection:
+    """Every version's costs, severe failures and expected loss of ``fluke decide --json``, the chosen first."""
+    losses = {v["version"]: v for v in doc["decision"]["losses"]}
+    choice = doc["decision"]["choice"]
+    rows = []
+    for v in doc["versions"]:
+        c, loss = v["cost_per_success"], losses[v["version"]]
+        hard = next((s for s in v["severe"] if s["severity"] == "hard"), None)
+        lo, hi = c["interval"]
+        llo, lhi = loss["interval"]
+        rows.append(DecisionRow(version=v["version"], label=str(v["label"]), passes=int(v["passes"]),
+                                runs=int(v["runs"]),
+                                cost_per_success=c["estimate"], cost_low=lo, cost_high=hi,
+                                unknown_cost=int(c["unknown_cost"]), severe=[s["summary"] for s in v["severe"]],
+                                hard=0 if hard is None else int(hard["failures"]),
+                                hard_upper=None if hard is None else hard["upper_bound"],
+                                expected_loss=loss["expected_loss"], loss_low=llo, loss_high=lhi, p_best=loss["p_best"],
+                                eligible=bool(loss["eligible"]), why_not=loss["why_not"]))
+    rows.sort(key=lambda r: (r.version != choice, r.expected_loss if r.expected_loss is not None else math.inf))
+    label = next((r.label for r in rows if r.version == choice), None)
+    return DecisionSection(rows=rows, choice=choice, choice_label=label, p_wrong=doc["decision"]["p_wrong"],
+                           reason=doc["decision"]["reason"], table=str(doc["table"]["name"]),
+                           conditional_on=str(doc["conditional_on"]))

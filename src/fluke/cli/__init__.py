@@ -48,6 +48,7 @@ VERBS: dict[str, str] = {
     "judge": "fluke.cli._judge:judge",
     "boundary": "fluke.cli._boundary:boundary",
     "incident": "fluke.cli._boundary:incident",
+    "decide": "fluke.cli._decide:decide",
 }
 
 

@@ -146,6 +146,7 @@ def show(ctx: Context, **options) -> None:
     """Every recorded incident on its point or never named; coverage over time; what to add."""
     from ..analysis import incident as answer
 
+    ctx.creates = False   # only ``incident add`` may start a ledger; showing reads one
     ctx.emit(answer(ctx.ledger(), **options))
 
 

@@ -14,6 +14,7 @@ from ._null import NullPairs, NullRun, calibrate_null, null_pairs
 from ._staged import (BASELINE_RATES, STAGES, PlantedChange, StagedArm, draw_arm, draw_failures,
                       plant_change, verify_seal)
 from ._support import SupportStudy, simulate_support
+from ._tradeoff import TRADEOFF_SPEC, SubgroupCounts, TradeoffSuite, subgroup_counts, tradeoff_suite
 
 __all__ = [
     "BASELINE_RATES",
@@ -37,4 +38,9 @@ __all__ = [
     "support_desk",
     "verify_seal",
     "desk_agent",
+    "TRADEOFF_SPEC",
+    "SubgroupCounts",
+    "TradeoffSuite",
+    "subgroup_counts",
+    "tradeoff_suite",
 ]
