@@ -9,7 +9,13 @@ regression of L in every scenario and reports:
 * **coverage of the verdict's interval** (`verdict_interval`, 95%) of the runs' mean true
   difference, under that regression (the label is 0.95);
 * **refusals**: the share of unchanged pairs whose limit is infinite (the verdict says *too small
-  to tell* instead of printing a limit).
+  to tell* instead of printing a limit);
+* the same **power in the improvement direction** (B higher by the mean printed improvement
+  limit, clipped at 1);
+* **coverage of the new-tasks interval** (``new_tasks_interval``: scenarios as a sample, CR2
+  with Bell–McCaffrey df) of the population difference, over the same regression draws;
+* **coverage of the pass@k interval** (k = min(3, runs of A), A's runs alone) of the
+  population pass@k of the design's scenario rates.
 
 Each figure comes with its Monte Carlo error (2 standard errors). Run
 ``python bench/atlas.py`` for the full grid (about 20 minutes on one core) or
@@ -30,7 +36,8 @@ from dataclasses import dataclass
 
 import numpy as np
 
-from fluke.comparison import design_limits, stratified_pvalues, stratified_test, verdict_interval
+from fluke.comparison import compare_pass_rates, design_limits, stratified_pvalues
+from fluke.inference import pass_at_k
 
 
 @dataclass(frozen=True)
@@ -56,38 +63,80 @@ class Cell:
     coverage: float
     coverage_mc: float
     refused: float
+    better_limit: float = math.nan
+    better_power: float = math.nan
+    better_refused: float = math.nan
+    new_tasks: float = math.nan
+    passk: float = math.nan
+    cov_reps: int = 0
+    better_mc: float = math.nan
+
+
+def _mc(share: float, reps: int) -> float:
+    return 2 * math.sqrt(max(share * (1 - share), 1e-4) / max(reps, 1))
+
+
+def _rates(design: Design, rng, size) -> np.ndarray:
+    if design.rate >= 0.99:
+        return np.full(size, design.rate)
+    return np.clip(rng.normal(design.rate, 0.05, size), 0.01, 0.995)
+
+
+def _power(base, delta, design, reps, rng):
+    g, na, nb = design.scenarios, design.runs_a, design.runs_b
+    pb = np.clip(base + delta, 0, 1)
+    NA, NB = np.full((reps, g), na), np.full((reps, g), nb)
+    fa, fb = rng.binomial(NA, 1 - base), rng.binomial(NB, 1 - pb)
+    return float(np.mean(stratified_pvalues(fa, NA, fb, NB) < 0.05)), fa, fb, pb
 
 
 def atlas_cell(design: Design, *, reps: int = 1000, limits: int = 100, coverage_reps: int = 200,
                seed: int = 0) -> Cell:
-    """Power at the printed limit, coverage of the verdict interval and refusals for one design."""
+    """Power at the printed limits (both directions), coverage of the two intervals and of
+    pass@k, and refusals, for one design."""
     rng = np.random.default_rng(seed)
     g, na, nb = design.scenarios, design.runs_a, design.runs_b
-    base = np.clip(rng.normal(design.rate, 0.05, g), 0.01, 0.995) if design.rate < 0.99 else np.full(g, design.rate)
+    base = _rates(design, rng, g)
     fa = rng.binomial(na, 1 - base, (limits, g))
     fb = rng.binomial(nb, 1 - base, (limits, g))
-    lim = np.array([design_limits(na - fa[i], np.full(g, na), nb - fb[i], np.full(g, nb))[0]
-                    for i in range(limits)])
+    both = np.array([design_limits(na - fa[i], np.full(g, na), nb - fb[i], np.full(g, nb)) for i in range(limits)])
+    lim, up = both[:, 0], both[:, 1]
+    better_refused = float(np.mean(~np.isfinite(up)))
+    better_limit = better_power = math.nan
+    if np.isfinite(up).any():
+        better_limit = float(np.mean(up[np.isfinite(up)]))
+        better_power = _power(base, better_limit / 100, design, reps, rng)[0]
+    # pass@k over the design's scenario rates (a fresh draw of scenarios each time: the population
+    # value is E over scenario rates, here by the rate law's own large sample)
+    k = min(3, na)
+    population = _rates(design, np.random.default_rng(seed + 1), 200_000)
+    target = float(np.mean(1 - (1 - population) ** k))
+    coverage_reps = min(coverage_reps, reps)
+    hit_k = 0
+    for _ in range(coverage_reps):
+        q = _rates(design, rng, g)
+        r = pass_at_k(rng.binomial(na, q), np.full(g, na), k)
+        hit_k += r.low <= target <= r.high if math.isfinite(r.low) else 0
+    passk = hit_k / coverage_reps
     finite = np.isfinite(lim)
     refused = float(np.mean(~finite))
     if not finite.any():
-        return Cell(design, math.inf, math.nan, math.nan, math.nan, math.nan, refused)
+        return Cell(design, math.inf, math.nan, math.nan, math.nan, math.nan, refused, better_limit,
+                    better_power, better_refused, math.nan, passk, coverage_reps, _mc(better_power, reps))
     delta = float(np.mean(lim[finite])) / 100
-    pb = np.clip(base - delta, 0, 1)
-    NA, NB = np.full((reps, g), na), np.full((reps, g), nb)
-    fa = rng.binomial(NA, 1 - base)
-    fb = rng.binomial(NB, 1 - pb)
-    power = float(np.mean(stratified_pvalues(fa, NA, fb, NB) < 0.05))
+    power, fa, fb, pb = _power(base, -delta, design, reps, rng)
     truth = 100 * float(np.mean(pb - base))
-    hit = 0
-    coverage_reps = min(coverage_reps, reps)
+    NA, NB = np.full(g, na), np.full(g, nb)
+    hit = new = 0
     for i in range(coverage_reps):
-        t = stratified_test(fa[i], NA[i], fb[i], NB[i])
-        _, lo, hi = verdict_interval(na - fa[i], NA[i], nb - fb[i], NB[i], pvalue=t.pvalue)
+        r = compare_pass_rates(na - fa[i], NA, nb - fb[i], NB, draws=100)
+        lo, hi = r.interval
         hit += lo <= truth <= hi
+        lo, hi = r.new_tasks_interval
+        new += lo <= truth <= hi if math.isfinite(lo) else 0
     cov = hit / coverage_reps
-    return Cell(design, 100 * delta, power, 2 * math.sqrt(max(power * (1 - power), 1e-4) / reps), cov,
-                2 * math.sqrt(max(cov * (1 - cov), 1e-4) / coverage_reps), refused)
+    return Cell(design, 100 * delta, power, _mc(power, reps), cov, _mc(cov, coverage_reps), refused, better_limit,
+                better_power, better_refused, new / coverage_reps, passk, coverage_reps, _mc(better_power, reps))
 
 
 SMALL = [Design(30, 10, 10, 0.98), Design(50, 1, 1, 0.6), Design(30, 5, 40, 0.7)]
@@ -95,17 +144,37 @@ FULL = [Design(g, n, n, p) for g in (3, 10, 30, 100, 200) for n in (1, 3, 10, 20
         for p in (0.05, 0.5, 0.9, 0.99)] + [Design(g, 2, 20, p) for g in (10, 30) for p in (0.5, 0.9)]
 
 
+def _flag_power(p, mc):
+    return "" if abs(p - 0.8) <= 0.04 + mc else " ⚠"
+
+
+def _flag_cov(c, mc):
+    return "" if c >= 0.93 - mc else " ⚠"
+
+
 def markdown(cells) -> str:
-    head = ("| design | printed limit (points) | power at it (label 0.80) | coverage of the verdict interval "
-            "(label 0.95) | refused |\n|---|---|---|---|---|")
+    head = ("| design | regression limit (points) | power at it (0.80) | verdict interval covers (0.95) | "
+            "new-tasks interval covers (0.95) | improvement limit | power at it (0.80) | pass@k covers (0.95) | "
+            "refused (regression / improvement) |\n|---|---|---|---|---|---|---|---|---|")
     rows = []
     for c in cells:
+        kmc = _mc(c.passk, c.cov_reps)
+        passk = f"{c.passk:.3f} ± {kmc:.3f}{_flag_cov(c.passk, kmc)}"
+        if math.isfinite(c.better_limit):
+            better = (f"{c.better_limit:.1f} | {c.better_power:.3f} ± {c.better_mc:.3f}"
+                      f"{_flag_power(c.better_power, c.better_mc)}")
+        else:
+            better = "refused | —"
+        refused = f"{c.refused:.2f} / {c.better_refused:.2f}"
         if not math.isfinite(c.limit):
-            rows.append(f"| {c.design.name} | refused | — | — | {c.refused:.2f} |")
+            rows.append(f"| {c.design.name} | refused (too small to tell) | — | — | — | {better} | {passk} "
+                        f"| {refused} |")
             continue
-        flag = "" if abs(c.power - 0.8) <= 0.04 + c.power_mc else " ⚠"
-        rows.append(f"| {c.design.name} | {c.limit:.1f} | {c.power:.3f} ± {c.power_mc:.3f}{flag} | "
-                    f"{c.coverage:.3f} ± {c.coverage_mc:.3f} | {c.refused:.2f} |")
+        nmc = _mc(c.new_tasks, c.cov_reps)
+        rows.append(f"| {c.design.name} | {c.limit:.1f} | {c.power:.3f} ± {c.power_mc:.3f}"
+                    f"{_flag_power(c.power, c.power_mc)} | {c.coverage:.3f} ± {c.coverage_mc:.3f}"
+                    f"{_flag_cov(c.coverage, c.coverage_mc)} | {c.new_tasks:.3f} ± {nmc:.3f}"
+                    f"{_flag_cov(c.new_tasks, nmc)} | {better} | {passk} | {refused} |")
     return "\n".join([head, *rows])
 
 
@@ -119,9 +188,11 @@ def main(argv=None) -> int:
     for i, design in enumerate(SMALL if args.small else FULL):
         cell = atlas_cell(design, reps=args.reps, seed=i)
         cells.append(cell)
-        if not args.markdown:
-            print(f"{design.name:36s} limit {cell.limit:6.1f}  power {cell.power:.3f} ± {cell.power_mc:.3f}  "
-                  f"coverage {cell.coverage:.3f} ± {cell.coverage_mc:.3f}  refused {cell.refused:.2f}", flush=True)
+        print(f"{design.name:36s} limit {cell.limit:6.1f}  power {cell.power:.3f} ± {cell.power_mc:.3f}  "
+                  f"coverage {cell.coverage:.3f} ± {cell.coverage_mc:.3f}  new tasks {cell.new_tasks:.3f}  "
+                  f"improvement {cell.better_limit:6.1f} power {cell.better_power:.3f}  pass@k {cell.passk:.3f}  "
+                  f"refused {cell.refused:.2f}/{cell.better_refused:.2f}", flush=True,
+                  file=sys.stderr if args.markdown else sys.stdout)
     if args.markdown:
         print(markdown(cells))
     return 0

@@ -82,7 +82,9 @@ def test_a_rule_that_does_not_hold_exits_1_with_every_reason(demo_folder):
     text = _cli(demo_folder, "--all", "gate", str(demo_folder / "fail.yaml")).output
     assert text.startswith("fluke gate FAILS: desk v2 release")
     assert all(r in text for r in doc["reasons"])
-    assert "detection limit (not_worse_than): could not have detected a difference below" in text
+    # the limit in compare's own words for a *different* verdict (not "could not have detected … below")
+    assert f"detection limit (not_worse_than): {direct.pass_rates.limit_clause()}" in text
+    assert direct.pass_rates.limit_clause().startswith("the design had 80% power")
 
 
 @pytest.mark.parametrize("rule, message", [

@@ -5,6 +5,7 @@
 except the comparison summary, whose p-value is now printed by :func:`fluke.format.fmt_p`.
 """
 
+import math
 import json
 
 import re
@@ -156,8 +157,11 @@ def test_compare_records_a_comparison_only_when_asked(tmp_path):
         assert own.documents("comparison") == []
         result = analysis.compare(own, "model=gpt-4o@0-1", "model=gpt-4o@2-3")
         [doc] = own.documents("comparison")
-        assert doc.body == {k: result.payload()[k] for k in ("a", "b", "verdict", "pvalue", "detection_limit",
-                                                             "scenario")}
+        said = {k: result.payload()[k] for k in ("a", "b", "verdict", "pvalue", "detection_limit", "scenario")}
+        # JSON has no infinity: a refused (infinite) limit is stored as null
+        if said["detection_limit"] == math.inf:
+            said["detection_limit"] = None
+        assert doc.body == said
         assert doc.body["a"]["trials"] == [0, 1] and doc.body["b"]["runs"] == 100
 
 

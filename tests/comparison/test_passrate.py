@@ -242,3 +242,32 @@ def test_limit_in_points_has_its_nominal_power_by_simulation():
     fb = rng.binomial(n, np.clip(1 - (base - delta), 0, 1), (reps, g))
     power = float((stratified_pvalues(fa, trials, fb, trials) < 0.05).mean())
     assert abs(power - 0.8) < 3 * math.sqrt(0.8 * 0.2 / reps)      # within Monte Carlo error (3 sd)
+
+
+@pytest.mark.parametrize("low, high, runs, shift", [(0.3, 0.9, 10, 0.03), (0.97, 1.0, 3, 0.03),
+                                                   (0.0, 0.1, 2, -0.02), (0.6, 0.9, 5, 0.06)])
+def test_p_b_below_a_edgeworth_matches_the_monte_carlo(low, high, runs, shift):
+    # issue 37: from 100 strata on P(B < A) is an Edgeworth expansion, not a Monte Carlo whose cost
+    # grows with the strata; the Monte Carlo (independent Beta draws, numpy's own) is its oracle,
+    # on skewed posteriors (rates near 0 and 1) and in a tail (the last case, P near 0.99)
+    from fluke.comparison import p_below_edgeworth
+
+    g = 100
+    rng = np.random.default_rng(int(100 * high) + runs)
+    p = rng.uniform(low, high, g)
+    n = np.full(g, runs)
+    pa, pb = rng.binomial(n, p), rng.binomial(n, np.clip(p - shift, 0, 1))
+    draws = 100_000
+    ta = rng.beta(1 + pa, 1 + n - pa, size=(draws, g)).mean(axis=1)
+    tb = rng.beta(1 + pb, 1 + n - pb, size=(draws, g)).mean(axis=1)
+    mc = float(np.mean(tb < ta))
+    error = math.sqrt(max(mc * (1 - mc), 1e-4) / draws)
+    assert abs(p_below_edgeworth(pa, n, pb, n) - mc) < 4 * error
+    found = compare_pass_rates(pa, n, pb, n)
+    assert found.p_method == "Edgeworth" and found.mc_error == 0 and found.draws == 0
+    assert found.p_b_below_a == pytest.approx(p_below_edgeworth(pa, n, pb, n), abs=1e-12)
+
+
+def test_p_b_below_a_stays_monte_carlo_below_100_strata():
+    found = compare_pass_rates([5] * 99, [10] * 99, [4] * 99, [10] * 99, draws=1000)
+    assert found.p_method == "Monte Carlo" and found.draws == 1000 and found.mc_error > 0

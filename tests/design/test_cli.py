@@ -180,5 +180,5 @@ def test_interval_unit_weighting_on_unequal_units(tmp_path):
         ledger.ingest(runs)
     rows = fluke_json(url, "interval", "--outcome", "reward")["versions"][0]["clustered"]
     units = fluke_json(url, "interval", "--outcome", "reward", "--weighting", "units")["versions"][0]["clustered"]
-    assert rows["statistic"] == pytest.approx(1.5 / 5) and rows["method"] == "CR1 sandwich"
+    assert rows["statistic"] == pytest.approx(1.5 / 5) and rows["method"] == "CR2 sandwich, Bell–McCaffrey df"
     assert units["statistic"] == pytest.approx(0.5) and units["method"] == "cluster means"

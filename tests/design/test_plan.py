@@ -14,7 +14,7 @@ import pytest
 
 from fluke.comparison import pass_rate_limit, stratified_information, stratified_pvalues
 from fluke.design import (allocate_certification, allocate_difference, certification_decided, certification_plan,
-                          paired_power, paired_sample_size)
+                          paired_power, paired_sample_size, spread_evenly)
 from fluke.errors import InputError
 
 
@@ -76,7 +76,7 @@ def _runs_to_decide(truth, k0, n0, rng, *, plan: bool, batch=40, bar=0.9, level=
         if plan:
             extra = np.array(allocate_certification(k, n, batch, bar=bar, level=level, draws=100).runs)
         else:
-            extra = np.bincount(np.arange(spent, spent + batch) % k.size, minlength=k.size)
+            extra = spread_evenly(batch, n)
         k += rng.binomial(extra, truth)
         n += extra
         spent += int(extra.sum())
@@ -84,21 +84,48 @@ def _runs_to_decide(truth, k0, n0, rng, *, plan: bool, batch=40, bar=0.9, level=
 
 
 def test_allocation_reaches_the_decision_with_fewer_runs_than_spreading_evenly():
-    """A suite of 30 scenarios, all truly at 0.995: 20 already hold 60 clean runs, 10 hold 5."""
-    rng = np.random.default_rng(1313)
+    """A suite of 30 scenarios, all truly at 0.995: 20 already hold 60 clean runs, 10 hold 5.
+
+    Reproducer b17: the "spread evenly" baseline gave the remainder of each batch to the first
+    scenarios listed, so the ratio moved from 1.88 to 3.50 with the order of the suite. Now the
+    remainder goes to the scenarios with the fewest runs (``spread_evenly``): the same suite
+    listed in either order gives the same ratio within its Monte Carlo error.
+    """
     truth = np.full(30, 0.995)
-    n0 = np.r_[np.full(20, 60), np.full(10, 5)]
-    k0 = n0.copy()
-    planned, even = [], []
-    for _ in range(20):
-        planned.append(_runs_to_decide(truth, k0, n0, rng, plan=True))
-        even.append(_runs_to_decide(truth, k0, n0, rng, plan=False))
-    planned_mean, even_mean = np.mean(planned), np.mean(even)
-    print(f"runs to the decision: planned {planned_mean:.0f}, even {even_mean:.0f}, ratio even/planned "
-          f"{even_mean / planned_mean:.2f}")
-    diff = np.array(even) - np.array(planned)
-    assert diff.mean() > 3 * diff.std(ddof=1) / math.sqrt(diff.size)
-    assert even_mean / planned_mean > 1.3
+    ratios = []
+    for first_small in (False, True):
+        rng = np.random.default_rng(1313)
+        n0 = np.r_[np.full(10, 5), np.full(20, 60)] if first_small else np.r_[np.full(20, 60), np.full(10, 5)]
+        k0 = n0.copy()
+        planned, even = [], []
+        for _ in range(20):
+            planned.append(_runs_to_decide(truth, k0, n0, rng, plan=True))
+            even.append(_runs_to_decide(truth, k0, n0, rng, plan=False))
+        planned_mean, even_mean = np.mean(planned), np.mean(even)
+        print(f"runs to the decision (small scenarios {'first' if first_small else 'last'}): planned "
+              f"{planned_mean:.0f}, even {even_mean:.0f}, ratio even/planned {even_mean / planned_mean:.2f}")
+        diff = np.array(even) - np.array(planned)
+        assert diff.mean() > 3 * diff.std(ddof=1) / math.sqrt(diff.size)
+        assert even_mean / planned_mean > 1.3
+        ratios.append((even_mean / planned_mean, even, planned))
+    # the two orders: the same ratio within 3 standard errors (delta method on the two means)
+    def ratio_se(even, planned):
+        e, p = np.mean(even), np.mean(planned)
+        rel = np.var(even, ddof=1) / len(even) / e**2 + np.var(planned, ddof=1) / len(planned) / p**2
+        return e / p * math.sqrt(rel)
+    (r1, e1, p1), (r2, e2, p2) = ratios
+    assert abs(r1 - r2) < 3 * math.hypot(ratio_se(e1, p1), ratio_se(e2, p2)), (r1, r2)
+
+
+def test_spreading_evenly_does_not_depend_on_the_order_of_the_suite():
+    n = np.r_[np.full(20, 60), np.full(10, 5)]
+    flip = np.r_[np.arange(20, 30), np.arange(20)]
+    for budget in (7, 40, 41, 95):
+        here, there = spread_evenly(budget, n), spread_evenly(budget, n[flip])
+        assert here.sum() == there.sum() == budget and here.max() - here.min() <= 1
+        # each scenario of a kind gets the same share in either order (no tie among the 5-run ones split)
+        assert sorted(here[20:]) == sorted(there[:10]) and sorted(here[:20]) == sorted(there[10:])
+        assert here[20:].min() >= here[:20].max()          # the remainder goes to the fewest runs first
 
 
 def test_allocation_expected_gain_is_printed_and_favours_the_plan():

@@ -21,7 +21,7 @@ def test_seed_coverage_over_4000_panels():
     rng = np.random.default_rng(20261005)
     panels = _panels(rng, 4000)
     users = np.arange(40).repeat(12)
-    results = [clustered_interval(d, users, unit="user") for d in panels]
+    results = [clustered_interval(d, users, unit="user", sandwich="CR1", scale="t") for d in panels]
     covered = np.mean([r.low <= 0.02 <= r.high for r in results])
     naive = np.mean([r.naive.low <= 0.02 <= r.naive.high for r in results])
     mc_cluster = np.sqrt(0.95 * 0.05 / 4000)              # ≈ 0.0034
@@ -50,7 +50,7 @@ def _unequal(rng, g=60):
 def test_cr1_standard_error_equals_statsmodels():
     rng = np.random.default_rng(11)
     y, clusters = _unequal(rng)
-    ours = clustered_interval(y, clusters)
+    ours = clustered_interval(y, clusters, sandwich="CR1", scale="t")
     fit = sm.OLS(y, np.ones((y.size, 1))).fit(cov_type="cluster", cov_kwds={"groups": clusters},
                                               use_t=True)
     assert ours.method == "CR1 sandwich"
@@ -79,20 +79,21 @@ def test_balanced_cluster_means_equal_the_sandwich():
     y = _panels(rng, 1)[0]
     users = np.arange(40).repeat(12)
     fit = sm.OLS(y, np.ones((y.size, 1))).fit(cov_type="cluster", cov_kwds={"groups": users})
-    assert clustered_interval(y, users).standard_error == pytest.approx(fit.bse[0], abs=1e-12)
+    found = clustered_interval(y, users, sandwich="CR1", scale="t")
+    assert found.standard_error == pytest.approx(fit.bse[0], abs=1e-12)
 
 
 def test_units_weighting_targets_the_mean_of_unit_means():
-    r = clustered_interval([0.0, 0.0, 0.0, 1.0], ["a", "a", "a", "b"], weighting="units")
+    r = clustered_interval([0.0, 0.0, 0.0, 1.0], ["a", "a", "a", "b"], weighting="units", scale="t")
     assert r.statistic == pytest.approx(0.5) and r.method == "cluster means"
-    rows = clustered_interval([0.0, 0.0, 0.0, 1.0], ["a", "a", "a", "b"])
+    rows = clustered_interval([0.0, 0.0, 0.0, 1.0], ["a", "a", "a", "b"], sandwich="CR1", scale="t")
     assert rows.statistic == pytest.approx(0.25)
 
 
 def test_naive_and_clustered_agree_without_clustering_and_no_warning():
     rng = np.random.default_rng(14)
     y = rng.normal(size=600)
-    r = clustered_interval(y, np.arange(120).repeat(5))
+    r = clustered_interval(y, np.arange(120).repeat(5), sandwich="CR1", scale="t")
     assert r.warning is None
     assert r.standard_error == pytest.approx(r.naive.standard_error, rel=0.2)
     assert r.naive.standard_error == pytest.approx(y.std(ddof=1) / np.sqrt(600), rel=1e-12)
@@ -118,7 +119,7 @@ def test_cluster_bootstrap_matches_the_sandwich_and_is_reproducible():
     a = cluster_bootstrap_interval(y, clusters, rng=np.random.default_rng(1), resamples=4000)
     b = cluster_bootstrap_interval(y, clusters, rng=np.random.default_rng(1), resamples=4000)
     assert a == b
-    cr1 = clustered_interval(y, clusters)
+    cr1 = clustered_interval(y, clusters, sandwich="CR1", scale="t")
     cr0_se = cr1.standard_error * np.sqrt((300 - 1) / 300)   # the bootstrap has no G/(G−1)
     # Monte Carlo error of a bootstrap SD from 4000 resamples is about 1/sqrt(8000) ≈ 1.1%
     assert a.standard_error == pytest.approx(cr0_se, rel=0.05)

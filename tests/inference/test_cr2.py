@@ -36,7 +36,7 @@ def test_cr2_and_bell_mccaffrey_df_equal_the_matrix_definition(seed):
     sizes = rng.choice([1, 2, 5, 20], 6)
     labels = np.repeat(np.arange(6), sizes)
     y = (rng.random(labels.size) < rng.beta(2, 2, 6)[labels]).astype(float)
-    ours = clustered_interval(y, labels, sandwich="CR2")
+    ours = clustered_interval(y, labels, sandwich="CR2", scale="t")
     se, df = _cr2_by_matrices(y, labels)
     assert ours.standard_error == pytest.approx(se, rel=1e-9)
     assert ours.df == pytest.approx(df, rel=1e-9)
@@ -48,7 +48,7 @@ def test_equal_clusters_are_the_cluster_means_t_either_way():
     rng = np.random.default_rng(4)
     labels = np.repeat(np.arange(7), 4)
     y = rng.normal(size=28)
-    a, b = clustered_interval(y, labels), clustered_interval(y, labels, sandwich="CR2")
+    a, b = clustered_interval(y, labels, sandwich="CR1", scale="t"), clustered_interval(y, labels, scale="t")
     assert (a.low, a.high, a.df) == pytest.approx((b.low, b.high, b.df))
 
 
@@ -63,7 +63,7 @@ def test_cr2_covers_with_few_unequal_clusters_where_cr1_falls_short():
         lab = np.repeat(np.arange(8), n)
         if np.unique(n).size < 2:
             continue
-        cr1, cr2 = clustered_interval(y, lab), clustered_interval(y, lab, sandwich="CR2")
+        cr1, cr2 = clustered_interval(y, lab, sandwich="CR1", scale="t"), clustered_interval(y, lab, scale="t")
         m += 1
         hit1 += cr1.low <= 0.5 <= cr1.high
         hit2 += cr2.low <= 0.5 <= cr2.high

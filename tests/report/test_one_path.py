@@ -11,6 +11,7 @@ rate from a spec whose tools the runs never call, and says where runs die as com
 from __future__ import annotations
 
 import json
+from html import escape as html_escape
 import math
 from pathlib import Path
 
@@ -50,6 +51,8 @@ def check_comparison(page: dict, said: dict) -> None:
                          (page["difference_hi"], said["interval_points"][1])):
         assert close(mine, theirs), (mine, theirs)
     assert page["passes"] == [said["a"]["passes"], said["b"]["passes"]]
+    # the limit in compare's own words (one function words it for every surface)
+    assert page["limit_text"] == said["pass_rates"]["limit_text"]
     assert [arm["runs"] for arm in page["arms"]] == [said["a"]["compared"], said["b"]["compared"]]
     steps = [] if said["where"]["skipped"] else sorted(said["where"]["steps"]["steps"], key=lambda s: s["step"])
     assert page["steps"] == [s["step"] for s in steps]
@@ -107,6 +110,7 @@ def check_report(url, tmp_path, versions: list[str], *, spec: str | None = None)
     html = out.read_text(encoding="utf-8")
     limit = doc["comparison"]["detection_limit"]
     assert doc["comparison"]["verdict"] in html and (limit is None or f"{limit:.1f} points" in html)
+    assert html_escape(doc["comparison"]["limit_text"]) in html
     return doc
 
 

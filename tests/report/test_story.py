@@ -30,7 +30,11 @@ def test_the_headline_answers_each_question_in_four_parts(demo):
                             "Where does the change sit?"]
     c = data.comparison
     verdict = claims["Did the pass rate change?"]
-    assert f"{c.verdict}; a difference below {c.detection_limit:.1f} points" in verdict.answer
+    # the limit worded as compare words it for the verdict: after *different*, what the design had
+    # power for, never "could not have detected … below" beside a difference that was detected
+    assert c.verdict == "different" and f"{c.verdict}; {c.limit_text}." in verdict.answer
+    assert f"power for a regression of {c.detection_limit:.1f} points or more" in c.limit_text.replace("only ", "")
+    assert "could not have" not in verdict.answer
     assert f"B − A = {c.difference:+.1f} points" in verdict.infer
     # What happened is the counts, recomputed here from the boards.
     for arm, board in zip(c.arms, data.suite_board, strict=True):

@@ -43,11 +43,15 @@ class ComparisonReading:
     power: float
     summary: str
     conditional_on: str          # strata, runs, unit, α, power, ceiling, prior, unknown outcomes
+    improvement_limit: float = math.nan   # the same limit for an improvement of B, in points
 
     def limit_text(self) -> str:
-        """The detection limit said with its unit."""
-        shown = f"{self.limit:.1f}" if math.isfinite(self.limit) else "∞ (no scenario carries information)"
-        return f"could not have detected a difference below {shown} {LIMIT_UNIT} (ceiling {self.ceiling:g})"
+        """The detection limit in compare's words for the verdict (:func:`fluke.comparison.limit_phrase`)."""
+        from ..comparison import limit_phrase
+
+        direction = None if self.worse is None else ("lower" if self.worse else "higher")
+        return limit_phrase(self.verdict, direction, self.difference, self.limit, self.improvement_limit,
+                            power=self.power, ceiling=self.ceiling)
 
 
 def read_comparison(result: Any) -> ComparisonReading:
@@ -58,7 +62,7 @@ def read_comparison(result: Any) -> ComparisonReading:
         pvalue=float(r.pvalue), difference=float(r.difference), limit=float(r.detection_limit),
         ceiling=float(r.ceiling), runs_needed_per_arm=r.runs_needed_per_arm, runs_a=int(r.runs_a),
         runs_b=int(r.runs_b), alpha=float(r.alpha), power=float(r.power), summary=r.summary(),
-        conditional_on=r.conditional_on())
+        conditional_on=r.conditional_on(), improvement_limit=float(r.improvement_limit))
 
 
 def compare_options(margin: float | None) -> dict[str, Any]:

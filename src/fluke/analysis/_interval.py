@@ -11,7 +11,7 @@
 >>> v.interval.clusters, round(v.interval.statistic, 3)
 (6, 0.667)
 >>> print(result.render())  # doctest: +ELLIPSIS
-version ... (m): mean passed 0.667, 95% CI [0.354, 0.980] clustered by scenario (6 scenarios, 18 runs)
+version ... (m): mean passed 0.667, 95% CI [0.350, 0.881] clustered by scenario (6 scenarios, 18 runs)
 ...
 >>> round(passk(ledger, ks="1..3").versions[0].rows[2]["pass_hat_k"], 4)  # 2 of 6 scenarios passed 3 of 3
 0.3333

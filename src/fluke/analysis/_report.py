@@ -14,7 +14,6 @@
 
 from __future__ import annotations
 
-import math
 from dataclasses import dataclass
 from pathlib import Path
 from typing import Any, Mapping, Sequence
@@ -80,10 +79,8 @@ def _summary_blocks(data) -> list:
     if data.comparison is not None:
         c = data.comparison
         if c.verdict is not None:
-            limit = f"{c.detection_limit:.1f} points" if math.isfinite(c.detection_limit) else "— (no information)"
             out.append(line("comparison: ", Span(c.verdict, "bold"), f" ({fmt_is('p', c.pvalue, kind='p')}); "
-                            "could not have "
-                            f"detected a difference in pass rate below {limit} (ceiling {c.ceiling:g} points)"))
+                            f"{c.limit_text}"))
             labels = c.step_labels or [None] * len(c.steps)
             for j, (step, q) in enumerate(zip(c.steps, c.qvalues or [], strict=False)):
                 if q is not None and q < c.alpha:

@@ -139,11 +139,23 @@ def comparison_section(doc: Mapping[str, Any], labels: Mapping[str, str]) -> Com
         qvalues=[None if r["qvalue"] is None else float(r["qvalue"]) for r in rows] if rows else None,
         step_labels=[r.get("label") for r in rows] if rows else None, verdict=doc["verdict"],
         pvalue=_number(doc["pvalue"]), detection_limit=_number(doc["detection_limit"]), ceiling=float(doc["ceiling"]),
+        limit_text=doc["pass_rates"].get("limit_text") or _limit_text(doc),
         alpha=float(doc["alpha"]), difference=_number(doc["difference_points"]),
         difference_lo=_number(lo), difference_hi=_number(hi),
         difference_level=float(doc["pass_rates"].get("confidence_level", 0.95)),
         passes=[int(doc["a"]["passes"]), int(doc["b"]["passes"])], uninformative=int(doc["uninformative"]),
         where=basis, note=note, conditional_on=f"{doc['conditional_on']}; {basis}")
+
+
+def _limit_text(doc: Mapping[str, Any]) -> str:
+    """compare's wording of the limit, for a stored comparison document written before it kept one."""
+    from ..comparison import limit_phrase
+
+    rates = doc["pass_rates"]
+    difference = math.nan if doc["difference_points"] is None else float(doc["difference_points"])
+    return limit_phrase(doc["verdict"], rates.get("direction"), difference, _number(doc["detection_limit"]),
+                        _number(rates.get("improvement_limit")), power=float(doc["power"]),
+                        ceiling=float(doc["ceiling"]))
 
 
 def _case(name: str, rate: Mapping[str, Any]) -> LuckCase:

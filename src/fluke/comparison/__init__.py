@@ -43,7 +43,8 @@ from ._leaderboard import (CORRECTIONS, Leaderboard, PairTest, SeparatingStratum
                            rank_bootstrap)
 from ._logrank import LogRankResult, logrank_batch, logrank_test
 from ._limit import DIRECTIONS, regression_limit, shift_power, verdict_interval
-from ._passrate import UNKNOWN_POLICIES, PassRateComparison, compare_pass_rates, design_limits, pass_rate_limit
+from ._passrate import (ROOM_SHARE, UNKNOWN_POLICIES, PassRateComparison, compare_pass_rates, design_limits,
+                        limit_phrase, p_below_edgeworth, pass_rate_limit)
 from ._runs import RunComparison, compare_runs
 from ._sequential import SequentialTest, matched_batches, sequential_evalues, sequential_power, sequential_test
 from ._steps import CellTable, CellTest, StepTable, StepTest, per_cell, per_step
@@ -83,6 +84,6 @@ __all__ = [
     "CORRECTIONS", "Leaderboard", "PairTest", "SeparatingStratum", "Standing", "adjust_pvalues",
     "holm_adjust", "indistinct_groups", "leaderboard_counts", "rank_bootstrap",
     # limits under the alternative and the interval that inverts the test (issue 35)
-    "DIRECTIONS", "design_limits", "matched_batches", "p_first_posterior", "sequential_power", "regression_limit",
-    "shift_power", "verdict_interval",
+    "DIRECTIONS", "ROOM_SHARE", "design_limits", "limit_phrase", "matched_batches", "p_below_edgeworth",
+    "p_first_posterior", "sequential_power", "regression_limit", "shift_power", "verdict_interval",
 ]

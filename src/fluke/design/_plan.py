@@ -37,7 +37,7 @@ from ..comparison import detection_z, pass_rate_limit
 from ..errors import InputError
 
 __all__ = ["Allocation", "CertificationPlan", "PairedPlan", "allocate_certification", "allocate_difference",
-           "certification_plan", "certification_decided", "paired_power", "paired_sample_size"]
+           "certification_plan", "certification_decided", "paired_power", "paired_sample_size", "spread_evenly"]
 
 
 def _rates(rate, scenarios: int | None) -> np.ndarray:
@@ -247,11 +247,27 @@ def certification_decided(passes, trials, *, bar: float, level: float, prior=(1.
     return np.where(certified, 1, np.where(refuted, -1, 0))
 
 
-def _even(budget: int, size: int, open_: np.ndarray) -> np.ndarray:
-    idx = np.flatnonzero(open_) if open_.any() else np.arange(size)
-    out = np.zeros(size, dtype=int)
+def spread_evenly(budget: int, trials, open_=None, *, seed: int = 0) -> np.ndarray:
+    """``budget`` runs spread evenly over the open scenarios, whatever order they are listed in.
+
+    Each open scenario (all, when none is open) gets ``budget // G``; the remaining runs go one
+    each to the scenarios with the fewest trials so far, ties broken by a permutation drawn
+    from ``seed``. Giving the remainder to the first scenarios listed made the baseline, and
+    every ratio against it, depend on the order of the suite (reproducer b17).
+
+    >>> spread_evenly(7, [60, 5, 60, 5]).tolist(), spread_evenly(7, [5, 60, 5, 60]).tolist()
+    ([1, 2, 2, 2], [2, 2, 2, 1])
+    """
+    n = np.asarray(trials, dtype=float).reshape(-1)
+    open_ = np.ones(n.size, bool) if open_ is None else np.asarray(open_, bool).reshape(-1)
+    idx = np.flatnonzero(open_) if open_.any() else np.arange(n.size)
+    out = np.zeros(n.size, dtype=int)
     out[idx] = budget // idx.size
-    out[idx[: budget % idx.size]] += 1
+    rest = budget % idx.size
+    if rest:
+        tie = np.random.default_rng(seed).permutation(idx.size)
+        order = np.lexsort((tie, n[idx]))          # fewest trials first, then the seeded tie-break
+        out[idx[order[:rest]]] += 1
     return out
 
 
@@ -262,7 +278,8 @@ def allocate_certification(passes, trials, budget: int, *, bar: float = 0.9, lev
     Greedy on the gain in log P(all θ > bar) that one more clean run brings; a scenario already
     shown below the bar (P(θ < bar) ≥ level) gets none. The expected gain is P(the decision is
     settled after the runs: certified, or a scenario shown below), by Monte Carlo over the
-    posterior predictive (``draws``, ``seed``), for the plan and for spreading evenly.
+    posterior predictive (``draws``, ``seed``), for the plan and for spreading evenly
+    (:func:`spread_evenly`, the same whatever order the scenarios are listed in).
 
     >>> a = allocate_certification([30, 30, 3], [30, 30, 3], 40, draws=500)
     >>> a.runs
@@ -285,7 +302,7 @@ def allocate_certification(passes, trials, budget: int, *, bar: float = 0.9, lev
         m[i] += 1
         gain = float(_log_sf(a[i] + m[i] + 1, b[i], bar) - _log_sf(a[i] + m[i], b[i], bar))
         heapq.heappush(heap, (-gain, i))
-    even = _even(int(budget), k.size, ~shown_below)
+    even = spread_evenly(int(budget), n, ~shown_below, seed=seed)
     rng = np.random.default_rng(seed)
     theta = rng.beta(a, b, size=(draws, k.size))
 
@@ -331,6 +348,6 @@ def allocate_difference(passes_a, trials_a, passes_b, trials_b, budget: int, *,
         m[i] += 1
         x, y = na[i] + m[i], nb[i] + m[i]
         heapq.heappush(heap, (-(va[i] / x + vb[i] / y - va[i] / (x + 1) - vb[i] / (y + 1)), i))
-    even = _even(int(budget) // 2, g, np.ones(g, bool))
+    even = spread_evenly(int(budget) // 2, na + nb)
     return Allocation("tell the two versions apart", int(budget), tuple(int(2 * x) for x in m), se(0), se(m),
                       se(even), "standard error of B − A (points)")

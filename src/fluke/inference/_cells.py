@@ -113,7 +113,8 @@ class Cells:
     and for rows in :meth:`from_rows` unless their mean is large against their spread (then
     the mean, so that values far from zero keep their variance). ``unknowns`` and
     ``unknown_policy`` say what the unknown-outcome policy did before the cells were counted
-    (carried into the clustered interval).
+    (carried into the clustered interval). ``binary`` is True when every value is 0 or 1
+    (pass/fail outcomes: :meth:`from_passes`, or rows that are all 0/1).
     """
 
     unit: np.ndarray
@@ -126,6 +127,7 @@ class Cells:
     shift: float = 0.0
     unknowns: int = 0
     unknown_policy: str | None = None
+    binary: bool = False
 
     @property
     def rows(self) -> int:
@@ -179,7 +181,8 @@ class Cells:
             scode, slabels = ucode, ulabels
         else:
             scode, slabels = _factor(scenarios, y.size)
-        return cls._build(ucode, ulabels, scode, slabels, None, d, d * d, shift, scenarios is None)
+        cells = cls._build(ucode, ulabels, scode, slabels, None, d, d * d, shift, scenarios is None)
+        return replace(cells, binary=True) if bool(np.all((y == 0) | (y == 1))) else cells
 
     @classmethod
     def from_sums(cls, units, scenarios, n, sums, sumsq, *, shift: float = 0.0) -> Cells:
@@ -244,4 +247,4 @@ class Cells:
         if np.any(k + u > t):
             raise UsageError("passes and unknowns must fit in the trials (passes ≤ trials − unknowns)")
         cells = cls.from_sums(units, scenarios, t - u if policy == "exclude" else t, k, k)
-        return replace(cells, unknowns=int(u.sum()), unknown_policy=policy)
+        return replace(cells, unknowns=int(u.sum()), unknown_policy=policy, binary=True)

@@ -6,10 +6,19 @@ The interval here is built on the units (clusters):
 
 * equal cluster sizes: the mean of the cluster means with Student t on G − 1 degrees of
   freedom (exact under a normal model);
-* unequal cluster sizes: the row mean with the CR1 cluster-robust sandwich (the usual
-  G/(G−1) · (N−1)/(N−K) small-sample factor), again with t on G − 1 degrees of freedom;
-  with equal sizes the two coincide;
+* unequal cluster sizes: the row mean with the CR2 cluster-robust sandwich and Bell–McCaffrey
+  degrees of freedom (the default), or with ``sandwich="CR1"`` the CR1 sandwich (the usual
+  G/(G−1) · (N−1)/(N−K) small-sample factor) with t on G − 1, which covered 84–89% with few,
+  unequal clusters; with equal sizes all coincide;
+* pass/fail values (every value 0 or 1): the Wilson score interval on the effective sample
+  size n* = p̂(1 − p̂)/SE² (at most the rows; G when every unit passed, or every unit failed,
+  everything), with the t quantile on the same degrees of freedom (after Korn and Graubard).
+  A share near 0 or 1 is skewed, and the symmetric t interval covered 82–90% there; this one
+  never has zero width and stays inside [0, 1];
 * a cluster bootstrap (resample whole clusters) through :func:`cluster_bootstrap_interval`.
+
+Values that are not pass/fail and show no spread between units get no interval (a
+zero-width interval from finite data would claim a certainty the runs do not have).
 
 Each needs only rows, Σy and Σy² per unit (:class:`fluke.inference.Cells`): the ``*_cells``
 functions take those, and the row-level ones build the cells and call them.
@@ -22,6 +31,9 @@ always reported, with a warning when the two standard errors differ materially.
 >>> r = clustered_interval(y, ["a", "a", "b", "b", "c", "c"])
 >>> round(r.statistic, 3), r.clusters, r.df, r.method
 (0.6, 3, 2, 'cluster means')
+>>> r = clustered_interval([1, 1, 1, 1, 1, 1], ["a", "a", "b", "b", "c", "c"])   # all passed
+>>> round(r.low, 3), r.high, r.method
+(0.139, 1.0, 'cluster means; Wilson score on the effective sample size')
 """
 
 from __future__ import annotations
@@ -45,6 +57,9 @@ __all__ = [
 
 #: The method name of the CR2 sandwich (unequal clusters, ``sandwich="CR2"``).
 CR2 = "CR2 sandwich, Bell–McCaffrey df"
+
+#: What the method name gains when pass/fail values get the Wilson score interval.
+WILSON = "Wilson score on the effective sample size"
 
 #: The naive and clustered standard errors "differ materially" beyond this ratio either way.
 MATERIAL_RATIO = 1.25
@@ -112,20 +127,23 @@ def _naive(cells: Cells, level: float) -> NaiveInterval:
 
 def clustered_interval(values, clusters, *, confidence_level: float = 0.95,
                        weighting: str = "rows", unit: str = "unit", unknown: str | None = None,
-                       sandwich: str = "CR1") -> ClusteredInterval:
+                       sandwich: str = "CR2", scale: str = "auto") -> ClusteredInterval:
     """A confidence interval for the mean of ``values`` with ``clusters`` as the sampling unit.
 
     ``weighting="rows"`` (default) targets the mean over rows: cluster means with t on G − 1
-    df when clusters are equal, the CR1 sandwich otherwise. ``weighting="units"`` targets the
-    equally weighted mean of unit means (t on the G unit means). ``unit`` names the sampling
-    unit in what the result says it is conditional on. The rows are summed per cluster
+    df when clusters are equal, the CR2 sandwich (or ``sandwich="CR1"``) otherwise;
+    ``scale="auto"`` takes pass/fail values through the Wilson score interval on the
+    effective sample size, ``scale="t"`` keeps the plain t interval (see the module docstring).
+    ``weighting="units"`` targets the equally weighted mean of unit means (t on the G unit
+    means). ``unit`` names the sampling unit in what the result says it is conditional on. The
+    rows are summed per cluster
     (:meth:`Cells.from_rows`) and :func:`clustered_interval_cells` answers.
 
     ``unknown`` applies the unknown-outcome policy to pass/fail values given as 1/0 with NaN
     (or None) for an unknown outcome: ``"fail"`` counts it as 0, ``"exclude"`` drops its row.
     Without it, a missing value is refused.
 
-    >>> r = clustered_interval([0.1, 0.3, 0.2, 0.9, 0.7], [1, 1, 2, 2, 2])
+    >>> r = clustered_interval([0.1, 0.3, 0.2, 0.9, 0.7], [1, 1, 2, 2, 2], sandwich="CR1")
     >>> r.method, round(r.standard_error, 4)
     ('CR1 sandwich', 0.192)
     >>> r = clustered_interval([1, None, 0, 1, 1, 0], [1, 1, 2, 2, 3, 3], unknown="exclude")
@@ -146,7 +164,7 @@ def clustered_interval(values, clusters, *, confidence_level: float = 0.95,
         cells = replace(Cells.from_rows(applied.passed, kept[applied.keep]), unknowns=applied.unknowns,
                         unknown_policy=unknown)
     return clustered_interval_cells(cells, confidence_level=confidence_level, weighting=weighting, unit=unit,
-                                    sandwich=sandwich)
+                                    sandwich=sandwich, scale=scale)
 
 
 def _cr2(scores, sizes, n):
@@ -169,8 +187,20 @@ def _cr2(scores, sizes, n):
     return se, max(tr * tr / tr2, 1.0) if tr2 > 0 else float(g - 1)
 
 
+def _wilson(p: float, se: float, t: float, rows: int, units: int) -> tuple[float, float]:
+    """The Wilson score interval for a share p̂ on the effective sample size p̂(1 − p̂)/SE²."""
+    if 0 < p < 1:
+        n = min(p * (1 - p) / se**2, float(rows)) if se > 0 else float(rows)
+    else:
+        n = float(units)        # no spread to read a design effect from: one draw per unit
+    t2 = t * t
+    centre = (p + t2 / (2 * n)) / (1 + t2 / n)
+    half = t / (1 + t2 / n) * np.sqrt(max(p * (1 - p), 0.0) / n + t2 / (4 * n * n))
+    return max(centre - half, 0.0), min(centre + half, 1.0)
+
+
 def clustered_interval_cells(cells: Cells, *, confidence_level: float = 0.95, weighting: str = "rows",
-                             unit: str = "unit", sandwich: str = "CR1") -> ClusteredInterval:
+                             unit: str = "unit", sandwich: str = "CR2", scale: str = "auto") -> ClusteredInterval:
     """:func:`clustered_interval` from per-cell sums: the cells' units are the clusters.
 
     Its ``unknowns`` and ``unknown_policy`` are the cells' (see :meth:`Cells.from_passes`).
@@ -179,18 +209,20 @@ def clustered_interval_cells(cells: Cells, *, confidence_level: float = 0.95, we
     G − 1 falls short); equal clusters give the cluster means' t on G − 1 either way.
 
     >>> cells = Cells.from_passes(["u1", "u2", "u3"], None, [4, 4, 6], [3, 1, 2], [0, 1, 2], policy="exclude")
-    >>> r = clustered_interval_cells(cells, unit="user")
+    >>> r = clustered_interval_cells(cells, unit="user", sandwich="CR1", scale="t")
     >>> r.rows, r.clusters, round(r.statistic, 4), r.method, r.unknowns
     (11, 3, 0.5455, 'CR1 sandwich', 3)
-    >>> r = clustered_interval_cells(cells, unit="user", sandwich="CR2")
+    >>> r = clustered_interval_cells(cells, unit="user")
     >>> r.method, round(r.df, 2)
-    ('CR2 sandwich, Bell–McCaffrey df', 1.96)
+    ('CR2 sandwich, Bell–McCaffrey df; Wilson score on the effective sample size', 1.96)
     """
     level = check_level(confidence_level)
     if weighting not in ("rows", "units"):
         raise UsageError(f"weighting={weighting!r} must be 'rows' or 'units'")
     if sandwich not in ("CR1", "CR2"):
         raise UsageError(f"sandwich={sandwich!r} must be 'CR1' or 'CR2'")
+    if scale not in ("auto", "t"):
+        raise UsageError(f"scale={scale!r} must be 'auto' or 't'")
     if not isinstance(cells, Cells):
         raise UsageTypeError(f"cells must be fluke.inference.Cells, not {type(cells).__name__}")
     sizes, sums = cells.unit_totals()        # sums of (y − shift): the centre of the row values
@@ -222,7 +254,15 @@ def clustered_interval_cells(cells: Cells, *, confidence_level: float = 0.95, we
         low = high = float("nan")
     else:
         t = float(special.stdtrit(df, 0.5 + level / 2))
-        low, high = stat - t * se, stat + t * se
+        if scale == "auto" and cells.binary:
+            low, high = _wilson(stat, se, t, n, g)
+            method = f"{method}; {WILSON}"
+        elif not se > 0:
+            reason = (f"every one of the {g} {unit}s gave the same mean: no spread between them to build "
+                      "an interval on")
+            low = high = float("nan")
+        else:
+            low, high = stat - t * se, stat + t * se
     warning = None
     if reason is None and naive.standard_error > 0 and se > 0:
         ratio = se / naive.standard_error

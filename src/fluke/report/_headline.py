@@ -108,8 +108,9 @@ def _comparison_claims(data: ReportData) -> list[HeadlineClaim]:
     p = fmt_p(c.pvalue)
     p = f"p {p[0]} {p[1:]}" if p.startswith("<") else f"p = {p}"
     out = [HeadlineClaim(question="Did the pass rate change?",
-                 answer=f"{_name(b.label)} against {_name(a.label)}: {c.verdict}; a difference below {limit} "
-                        "could not have been detected.",
+                 answer=f"{_name(b.label)} against {_name(a.label)}: {c.verdict}; "
+                        + (f"{c.limit_text}." if c.limit_text else
+                           f"a difference below {limit} could not have been detected."),
                  happened=happened, infer=f"{diff}{p}",
                  conditional_on=c.conditional_on, carried="nothing: each version's own runs, paired by scenario",
                  section="comparison",

@@ -136,6 +136,8 @@ class Comparison(_Model):
     verdict: str | None = None
     pvalue: float | None = None
     detection_limit: float | None = None
+    #: The limit in compare's words for the verdict (fluke.comparison.limit_phrase), when computed.
+    limit_text: str | None = None
     ceiling: float | None = None
     alpha: float = 0.05
     #: B − A in points with its interval (``level``), and the passes behind it, when computed.

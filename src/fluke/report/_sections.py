@@ -324,9 +324,10 @@ def comparison(data: ReportData) -> str:
         limit = ("—" if cmp_.detection_limit is None or not math.isfinite(cmp_.detection_limit)
                  else f"{cmp_.detection_limit:.1f} points")
         ceiling = "" if cmp_.ceiling is None else f" (declared ceiling {cmp_.ceiling:g})"
+        said = (esc(cmp_.limit_text) if cmp_.limit_text else
+                f'could not have detected a difference in pass rate below <strong>{esc(limit)}</strong>{esc(ceiling)}')
         verdict = (f'<div class="verdict" role="status"><strong>{esc(cmp_.verdict)}</strong> · '
-                   f'{esc(_p_phrase(cmp_.pvalue))} · could not have detected a difference in pass rate below '
-                   f'<strong>{esc(limit)}</strong>{esc(ceiling)}</div>')
+                   f'{esc(_p_phrase(cmp_.pvalue))} · {said}</div>')
     else:
         verdict = ('<p class="missing">Verdict not computed: this report shows deaths by step only '
                    '(the stratified log-rank comparison was not run).</p>')
