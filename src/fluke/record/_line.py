@@ -92,17 +92,20 @@ def agrees() -> bool:
 
 
 class LinePreparer:
-    """Prepares the lines of one file (``file``, as its runs' source names it) into
+    """Prepares the lines of one file (``file``, as its runs' source names it; None for fields
+    not read from a file, which keep the source they give) into
     :class:`Prepared` runs, each with its SHA-256 ``digest``; ``identity`` fills what a
     line's identity lacks (``--identity``). Calling it with a line (bytes) and its number
     returns the run, or None where the slow path must decide (every line, if :func:`agrees`
     does not hold, unless ``check`` is False: for that check itself)."""
 
-    def __init__(self, file: str, identity: dict[str, Any] | None = None, *, check: bool = True) -> None:
+    def __init__(self, file: str | None, identity: dict[str, Any] | None = None, *, check: bool = True) -> None:
         self.file, self.supplied = file, identity or {}
         self._identities: dict[tuple, tuple[Identity, _Identity]] = {}
         self._sources: dict[tuple, str] = {}
-        self._default_source = Source(adapter="fluke", file=file).model_dump_json()[:-len("null}")]
+        #: a line without a source was read from this file (None: no file, no source)
+        self._default_source = None if file is None else \
+            Source(adapter="fluke", file=file).model_dump_json()[:-len("null}")]
         self.on = agrees() if check else True
 
     def __call__(self, line: bytes, number: int) -> Prepared | None:
@@ -163,11 +166,11 @@ class LinePreparer:
                 self._identities[key] = cached
         return cached[1], cached[0]
 
-    def _source(self, given: Any, number: int) -> str:
+    def _source(self, given: Any, number: int) -> str | None:
         """The source's JSON as the model writes it (``Source.model_dump_json``); a line
-        without one (or with null) was read from this file at this line."""
+        without one (or with null) was read from this file at this line (None without a file)."""
         if given is None or given is UNSET:
-            return f"{self._default_source}{number}}}"
+            return None if self._default_source is None else f"{self._default_source}{number}}}"
         position = given.position
         key = (given.adapter, given.file)
         prefix = self._sources.get(key)
