@@ -140,8 +140,7 @@ class LinePreparer:
         passed, events = outcome.passed, run.events
         return Prepared(body, identity, scenario, condition_key(condition) if condition else "",
                         None if passed is None else 1 if passed else 0, self._source(source, number),
-                        {"passed": passed, "reward": outcome.reward, "label": outcome.label,
-                         "died_at": outcome.died_at},
+                        msgspec.structs.asdict(outcome),
                         len(events), place_of(passed, outcome.died_at, events), run.trial, run.unit,
                         hashlib.sha256(body).digest())
 
