@@ -15,3 +15,11 @@ def undo_trial_keys(ledger) -> None:
     ledger.execute("DROP INDEX runs_trial")
     ledger.execute("ALTER TABLE runs DROP COLUMN t")
     ledger.execute("DELETE FROM migrations WHERE name = '0007_one_run_per_trial'")
+
+
+def kept(runs) -> list:
+    """The runs a ledger keeps of ``runs``: the first of each version x scenario x condition x trial."""
+    out = {}
+    for r in runs:
+        out.setdefault((r.version, r.scenario, r.condition_key(), r.trial), r)
+    return list(out.values())
