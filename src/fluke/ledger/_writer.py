@@ -318,7 +318,7 @@ def connect_sqlite(path: str, *, wait: float = 30.0) -> sqlite3.Connection:
             conn.execute("PRAGMA page_size=16384")  # a new file only (before WAL is on): fewer, fuller pages
             conn.execute("PRAGMA journal_mode=WAL")
             conn.execute("PRAGMA synchronous=NORMAL")
-            conn.execute("PRAGMA cache_size=-262144")  # up to 256 MiB: keeps the key index hot on big ingests
+            conn.execute("PRAGMA cache_size=-65536")  # up to 64 MiB: both key indexes of a few million runs stay hot
             conn.execute("PRAGMA journal_size_limit=67108864")  # a big ingest's log shrinks back after checkpoint
             conn.execute("PRAGMA foreign_keys=ON")
             return conn
