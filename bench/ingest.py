@@ -34,7 +34,23 @@ from pathlib import Path
 import orjson
 
 sys.path.insert(0, str(Path(__file__).resolve().parent))
+import verbs  # noqa: E402
 from verbs import write_jsonl  # noqa: E402
+
+
+def shaped(shape: str, size: int):
+    """Run ``i`` of ``shape``: ``events`` (bench/verbs.py's 20 events, the last agent message
+    padded so the line is about ``size`` bytes) or ``bare`` (its outcome only, no events)."""
+    if shape == "bare":
+        return verbs._bare_run
+    pad = max(0, size - len(orjson.dumps(verbs._run(0))))
+
+    def make(i: int) -> dict:
+        run = verbs._run(i)
+        run["events"][-1]["text"] = ("done: " + "refund issued, order closed; " * (pad // 29 + 1))[:pad + 4]
+        return run
+
+    return make
 
 CANONICAL = orjson.OPT_SORT_KEYS | orjson.OPT_NON_STR_KEYS
 
@@ -68,8 +84,9 @@ def floor(jsonl: Path, db: Path, batch: int = 5000) -> float:
     return seconds
 
 
-def fluke_ingest(jsonl: Path, db: Path, src: str | None) -> dict:
-    """``fluke ingest`` in its own process: seconds, peak -wal bytes, peak RSS, exit code."""
+def fluke_ingest(jsonl: Path, db: Path, src: str | None, workers: str | None = None) -> dict:
+    """``fluke ingest`` in its own process: seconds, peak -wal bytes, peak RSS, exit code, and the
+    CPU of it and the processes it forked (they are waited for, so counted in its usage)."""
     env = dict(os.environ)
     if src:
         env["PYTHONPATH"] = str(Path(src).resolve()) + os.pathsep + env.get("PYTHONPATH", "")
@@ -87,7 +104,8 @@ def fluke_ingest(jsonl: Path, db: Path, src: str | None) -> dict:
     thread = threading.Thread(target=watch, daemon=True)
     thread.start()
     began = time.perf_counter()
-    proc = subprocess.Popen([sys.executable, "-m", "fluke.cli", "--ledger", str(db), "ingest", str(jsonl)],
+    extra = ["--workers", workers] if workers is not None else []
+    proc = subprocess.Popen([sys.executable, "-m", "fluke.cli", "--ledger", str(db), "ingest", str(jsonl), *extra],
                             env=env, stdout=subprocess.DEVNULL, stderr=subprocess.PIPE)
     _, status, usage = os.wait4(proc.pid, 0)
     seconds = time.perf_counter() - began
@@ -110,15 +128,23 @@ def main() -> None:
     parser.add_argument("--src", action="append", default=[], metavar="NAME=PATH",
                         help="a fluke source tree to time (put first on PYTHONPATH); repeatable")
     parser.add_argument("--dir", help="where to put the file and ledgers (a temporary folder by default)")
+    parser.add_argument("--scenarios", type=int, default=verbs.SCENARIOS, help="scenarios the runs spread over")
+    parser.add_argument("--shape", choices=("events", "bare"), default="events",
+                        help="runs of 20 events (about --bytes each) or outcome-only runs")
+    parser.add_argument("--bytes", type=int, default=2600, help="size of an events run's line")
+    parser.add_argument("--workers", default=None, help="fluke ingest --workers (its default if not given)")
     args = parser.parse_args()
+    verbs.SCENARIOS = args.scenarios
     scratch = None if args.dir else tempfile.TemporaryDirectory(prefix="fluke-ingest-")
     work = Path(args.dir or scratch.name)
     work.mkdir(parents=True, exist_ok=True)
-    jsonl = work / f"runs-{args.n}.jsonl"
+    jsonl = work / f"{args.shape}-{args.n}-{args.scenarios}-{args.bytes}.jsonl"
     if not jsonl.exists():
-        write_jsonl(jsonl, args.n)
+        write_jsonl(jsonl, args.n, shaped(args.shape, args.bytes))
     size = jsonl.stat().st_size
-    print(f"{args.n:,} runs x 20 events, {size / 1e6:,.0f} MB of fluke JSONL; {os.cpu_count()} cores")
+    what = "x 20 events" if args.shape == "events" else "(outcome only)"
+    print(f"{args.n:,} runs {what} over {args.scenarios:,} scenarios, {size / args.n / 1e3:.1f} KB a run, "
+          f"{size / 1e6:,.0f} MB of fluke JSONL; {os.cpu_count()} cores")
     load = os.getloadavg()[0]
     db = work / "floor.db"
     discard(db)
@@ -135,7 +161,7 @@ def main() -> None:
         load = os.getloadavg()[0]
         db = work / "ingest.db"
         discard(db)
-        got = fluke_ingest(jsonl, db, src or None)
+        got = fluke_ingest(jsonl, db, src or None, args.workers)
         discard(db)
         if got["code"]:
             print(f"{name}: failed ({got['code']}): {got['err'][-400:]}")
@@ -143,7 +169,7 @@ def main() -> None:
         print(f"{name:32} {args.n / got['seconds']:>9,.0f} runs/s   {got['seconds']:6.1f} s   load {load:.1f}   "
               f"{seconds / got['seconds']:4.0%} of the floor   "
               f"peak WAL {got['wal'] / 1e6:,.0f} MB   peak RSS {got['rss']:,.0f} MB   "
-              f"CPU {got['cpu'] / args.n * 1e6:.0f} us/run")
+              f"CPU {got['cpu'] / args.n * 1e6:.0f} us/run ({got['cpu'] / cpu:.2f}x the floor's)")
     print("goal: fluke ingest >= 15,000 runs/s on SQLite, the WAL bounded (not growing with the file)")
 
 

@@ -121,8 +121,8 @@ def test_tau_bench_trials_as_versions_from_counts_equal_the_stream(tmp_path):
 
 
 def _tied(n, *, seed):
-    """Runs of few trials (0-4, repeated), three versions ingested together: many runs of one input
-    share a trial, within a version and across the versions of one arm."""
+    """Runs of few trials (0-4, repeated), three versions ingested together: the ledger keeps the first
+    run of each trial of a version, so runs of one input share a trial across the versions of one arm."""
     rng = random.Random(seed)
     return [Run(scenario=f"case{rng.randrange(8)}", trial=rng.randrange(5), seed=i,
                 identity=Identity(model=rng.choice(["m1", "m2", "m3", "x3"])),
@@ -179,7 +179,8 @@ def test_fixcheck_with_runs_that_share_a_trial_from_the_table_is_the_stream(tied
         assert all(np.array_equal(a, b) for a, b in zip(arrays, arrays_s, strict=True)) and unknowns == unknowns_s
         assert arm.describe() == arm_s.describe() and arrays[0].size > 0
         ties = np.unique(np.char.add(np.char.add(arrays[0], "|"), arrays[2].astype(str)), return_counts=True)[1]
-        assert ties.max() > 1     # some runs of one input share a trial
+        # runs of one input share a trial across an arm's versions; within one version never (one run a trial)
+        assert ties.max() > 1 if "*" in text else ties.max() == 1
 
 
 def test_fixcheck_on_tau_bench_trials_from_the_table_is_the_stream(tmp_path):

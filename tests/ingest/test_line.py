@@ -208,6 +208,15 @@ def test_lines_broken_byte_by_byte_read_as_the_model_path_reads_them(tmp_path):
     assert differ > 200
 
 
+def _stored(item) -> tuple:
+    """What the ledger stores of a run read (a Prepared one, or one the model built: line 300's
+    float of 1e16 is one the structs refuse), and the digest it keys it by."""
+    if isinstance(item, Run):
+        body = content_json(item)
+        return body, item.source.model_dump_json(), hashlib.sha256(body).digest()
+    return item.body, item.source, item.digest or hashlib.sha256(item.body).digest()
+
+
 def test_a_file_read_by_a_second_process_stores_what_one_process_stores(tmp_path, monkeypatch):
     lines = [orjson.dumps(_run(i)) for i in range(1500)]
     lines[300] = b'{"scenario":"s","outcome":{"reward":1e16}}'   # declined here: parsed by the model
@@ -217,7 +226,6 @@ def test_a_file_read_by_a_second_process_stores_what_one_process_stores(tmp_path
     got = []
     for size in (2 ** 62, 0):
         monkeypatch.setattr(_fluke_jsonl, "BESIDE_BYTES", size)
-        got.append([(item.body, item.source, item.digest or hashlib.sha256(item.body).digest())
-                    for item in read_file(path, prepared=True, workers=2)])
+        got.append([_stored(item) for item in read_file(path, prepared=True, workers=2)])
     assert got[0] == got[1] and len(got[0]) == 1500
     assert all(digest == hashlib.sha256(body).digest() for body, _, digest in got[1])

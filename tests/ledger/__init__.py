@@ -6,4 +6,20 @@ MIGRATIONS = [
     "0004_pending_ingests",
     "0005_steps_where_runs_die",
     "0006_trial_outcomes_and_unit_cells",
+    "0007_one_run_per_trial",
 ]
+
+
+def undo_trial_keys(ledger) -> None:
+    """Make a ledger as it was before 0007 (inside the caller's transaction): no trial key."""
+    ledger.execute("DROP INDEX runs_trial")
+    ledger.execute("ALTER TABLE runs DROP COLUMN t")
+    ledger.execute("DELETE FROM migrations WHERE name = '0007_one_run_per_trial'")
+
+
+def kept(runs) -> list:
+    """The runs a ledger keeps of ``runs``: the first of each version x scenario x condition x trial."""
+    out = {}
+    for r in runs:
+        out.setdefault((r.version, r.scenario, r.condition_key(), r.trial), r)
+    return list(out.values())

@@ -27,7 +27,11 @@ def test_second_agents_file_with_the_same_runs_warns(ledger, tmp_path):
     again = ledger.ingest(read_file(a))                            # the same file again: no warning
     assert (again.added, again.skipped, again.warnings) == (0, 5, ())
     second = ledger.ingest(read_file(b))
-    assert (second.added, second.skipped) == (1, 4)
+    # the fifth is another run of a trial the ledger keeps (task-4, trial 0): skipped, and said
+    assert (second.added, second.skipped, second.same_trial) == (0, 5, 1)
+    [other] = second.same_trial_examples
+    assert (other.scenario, other.trial) == ("task-4", 0)
+    assert str(b) in other.source and str(a) in other.kept
     [warning] = second.warnings
     assert isinstance(warning, SourceOverlap)
     assert (warning.file, warning.checked, warning.already, warning.other_files) == (str(b), 5, 4, (str(a),))

@@ -10,6 +10,8 @@ from fluke.comparison import survival_data
 from fluke.ledger import _base, open_ledger
 from fluke.record import AgentMessage, Identity, Outcome, Run, ToolCall, UserMessage
 
+from . import kept, undo_trial_keys
+
 
 def _runs(n, *, seed=0):
     """Runs of every shape a place can take: passes, died_at (in and past range), failed calls, unknown steps."""
@@ -30,7 +32,7 @@ def _runs(n, *, seed=0):
 def _expected(runs):
     """Each distinct run's place as fluke.comparison.survival_data (another implementation) puts it."""
     out = {}
-    for r in {r.hash: r for r in runs}.values():
+    for r in kept(runs):
         data = survival_data([r])
         if data.unknown:
             continue
@@ -77,12 +79,14 @@ def test_migration_0005_fills_the_steps_from_the_stored_bodies(ledger_url, monke
             made.execute(f"DROP TABLE {table}")
         made.execute("DELETE FROM migrations WHERE name IN ('0005_steps_where_runs_die', "
                      "'0006_trial_outcomes_and_unit_cells')")
+        undo_trial_keys(made)
     monkeypatch.setattr(_base, "MIGRATIONS", _base.MIGRATIONS[:4])
     with open_ledger(ledger_url) as old:
         assert old.migrations()[-1] == "0004_pending_ingests"
     monkeypatch.undo()
     with open_ledger(ledger_url) as ledger:
-        assert ledger.migrations()[-2:] == ["0005_steps_where_runs_die", "0006_trial_outcomes_and_unit_cells"]
+        assert ledger.migrations()[-3:] == ["0005_steps_where_runs_die", "0006_trial_outcomes_and_unit_cells",
+                                            "0007_one_run_per_trial"]
         assert _steps(ledger) == _expected(runs)
         ledger.ingest(_runs(100, seed=2))
         assert _steps(ledger) == _expected(runs + _runs(100, seed=2))

@@ -10,6 +10,8 @@ from fluke.ledger import open_ledger
 from fluke.ledger import _base
 from fluke.record import Identity, Outcome, Run
 
+from . import kept, undo_trial_keys
+
 from .test_steps import _expected as _steps_expected
 from .test_steps import _steps
 
@@ -24,7 +26,7 @@ def _runs(n, *, seed=0):
 def _tally(runs):
     """(trials, passes, unknowns) per version x scenario x condition, computed from the runs."""
     out = {}
-    for r in {r.hash: r for r in runs}.values():
+    for r in kept(runs):
         key = (r.version, r.scenario, r.condition_key())
         n, k, u = out.get(key, (0, 0, 0))
         out[key] = (n + 1, k + (r.outcome.passed is True), u + (r.outcome.passed is None))
@@ -74,6 +76,7 @@ def test_migration_0003_fills_unknowns_from_the_stored_bodies(ledger_url, monkey
                      "'0005_steps_where_runs_die', '0006_trial_outcomes_and_unit_cells')")
         for table in ("pending", "steps", "trial_outcomes", "trial_outcomes_staged", "unit_cells"):
             made.execute(f"DROP TABLE {table}")
+        undo_trial_keys(made)
     monkeypatch.setattr(_base, "MIGRATIONS", _base.MIGRATIONS[:2])
     with open_ledger(ledger_url) as old:
         assert old.migrations()[-1] == "0002_runs_keyed_by_hash_with_counts"
@@ -82,7 +85,8 @@ def test_migration_0003_fills_unknowns_from_the_stored_bodies(ledger_url, monkey
     monkeypatch.undo()
     with open_ledger(ledger_url) as ledger:
         assert ledger.migrations()[2:] == ["0003_counts_keep_unknowns", "0004_pending_ingests",
-                                           "0005_steps_where_runs_die", "0006_trial_outcomes_and_unit_cells"]
+                                           "0005_steps_where_runs_die", "0006_trial_outcomes_and_unit_cells",
+                                           "0007_one_run_per_trial"]
         assert _counts(ledger) == _tally(runs)
         ledger.ingest(_runs(100, seed=2))
         assert _counts(ledger) == _tally(runs + _runs(100, seed=2))

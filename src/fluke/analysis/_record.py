@@ -64,6 +64,14 @@ class IngestReport(Result):
                                      for e in dup["examples"])
                 out.append(line(Span("  dropped: ", "warn"), f"{dup['in_file']} repeat a run earlier in this file "
                                 "(the same content, so the same hash): ", examples))
+            same = r.get("same_trial")
+            if same:
+                examples = "; ".join(f"{e['scenario']} trial {e['trial']}"
+                                     + (f" [{e['condition']}]" if e["condition"] else "")
+                                     + f" ({e['where']}; kept: {e['kept']})" for e in same["examples"])
+                out.append(line(Span("  skipped: ", "warn"), f"{same['runs']} another run of a trial the ledger keeps "
+                                "(the same version, scenario, condition and trial, other content: latency, timing, "
+                                "cost or outcome; the first is kept): ", examples))
             if dup and dup["before"]:
                 out.append(line(f"  {dup['before']} were stored before this ingest (the same content: this file "
                                 "or one holding the same runs was ingested already)"))
@@ -102,8 +110,13 @@ def ingest(ledger, files: Sequence[str], *, input_format: str | None = None, ide
         runs = keys.watch(runs)
         result = ledger.ingest(runs, progress=tick) if tick is not None else ledger.ingest(runs)
         row = {"file": path, "added": result.added, "skipped": result.skipped}
+        same = getattr(result, "same_trial", 0)
         if result.skipped:
-            row["duplicates"] = keys.duplicates(path, result.skipped, input_format, supplied, options)
+            row["duplicates"] = keys.duplicates(path, result.skipped - same, input_format, supplied, options)
+        if same:
+            row["same_trial"] = {"runs": same, "examples": [
+                {"scenario": e.scenario, "condition": e.condition, "trial": e.trial, "where": _source_text(e.source),
+                 "kept": _source_text(e.kept)} for e in result.same_trial_examples]}
         warnings = list(getattr(result, "warnings", ()) or ())
         again = _stored_before(ledger, path, {v.version for v in ledger.versions()} - before) if result.added else None
         if again:
@@ -270,6 +283,20 @@ class _Keys:
                 examples.append({"scenario": seen[i].scenario, "trial": seen[i].trial,
                                  "where": _where(seen[i], i), "first": _where(seen[first], first)})
         return {"in_file": in_file, "before": max(skipped - in_file, 0), "examples": examples}
+
+
+def _source_text(source: str | None) -> str:
+    """A stored source (JSON) as ``file position N`` (or what of it there is)."""
+    import orjson
+
+    try:
+        value = orjson.loads(source) if source else {}
+    except orjson.JSONDecodeError:
+        value = {}
+    value = value if isinstance(value, dict) else {}
+    parts = [str(value["file"]) if value.get("file") else "", f"position {value['position']}"
+             if value.get("position") is not None else ""]
+    return " ".join(p for p in parts if p) or "no source"
 
 
 def _where(item, index: int) -> str:

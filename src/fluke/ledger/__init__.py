@@ -4,8 +4,10 @@
 >>> ledger = open_ledger(os.path.join(tempfile.mkdtemp(), "fluke.db"))
 >>> ledger.migrations()[:2]
 ['0001_runs_versions_documents_grades', '0002_runs_keyed_by_hash_with_counts']
->>> ledger.migrations()[2:]
-['0003_counts_keep_unknowns', '0004_pending_ingests', '0005_steps_where_runs_die', '0006_trial_outcomes_and_unit_cells']
+>>> ledger.migrations()[2:5]
+['0003_counts_keep_unknowns', '0004_pending_ingests', '0005_steps_where_runs_die']
+>>> ledger.migrations()[5:]
+['0006_trial_outcomes_and_unit_cells', '0007_one_run_per_trial']
 
 The package imports its parts on first use. Every failure of the storage underneath (a
 full disk, a lost connection, a damaged or newer ledger, a stored run that no longer

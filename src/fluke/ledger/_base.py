@@ -97,13 +97,6 @@ class Ledger(TableReads, DocumentStore):
         """Held for one logical ingest, where the backend needs one (SQLite)."""
         yield True
 
-    @contextlib.contextmanager
-    def trial_lock(self, vid: int) -> Iterator[None]:
-        """Held while a writer checks that a trial of version ``vid`` is free and records it
-        (:func:`fluke.ledger._once.record_once`); here the ingest lock, which an ingest inside joins."""
-        with self.ingest_lock():
-            yield
-
     def record_once(self, run: Run) -> Run | None:
         """Store ``run`` unless the ledger holds a run of its version × scenario × condition × trial;
         None when stored, else the run recorded first (see :mod:`fluke.ledger._once`)."""

@@ -63,7 +63,7 @@ def ingest_runs(ledger: "Ledger", runs: Iterable[Run | Prepared], *, progress: A
     recorded_at = utcnow()
     known: set[str] = set()                      # versions met in this ingest
     versions: list[tuple[int, str, str]] = []    # (vid, version, identity JSON) of those
-    held: list[tuple] = []                       # batches built before the transaction began
+    held: list[Rows] = []                        # batches built before the transaction began
     held_bytes = 0
     offered: dict[tuple, list[int]] = {}         # trials and passes of every run offered
     overlap = OverlapCheck()                     # where the first runs are stored from, afterwards
@@ -85,16 +85,16 @@ def ingest_runs(ledger: "Ledger", runs: Iterable[Run | Prepared], *, progress: A
             for identity in rows.identities:
                 body = canonical_json(identity.model_dump(mode="json", exclude={"date"})).decode()
                 versions.append((version_id(identity.version), identity.version, body))
-            overlap.see(rows.keys, rows.sources)
-            tally(offered, rows.vids, rows.scenarios, rows.conditions, rows.passed, rows.places)
+            overlap.see(rows)
+            tally(offered, rows)
             seen += len(rows)
-            held.append(rows.columns())
+            held.append(rows)
             held_bytes += rows.size
             if writer is None and (held_bytes >= ledger.HOLD_BYTES or seen >= ledger.HOLD_RUNS):
                 writer = start(large=True)
             if writer is not None:
                 while held:
-                    writer.put_runs(*held.pop(0))
+                    writer.put_runs(held.pop(0))
             if progress:
                 progress(seen)
 
@@ -103,21 +103,23 @@ def ingest_runs(ledger: "Ledger", runs: Iterable[Run | Prepared], *, progress: A
         stack.enter_context(ledger.ingest_lock())
         ledger.drop_pending()   # what ingests that did not finish left (none is running now)
         rows = Rows(known)
-        add, keys = rows.add, rows.keys
+        add = rows.add
         for run in runs:
             add(run)
-            if len(keys) >= BATCH or rows.size >= BATCH_BYTES:
+            if len(rows) >= BATCH or rows.size >= BATCH_BYTES:
                 flush(rows)
                 rows = Rows(known)
-                add, keys = rows.add, rows.keys
+                add = rows.add
         if rows:
             flush(rows)
         if writer is None:
-            added = _write_held(ledger, held, versions, offered, recorded_at)
+            added, writer = _write_held(ledger, held, versions, offered, recorded_at)
         else:
             writer.put_versions(versions)
             added = writer.finish(offered)
-    return IngestResult(added=added, skipped=seen - added, warnings=overlap.warnings(ledger))
+        runs_writer = getattr(writer, "writer", writer)   # a staged ingest's own writer
+    return IngestResult(added=added, skipped=seen - added, warnings=overlap.warnings(ledger),
+                        same_trial=runs_writer.same_trial, same_trial_examples=tuple(runs_writer.same_trial_examples))
 
 
 #: Times an ingest held whole is written before a transient failure (see
@@ -125,10 +127,10 @@ def ingest_runs(ledger: "Ledger", runs: Iterable[Run | Prepared], *, progress: A
 RETRIES = 5
 
 
-def _write_held(ledger: "Ledger", held: list[tuple], versions: list[tuple[int, str, str]],
-                offered: dict[tuple, list[int]], recorded_at: str) -> int:
+def _write_held(ledger: "Ledger", held: list[Rows], versions: list[tuple[int, str, str]],
+                offered: dict[tuple, list[int]], recorded_at: str) -> tuple[int, Any]:
     """Write an ingest held whole (every batch built before its transaction) in one short
-    transaction; return how many runs it added. One the server broke off as transient (a
+    transaction; return how many runs it added, and its writer. One the server broke off as transient (a
     deadlock or serialisation failure on PostgreSQL) left nothing, and is written again from
     what is held, up to :data:`RETRIES` times, instead of the user being asked to run it again."""
     for attempt in range(1, RETRIES + 1):
@@ -137,9 +139,9 @@ def _write_held(ledger: "Ledger", held: list[tuple], versions: list[tuple[int, s
                 writer = ledger._run_writer()
                 writer.begin(recorded_at)
                 for batch in held:
-                    writer.put_runs(*batch)
+                    writer.put_runs(batch)
                 writer.put_versions(versions)
-                return writer.finish(offered)
+                return writer.finish(offered), writer
         except Exception as exc:
             if attempt == RETRIES or not ledger._transient(exc):
                 raise
@@ -171,11 +173,11 @@ class _Staged:
         if self.log is not None:
             stack.push(self._stop)
 
-    def put_runs(self, *batch: Any) -> None:
+    def put_runs(self, batch: Any) -> None:
         if self.log is not None:
             self.log.before_write()
         with self.ledger.atomic():
-            self.writer.put_runs(*batch)
+            self.writer.put_runs(batch)
         if self.log is not None:
             self.log.committed()
 

@@ -8,8 +8,10 @@ one that has shipped.
 
 >>> [name for name, _ in MIGRATIONS][:2]
 ['0001_runs_versions_documents_grades', '0002_runs_keyed_by_hash_with_counts']
->>> [name for name, _ in MIGRATIONS][2:]
-['0003_counts_keep_unknowns', '0004_pending_ingests', '0005_steps_where_runs_die', '0006_trial_outcomes_and_unit_cells']
+>>> [name for name, _ in MIGRATIONS][2:5]
+['0003_counts_keep_unknowns', '0004_pending_ingests', '0005_steps_where_runs_die']
+>>> [name for name, _ in MIGRATIONS][5:]
+['0006_trial_outcomes_and_unit_cells', '0007_one_run_per_trial']
 """
 
 from __future__ import annotations
@@ -97,6 +99,44 @@ def _count_places(ledger: Any) -> None:
             places[group] = places.get(group, 0) + 1
     ledger.executemany("INSERT INTO steps (vid, scenario, condition, cause, step, event, runs) "
                        "VALUES (?, ?, ?, ?, ?, ?, ?)", [(*group, n) for group, n in sorted(places.items())])
+
+
+def _key_trials(ledger: Any) -> None:
+    """0007: each stored run's trial key (:func:`fluke.ledger._rows.trial_key`), from its body.
+
+    A ledger written before may hold two runs of one trial (two files differing only in
+    latency, both stored): every run is kept as it was, counted as before; the first of each
+    trial (by ingest, then the order it was stored in) takes the trial's key and the others
+    keep none, so an ingest from now on skips that trial, and no count changes. The runs of an
+    unfinished ingest (listed in ``pending``, removed on the next write) take none either.
+    """
+    from array import array
+
+    import numpy as np
+
+    from ..record import condition_key
+    from ._rows import trial_key
+
+    if ledger.dialect == "sqlite":   # sort the row ids, not the bodies (see SqliteLedger._ordered_runs)
+        sql = ("SELECT r.k, r.vid, r.scenario, r.body FROM (SELECT rowid AS id FROM runs WHERE ingest "
+               "NOT IN (SELECT ingest FROM pending) ORDER BY ingest, rowid LIMIT -1) o "
+               "CROSS JOIN runs r ON r.rowid = o.id")
+    else:
+        sql = "SELECT k, vid, scenario, body FROM runs WHERE ingest NOT IN (SELECT ingest FROM pending) " \
+              "ORDER BY ingest, k"
+    keys, trials = array("q"), array("q")
+    for key, vid, scenario, body in ledger.stream(sql):
+        doc = orjson.loads(body)
+        condition = doc.get("condition") or {}
+        keys.append(key)
+        trials.append(trial_key(vid, scenario, condition_key(condition) if condition else "", doc.get("trial", 0)))
+    if not keys:
+        return
+    _, first = np.unique(np.frombuffer(trials, dtype=np.int64), return_index=True)
+    first.sort()
+    pairs = [(trials[i], keys[i]) for i in first.tolist()]
+    for start in range(0, len(pairs), 5000):
+        ledger.executemany("UPDATE runs SET t = ? WHERE k = ?", pairs[start:start + 5000])
 
 
 MIGRATIONS: list[tuple[str, list[Step]]] = [
@@ -238,5 +278,12 @@ MIGRATIONS: list[tuple[str, list[Step]]] = [
             PRIMARY KEY (vid, unit, scenario, condition)
         )""",
         _tally_trials_and_units,
+    ]),
+    # One run per version x scenario x condition x trial: ``t`` is the trial key, unique (NULL for
+    # the later runs of a trial a ledger held twice before this, kept as they were; see _key_trials).
+    ("0007_one_run_per_trial", [
+        "ALTER TABLE runs ADD COLUMN t BIGINT",
+        _key_trials,
+        "CREATE UNIQUE INDEX runs_trial ON runs (t)",
     ]),
 ]

@@ -1,16 +1,10 @@
 """One run per version × scenario × condition × trial, for writers that run the agent themselves.
 
-A run's content hash covers what it did and also what varies by accident between two
-executions of the same trial (``latency``, the events' timestamps, ``cost``). Ingesting files
-is content-addressed and stays so; but a writer that *made* the run (the runner, the pytest
-plugin) knows which trial it meant, and two processes running the same trial at once
-(pytest-xdist workers, two CI jobs) must not both be kept. :func:`record_once` stores a run
-only if the ledger holds no run of its version, scenario, condition and trial; otherwise it
-returns the stored one (the first is kept, the second is reported by the caller).
-
-The check and the write happen under one lock per ledger (SQLite: the file's ingest lock;
-PostgreSQL: a session advisory lock on the version), so two writers cannot both see the
-trial as free. No schema changes: a ledger written before keeps every run it holds.
+Every ingest keeps one run per trial (the ``runs`` table's trial key, unique: see
+:mod:`fluke.ledger._rows`), so two processes running the same trial at once (pytest-xdist
+workers, two CI jobs) cannot both store it, whatever the timing, latency or cost of each.
+:func:`record_once` is that ingest of one run, which also says which run was kept: None when
+``run`` was stored, else the run stored first (the caller reports the second).
 
 >>> import os, tempfile
 >>> from fluke.ledger import open_ledger
@@ -29,7 +23,7 @@ from __future__ import annotations
 from typing import TYPE_CHECKING
 
 from ..record import Run
-from ._rows import row_run, version_id
+from ._rows import row_run, trial_key, version_id
 
 if TYPE_CHECKING:
     from ._base import Ledger
@@ -39,22 +33,13 @@ def stored_trial(ledger: "Ledger", run: Run) -> Run | None:
     """The run the ledger already holds for ``run``'s version, scenario, condition and trial, or None."""
     from ._base import VISIBLE
 
-    trial = ledger._json_field("trial", integer=True)
-    rows = ledger.query(f"SELECT body, source FROM runs WHERE {VISIBLE} AND vid = ? AND scenario = ? "
-                        f"AND {trial} = ? ORDER BY ingest, k", (version_id(run.version), run.scenario, run.trial))
-    wanted = run.condition_key()
-    for body, source in rows:
-        stored = row_run(body, source, ledger=ledger.name)
-        if stored.condition_key() == wanted:
-            return stored
-    return None
+    key = trial_key(version_id(run.version), run.scenario, run.condition_key(), run.trial)
+    rows = ledger.query(f"SELECT body, source FROM runs WHERE {VISIBLE} AND t = ?", (key,))
+    return row_run(rows[0][0], rows[0][1], ledger=ledger.name) if rows else None
 
 
 def record_once(ledger: "Ledger", run: Run) -> Run | None:
     """Store ``run`` unless its trial is already recorded; None when stored, else the run kept before."""
-    with ledger.trial_lock(version_id(run.version)):
-        stored = stored_trial(ledger, run)
-        if stored is not None:
-            return stored
-        ledger.ingest([run])
+    if ledger.ingest([run]).added:
         return None
+    return stored_trial(ledger, run)

@@ -27,7 +27,7 @@ from __future__ import annotations
 
 import os
 from dataclasses import dataclass
-from typing import TYPE_CHECKING, Sequence
+from typing import TYPE_CHECKING, Any, Sequence
 
 import orjson
 
@@ -70,16 +70,16 @@ class OverlapCheck:
         self.keys: dict[str, list[int]] = {}
         self._files: dict[str, str | None] = {}
 
-    def see(self, keys: Sequence[int], sources: Sequence[str | None]) -> None:
-        """Take note of a batch (the columns :class:`fluke.ledger._rows.Rows` built)."""
+    def see(self, rows: Sequence[Any]) -> None:
+        """Take note of a batch (of :class:`fluke.ledger._rows.RunRow`)."""
         if self.seen >= SAMPLE:
             return
         take = SAMPLE - self.seen
-        for key, source in zip(keys[:take], sources[:take], strict=True):
-            file = self._file(source)
+        for row in rows[:take]:
+            file = self._file(row.source)
             if file is not None:
-                self.keys.setdefault(file, []).append(key)
-        self.seen += min(take, len(keys))
+                self.keys.setdefault(file, []).append(row.key)
+        self.seen += min(take, len(rows))
 
     def _file(self, source: str | None) -> str | None:
         if source is None:

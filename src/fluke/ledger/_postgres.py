@@ -9,6 +9,7 @@ from typing import Any, Iterable, Iterator, Sequence
 from ..errors import LedgerError, require
 from ._base import Ledger
 from ._faults import postgres_fault
+from ._rows import STORED
 from ._writer import RunWriter
 
 
@@ -65,17 +66,6 @@ class PostgresLedger(Ledger):
         # psycopg opens a transaction implicitly; end any read-only one left open.
         self._conn.commit()
 
-    @contextlib.contextmanager
-    def trial_lock(self, vid: int) -> Iterator[None]:
-        """A session advisory lock on the version: concurrent ``record_once`` calls take turns."""
-        self.execute("SELECT pg_advisory_lock(?)", (vid,))
-        try:
-            yield
-        finally:
-            with contextlib.suppress(Exception):   # a lost connection has released it already
-                self.execute("SELECT pg_advisory_unlock(?)", (vid,))
-                self._conn.commit()
-
     def _tables(self) -> set[str]:
         rows = self.query("SELECT tablename FROM pg_tables WHERE schemaname = current_schema()")
         return {name for (name,) in rows}
@@ -110,14 +100,14 @@ class PostgresRunWriter(RunWriter):
 
     def _insert(self, rows: Iterable[tuple], count: int) -> set[int] | None:
         cur = self.conn.cursor()
-        cur.execute("CREATE TEMP TABLE IF NOT EXISTS runs_in (k BIGINT, vid BIGINT, scenario TEXT, source TEXT, "
-                    "body TEXT) ON COMMIT DELETE ROWS")
+        columns = ", ".join(STORED)
+        cur.execute("CREATE TEMP TABLE IF NOT EXISTS runs_in (k BIGINT, t BIGINT, vid BIGINT, scenario TEXT, "
+                    "source TEXT, body TEXT) ON COMMIT DELETE ROWS")
         cur.execute("TRUNCATE runs_in")
-        with cur.copy("COPY runs_in (k, vid, scenario, source, body) FROM STDIN") as copy:
+        with cur.copy(f"COPY runs_in ({columns}) FROM STDIN") as copy:
             for row in rows:
                 copy.write_row(row)
-        cur.execute("INSERT INTO runs (k, vid, ingest, scenario, source, body) "
-                    f"SELECT k, vid, {int(self.ingest)}, scenario, source, body FROM runs_in ORDER BY k "
-                    "ON CONFLICT DO NOTHING RETURNING k")
+        cur.execute(f"INSERT INTO runs (ingest, {columns}) SELECT {int(self.ingest)}, {columns} FROM runs_in "
+                    "ORDER BY k ON CONFLICT DO NOTHING RETURNING k")
         added = {k for (k,) in cur.fetchall()}
         return None if len(added) == count else added

@@ -1,6 +1,7 @@
 """How a run is laid out in the ``runs`` table, and back.
 
-A row is ``(key, vid, scenario, source, body)`` plus the ingest it arrived in:
+A row is ``(key, tkey, vid, scenario, source, body)`` plus the ingest it arrived in (one
+:class:`RunRow` carries it, and what the tallies need, from ingest to the writer):
 
 - ``body`` is the run's content exactly as its hash is taken over: the canonical JSON of
   every field but ``source`` (:func:`fluke.record.content_json`). So a stored run can be
@@ -9,6 +10,9 @@ A row is ``(key, vid, scenario, source, body)`` plus the ingest it arrived in:
   content address. Rows are appended in ingest order and the index is narrow, so inserting
   into a large ledger stays cheap. Two different runs sharing a key would be caught (their
   bodies differ) and refused; at 64 bits that takes billions of runs to become likely.
+- ``t`` is the trial key (:func:`trial_key`), unique too: one run per version × scenario ×
+  condition × trial. A run of a trial already stored, even one whose content differs in what
+  varies by accident (latency, timestamps, cost), is skipped and reported, the first kept.
 - ``vid`` is the first 60 bits of the version hash; ``source`` (where the run was read
   from, outside the hash) is JSON or NULL.
 
@@ -21,9 +25,10 @@ version, scenario, condition, step, event and cause.
 >>> run = Run(scenario="s", trial=1, condition={"t": 0.5}, outcome=Outcome(passed=True))
 >>> rows = Rows()
 >>> rows.add(run)
->>> rows.keys[0] == hash_key(run.hash), rows.conditions, rows.passed, rows.places
-(True, ['t=0.5'], [1], [('censored', 0, '')])
->>> stored = row_run(rows.bodies[0].decode(), rows.sources[0])
+>>> row = rows[0]
+>>> row.key == hash_key(run.hash), row.condition, row.passed, row.place, row.trial
+(True, 't=0.5', 1, ('censored', 0, ''), 1)
+>>> stored = row_run(row.body.decode(), row.source)
 >>> stored == run, stored.hash == run.hash
 (True, True)
 """
@@ -31,7 +36,8 @@ version, scenario, condition, step, event and cause.
 from __future__ import annotations
 
 import hashlib
-from typing import Any
+from operator import itemgetter
+from typing import Any, NamedTuple
 
 import orjson
 from pydantic import ValidationError
@@ -67,45 +73,64 @@ def body_hash(body: str | bytes) -> str:
     return _sha256(body.encode() if isinstance(body, str) else body).hexdigest()
 
 
-class Rows:
-    """A batch of runs as the columns the writer stores: built once per run, on the hot path.
+def trial_key(vid: int, scenario: str, condition: str, trial: int) -> int:
+    """The row's trial key: the first 64 bits (signed) of the SHA-256 of its version, scenario,
+    condition and trial, under the ``runs`` table's second unique index. A ledger keeps one run
+    per trial: a second run of it (the same trial recorded again, differing only in what varies
+    by accident: latency, timestamps, cost) is skipped and reported, the first kept.
 
-    ``keys``, ``vids``, ``scenarios``, ``sources`` and ``bodies`` (UTF-8 JSON) make the rows;
-    ``conditions``, ``passed`` and ``places`` (:func:`fluke.record.place_of`) feed the counts; ``identities`` are the
-    versions first met
-    in this batch, ``known`` (shared by the batches of one ingest) the versions met before.
+    >>> trial_key(1, "s", "", 0) == trial_key(1, "s", "", 0) != trial_key(1, "s", "", 1)
+    True
+    """
+    raw = _sha256(f"{vid}\x00{scenario}\x00{condition}\x00{trial}".encode()).digest()
+    return int.from_bytes(raw[:8], "big", signed=True)
+
+
+class RunRow(NamedTuple):
+    """One run as the ledger stores and tallies it: the one shape a run has from ingest to the
+    writer (:class:`fluke.ledger._writer.RunWriter`) and the tallies.
+
+    ``key`` (content) and ``tkey`` (trial, :func:`trial_key`) are the row's two unique keys;
+    ``vid``, ``scenario``, ``source`` and ``body`` (UTF-8 JSON) are stored; ``condition``,
+    ``passed`` (1, 0, None for unknown) and ``place`` (:func:`fluke.record.place_of`) feed
+    ``counts`` and ``steps``; ``trial``, ``unit`` (the sampling unit) and ``reward`` the trial
+    and unit tallies (:mod:`fluke.ledger._tallies`).
+    """
+
+    key: int
+    tkey: int
+    vid: int
+    scenario: str
+    condition: str
+    passed: int | None
+    source: str | None
+    body: bytes | str
+    place: tuple | None
+    trial: int
+    unit: str
+    reward: float | None
+
+
+#: The columns of ``runs`` an ingest writes from a row (beside its ingest id), in this order.
+STORED = ("k", "t", "vid", "scenario", "source", "body")
+stored_values = itemgetter(*(RunRow._fields.index(n) for n in ("key", "tkey", "vid", "scenario", "source", "body")))
+
+
+class Rows(list):
+    """A batch of :class:`RunRow`, built once per run on the hot path; ``identities`` are the
+    versions first met in this batch, ``known`` (shared by the batches of one ingest) the
+    versions met before, ``size`` the bytes of the bodies so far (what a batch is bounded by).
     Building a row serialises the run's content once, hashes it, and shares the hash with
     :attr:`Run.hash`.
     """
 
-    __slots__ = ("keys", "vids", "scenarios", "conditions", "passed", "sources", "bodies", "identities", "known",
-                 "size", "places", "trials", "units", "rewards")
+    __slots__ = ("identities", "known", "size")
 
     def __init__(self, known: set[str] | None = None) -> None:
-        self.keys: list[int] = []
-        self.vids: list[int] = []
-        self.scenarios: list[str] = []
-        self.conditions: list[str] = []
-        self.passed: list[int | None] = []   # 1, 0, or None for an unknown outcome
-        self.places: list[tuple | None] = []  # where each run died or was censored (place_of)
-        self.sources: list[str | None] = []
-        self.bodies: list[bytes] = []
+        super().__init__()
         self.identities: list[Identity] = []
         self.known = set() if known is None else known
-        #: bytes of the bodies so far (what a batch is bounded by)
         self.size = 0
-        # for the trial and unit tallies (fluke.ledger._tallies): trial, sampling unit, reward
-        self.trials: list[int] = []
-        self.units: list[str] = []
-        self.rewards: list[float | None] = []
-
-    def __len__(self) -> int:
-        return len(self.keys)
-
-    def columns(self) -> tuple[list, ...]:
-        """``(keys, vids, scenarios, conditions, passed, sources, bodies, places, trials, units, rewards)``."""
-        return (self.keys, self.vids, self.scenarios, self.conditions, self.passed, self.sources, self.bodies,
-                self.places, self.trials, self.units, self.rewards)
 
     def add(self, run: Run | Prepared) -> None:
         """Append ``run``'s row; a run that cannot be stored as JSON is an InputError naming it.
@@ -114,8 +139,8 @@ class Rows:
         """
         if type(run) is Prepared:
             self._append(run.body, run.identity, run.scenario, run.condition, run.passed, run.source, run.place,
+                         run.trial, run.scenario if run.unit is None else run.unit, run.outcome["reward"],
                          run.digest)
-            self._tallied(run.trial, run.scenario if run.unit is None else run.unit, run.outcome["reward"])
             return
         try:
             values = content_fields(run)
@@ -128,18 +153,13 @@ class Rows:
         raw = self._append(body, run.identity, values["scenario"], condition_key(condition) if condition else "",
                            None if passed is None else 1 if passed else 0,
                            None if run.source is None else run.source.model_dump_json(),
-                           place_of(passed, outcome["died_at"], run.events))
-        self._tallied(values["trial"], values["scenario"] if values["unit"] is None else values["unit"],
-                      outcome["reward"])
+                           place_of(passed, outcome["died_at"], run.events), values["trial"],
+                           values["scenario"] if values["unit"] is None else values["unit"], outcome["reward"])
         run.__dict__.setdefault("hash", raw.hex())
 
-    def _tallied(self, trial: int, unit: str, reward: float | None) -> None:
-        self.trials.append(trial)
-        self.units.append(unit)
-        self.rewards.append(reward)
-
     def _append(self, body: bytes, identity: Identity, scenario: str, condition: str, passed: int | None,
-                source: str | None, place: tuple | None, raw: bytes | None = None) -> bytes:
+                source: str | None, place: tuple | None, trial: int, unit: str, reward: float | None,
+                raw: bytes | None = None) -> bytes:
         """Append one row; return the SHA-256 digest of its body (``raw``, where it was taken)."""
         if raw is None:
             raw = _sha256(body).digest()
@@ -150,14 +170,9 @@ class Rows:
         if version not in self.known:
             self.known.add(version)
             self.identities.append(identity)
-        self.keys.append(int.from_bytes(raw[:8], "big", signed=True))
-        self.vids.append(vid)
-        self.scenarios.append(scenario)
-        self.conditions.append(condition)
-        self.passed.append(passed)
-        self.places.append(place)
-        self.sources.append(source)
-        self.bodies.append(body)
+        traw = _sha256(f"{vid}\x00{scenario}\x00{condition}\x00{trial}".encode()).digest()
+        self.append(RunRow(int.from_bytes(raw[:8], "big", signed=True), int.from_bytes(traw[:8], "big", signed=True),
+                           vid, scenario, condition, passed, source, body, place, trial, unit, reward))
         self.size += len(body)
         return raw
 

@@ -84,16 +84,15 @@ class Tallies:
         self.staged = False
         self.cells: dict[tuple, list] = {}       # (vid, unit, scenario, condition) -> six sums
 
-    def add(self, keys: Sequence[int], vids: Sequence[int], scenarios: Sequence[str], conditions: Sequence[str],
-            passed: Sequence[int | None], trials: Sequence[int], units: Sequence[str],
-            rewards: Sequence[float | None], added: Sequence[bool] | None = None) -> None:
-        """Tally the runs of a batch that were added (``added`` marks them; None: every one)."""
+    def add(self, rows: Sequence[Any], added: Sequence[bool] | None = None) -> None:
+        """Tally the runs of a batch (:class:`fluke.ledger._rows.RunRow`) that were added
+        (``added`` marks them; None: every one)."""
         held, cells, pack = self.held, self.cells, ENTRY.pack
-        rows: Iterable[tuple] = zip(keys, vids, scenarios, conditions, passed, trials, units, rewards, strict=True)
-        if added is not None:
-            rows = compress(rows, added)
+        chosen: Iterable[Any] = rows if added is None else compress(rows, added)
         n = 0
-        for key, vid, scenario, condition, ok, trial, unit, reward in rows:
+        for row in chosen:
+            key, vid, scenario, condition, ok = row.key, row.vid, row.scenario, row.condition, row.passed
+            trial, unit, reward = row.trial, row.unit, row.reward
             n += 1
             group = (vid, scenario, condition, trial >> 8)
             entries = held.get(group)
@@ -258,16 +257,17 @@ def backfill(ledger: Any) -> None:
     else:
         sql = ("SELECT k, vid, ingest, scenario, body FROM runs WHERE ingest NOT IN (SELECT ingest FROM pending) "
                "ORDER BY ingest, k")
+    from ._rows import RunRow
+
     cur = ledger._conn.cursor()
     tallies = Tallies(ledger._sql, ledger.dialect)
     current: int | None = None
-    batch: list[list] = [[] for _ in range(8)]
+    batch: list[RunRow] = []
 
     def flush() -> None:
-        tallies.add(*batch)
+        tallies.add(batch)
         tallies.stage(cur, current)
-        for column in batch:
-            column.clear()
+        batch.clear()
 
     for key, vid, ingest, scenario, body in ledger.stream(sql):
         if ingest != current:
@@ -280,11 +280,10 @@ def backfill(ledger: Any) -> None:
         passed = outcome.get("passed")
         condition = doc.get("condition") or {}
         unit = doc.get("unit")
-        for column, value in zip(batch, (key, vid, scenario, condition_key(condition) if condition else "",
-                                         None if passed is None else int(bool(passed)), doc.get("trial", 0),
-                                         scenario if unit is None else unit, outcome.get("reward")), strict=True):
-            column.append(value)
-        if len(batch[0]) >= 5000:
+        batch.append(RunRow(key, 0, vid, scenario, condition_key(condition) if condition else "",
+                            None if passed is None else int(bool(passed)), None, "", None, doc.get("trial", 0),
+                            scenario if unit is None else unit, outcome.get("reward")))
+        if len(batch) >= 5000:
             flush()
     if current is not None:
         flush()

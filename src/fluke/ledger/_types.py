@@ -20,7 +20,8 @@ if TYPE_CHECKING:
 
 @dataclass(frozen=True)
 class IngestResult:
-    """How many runs a batch added, and how many were already in the ledger.
+    """How many runs a batch added, and how many were already in the ledger (the same run, or
+    another run of the same trial: one run per version × scenario × condition × trial is kept).
 
     ``warnings`` holds a :class:`fluke.ledger.SourceOverlap` for each file most of whose
     runs were already stored from another file (two agents' files that the identity does
@@ -30,6 +31,12 @@ class IngestResult:
     added: int
     skipped: int
     warnings: tuple["SourceOverlap", ...] = field(default=(), repr=False)
+    #: of the ``skipped``, how many were another run of a trial the ledger keeps (the same
+    #: version, scenario, condition and trial, with other content: latency, timestamps, cost, or
+    #: another outcome), the first kept; and a few of them, each with where it and the kept run
+    #: were read from (``fluke.ledger._writer.SameTrial``)
+    same_trial: int = field(default=0, repr=False)
+    same_trial_examples: tuple = field(default=(), repr=False)
 
     @property
     def total(self) -> int:

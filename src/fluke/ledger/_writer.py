@@ -14,12 +14,13 @@ order, so concurrent ingests into PostgreSQL wait for one another instead of dea
 >>> _ = conn.execute("BEGIN IMMEDIATE")
 >>> writer = SqliteRunWriter(conn)
 >>> writer.begin("2026-11-30T00:00:00.000000Z")
->>> bodies = ['{"trial":0}', '{"trial":0}', '{"trial":1}']
+>>> from fluke.ledger._rows import RunRow
+>>> rows = [RunRow(7, 70, 1, "s", "", 1, None, '{"trial":0}', ("censored", 0, ""), 0, "s", 1.0),
+...         RunRow(7, 70, 1, "s", "", 1, None, '{"trial":0}', ("censored", 0, ""), 0, "s", 1.0),
+...         RunRow(9, 71, 1, "s", "", None, None, '{"trial":1}', None, 1, "s", None)]
 >>> offered = {}
->>> places = [("censored", 0, "")] * 2 + [None]
->>> tally(offered, [1] * 3, ["s"] * 3, [""] * 3, [1, 1, None], places)
->>> writer.put_runs([7, 7, 9], [1] * 3, ["s"] * 3, [""] * 3, [1, 1, None], [None] * 3, bodies, places,
-...                 [0, 0, 1], ["s"] * 3, [1.0, 1.0, None])
+>>> tally(offered, rows)
+>>> writer.put_runs(rows)
 2
 >>> writer.finish(offered)
 2
@@ -35,13 +36,12 @@ order, so concurrent ingests into PostgreSQL wait for one another instead of dea
 from __future__ import annotations
 
 import sqlite3
-from collections import Counter
-from itertools import compress
 from pathlib import Path
-from typing import Any, Iterable, Sequence
+from typing import Any, Iterable, NamedTuple, Sequence
 from urllib.parse import quote
 
 from ..errors import LedgerError
+from ._rows import STORED, RunRow, stored_values
 from ._tallies import Tallies
 
 _UPSERT_COUNTS = ("INSERT INTO counts (vid, scenario, condition, trials, passes, unknowns) VALUES (?, ?, ?, ?, ?, ?) "
@@ -72,6 +72,9 @@ class RunWriter:
         self.added = 0
         #: trials, passes and unknowns of the runs offered but not added, per (vid, scenario, condition)
         self.skipped: dict[tuple, list[int]] = {}
+        #: runs skipped because another run of their trial, with other content, was kept; a few of them
+        self.same_trial = 0
+        self.same_trial_examples: list[SameTrial] = []
 
     # -- backend hooks ---------------------------------------------------------------
     def _new_ingest(self, recorded_at: str) -> int:  # pragma: no cover - abstract
@@ -98,61 +101,83 @@ class RunWriter:
         if rows:
             self.conn.cursor().executemany(self._sql(_PUT_VERSION), rows)
 
-    def put_runs(self, keys: Sequence[int], vids: Sequence[int], scenarios: Sequence[str],
-                 conditions: Sequence[str], passed: Sequence[int | None], sources: Sequence[str | None],
-                 bodies: Sequence[str] | Sequence[bytes], places: Sequence[tuple | None], trials: Sequence[int],
-                 units: Sequence[str], rewards: Sequence[float | None]) -> int:
-        """Store a batch (the columns of :class:`fluke.ledger._rows.Rows`), skipping runs
-        already stored; return how many were new. Bodies are JSON, as text or UTF-8.
+    def put_runs(self, rows: Sequence[RunRow]) -> int:
+        """Store a batch of :class:`fluke.ledger._rows.RunRow`, skipping runs already stored
+        and runs of a trial already stored (or met earlier in the batch); return how many were
+        new. Bodies are JSON, as text or UTF-8.
 
         The caller tallies every run it offers (:func:`tally`); the writer keeps the tally of
         those it skipped, which :meth:`finish` takes off, and the trial outcomes and unit
-        sums of those it added (:class:`fluke.ledger._tallies.Tallies`).
+        sums of those it added (:class:`fluke.ledger._tallies.Tallies`). A skipped run whose
+        content differs from the kept run of its trial is noted in :attr:`same_trial`.
         """
-        if bodies and isinstance(bodies[0], bytes) and not self.takes_bytes:
-            bodies = [body.decode() for body in bodies]
-        inserted = self._insert(zip(keys, vids, scenarios, sources, bodies, strict=True), len(keys))
-        if inserted is None:
-            self.added += len(keys)
-            self.tallies.add(keys, vids, scenarios, conditions, passed, trials, units, rewards)
+        if rows and isinstance(rows[0].body, bytes) and not self.takes_bytes:
+            rows = [row._replace(body=row.body.decode()) for row in rows]
+        seen: set[int] = set()
+        firsts = rows if len({row.tkey for row in rows}) == len(rows) else \
+            [row for row in rows if not (row.tkey in seen or seen.add(row.tkey))]   # the first of each trial
+        inserted = self._insert(map(stored_values, firsts), len(firsts))
+        if inserted is None and firsts is rows:
+            self.added += len(rows)
+            self.tallies.add(rows)
             self.tallies.stage(self.conn.cursor(), self.ingest)
-            return len(keys)
-        self._check_skipped(keys, bodies, inserted)
-        first: set[int] = set()
-        added = []
-        for key, vid, scenario, condition, ok, place in zip(
-            keys, vids, scenarios, conditions, passed, places, strict=True
-        ):
-            if key in inserted and key not in first:
-                first.add(key)
-                added.append(True)
-            else:
-                tally(self.skipped, (vid,), (scenario,), (condition,), (ok,), (place,))
-                added.append(False)
-        self.tallies.add(keys, vids, scenarios, conditions, passed, trials, units, rewards, added)
+            return len(rows)
+        kept = {row.tkey: row for row in firsts if inserted is None or row.key in inserted}
+        added = [kept.get(row.tkey) is row for row in rows]
+        self._check_skipped([row for row, new in zip(rows, added, strict=True) if not new], kept)
+        for row, new in zip(rows, added, strict=True):
+            if not new:
+                tally(self.skipped, (row,))
+        self.tallies.add(rows, added)
         self.tallies.stage(self.conn.cursor(), self.ingest)
-        self.added += len(first)
-        return len(first)
+        self.added += len(kept)
+        return len(kept)
 
-    def _check_skipped(self, keys: Sequence[int], bodies: Sequence[str], inserted: set[int]) -> None:
-        """A skipped run must be the stored run itself, not another with the same 64-bit key.
-
-        A body is the hashed content itself, so equal hashes mean equal bodies.
+    def _check_skipped(self, skipped: Sequence[RunRow], kept: dict[int, RunRow]) -> None:
+        """Each skipped run is the kept run of its trial (this batch's, or one stored before)
+        itself, or another run of the same trial (noted in :attr:`same_trial`); never a run
+        that only shares a 64-bit key with it. A body is the hashed content itself, so equal
+        content keys mean equal bodies unless the key collides.
         """
-        first: dict[int, str | bytes] = {}
-        for key, body in zip(keys, bodies, strict=True):
-            if first.setdefault(key, body) != body:
-                _collision(key)
-        first = {key: body.decode() if type(body) is bytes else body for key, body in first.items()}
-        skipped = [key for key in first if key not in inserted]
+        if not skipped:
+            return
+        wanted = {row.tkey for row in skipped if row.tkey not in kept}
+        stored: dict[int, tuple] = {}
         cur = self.conn.cursor()
-        for start in range(0, len(skipped), 500):
-            chunk = skipped[start:start + 500]
-            cur.execute(self._sql(f"SELECT k, body FROM runs WHERE k IN ({', '.join('?' * len(chunk))})"),
-                        chunk)
-            for key, body in cur.fetchall():
-                if body != first[key]:
-                    _collision(key)
+        chunks = sorted(wanted)
+        for start in range(0, len(chunks), 500):
+            chunk = chunks[start:start + 500]
+            cur.execute(self._sql(f"SELECT t, k, vid, scenario, source, body FROM runs "
+                                  f"WHERE t IN ({', '.join('?' * len(chunk))})"), chunk)
+            for t, k, vid, scenario, source, body in cur.fetchall():
+                stored[t] = (k, vid, scenario, source, body)
+        for row in skipped:
+            first = kept.get(row.tkey)
+            if first is not None:
+                key, vid, scenario, source, body = first.key, first.vid, first.scenario, first.source, first.body
+            elif row.tkey in stored:
+                key, vid, scenario, source, body = stored[row.tkey]
+            else:   # neither kept nor stored: a row of the same content key as another stored run
+                self._check_content(row)
+                continue
+            if key == row.key:
+                if _text(body) != _text(row.body):
+                    _collision(row.key)
+                continue
+            if (vid, scenario) != (row.vid, row.scenario) or _trial_of(body) != (row.condition, row.trial):
+                _collision(row.tkey, "trial")
+            self.same_trial += 1
+            if len(self.same_trial_examples) < SAME_TRIAL_EXAMPLES:
+                self.same_trial_examples.append(SameTrial(row.scenario, row.condition, row.trial, row.source,
+                                                          source))
+
+    def _check_content(self, row: RunRow) -> None:
+        """A run skipped for its content key alone: the stored run of that key must be it."""
+        cur = self.conn.cursor()
+        cur.execute(self._sql("SELECT body FROM runs WHERE k = ?"), (row.key,))
+        found = cur.fetchone()
+        if found is None or _text(found[0]) != _text(row.body):
+            _collision(row.key)
 
     def finish(self, offered: dict[tuple, list[int]]) -> int:
         """Add the tally of the runs added (``offered`` less those skipped) to ``counts`` and
@@ -179,38 +204,66 @@ class RunWriter:
         return self.added
 
 
-def tally(counts: dict[tuple, list[int]], vids: Sequence[int], scenarios: Sequence[str],
-          conditions: Sequence[str], passed: Sequence[int | None],
-          places: Sequence[tuple | None] | None = None) -> None:
+def tally(counts: dict[tuple, list[int]], rows: Iterable[RunRow]) -> None:
     """Add runs to ``counts``: ``[trials, passes, unknowns]`` per ``(vid, scenario, condition, place)``;
     a ``passed`` of None is an unknown outcome (a trial that did not pass, counted apart), and
     ``place`` is where the run died or was censored (:func:`fluke.record.place_of`; None
-    for an unknown outcome or when not given). :meth:`RunWriter.finish` sums the places away
-    for the ``counts`` table and keeps them for the ``steps`` table.
+    for an unknown outcome). :meth:`RunWriter.finish` sums the places away for the ``counts``
+    table and keeps them for the ``steps`` table.
 
+    >>> from fluke.ledger._rows import RunRow
     >>> counts = {}
-    >>> tally(counts, [1, 1, 2], ["s", "s", "s"], ["", "", ""], [1, None, 1])
+    >>> tally(counts, [RunRow(0, 0, vid, "s", "", ok, None, "", None, 0, "s", None)
+    ...                for vid, ok in [(1, 1), (1, None), (2, 1)]])
     >>> counts
     {(1, 's', '', None): [2, 1, 1], (2, 's', '', None): [1, 1, 0]}
     """
-    groups = list(zip(vids, scenarios, conditions, places or [None] * len(vids), strict=True))
-    for group, n in Counter(groups).items():
+    for row in rows:
+        group = (row.vid, row.scenario, row.condition, row.place)
         triple = counts.get(group)
         if triple is None:
-            counts[group] = [n, 0, 0]
-        else:
-            triple[0] += n
-    for group, k in Counter(compress(groups, passed)).items():
-        counts[group][1] += k
-    if None in passed:
-        for group, u in Counter(compress(groups, [p is None for p in passed])).items():
-            counts[group][2] += u
+            triple = counts[group] = [0, 0, 0]
+        triple[0] += 1
+        ok = row.passed
+        if ok:
+            triple[1] += 1
+        elif ok is None:
+            triple[2] += 1
 
 
-def _collision(key: int) -> None:
-    raise LedgerError(f"two different runs share the first 64 bits of their content hash "
+def _collision(key: int, which: str = "content") -> None:
+    raise LedgerError(f"two different runs share the first 64 bits of their {which} hash "
                       f"({key & (2 ** 64 - 1):016x}), the ledger's key; nothing was stored. "
                       "Please report this to the fluke maintainers")
+
+
+def _text(body: str | bytes) -> str:
+    return body.decode() if type(body) is bytes else body
+
+
+def _trial_of(body: str | bytes) -> tuple[str, int]:
+    """The condition key and trial of a stored body."""
+    import orjson
+
+    from ..record import condition_key
+
+    doc = orjson.loads(body)
+    condition = doc.get("condition") or {}
+    return (condition_key(condition) if condition else ""), doc.get("trial", 0)
+
+
+#: Runs of a trial already kept that an ingest names in its result (the rest it counts).
+SAME_TRIAL_EXAMPLES = 3
+
+
+class SameTrial(NamedTuple):
+    """A run skipped because another run of its trial was kept: where each was read from."""
+
+    scenario: str
+    condition: str
+    trial: int
+    source: str | None
+    kept: str | None
 
 
 class SqliteRunWriter(RunWriter):
@@ -225,8 +278,8 @@ class SqliteRunWriter(RunWriter):
     def _new_ingest(self, recorded_at: str) -> int:
         cur = self.conn.execute("INSERT INTO ingests (recorded_at) VALUES (?)", (recorded_at,))
         ingest = int(cur.lastrowid)
-        self._insert_sql = ("INSERT INTO runs (k, vid, ingest, scenario, source, body) "
-                            f"VALUES (?, ?, {ingest}, ?, ?, CAST(? AS TEXT)) ON CONFLICT DO NOTHING")
+        self._insert_sql = (f"INSERT INTO runs (ingest, {', '.join(STORED)}) "
+                            f"VALUES ({ingest}, ?, ?, ?, ?, ?, CAST(? AS TEXT)) ON CONFLICT DO NOTHING")
         return ingest
 
     def stage(self) -> None:
@@ -265,7 +318,7 @@ def connect_sqlite(path: str, *, wait: float = 30.0) -> sqlite3.Connection:
             conn.execute("PRAGMA page_size=16384")  # a new file only (before WAL is on): fewer, fuller pages
             conn.execute("PRAGMA journal_mode=WAL")
             conn.execute("PRAGMA synchronous=NORMAL")
-            conn.execute("PRAGMA cache_size=-262144")  # up to 256 MiB: keeps the key index hot on big ingests
+            conn.execute("PRAGMA cache_size=-65536")  # up to 64 MiB: both key indexes of a few million runs stay hot
             conn.execute("PRAGMA journal_size_limit=67108864")  # a big ingest's log shrinks back after checkpoint
             conn.execute("PRAGMA foreign_keys=ON")
             return conn

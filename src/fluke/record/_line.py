@@ -1,7 +1,8 @@
 """A line of fluke JSONL checked and serialised in C: the fast path of a file ingest.
 
-:class:`LinePreparer` decodes a line with msgspec straight into typed structs that mirror
-the run model (the same fields, types, bounds and defaults, unknown fields refused), and
+:class:`LinePreparer` decodes a line with msgspec straight into typed structs made from
+the run model at import (:mod:`fluke.record._structs`: the same fields, types, bounds and
+defaults, unknown fields refused; a field added to the model is in them with no edit), and
 encodes them again with sorted keys: that is the run's canonical body, with no Python per
 event. It returns None for any line it is not sure of, and the caller goes on as before
 (:func:`fluke.record.prepare`, then the model itself), so errors stay the model's own.
@@ -31,105 +32,28 @@ from __future__ import annotations
 
 import functools
 import hashlib
-from typing import Annotated, Any, ClassVar, Literal, Union
+from typing import Any
 
 import msgspec
 import orjson
-from msgspec import UNSET, Meta, Struct, UnsetType, field
+from msgspec import UNSET
 
 from ._canonical import CANONICAL
 from ._identity import Identity
 from ._place import place_of
-from ._prepared import _KNOWN, Prepared
-from ._run import FORMAT_VERSION, Source, condition_key, content_json
+from ._prepared import Prepared
+from ._run import ABSENT_WHEN_NONE, FORMAT_VERSION, OUTSIDE_CONTENT, Run, Source, condition_key, content_json
 from ._storable import MAX_DEPTH, MAX_NAME, check_json
+from ._structs import BIG as _BIG, structs_of
 
-#: orjson writes a float this large or larger with an exponent sign msgspec leaves out.
-_BIG = 1e16
-_Float = Annotated[float, Meta(gt=-_BIG, lt=_BIG)]
-_I64 = Annotated[int, Meta(ge=-(2 ** 63), le=2 ** 63 - 1)]
-_Component = Union[str, dict[str, Any], None]
-
-
-class _Event(Struct, tag_field="kind", forbid_unknown_fields=True, gc=False):
-    pass
-
-
-class _User(_Event, tag="user"):
-    kind: ClassVar[str] = "user"
-    text: str
-    t: Union[_Float, None] = None
-
-
-class _Agent(_Event, tag="agent"):
-    kind: ClassVar[str] = "agent"
-    text: str
-    agent: Union[str, None] = None
-    t: Union[_Float, None] = None
-
-
-class _Tool(_Event, tag="tool"):
-    kind: ClassVar[str] = "tool"
-    tool: str
-    args: Any = field(default_factory=dict)
-    call_id: Union[str, None] = None
-    ok: Union[bool, None] = None
-    result: Any = None
-    error: Union[str, None] = None
-    t_start: Union[_Float, None] = None
-    t_end: Union[_Float, None] = None
-    agent: Union[str, None] = None
-    requestor: Literal["agent", "user"] = "agent"
-
-
-class _Identity(Struct, forbid_unknown_fields=True, gc=False):
-    model: _Component = None
-    harness: _Component = None
-    tools: _Component = None
-    world: _Component = None
-    grader: _Component = None
-    policy: _Component = None
-    date: Union[str, None] = None
-
-
-class _Outcome(Struct, forbid_unknown_fields=True, gc=False):
-    passed: Union[bool, None] = None
-    reward: Union[_Float, None] = None
-    label: Union[Literal["complete", "should_ask", "fail", "error"], None] = None
-    died_at: Union[Annotated[int, Meta(ge=0, le=2 ** 63 - 1)], None] = None
-
-
-class _Source(Struct, forbid_unknown_fields=True, gc=False):
-    adapter: str
-    file: Union[str, None] = None
-    position: Union[_I64, str, None] = None
-
-
-class _Gold(Struct, forbid_unknown_fields=True, gc=False):
-    tool: str
-    args: Any = field(default_factory=dict)
-    requestor: Literal["agent", "user"] = "agent"
-    compare: Union[list[str], None] = None
-
-
-class _Run(Struct, forbid_unknown_fields=True, gc=False):
-    scenario: Annotated[str, Meta(min_length=1)]
-    format_version: Annotated[int, Meta(le=FORMAT_VERSION)] = FORMAT_VERSION
-    trial: _I64 = 0
-    unit: Union[str, None] = None
-    condition: dict[str, Union[str, _I64, _Float, bool, None]] = field(default_factory=dict)
-    tags: list[str] = field(default_factory=list)
-    identity: _Identity = field(default_factory=_Identity)
-    events: list[Union[_User, _Agent, _Tool]] = field(default_factory=list)
-    outcome: _Outcome = field(default_factory=_Outcome)
-    cost: dict[str, _Float] = field(default_factory=dict)
-    latency: Union[_Float, None] = None
-    seed: Union[_I64, str, None] = None
-    tape: Union[str, None] = None
-    error: Union[str, None] = None
-    # Left out of the body: set to UNSET (which msgspec does not write) once read.
-    source: Union[_Source, None, UnsetType] = UNSET
-    gold: Union[list[_Gold], None, UnsetType] = UNSET
+#: The structs, made from the run model (:mod:`fluke.record._structs`): nothing here names a field
+#: of a run but the few a row stores (scenario, condition, outcome, trial, unit, events, identity).
+_PLAN = structs_of(Run, outside=OUTSIDE_CONTENT, absent=ABSENT_WHEN_NONE, version=FORMAT_VERSION)
+_Run = _PLAN.run
+_Identity = next(struct for struct, model in _PLAN.structs.items() if model is Identity)
+#: The run's fields holding names (checked for NUL and length, as the model's validators do).
+_NAMES = _PLAN.names
+_UNSETTABLE = tuple(OUTSIDE_CONTENT | ABSENT_WHEN_NONE)
 
 
 def _free_float(text: str) -> float:
@@ -147,23 +71,14 @@ _encode = msgspec.json.Encoder(order="sorted").encode
 _SHAPE = bytes(ord("0") if chr(i) in "-0123456789" else ord("[") if chr(i) in "[{" else ord(" ")
                for i in range(256))
 _LONG_NUMBER = b"0" * 20
-_STRUCTS = {_User: "UserMessage", _Agent: "AgentMessage", _Tool: "ToolCall", _Identity: "Identity",
-            _Outcome: "Outcome", _Source: "Source", _Gold: "GoldCall", _Run: "Run"}
 
 
 @functools.lru_cache(maxsize=None)
 def agrees() -> bool:
     """Whether the structs have the model's fields, and the two libraries write the same
     bytes for probes: every default of every model, floats, escapes and sorted keys."""
-    from . import _events, _identity, _run
-
-    if not _KNOWN:   # the model has fields prepare() does not know: so do these structs
+    if not _PLAN.known:   # the model has a validator the structs do not honour: it decides every line
         return False
-    models = {**vars(_events), **vars(_identity), **vars(_run)}
-    for struct, name in _STRUCTS.items():
-        names = set(struct.__struct_fields__) | ({"kind"} if issubclass(struct, _Event) else set())
-        if names != set(models[name].model_fields):
-            return False
     values = [0.1, -0.0, 1e-7, 5e-324, 9999999999999998.0, 123456.789, 1.0, 2 ** 63 - 1, -(2 ** 63), 2 ** 64 - 1,
               "\x00\x01\x1f\"\\/\x7f\u2028\u00e9\U0001f600", {"b": 1, "a": {"\u00e9": 1, "z": 2, "B": 3}},
               [None, True, False, [], {}]]
@@ -172,22 +87,25 @@ def agrees() -> bool:
     line = (b'{"scenario":"s","events":[{"kind":"user","text":"u"},{"kind":"agent","text":"a"},'
             b'{"kind":"tool","tool":"t"}],"gold":[{"tool":"g"}],"identity":{"model":{"x":[1.5]}}}')
     got = LinePreparer("f", check=False)._prepare(line, 1)
-    run = _run.Run.model_validate(orjson.loads(line))
+    run = Run.model_validate(orjson.loads(line))
     return got is not None and got.body == content_json(run)
 
 
 class LinePreparer:
-    """Prepares the lines of one file (``file``, as its runs' source names it) into
+    """Prepares the lines of one file (``file``, as its runs' source names it; None for fields
+    not read from a file, which keep the source they give) into
     :class:`Prepared` runs, each with its SHA-256 ``digest``; ``identity`` fills what a
     line's identity lacks (``--identity``). Calling it with a line (bytes) and its number
     returns the run, or None where the slow path must decide (every line, if :func:`agrees`
     does not hold, unless ``check`` is False: for that check itself)."""
 
-    def __init__(self, file: str, identity: dict[str, Any] | None = None, *, check: bool = True) -> None:
+    def __init__(self, file: str | None, identity: dict[str, Any] | None = None, *, check: bool = True) -> None:
         self.file, self.supplied = file, identity or {}
         self._identities: dict[tuple, tuple[Identity, _Identity]] = {}
         self._sources: dict[tuple, str] = {}
-        self._default_source = Source(adapter="fluke", file=file).model_dump_json()[:-len("null}")]
+        #: a line without a source was read from this file (None: no file, no source)
+        self._default_source = None if file is None else \
+            Source(adapter="fluke", file=file).model_dump_json()[:-len("null}")]
         self.on = agrees() if check else True
 
     def __call__(self, line: bytes, number: int) -> Prepared | None:
@@ -203,22 +121,16 @@ class LinePreparer:
         if _LONG_NUMBER in shape:
             return None
         run = _decode(line)
-        scenario, condition = run.scenario, run.condition
-        if "\x00" in scenario or (run.unit is not None and "\x00" in run.unit) or (
-                run.tape is not None and "\x00" in run.tape) or any("\x00" in tag for tag in run.tags):
-            return None
-        if len(scenario) > MAX_NAME or (run.unit is not None and len(run.unit) > MAX_NAME) or any(
-                len(tag) > MAX_NAME for tag in run.tags):
-            return None   # too long a name: the model's check refuses it, naming the field
-        for key, item in condition.items():
-            if "\x00" in key or (type(item) is str and "\x00" in item) or len(key) > MAX_NAME or (
-                    type(item) is str and len(item) > MAX_NAME):
-                return None
+        for name in _NAMES:
+            if not _storable_names(getattr(run, name)):
+                return None   # a NUL, or too long a name: the model's check refuses it, naming the field
         source = run.source
+        for name in _UNSETTABLE:   # outside the body, or absent when None: not written
+            if getattr(run, name) is None:
+                setattr(run, name, UNSET)
         run.source = UNSET
-        if run.gold is None:
-            run.gold = UNSET
         run.identity, identity = self._identity(run.identity)
+        scenario, condition = run.scenario, run.condition
         if shape.count(b"[") > MAX_DEPTH:
             # Possibly nested deeper than a ledger stores: the model's check decides. (A line
             # this shallow cannot be: a value nested that deep holds more brackets.)
@@ -228,8 +140,7 @@ class LinePreparer:
         passed, events = outcome.passed, run.events
         return Prepared(body, identity, scenario, condition_key(condition) if condition else "",
                         None if passed is None else 1 if passed else 0, self._source(source, number),
-                        {"passed": passed, "reward": outcome.reward, "label": outcome.label,
-                         "died_at": outcome.died_at},
+                        msgspec.structs.asdict(outcome),
                         len(events), place_of(passed, outcome.died_at, events), run.trial, run.unit,
                         hashlib.sha256(body).digest())
 
@@ -254,11 +165,11 @@ class LinePreparer:
                 self._identities[key] = cached
         return cached[1], cached[0]
 
-    def _source(self, given: Any, number: int) -> str:
+    def _source(self, given: Any, number: int) -> str | None:
         """The source's JSON as the model writes it (``Source.model_dump_json``); a line
-        without one (or with null) was read from this file at this line."""
+        without one (or with null) was read from this file at this line (None without a file)."""
         if given is None or given is UNSET:
-            return f"{self._default_source}{number}}}"
+            return None if self._default_source is None else f"{self._default_source}{number}}}"
         position = given.position
         key = (given.adapter, given.file)
         prefix = self._sources.get(key)
@@ -272,15 +183,34 @@ class LinePreparer:
         return prefix + ("null}" if position is None else f"{position}}}")
 
     @staticmethod
-    def _check_depth(run: _Run) -> None:
-        for event in run.events:
-            if type(event) is _Tool:
-                check_json(event.args)
-                check_json(event.result)
-        for call in run.gold or ():
-            check_json(call.args)
-        for name in ("model", "harness", "tools", "world", "grader", "policy"):
-            value = getattr(run.identity, name)
-            if type(value) is dict:
-                check_json(value)
+    def _check_depth(run: Any) -> None:
+        """Every free-form value in the run's structs (tool arguments and results, gold
+        arguments, identity components) is JSON a ledger stores (:func:`check_json`)."""
+        stack = [run]
+        while stack:
+            item = stack.pop()
+            kind = type(item)
+            free = _PLAN.free.get(kind)
+            if free is not None:
+                for name in kind.__struct_fields__:
+                    value = getattr(item, name)
+                    if name in free:
+                        check_json(value)
+                    elif type(value) is list or isinstance(value, msgspec.Struct):
+                        stack.append(value)
+            elif kind is list:
+                stack.extend(value for value in item if isinstance(value, msgspec.Struct))
 
+
+def _storable_names(value: Any) -> bool:
+    """Whether every name in ``value`` (a string, a list of them, or a dict of them and of
+    scalars) holds no NUL and at most :data:`MAX_NAME` characters."""
+    kind = type(value)
+    if kind is str:
+        return "\x00" not in value and len(value) <= MAX_NAME
+    if kind is list:
+        return all(_storable_names(item) for item in value)
+    if kind is dict:
+        return all(_storable_names(key) and (type(item) is not str or _storable_names(item))
+                   for key, item in value.items())
+    return True

@@ -33,6 +33,11 @@ Label = Literal["complete", "should_ask", "fail", "error"]
 ConditionValue = str | int | float | bool | None
 #: Integers a ledger stores exactly (PostgreSQL sorts trials as BIGINT).
 Int64 = Annotated[int, Field(ge=-(2 ** 63), le=2 ** 63 - 1)]
+#: Fields of :class:`Run` outside its stored body and content hash: where it was read from.
+OUTSIDE_CONTENT = frozenset({"source"})
+#: Fields left out of the body (absent, not null) when None, so runs from before the field
+#: existed hash as they always did.
+ABSENT_WHEN_NONE = frozenset({"gold"})
 
 
 class Outcome(BaseModel):
@@ -99,8 +104,10 @@ class Run(BaseModel):
     @model_serializer(mode="wrap")
     def _without_empty_gold(self, handler: Any) -> Any:
         body = handler(self)
-        if isinstance(body, dict) and body.get("gold", 0) is None:
-            del body["gold"]
+        if isinstance(body, dict):
+            for name in ABSENT_WHEN_NONE:
+                if body.get(name, 0) is None:
+                    del body[name]
         return body
 
     @field_validator("format_version")
@@ -194,10 +201,12 @@ def content_fields(run: Run) -> dict[str, Any]:
     events go through pydantic.
     """
     values = dict(run.__dict__)
-    del values["source"]
+    for name in OUTSIDE_CONTENT:
+        del values[name]
     values.pop("hash", None)   # a cached Run.hash, not a field
-    if values["gold"] is None:  # absent, not null: a run without gold hashes as before the field
-        del values["gold"]
+    for name in ABSENT_WHEN_NONE:   # absent, not null: a run without it hashes as before the field
+        if values[name] is None:
+            del values[name]
     identity = values["identity"]
     key = (identity.version, identity.date)
     shared = _IDENTITY_JSON.get(key)
