@@ -221,10 +221,9 @@ def _interval(lo: float, hi: float, *, sign: bool = False) -> str:
     return f"[{lo:+.1f}, {hi:+.1f}]" if sign else f"[{lo:.1f}, {hi:.1f}]"
 
 
-def _harness_name(identity) -> str | None:
+def _harness_name(harness) -> str | None:
     """The harness as a short name: the string, or the first string value of a dict
     (``{"agent": "ante", "version": "1"}`` is ``ante 1``)."""
-    harness = identity.harness
     if isinstance(harness, str):
         return harness
     if isinstance(harness, dict):
@@ -238,14 +237,14 @@ def _labels(infos) -> dict[str, str]:
     several harnesses: the agents of a leaderboard), the model with its harness, and where they
     still collide, a hash prefix.
 
-    >>> from types import SimpleNamespace as V
+    >>> from fluke.ledger import VersionInfo
     >>> from fluke.record import Identity
     >>> ids = [Identity(model="m", harness="ante"), Identity(model="m", harness="terminus"), Identity(model="n")]
-    >>> sorted(_labels([V(version=i.version, identity=i) for i in ids]).values())
+    >>> sorted(_labels([VersionInfo(i.version, i.model_dump_json(), 1, 1, "") for i in ids]).values())
     ['m (ante)', 'm (terminus)', 'n']
     """
-    raw = {i.version: i.identity.label() for i in infos}
-    harness = {i.version: _harness_name(i.identity) for i in infos}
+    raw = {i.version: i.label() for i in infos}
+    harness = {i.version: _harness_name(i.value("harness")) for i in infos}
     seen: dict[str, int] = {}
     for lab in raw.values():
         seen[lab] = seen.get(lab, 0) + 1

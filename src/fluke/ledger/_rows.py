@@ -31,17 +31,33 @@ version, scenario, condition, step, event and cause.
 from __future__ import annotations
 
 import hashlib
-from typing import Any
+from typing import TYPE_CHECKING, Any
 
 import orjson
-from pydantic import ValidationError
 
 from ..errors import FormatVersionError, InputError, LedgerError
-from ..record import (CANONICAL, FORMAT_VERSION, Identity, Prepared, Run, condition_key, content_fields, json_default,
-                      place_of)
+from ..record import CANONICAL, place_of
+
+if TYPE_CHECKING:
+    from pydantic import ValidationError
+
+    from ..record import Identity, Prepared, Run
 
 _sha256 = hashlib.sha256
 _VIDS: dict[str, int] = {}
+
+
+def _run_model() -> None:
+    """Bind the run model's names in this module, once, where a run is first built or stored.
+
+    A verb that reads only the ledger's tables (``fluke summary``) imports this module but never
+    builds the pydantic run model; the ingest's hot path then finds the names as plain globals.
+    """
+    global FORMAT_VERSION, Prepared, Run, ValidationError, condition_key, content_fields, json_default
+    if "Run" in globals():
+        return
+    from pydantic import ValidationError
+    from ..record import FORMAT_VERSION, Prepared, Run, condition_key, content_fields, json_default
 
 
 def version_id(version: str) -> int:
@@ -82,6 +98,7 @@ class Rows:
                  "size", "places", "trials", "units", "rewards")
 
     def __init__(self, known: set[str] | None = None) -> None:
+        _run_model()
         self.keys: list[int] = []
         self.vids: list[int] = []
         self.scenarios: list[str] = []
@@ -165,11 +182,13 @@ class Rows:
 def unstorable(run: Run, exc: Exception) -> InputError:
     """The error for a run built in code (not read from a file) that JSON cannot hold.
 
+    >>> from fluke.record import Identity, Run
     >>> run = Run.model_construct(scenario="s", events=[], identity=Identity(), condition={}, tags=[],
     ...                           outcome=None, cost={}, seed=2 ** 70, source=None)
     >>> unstorable(run, TypeError("Integer exceeds 64-bit range")).field
     'seed'
     """
+    _run_model()
     source = run.source
     field = None
     for name in ("identity", "condition", "events", "cost", "seed"):
@@ -191,6 +210,7 @@ def row_run(body: str | bytes, source: str | None = None, *, ledger: str = "the 
     is a :class:`LedgerError` (a :class:`FormatVersionError` for a newer format) naming the
     ledger, the run and the field.
     """
+    _run_model()
     fields = _parse(body, ledger, "body")
     if source is not None:
         fields["source"] = _parse(source, ledger, "source", body)
@@ -236,6 +256,7 @@ def _invalid_run(exc: ValidationError, fields: dict[str, Any], body: str | bytes
 
 def body_holds(body: str | bytes, wanted: str, *, ledger: str = "the ledger") -> bool:
     """Does a stored run's condition hold every ``key=value`` pair of ``wanted``?"""
+    _run_model()
     condition = _parse(body, ledger, "body").get("condition")
     if not isinstance(condition, dict):
         raise _bad_body(ledger, body, "condition", "is not an object of key=value pairs")

@@ -37,6 +37,8 @@ from typing import Any
 
 #: How deep a free-form value (tool arguments, a result, an identity component) may nest.
 MAX_DEPTH = 200
+#: The six components of an identity that name a version (the date is the seventh field, outside the hash).
+IDENTITY_FIELDS = ("model", "harness", "tools", "world", "grader", "policy")
 #: The longest name (scenario, unit, condition key or value, tag, date), in characters.
 MAX_NAME = 1_000
 #: The longest identity component given as a string (model, harness, ...), in characters.
