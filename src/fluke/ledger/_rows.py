@@ -37,6 +37,7 @@ import orjson
 
 from ..errors import FormatVersionError, InputError, LedgerError
 from ..record import CANONICAL, place_of
+from ..record._storable import MAX_RUN
 
 if TYPE_CHECKING:
     from pydantic import ValidationError
@@ -130,6 +131,8 @@ class Rows:
         A :class:`fluke.record.Prepared` run brings its body made (a file's plain runs).
         """
         if type(run) is Prepared:
+            if len(run.body) > MAX_RUN:
+                raise too_big(run, len(run.body))
             self._append(run.body, run.identity, run.scenario, run.condition, run.passed, run.source, run.place,
                          run.digest)
             self._tallied(run.trial, run.scenario if run.unit is None else run.unit, run.outcome["reward"])
@@ -139,6 +142,8 @@ class Rows:
             body = orjson.dumps(values, default=json_default, option=CANONICAL)
         except (orjson.JSONEncodeError, RecursionError) as exc:
             raise unstorable(run, exc) from None
+        if len(body) > MAX_RUN:
+            raise too_big(run, len(body))
         condition = values["condition"]
         outcome = values["outcome"]
         passed = outcome["passed"]
@@ -177,6 +182,29 @@ class Rows:
         self.bodies.append(body)
         self.size += len(body)
         return raw
+
+
+def too_big(run: Run | Prepared, size: int) -> InputError:
+    """The error for a run larger than :data:`fluke.record._storable.MAX_RUN`, naming the limit.
+
+    >>> from fluke.record import Run
+    >>> print(too_big(Run(scenario="s"), 70 * 2 ** 20))  # doctest: +ELLIPSIS
+    run of scenario 's': is 70 MiB as stored JSON; a ledger stores a run of at most 64 MiB (cut its ...
+    """
+    _run_model()
+    if type(run) is Prepared:
+        source = orjson.loads(run.source) if run.source else {}
+        file, position = source.get("file"), source.get("position")
+    else:
+        file, position = (run.source.file, run.source.position) if run.source else (None, None)
+    return InputError(file, f"record {position}" if position is not None else f"run of scenario {run.scenario!r}"[:80],
+                      None, f"is {_size(size)} as stored JSON; a ledger stores a run of at most {_size(MAX_RUN)}",
+                      hint="cut its largest tool results or messages, or keep them outside the run and store a "
+                      "reference")
+
+
+def _size(n: int) -> str:
+    return f"{n / 2 ** 20:.0f} MiB" if n >= 2 ** 20 else f"{n:,} bytes"
 
 
 def unstorable(run: Run, exc: Exception) -> InputError:
