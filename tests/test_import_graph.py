@@ -15,7 +15,8 @@ import pytest
 SRC = Path(__file__).resolve().parents[1] / "src"
 
 #: Packages the report must never import: it renders what fluke.analysis computed.
-COMPUTING = ("fluke.comparison", "fluke.inference", "fluke.grading", "fluke.design", "fluke.ledger")
+COMPUTING = ("fluke.comparison", "fluke.inference", "fluke.grading", "fluke.design", "fluke.ledger",
+             "fluke.decisions")
 
 
 def _module(path: Path) -> tuple[str, str]:

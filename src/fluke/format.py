@@ -36,17 +36,25 @@ def fmt_p(p: float | None) -> str:
     return "<0.001" if p < 0.001 else f"{p:.3f}"
 
 
-def fmt_prob(p: float | None, digits: int = 3) -> str:
+def fmt_prob(p: float | None, digits: int = 3, *, exact: bool = False) -> str:
     """A probability that never prints as a certainty it is not: floors and ceilings at the last digit.
 
+    A probability computed from finite data that comes out as exactly 0 or 1 (a posterior tail
+    that underflows, a share of simulated draws that all agree) is printed as the bound it is,
+    ``<0.001`` or ``>0.999``, like any other probability beyond the last digit. Only a caller
+    that knows the value is exact (no runs could move it) passes ``exact=True`` and gets ``0``
+    or ``1``.
+
     >>> fmt_prob(0.00001), fmt_prob(0.4686), fmt_prob(0.99996), fmt_prob(0.004, 2), fmt_prob(1.0)
-    ('<0.001', '0.469', '>0.999', '<0.01', '1.000')
+    ('<0.001', '0.469', '>0.999', '<0.01', '>0.999')
+    >>> fmt_prob(0.0), fmt_prob(1.0, exact=True), fmt_prob(0.0, 2, exact=True), fmt_prob(0.25, exact=True)
+    ('<0.001', '1', '0', '0.250')
     """
     if _undefined(p):
         return "—"
     step = 10.0 ** -digits
-    if p == 0.0 or p == 1.0:  # exact (no runs can move it): print it as it is
-        return f"{p:.{digits}f}"
+    if exact and p in (0.0, 1.0):  # the caller knows no data could move it
+        return f"{p:.0f}"
     if p < step:
         return f"<{step:.{digits}f}"
     if p > 1 - step:
@@ -54,7 +62,7 @@ def fmt_prob(p: float | None, digits: int = 3) -> str:
     return f"{p:.{digits}f}"
 
 
-def fmt_is(name: str, value: float | None, *, kind: str = "prob", digits: int = 3) -> str:
+def fmt_is(name: str, value: float | None, *, kind: str = "prob", digits: int = 3, exact: bool = False) -> str:
     """``name`` stated with its value as a sentence reads it: ``p = 0.031``, ``p < 0.001``, never ``p = <0.001``.
 
     ``kind`` is ``"p"`` for a p- or q-value (:func:`fmt_p`) and ``"prob"`` for a probability
@@ -65,7 +73,7 @@ def fmt_is(name: str, value: float | None, *, kind: str = "prob", digits: int = 
     >>> fmt_is("q", None, kind="p")
     'q = —'
     """
-    text = fmt_p(value) if kind == "p" else fmt_prob(value, digits)
+    text = fmt_p(value) if kind == "p" else fmt_prob(value, digits, exact=exact)
     if text[:1] in "<>":
         return f"{name} {text[0]} {text[1:]}"
     return f"{name} = {text}"
@@ -89,22 +97,26 @@ def fmt_range(low: int, high: int) -> str:
     return f"{low}" if low == high else f"{low}–{high}"
 
 
-def fmt_interval(low: float | None, high: float | None, *, percent: bool = False, digits: int | None = None) -> str:
+def fmt_interval(low: float | None, high: float | None, *, percent: bool = False, digits: int | None = None,
+                 signed: bool = False) -> str:
     """An interval in the unit of the estimate it goes with: proportions to 3 digits, or percentages.
 
     A share printed as a percentage gets its interval as a percentage too; '—' when an end is
-    undefined.
+    undefined. ``signed`` writes each end with its sign (a difference, e.g. in points).
 
     >>> fmt_interval(0.4751, 0.6853), fmt_interval(0.4751, 0.6853, percent=True), fmt_interval(None, 1.0)
     ('[0.475, 0.685]', '[47.5%, 68.5%]', '—')
+    >>> fmt_interval(-12.43, -5.51, digits=1, signed=True), fmt_interval(-0.02, 0.03, percent=True, signed=True)
+    ('[-12.4, -5.5]', '[-2.0%, +3.0%]')
     """
     if _undefined(low) or _undefined(high):
         return "—"
+    sign = "+" if signed else ""
     if percent:
         d = 1 if digits is None else digits
-        return f"[{100 * low:.{d}f}%, {100 * high:.{d}f}%]"
+        return f"[{100 * low:{sign}.{d}f}%, {100 * high:{sign}.{d}f}%]"
     d = 3 if digits is None else digits
-    return f"[{low:.{d}f}, {high:.{d}f}]"
+    return f"[{low:{sign}.{d}f}, {high:{sign}.{d}f}]"
 
 
 def fmt_share_interval(k: int, n: int, low: float | None, high: float | None, digits: int = 1) -> str:

@@ -142,6 +142,7 @@ def test_a_sealed_rule_holds_only_over_runs_recorded_after_its_seal(tmp_path):
 
 def test_parse_gate_rule_fills_defaults_and_rejects_wrong_types():
     rule = parse_gate_rule({"compare": {"baseline": "model=a"}, "gate": True, "spec": {"tools": ["x"]}})
-    assert rule["compare"] == {"baseline": "model=a", "margin": None, "alpha": 0.05, "power": 0.8}
+    assert rule["compare"] == {"baseline": "model=a", "margin": None, "alpha": 0.05, "power": 0.8, "judge": None,
+                               "labels": None}
     with pytest.raises(SpecError, match="gate: 'yes' is not true/false"):
         parse_gate_rule({"gate": "yes", "spec": "s.yaml"})

@@ -16,7 +16,7 @@ from fluke.cli import VERBS, group
 
 from ..conftest import TAU2_RESULTS, TAU_AIRLINE, need
 
-PYTHONISH = re.compile(r"= <0\.001|is True|is False|time\(s\)|e-\d{2,}")
+PYTHONISH = re.compile(r"= <0\.001|is True|is False|time\(s\)|e-\d{2,}|P\([^)]*\) = [01]\.000\b")
 
 
 def fluke(*args: str):
@@ -48,7 +48,9 @@ def test_no_verb_prints_python_on_the_demo_ledger(demo):
                 ["compare", a, b], ["fixcheck", a, b], ["consistency", a, b], ["interval"], ["passk", "--k", "1..4"],
                 ["leaderboard"], ["grade", "--spec", demo["spec"]], ["unseal", demo["digest"]],
                 ["unseal", demo["digest"]], ["unseal", "--list"], ["plan", "--bar", "0.9", "--version", b],
-                ["report", "--out", demo["root"] / "r.html"]]
+                ["report", "--out", demo["root"] / "r.html"], ["runs"], ["formats"],
+                ["export", "--format", "eee", "-o", demo["root"] / "e.jsonl"],
+                ["--json", "export", "--format", "eee", "-o", demo["root"] / "e2.jsonl"]]
     seen = []
     for args in commands:
         result = fluke("--ledger", L, *args)
@@ -67,6 +69,16 @@ def test_believe_prints_a_vanishing_p_all_clear_as_every_other_verb_does(demo):
     out = fluke("--ledger", demo["ledger"], "believe").output
     row = next(line for line in out.splitlines() if line.startswith("P(every scenario above 0.9)"))
     assert row.split()[-1] == "<0.001"
+
+
+def test_a_probability_from_finite_data_never_prints_as_a_certainty(demo):
+    # every one of the 2000 joint draws ranks v1 first: P(first) is 1.0 in floating point, but it
+    # rests on finite data, so it reads as the bound it is, like any other probability past the last digit
+    doc = json.loads(fluke("--ledger", demo["ledger"], "--json", "leaderboard").output)
+    assert sorted(r["p_first"] for r in doc["versions"]) == [0.0, 1.0]
+    out = fluke("--ledger", demo["ledger"], "leaderboard").output
+    row = next(line for line in out.splitlines() if "support-desk-v1" in line and "(920/1152)" in line)
+    assert ">0.999" in row.split() and "1.000" not in row and "0.000" not in out
 
 
 def test_passk_says_24_trials_not_24_24(demo):

@@ -80,4 +80,4 @@ def test_without_output_the_export_goes_to_standard_output(planted):
     result = _run(path, "--format", "eee")
     assert result.exit_code == 0, result.stderr
     assert [json.loads(line)["model_info"]["id"] for line in result.stdout.splitlines()] in (["a", "b"], ["b", "a"])
-    assert "to -" in result.stderr
+    assert "to standard output" in result.stderr

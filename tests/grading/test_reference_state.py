@@ -343,8 +343,8 @@ def test_cli_prints_the_agreement_over_the_tau_bench_file(tmp_path):
     out = _cli("--ledger", str(tmp_path / "unused.db"), "grade", "--spec", spec, "--agreement-with", "outcome",
                str(need(TAU_AIRLINE)))
     assert out.exit_code == 1      # 116 runs fail the reference: the gate fails
-    assert "agreement of the reference (state) with the recorded outcome: 98.0% (196/200 runs) " \
-           "[95% CrI 95.3–99.3%]" in out.output
+    assert "agreement of the reference (state) with the recorded outcome: 98.0% (196/200 runs)" \
+           ", 95% CrI [95.3%, 99.3%]" in out.output
     table = out.output[out.output.index("runs where the reference and the outcome disagree"):]
     assert [ln.split()[:2] for ln in table.splitlines()[3:7]] == [["airline/2", "1"], ["airline/44", "1"],
                                                                    ["airline/44", "3"], ["airline/46", "3"]]

@@ -14,7 +14,10 @@ from fluke.ledger import CountRow
 from fluke.record import Run, ToolCall, UserMessage
 from fluke.analysis._report_collect import deaths_by_step, explorer_run
 from fluke.analysis._report_paired import paired_from
+from fluke.report._model import Figure, JudgeAudit, JudgeEntry, JudgesSection
 from fluke.report import (
+    DecisionRow,
+    DecisionSection,
     Boundary,
     BoundaryCell,
     Calibration,
@@ -131,6 +134,13 @@ def full_report(runs: list[Run]) -> tuple[ReportData, Run, int]:
             LeaderRow(label="second half", version="f" * 64, passes=40, trials=100, rate=40.0, low=30.2, high=49.8,
                       rank=2, rank_low=1, rank_high=2, p_first=0.3, group="a")],
             groups=[["gpt-4o <b>", "second half"]], strata=50, scenarios=50, conditional_on="illustrative"),
+        decision=DecisionSection(rows=[
+            DecisionRow(version=version, label="gpt-4o <b>", passes=84, runs=200, cost_per_success=0.12,
+                        cost_low=0.1, cost_high=0.15, severe=["hard: 0 of 200 runs (0.0%), at most 1.5% at 95%"],
+                        hard=0, hard_upper=0.0149, expected_loss=1.2, loss_low=1.0, loss_high=1.4, p_best=0.8),
+            DecisionRow(version="f" * 64, label="second half", passes=40, runs=100, cost_per_success=0.2,
+                        hard=2, hard_upper=0.062, expected_loss=1.5, p_best=0.2)],
+            choice=version, choice_label="gpt-4o <b>", p_wrong=0.2, table="table <i>", conditional_on="illustrative"),
         suite_questions=[SuiteQuestions(version=version, label=label, questions=[
             SuiteQuestion(name="average pass rate", value=0.42, display="0.42 (0.36–0.49)",
                           conditional_on="uniform priors per scenario"),
@@ -141,6 +151,20 @@ def full_report(runs: list[Run]) -> tuple[ReportData, Run, int]:
                              LuckCase(case="airline/0", green=0, lucky=0, share=None)],
                       pooled=LuckCase(case="pooled", green=3, lucky=1, share=1 / 3, lo=0.05, hi=0.75),
                       conditional_on="spec demo.yaml")],
+        judges=JudgesSection(judges=[JudgeEntry(
+            digest="3f" * 32, model="judge <i>", endpoint="fake", replicates=3, judged=200, pass_rate=0.62,
+            flips=Figure(value=0.12, low=0.08, high=0.17, n=200), alpha=Figure(value=0.71, low=0.64, high=0.78, n=200),
+            audit=JudgeAudit(labelled=60, population=200, kappa=Figure(value=0.55, low=0.33, high=0.74, n=60),
+                             agreement=Figure(value=0.8, low=0.68, high=0.88, n=60),
+                             bias_points=Figure(value=9.0, low=1.0, high=17.0, n=60), human_rate=0.5, judge_rate=0.6,
+                             corrected=Figure(value=0.53, low=0.44, high=0.62), human_only=Figure(value=0.5, low=0.38,
+                                                                                                   high=0.62),
+                             judge_only=Figure(value=0.62, low=0.55, high=0.68), may_gate="too small to tell",
+                             reason="kappa's lower end under the floor"),
+            conditional_on="illustrative"),
+            JudgeEntry(digest="4e" * 32, model="pairwise judge", pairwise=True, replicates=2, judged=50,
+                       first_slot=Figure(value=0.7, low=0.61, high=0.78, n=100),
+                       a_share=Figure(value=0.5, low=0.4, high=0.6, n=100), conditional_on="illustrative")]),
         contrasts=Forest(measure="difference in pass rate", contrasts=[
             ForestRow(label="memory on − off", estimate=0.08, lo=-0.03, hi=0.19),
             ForestRow(label="retry 3 − 1", estimate=0.15, lo=0.05, hi=0.25)],

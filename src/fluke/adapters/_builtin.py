@@ -16,4 +16,5 @@ BUILTIN: tuple[tuple[str, str], ...] = (
     ("terminal-bench", "_terminal_bench"),
     ("crewai", "_crewai"),
     ("lm-eval", "_lm_eval"),
+    ("deepeval", "_deepeval"),
 )

@@ -19,7 +19,7 @@ from typing import Any
 import numpy as np
 
 from ..errors import UsageError
-from ..format import fluke_command, fmt_prob, fmt_share
+from ..format import fluke_command, fmt_interval, fmt_prob, fmt_share
 from ._belief_cells import Beliefs, beliefs, cell_name
 from ._document import Column, Table, blank, line, note
 from ._result import Result
@@ -71,6 +71,7 @@ class BeliefResult(Result):
     per: list
     review: Any = None
     reset: Any = None   # fluke.inference.ResetRate: how often the change check resets an unchanged scenario
+    costs: Any = None   # with costs: fluke.analysis.VersionCosts (cost per success, per-run spend, severe failures)
 
     def payload(self) -> dict[str, Any]:
         b, a, suite, check = self.b, self.arrays, self.suite, self.b.check()
@@ -102,7 +103,14 @@ class BeliefResult(Result):
                 any_reset=self.reset.any_reset, any_reset_se=self.reset.any_reset_se,
                 histories=self.reset.histories, seed=_RESET_SEED),
             **unknown_fields(b.total_unknowns, b.unknown_policy),
+            **({} if self.costs is None else {"costs": self.costs.to_dict()}),
         }
+
+    def _cost_blocks(self) -> list:
+        c = self.costs
+        if c is None:
+            return []
+        return [line(c.cost_line()), line(c.per_run_line()), *(line(s.text()) for s in c.severe)]
 
     def blocks(self) -> list:
         b, a, bar, suite = self.b, self.arrays, self.bar, self.suite
@@ -119,11 +127,12 @@ class BeliefResult(Result):
              Column(f"P(θ>{bar:g})", "right"), Column(f"{self.level * 100:g}% CrI", "right"),
              Column(f"P(next {self.next_m})", "right"), Column("certify", "right")],
             [[cell_name(b.cells[i]), fmt_share(int(b.k[i]), int(b.n[i]), 0), f"{a['mean'][i]:.3f}",
-              fmt_prob(a["p_above"][i]), f"{a['lo'][i]:.3f}–{a['hi'][i]:.3f}", fmt_prob(a["p_next"][i]),
+              fmt_prob(a["p_above"][i]), fmt_interval(a['lo'][i], a['hi'][i]), fmt_prob(a["p_next"][i]),
               f"{a['certify'][i]:.0f}"] for i in order], more="scenarios"))
         out.append(note(f"next = P(the next run passes); P(θ>{bar:g}) = P(the pass rate clears the bar); CrI = "
                         f"equal-tailed credible interval; P(next {self.next_m}) = P(the next {self.next_m} runs all "
                         f"pass); certify = clean runs still needed for P(θ>{bar:g}) ≥ 0.95."))
+        out += self._cost_blocks()
         check = b.check()
         if check is not None:
             out += self._check_blocks(check)
@@ -236,10 +245,13 @@ def believe(ledger, *, version: str | None = None, prior: str = "uniform", famil
             carry_from: str | None = None, account: bool = False, delta: float = 0.5, touched: tuple = (),
             odds: float | None = None, bar: float = 0.9, level: float = 0.9, next_m: int = 8,
             statements: bool = False, against: str | None = None, clean_batch: int = 10,
-            unknown: str = "fail") -> BeliefResult:
+            unknown: str = "fail", costs: bool = False, cost: Any = "usd", spec: Any = None) -> BeliefResult:
     """Posteriors per scenario, the suite questions and the four-part statements for one version.
 
     ``unknown``: a run whose outcome is unknown is a failed trial (``"fail"``) or left out (``"exclude"``).
+    ``costs`` adds the version's cost per success, its spend, latency and tokens per run (``cost``
+    chooses the spend's keys) and, with ``spec``, its runs breaking a check of each severity with an
+    exact upper bound (:func:`fluke.analysis.version_costs`; the version's runs are streamed once).
     """
     from .. import inference as inf
 
@@ -267,8 +279,15 @@ def believe(ledger, *, version: str | None = None, prior: str = "uniform", famil
         reset = inf.reset_rate(float(np.clip(suite.average_mean, 0, 1)), max(1, int(np.median(b.n))),
                                len(b.earlier) + 1, odds=odds, delta=delta, rng=np.random.default_rng(_RESET_SEED),
                                histories=_RESET_HISTORIES)
+    spent = None
+    if costs or spec is not None:
+        from ._decide import load_any_spec, version_costs
+        from ._unknowns import check_unknown
+
+        loaded = load_any_spec(spec)
+        spent = version_costs(ledger, b.version, b.label, cost=cost, spec=loaded, unknown=str(check_unknown(unknown)))
     return BeliefResult(b, bar, level, next_m, prior, odds, statements, arrays, suite, suite_certify, suite_stmt,
-                        per, rev, reset)
+                        per, rev, reset, spent)
 
 
 @dataclass(frozen=True)

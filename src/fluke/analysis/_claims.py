@@ -48,6 +48,7 @@ class Claim:
     runs_needed: float | None = None
     limit: str | None = None        # the detection limit, for a comparison
     version: str = ""
+    needed_unit: str | None = None  # what runs_needed counts when it is not runs (e.g. "human labels")
 
     @property
     def holds(self) -> bool:

@@ -37,7 +37,7 @@ from dataclasses import dataclass
 from typing import Any
 
 from ..errors import FlukeError, UsageError
-from ..format import fmt_is, fmt_p, fmt_share, natural_key
+from ..format import fmt_interval, fmt_is, fmt_p, fmt_share, natural_key
 from ._document import Column, Heading, Span, Table, blank, line, note
 from ._result import Result
 from ._unknowns import check_unknown, unknown_fields, unknown_note
@@ -69,6 +69,9 @@ class ComparisonResult(Result):
     sequential_power: Any = None
     every: bool = False
     excluded: Any = None    # with --unknown both: the same comparison with unknown outcomes left out
+    margin: Any = None      # with a margin: not worse and cheaper (fluke.decisions.NonInferiority)
+    subgroups: Any = None   # with groups: B against A per group (fluke.decisions.SubgroupReport)
+    per_success: Any = None  # with a margin: (A's, B's) fluke.decisions.CostPerSuccess
 
     def order_flips(self) -> bool:
         """With both policies: B − A has one sign counting unknowns as failures and the other leaving them out."""
@@ -119,6 +122,10 @@ class ComparisonResult(Result):
                     ("regression_points", "batch_by_batch", "fixed_sample"), self.sequential_power, strict=True))},
             "conditional_on": self.conditional_on(), "statement": found.statement,
             **self._excluded_fields(),
+            "non_inferiority": None if self.margin is None else self.margin.to_dict(),
+            "cost_per_success": None if self.per_success is None else {
+                "a": self.per_success[0].to_dict(), "b": self.per_success[1].to_dict()},
+            "subgroups": None if self.subgroups is None else self.subgroups.to_dict(),
         }
 
     def _excluded_fields(self) -> dict[str, Any]:
@@ -131,6 +138,31 @@ class ComparisonResult(Result):
                             "detection_limit": x.detection_limit, "compared_a": x.runs_a,
                             "passes_a": x.passes_a, "compared_b": x.runs_b, "passes_b": x.passes_b}}
 
+    def _decision_blocks(self) -> list:
+        out: list = []
+        if self.margin is not None:
+            m = self.margin
+            out.append(line(Span("margin: ", "bold"), Span(m.summary(), "good" if m.holds and m.cheaper else None)))
+            for name, c in zip("AB", self.per_success or (), strict=False):
+                lo, hi = c.interval
+                ci = f" [{lo:.4f}, {hi:.4f}]" if math.isfinite(lo) else ""
+                said = f"{c.estimate:.4f}{ci}" if math.isfinite(c.estimate) else f"undefined ({c.reason})"
+                out.append(line(f"cost per success, {name}: {said} (all {c.runs:,} runs charged over {c.passes:,} "
+                                f"passes" + (f"; {c.unknown_cost:,} without a cost" if c.unknown_cost else "") + ")"))
+        if self.subgroups is not None:
+            s = self.subgroups
+            out.append(line(Span("groups: ", "bold"), Span(s.summary(), "bad" if s.harmed else None)))
+            if self.rows:
+                out.append(Table(f"B − A per group ({s.correction} across {len(s.groups)} groups)",
+                                 [Column("group", key=True), Column("cells", "right"), Column("A", "right"),
+                                  Column("B", "right"), Column("B − A", "right"), Column("p", "right"),
+                                  Column("adjusted", "right")],
+                                 [[g.group, str(g.cells), fmt_share(g.passes_a, g.runs_a),
+                                   fmt_share(g.passes_b, g.runs_b), f"{g.difference:+.1f}", fmt_p(g.pvalue),
+                                   Span(fmt_p(g.adjusted), "bad" if g.harmed else None)] for g in s.groups],
+                                 limit=self.rows, more="groups"))
+        return out
+
     def recorded_body(self) -> dict[str, Any]:
         """The part of :meth:`payload` kept in the ledger as a ``comparison`` document."""
         doc = self.payload()
@@ -142,7 +174,7 @@ class ComparisonResult(Result):
         found, r = self.found, self.found.pass_rates
         style = {DIFFERENT: "bad", TOO_SMALL: "warn"}.get(r.verdict, "good")
         lo, hi = r.interval
-        ci = f"[{lo:+.1f}, {hi:+.1f}]" if math.isfinite(lo) else f"(no interval: {r.interval_reason})"
+        ci = fmt_interval(lo, hi, digits=1, signed=True) if math.isfinite(lo) else f"(no interval: {r.interval_reason})"
         out: list = [
             Heading(f"{r.verdict}: B − A = {r.difference:+.1f} points {ci}"),
             line(Span(f"{r.test.method} {fmt_is('p', r.pvalue, kind='p')}", style),
@@ -161,7 +193,7 @@ class ComparisonResult(Result):
         if self.excluded is not None:
             x = self.excluded.found.pass_rates
             xlo, xhi = x.interval
-            xci = f"[{xlo:+.1f}, {xhi:+.1f}]" if math.isfinite(xlo) else "(no interval)"
+            xci = fmt_interval(xlo, xhi, digits=1, signed=True) if math.isfinite(xlo) else "(no interval)"
             out.append(line(f"leaving unknowns out: {x.verdict}: B − A = {x.difference:+.1f} points {xci}, "
                             f"p = {fmt_p(x.pvalue)}; A {fmt_share(x.passes_a, x.runs_a)}, "
                             f"B {fmt_share(x.passes_b, x.runs_b)} passed"))
@@ -170,6 +202,7 @@ class ComparisonResult(Result):
                                 "under the other; the unknown outcomes decide this comparison"))
             policy = "both"
         out.append(unknown_note(r.unknown[0] + r.unknown[1], policy))
+        out += self._decision_blocks()
         if r.unknown[0] or r.unknown[1]:
             out.append(note(f"unknown outcomes: {r.unknown[0]} in A, {r.unknown[1]} in B"))
         if self.sequential is not None:
@@ -296,7 +329,9 @@ def _counted_arms(ledger, a: str, b: str, scenario: str | None, condition: str |
 def compare(ledger, a: str, b: str, *, scenario: str | None = None, condition: str | None = None,
             spec: str | None = None, alpha: float = 0.05, power: float = 0.8, ceiling: float = 5.0,
             hazard_ceiling: float = 1.3, unknown: str = "fail", sequential: bool = False, rows: int = 8,
-            record: bool = True, seed: int = 0, stream: bool = False, every: bool = False) -> ComparisonResult:
+            record: bool = True, seed: int = 0, stream: bool = False, every: bool = False,
+            margin: float | None = None, groups: str | None = None, harm: float = 0.0,
+            cost: Any = "usd") -> ComparisonResult:
     """Compare arm ``b`` against arm ``a`` (version selectors, ``@TRIALS`` picks trials) on pass rates.
 
     Strata are scenario × condition cells both arms ran. ``ceiling`` is the detection limit, in
@@ -308,6 +343,9 @@ def compare(ledger, a: str, b: str, *, scenario: str | None = None, condition: s
     ``record`` the verdict is kept in the ledger as a ``comparison`` document. Without ``spec``,
     trial selectors and ``sequential``, no run is read (see the module docstring); ``stream`` reads
     every run all the same (the same answer, slower: the check that the counts are right).
+    ``margin`` (points) adds "cheaper and not worse" (:mod:`fluke.analysis._compare_decide`: it
+    streams both arms' spend); ``groups`` (a condition key, or ``"condition"``) adds B − A per group
+    with Holm across groups, flagging a group worse by more than ``harm`` points.
     """
     import numpy as np
 
@@ -325,7 +363,8 @@ def compare(ledger, a: str, b: str, *, scenario: str | None = None, condition: s
     if unknown == "both":
         same = dict(scenario=scenario, condition=condition, spec=spec, alpha=alpha, power=power, ceiling=ceiling,
                     hazard_ceiling=hazard_ceiling, sequential=sequential, rows=rows, seed=seed, stream=stream)
-        primary = compare(ledger, a, b, unknown="fail", record=record, **same)
+        primary = compare(ledger, a, b, unknown="fail", record=record, margin=margin, groups=groups, harm=harm,
+                          cost=cost, **same)
         return dataclasses.replace(primary, excluded=compare(ledger, a, b, unknown="exclude", record=False, **same))
     spec = None if spec is None else str(spec)
     loaded = _load_spec(spec)
@@ -358,8 +397,19 @@ def compare(ledger, a: str, b: str, *, scenario: str | None = None, condition: s
             rates = 1 - (batches[0].sum(axis=0) + batches[2].sum(axis=0)) / np.maximum(runs, 1)
             seq_power = (limit, *sequential_power(batches[1], batches[3], rates, limit / 100, alpha=alpha,
                                                   seed=seed))
+    noninferior = subgroup = each = None
+    if margin is not None or groups:
+        from ._compare_decide import margin_check, subgroups
+
+        if margin is not None:
+            noninferior, each = margin_check(ledger, arm_a, arm_b, found.pass_rates.interval, margin, cost=cost,
+                                       unknown=str(unknown), scenario=scenario, condition=condition,
+                                       confidence_level=1 - alpha)
+        if groups:
+            subgroup = subgroups(arm_a, arm_b, groups, unknown=str(unknown), alpha=alpha, harm=harm)
     result = ComparisonResult(arm_a, arm_b, found, scenario=scenario, spec=spec, rows=rows, recorded=record,
-                              sequential=seq, sequential_power=seq_power, every=every)
+                              sequential=seq, sequential_power=seq_power, every=every, margin=noninferior,
+                              subgroups=subgroup, per_success=each)
     if record:
         ledger.put_document("comparison", result.recorded_body())
     return result

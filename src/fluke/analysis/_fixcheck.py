@@ -40,7 +40,7 @@ def _pct_interval(lo: float, hi: float) -> str:
 
 
 def _interval(lo: float, hi: float) -> str:
-    return "—" if not (math.isfinite(lo) and math.isfinite(hi)) else f"[{lo:.3f}, {hi:.3f}]"
+    return fmt_interval(lo, hi)
 
 
 def _mean(m, *, test: bool = True) -> dict[str, Any] | None:

@@ -8,7 +8,9 @@ A rule names one version and the checks it must pass; every section is optional 
     gate: true                            # the grading gate (hard violations, soft by majority)
     reliable: {bar: 0.9, prob: 0.95, per: scenario}   # or per: suite; scenarios: "refund/*"
     luck: {at_most: 0.05}                 # the luck rate's credible interval under the ceiling
+    severe: {severity: hard, at_most: 0.01}  # the exact upper bound on the runs breaking a hard check
     compare: {baseline: model=support-desk-v1, margin: 0.05}  # not worse (able to see 5 points)
+    #   ... add judge: 3f2a9c, labels: audit.jsonl to compare PPI-corrected pass rates instead
     sealed: true                          # the rule was sealed (fluke gate RULE --seal) before the runs
     judge: {judge: 3f2a9c, labels: audit.jsonl, kappa: 0.6}  # a judge may gate only when it has earned it
     unknown: fail                         # a run of unknown outcome: a failure (the default) or exclude
@@ -26,7 +28,7 @@ every check holds.
 Traceback (most recent call last):
 ...
 fluke.errors.SpecError: gate rule: relaible: unknown key (did you mean 'reliable'?); allowed: compare, gate, judge,
-luck, name, on_inconclusive, reliable, sealed, spec, unknown, version
+luck, name, on_inconclusive, reliable, sealed, severe, spec, unknown, version
 """
 
 from __future__ import annotations
@@ -47,17 +49,19 @@ from ._result import Result
 GATE_SEAL_KIND = "gate_seal"
 
 _TOP = {"name": str, "version": str, "spec": (str, dict), "gate": bool, "reliable": dict, "luck": dict,
-        "compare": dict, "sealed": bool, "unknown": str, "judge": dict, "on_inconclusive": str}
+        "compare": dict, "sealed": bool, "unknown": str, "judge": dict, "on_inconclusive": str, "severe": dict}
 _SECTIONS = {
     "reliable": {"bar": (float, 0.9), "prob": (float, 0.95), "per": (str, "scenario"), "prior": (str, "uniform"),
                  "scenarios": ((str, list), None)},
     "luck": {"at_most": (float, None), "level": (float, 0.95)},
-    "compare": {"baseline": (str, None), "margin": (float, None), "alpha": (float, 0.05), "power": (float, 0.8)},
+    "severe": {"severity": (str, "hard"), "at_most": (float, None), "level": (float, 0.95)},
+    "compare": {"baseline": (str, None), "margin": (float, None), "alpha": (float, 0.05), "power": (float, 0.8),
+                "judge": (str, None), "labels": (str, None)},
     "judge": {"judge": (str, None), "labels": (str, None), "strata": (str, None), "kappa": (float, 0.6),
               "flips": (float, 0.1), "min_labels": (float, 50.0)},
 }
-_REQUIRED = {"luck": "at_most", "compare": "baseline", "judge": "judge"}
-_CHECKS = ("gate", "reliable", "luck", "compare", "judge")
+_REQUIRED = {"luck": "at_most", "compare": "baseline", "judge": "judge", "severe": "at_most"}
+_CHECKS = ("gate", "reliable", "luck", "compare", "judge", "severe")
 
 
 def _fail(where: str, message: str) -> SpecError:
@@ -120,10 +124,14 @@ def parse_gate_rule(text: str | Mapping[str, Any], *, fmt: str = "yaml") -> dict
                              else default) for k, (kind, default) in fields.items()}
     for section, key in (("reliable", "bar"), ("reliable", "prob"), ("luck", "at_most"), ("luck", "level"),
                          ("compare", "alpha"), ("compare", "power"), ("compare", "margin"), ("judge", "kappa"),
-                         ("judge", "flips")):
+                         ("judge", "flips"), ("severe", "at_most"), ("severe", "level")):
         value = rule.get(section, {}).get(key)
         if value is not None and not 0 < value < 1:
             raise _fail(f"{section}.{key}", f"{value!r} must lie strictly between 0 and 1")
+    c = rule.get("compare", {})
+    if bool(c.get("judge")) != bool(c.get("labels")):
+        raise _fail("compare", "corrected rates need both judge (the judge's digest or name) and labels (the "
+                    "people's labels file)")
     if "reliable" in rule and rule["reliable"]["per"] not in ("scenario", "suite"):
         raise _fail("reliable.per", f"{rule['reliable']['per']!r} is not one of scenario, suite")
     if rule.get("unknown", "fail") not in ("fail", "exclude"):
@@ -134,9 +142,13 @@ def parse_gate_rule(text: str | Mapping[str, Any], *, fmt: str = "yaml") -> dict
         raise _fail("on_inconclusive", f"{rule['on_inconclusive']!r} must be 'warn' (a check too small to tell "
                     "does not fail the gate but is listed, the default), 'fail' or 'pass'")
     if not any(rule.get(c) for c in _CHECKS):
-        raise _fail("text", "names no check: add one of gate, reliable, luck, compare, judge")
+        raise _fail("text", "names no check: add one of gate, reliable, luck, compare, judge, severe")
     if (rule.get("gate") or "luck" in rule) and "spec" not in rule:
         raise _fail("spec", "gate and luck grade the runs' paths: name the spec")
+    if "severe" in rule and "spec" not in rule:
+        raise _fail("spec", "severe counts the checks runs break, by severity: name the spec")
+    if "severe" in rule and rule["severe"]["severity"] not in ("hard", "soft", "warn"):
+        raise _fail("severe.severity", f"{rule['severe']['severity']!r} is not one of hard, soft, warn")
     return rule
 
 
@@ -156,9 +168,10 @@ def load_gate_rule(path: str | Path) -> tuple[dict[str, Any], bytes]:
     rule = parse_gate_rule(text, fmt="toml" if path.suffix.lower() == ".toml" else "yaml")
     if isinstance(rule.get("spec"), str) and not Path(rule["spec"]).is_absolute():
         rule["spec"] = str(path.parent / rule["spec"])
-    labels = rule.get("judge", {}).get("labels")
-    if isinstance(labels, str) and not Path(labels).is_absolute():
-        rule["judge"]["labels"] = str(path.parent / labels)
+    for section in ("judge", "compare"):
+        labels = rule.get(section, {}).get("labels")
+        if isinstance(labels, str) and not Path(labels).is_absolute():
+            rule[section]["labels"] = str(path.parent / labels)
     return rule, raw
 
 
@@ -206,7 +219,9 @@ def seal_gate(ledger, rule: str | Path) -> GateSealResult:
                           else "RULE", getattr(ledger, "url", None))
 
 
-def _seal_claim(ledger, raw: bytes | None, version: str) -> Claim:
+def _seal_claim(ledger, raw: bytes | None, version: str, *, kind: str = GATE_SEAL_KIND,
+                verb: tuple[str, ...] = ("gate", "RULE", "--seal")) -> Claim:
+    """Whether the exact rule text ``raw`` was sealed (a ``kind`` document) before every run of ``version``."""
     from .._time import utc_time as when
     from ..record import digest
 
@@ -215,13 +230,13 @@ def _seal_claim(ledger, raw: bytes | None, version: str) -> Claim:
         return Claim("sealed", asked, FAILS, "the rule was given as data, not as the file that was sealed",
                      "no rule text", ("fails: give the rule file that was sealed",), version=version)
     sha = hashlib.sha256(raw).hexdigest()
-    seals = [d for d in ledger.documents(GATE_SEAL_KIND) if d.body.get("text_sha256") == sha]
+    seals = [d for d in ledger.documents(kind) if d.body.get("text_sha256") == sha]
     intact = [d for d in seals if digest(d.body) == d.digest
               and hashlib.sha256(str(d.body.get("text", "")).encode()).hexdigest() == sha]
     if not intact:
         why = ("a seal of this rule no longer matches its digest" if seals else
                f"no seal of this exact rule file in the ledger (seal it first: "
-               f"{fluke_command(ledger, 'gate', 'RULE', '--seal')})")
+               f"{fluke_command(ledger, *verb)})")
         return Claim("sealed", asked, FAILS, why, f"rule sha256 {sha[:12]}", (f"fails: {why}",), version=version)
     first = min(intact, key=lambda d: when(d.recorded_at))
     sealed = when(first.recorded_at)
@@ -274,7 +289,8 @@ class DecisionResult(Result):
         out = []
         for c in self.claims:
             if c.status == TOO_SMALL and c.runs_needed is not None:
-                per = " per arm" if c.check == "not_worse_than" else " more clean runs"
+                per = f" {c.needed_unit}" if c.needed_unit else " per arm" if c.check == "not_worse_than" else \
+                    " more clean runs"
                 out.append(f"{c.check}: about {c.runs_needed:.0f}{per} would settle it")
         return out
 
@@ -391,7 +407,20 @@ def gate(ledger, rule: str | Path | Mapping[str, Any], *, raw: bytes | None = No
     if "luck" in rule:
         claims.append(claim_luck(ledger, rule["spec"], version=version, at_most=rule["luck"]["at_most"],
                                  level=rule["luck"]["level"], unknown=unknown))
-    if "compare" in rule:
+    if "severe" in rule:
+        from ._decide import claim_severe
+
+        s = rule["severe"]
+        claims.append(claim_severe(ledger, rule["spec"], version=version, severity=s["severity"],
+                                   at_most=s["at_most"], level=s["level"], unknown=unknown))
+    if "compare" in rule and (rule["compare"]["judge"] or rule["compare"]["labels"]):
+        c = rule["compare"]
+        from ._corrected import claim_not_worse_corrected
+
+        claims.append(claim_not_worse_corrected(ledger, c["baseline"], version=version, judge=c["judge"],
+                                                labels=c["labels"], margin=c["margin"], alpha=c["alpha"],
+                                                power=c["power"]))
+    elif "compare" in rule:
         c = rule["compare"]
         claims.append(claim_not_worse(ledger, c["baseline"], version=version, margin=c["margin"],
                                       alpha=c["alpha"], power=c["power"], unknown=unknown))

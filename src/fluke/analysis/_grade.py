@@ -17,7 +17,7 @@ from dataclasses import dataclass
 from typing import Any, Sequence
 
 from ..errors import UsageError
-from ..format import fmt_share
+from ..format import fmt_interval, fmt_share
 from ._document import TABLE_ROWS, Column, Span, Table, blank, line, note
 from ._result import Result
 from ._select import require_runs, select_versions
@@ -142,7 +142,7 @@ class GradeResult(Result):
                                                                   (version, kv[0]) not in failed_cases))
             rows = []
             for name, lr in cases:
-                interval = "—" if lr.interval is None else f"{100 * lr.interval[0]:.1f}–{100 * lr.interval[1]:.1f}%"
+                interval = "—" if lr.interval is None else fmt_interval(*lr.interval, percent=True)
                 rows.append([name, str(lr.runs), fmt_share(lr.green, lr.runs), str(lr.lucky),
                              fmt_share(lr.lucky, lr.green), interval,
                              Span("FAIL", "bad") if (version, name) in failed_cases else "pass"])

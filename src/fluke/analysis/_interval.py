@@ -25,7 +25,7 @@ from pathlib import Path
 from typing import Any, Mapping, Sequence
 
 from ..errors import InputError, UsageError
-from ..format import fluke_command, fmt_num, fmt_range, parse_problem
+from ..format import fluke_command, fmt_interval, fmt_num, fmt_range, parse_problem
 from ._document import Column, Span, Table, blank, line, note
 from ._result import Result
 from ._unknowns import apply_to_counts, check_unknown, closing_notes, unknown_fields, unknown_note
@@ -383,7 +383,7 @@ class PassKResult(Result):
             cols += [Column("plug-in pass@k (biased)", "right")] if self.plugin else []
 
             def ci(pair):
-                return "—" if pair is None or not all(map(math.isfinite, pair)) else f"{pair[0]:.3f}–{pair[1]:.3f}"
+                return "—" if pair is None else fmt_interval(*pair)
             rows = [[str(e["k"]), fmt_num(e["pass_at_k"], 4), ci(e.get("pass_at_k_interval")),
                      fmt_num(e["pass_hat_k"], 4), ci(e.get("pass_hat_k_interval"))]
                     + ([fmt_num(e["plugin_pass_at_k"], 4)] if self.plugin else []) for e in v.rows]

@@ -26,6 +26,7 @@ from dataclasses import dataclass, field
 from typing import Any
 
 from ..errors import InputError, UsageError
+from ..format import fmt_interval, fmt_points
 from ._document import Column, Table, blank, line, note
 from ._result import Result
 
@@ -250,7 +251,7 @@ class AuditResult(Result):
         def rate(est) -> str:
             if math.isnan(est.value):
                 return "too small to tell"
-            return f"{100 * est.value:.1f}% [95% {100 * est.low:.1f}–{100 * est.high:.1f}%]"
+            return f"{100 * est.value:.1f}% {fmt_interval(est.low, est.high, percent=True)}"
 
         a = self.agreement
         out: list = [line(f"judge {self.digest[:12]} ({self.model}) audited on {self.labelled} human labels of "
@@ -281,7 +282,7 @@ class AuditResult(Result):
             if math.isnan(d.value):
                 word = "too small to tell (too few labels)"
             else:
-                word = (f"{100 * d.value:+.1f} points [95% {100 * d.low:+.1f}, {100 * d.high:+.1f}]"
+                word = (f"{fmt_points(d.value)} {fmt_interval(100 * d.low, 100 * d.high, digits=1, signed=True)}"
                         + (" (too small to tell apart)" if d.low <= 0 <= d.high else ""))
             out.append(line(f"corrected difference {v} minus {b}: {word}"))
         if self.consistency is not None:
@@ -303,8 +304,7 @@ def judge_audit(ledger, judge_sel: str, labels_path: str, *, strata: str | None 
                 kappa: float = 0.6, flips: float = 0.1, min_labels: int = 50) -> AuditResult:
     """Read people's labels of a judge's runs (``labels_path``: the audit sample filled in, or a CSV
     of run, label) and report the corrected pass rate, agreement and whether the judge may gate."""
-    from ..judging import human_agreement, human_only, judge_only, ppi_mean, ppi_stratified, self_consistency
-    from ..judging._audit import Floor, earned, read_labels
+    from ..judging._audit import read_labels
 
     config = _find_judge(ledger, judge_sel)
     try:
@@ -312,6 +312,24 @@ def judge_audit(ledger, judge_sel: str, labels_path: str, *, strata: str | None 
             labels = read_labels(handle, labels_path)
     except OSError as exc:
         raise InputError(labels_path, None, None, f"cannot read the labels ({exc.strerror})") from None
+    result = audit_labels(ledger, config, labels, labels_path, strata=strata, kappa=kappa, flips=flips,
+                          min_labels=min_labels)
+    # kept, so the report can show the audit without the file (a document per distinct set of labels)
+    ledger.put_document(LABELS_KIND, {"judge": config.digest, "source": os.path.basename(labels_path),
+                                      "labels": dict(sorted(labels.items()))})
+    return result
+
+
+#: The ledger document kind of the people's labels an audit read.
+LABELS_KIND = "judge_labels"
+
+
+def audit_labels(ledger, config, labels: dict[str, bool], labels_path: str, *, strata: str | None = None,
+                 kappa: float = 0.6, flips: float = 0.1, min_labels: int = 50) -> AuditResult:
+    """:func:`judge_audit` on labels already read (``labels_path`` names where they came from)."""
+    from ..judging import human_agreement, human_only, judge_only, ppi_mean, ppi_stratified, self_consistency
+    from ..judging._audit import Floor, earned
+
     stored, by_stratum, _ = _judged(ledger, config, strata)
     notes = []
     outside = [h for h in labels if h not in stored]
@@ -396,7 +414,7 @@ def claim_judge(ledger, section: dict[str, Any]) -> Any:
     if not section.get("labels"):
         return Claim("judge", asked, TOO_SMALL, "no human labels given (judge.labels)", f"judge {selector}",
                      ("too small to tell: draw a sample with fluke judge audit JUDGE --draw FILE and label it",),
-                     runs_needed=float(section["min_labels"]))
+                     runs_needed=float(section["min_labels"]), needed_unit="human labels")
     audit = judge_audit(ledger, selector, section["labels"], strata=section.get("strata"), kappa=section["kappa"],
                         flips=section["flips"], min_labels=int(section["min_labels"]))
     rests = (f"judge {audit.digest[:12]} ({audit.model}); {audit.labelled} human labels of {audit.population} "
@@ -407,7 +425,8 @@ def claim_judge(ledger, section: dict[str, Any]) -> Any:
     why = audit.gate_reason + ("" if audit.labels_needed else "; more labels would not settle it: a better judge "
                                "(or people labelling every run) would")
     needed = float(audit.labels_needed) if audit.labels_needed else None
-    return Claim("judge", asked, TOO_SMALL, why, rests, (f"too small to tell: {why}",), runs_needed=needed)
+    return Claim("judge", asked, TOO_SMALL, why, rests, (f"too small to tell: {why}",), runs_needed=needed,
+                 needed_unit="human labels")
 
 
 @dataclass(frozen=True)

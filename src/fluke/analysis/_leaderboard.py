@@ -28,7 +28,7 @@ from dataclasses import dataclass
 from typing import Any, Sequence
 
 from ..errors import UsageError
-from ..format import fmt_num, fmt_p, fmt_prob, natural_key
+from ..format import fmt_interval, fmt_num, fmt_p, fmt_prob, natural_key
 from ._document import Column, Heading, Span, Table, blank, line, note
 from ._result import Result
 from ._unknowns import apply_to_counts, check_unknown, unknown_fields, unknown_note
@@ -54,6 +54,17 @@ class LeaderboardResult(Result):
     unknowns: int = 0                         # runs of unknown outcome in the strata compared
     unknown_policy: str = "fail"
     excluded: Any = None                      # with --unknown both: the board with unknowns left out
+    per_success: dict | None = None           # with rank="cost": label -> fluke.decisions.CostPerSuccess
+    rank_by: str = "pass"                     # "pass" (the board's order) or "cost" (cost per success)
+
+    def frontier(self) -> list[str]:
+        """The versions on the cost–quality frontier (pass rate against cost per success), cheapest first."""
+        from ..decisions import frontier
+
+        if not self.per_success:
+            return []
+        return frontier({s.label: (s.rate, self.per_success[s.label].estimate) for s in self.board.standings
+                         if s.label in self.per_success})
 
     def flips(self) -> list[dict[str, Any]]:
         """With both policies: the pairs of versions whose order (by pass rate) is not the same
@@ -103,7 +114,33 @@ class LeaderboardResult(Result):
             "seed": b.seed, "costs_read": self.costs_read, "conditional_on": self.conditional_on(),
             **unknown_fields(self.unknowns, self.unknown_policy),
             **({"flips": self.flips()} if self.excluded is not None else {}),
+            **({} if self.per_success is None else {
+                "rank_by": self.rank_by, "frontier": self.frontier(),
+                "cost_per_success": {k: v.to_dict() for k, v in self.per_success.items()}}),
         }
+
+    def _cost_blocks(self) -> list:
+        if self.per_success is None:
+            return []
+        on = set(self.frontier())
+        rates = {s.label: s for s in self.board.standings}
+        order = sorted(self.per_success, key=lambda k: (not math.isfinite(self.per_success[k].estimate),
+                                                        self.per_success[k].estimate, k))
+        rows = []
+        for label in order:
+            c, s = self.per_success[label], rates[label]
+            lo, hi = c.interval
+            rows.append([label, f"{s.rate:.1f}", fmt_num(c.estimate, 4) if math.isfinite(c.estimate) else
+                         f"— ({c.reason})", f"{fmt_num(lo, 4)}–{fmt_num(hi, 4)}" if math.isfinite(lo) else "—",
+                         str(c.unknown_cost), Span("on the frontier", "good") if label in on else "dominated"])
+        return [Table("cost per success (every run's spend over the passes), cheapest first",
+                      [Column("version", key=True), Column("pass rate", "right"), Column("cost/success", "right"),
+                       Column("interval", "right"), Column("no cost", "right"), Column("cost–quality")], rows,
+                      limit=None, more="versions"),
+                line(f"cost–quality frontier (no other version passes more for less): {', '.join(self.frontier())}"
+                     if on else "cost–quality frontier: no version has a defined cost per success"),
+                note("cost per success over each version's runs in the compared strata' scenarios; interval by the "
+                     "delta method clustered by scenario; the frontier reads the point estimates")]
 
     def _excluded_fields(self, label: str) -> dict[str, Any]:
         if self.excluded is None:
@@ -180,6 +217,7 @@ class LeaderboardResult(Result):
                              [[x.stratum, f"{x.spread:.0f}", f"{x.best} {x.best_rate:.0f}" + _more(x.ties[0]),
                                f"{x.worst} {x.worst_rate:.0f}" + _more(x.ties[1])] for x in b.separating],
                              limit=self.rows, more="strata"))
+        out += self._cost_blocks()
         if b.unsolved:
             shown = sorted(b.unsolved, key=natural_key)
             out.append(line(f"no version passed {len(shown)} of {b.strata} strata: " + ", ".join(shown[:12])
@@ -223,7 +261,7 @@ def _letter(i: int) -> str:
 def _interval(lo: float, hi: float, *, sign: bool = False) -> str:
     if not (math.isfinite(lo) and math.isfinite(hi)):
         return "—"
-    return f"[{lo:+.1f}, {hi:+.1f}]" if sign else f"[{lo:.1f}, {hi:.1f}]"
+    return fmt_interval(lo, hi, digits=1, signed=sign)
 
 
 def _harness_name(harness) -> str | None:
@@ -265,7 +303,7 @@ def leaderboard(ledger, versions: Sequence[str] | None = None, *, baseline: str 
                 scenario: str | None = None, condition: str | None = None, correction: str = "holm",
                 alpha: float = 0.05, power: float = 0.8, ceiling: float = 5.0, replicates: int = 2000,
                 seed: int = 0, confidence_level: float = 0.95, costs: bool | None = None,
-                rows: int = 10, unknown: str = "fail") -> LeaderboardResult:
+                rows: int = 10, unknown: str = "fail", rank: str = "pass", cost: Any = "usd") -> LeaderboardResult:
     """Every version (or those the ``versions`` selectors name) on the strata all of them ran.
 
     ``baseline`` (a selector naming one version) tests each version against it instead of every
@@ -274,6 +312,8 @@ def leaderboard(ledger, versions: Sequence[str] | None = None, *, baseline: str 
     rest): ``costs=None`` reads them when the chosen versions hold at most :data:`COST_SCAN_LIMIT`
     runs, ``True`` always, ``False`` never.
     ``unknown``: a run whose outcome is unknown is a failure (``"fail"``) or is left out (``"exclude"``).
+    ``rank="cost"`` adds each version's cost per success (``cost`` chooses the spend's keys; every
+    run of the version in the compared scenarios is streamed once) and the cost–quality frontier.
     """
     unknown = check_unknown(unknown, both=True)
     from ..comparison import CORRECTIONS, leaderboard_counts
@@ -336,10 +376,27 @@ def leaderboard(ledger, versions: Sequence[str] | None = None, *, baseline: str 
     if costs:
         for version, parts in ledger.spend(version=chosen).items():
             spend[labels[version]] = {key: total / count for key, (count, total) in parts.items() if count}
+    if rank not in ("pass", "cost"):
+        raise UsageError(f"rank={rank!r} must be 'pass' (by pass rate) or 'cost' (by cost per success)")
+    per_success = None
+    if rank == "cost":
+        import numpy as np
+
+        from ..decisions import cost_per_success
+        from ._spend import read_spend
+
+        compared = {s for s, _ in common}
+        per_success = {}
+        for v in chosen:
+            a = read_spend(ledger, v, cost=cost, unknown="exclude" if unknown == "exclude" else "fail",
+                           scenario=scenario, condition=condition)
+            keep = np.array([s in compared for s in a.scenario], dtype=bool)
+            per_success[labels[v]] = cost_per_success(a.spend[keep], a.passed[keep], a.scenario[keep].astype(str),
+                                                      confidence_level=confidence_level)
     return LeaderboardResult(board, tuple((labels[v], v) for v in chosen), len(cells) - len(common), spend,
                              rows=rows, costs_read=bool(costs), runs=held,
                              unknowns=sum(cells[key][v][2] for key in common for v in chosen), unknown_policy=unknown,
-                             excluded=excluded)
+                             excluded=excluded, per_success=per_success, rank_by=rank)
 
 
 __all__ = ["LeaderboardResult", "leaderboard"]

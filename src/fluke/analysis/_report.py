@@ -19,7 +19,7 @@ from dataclasses import dataclass
 from pathlib import Path
 from typing import Any, Mapping, Sequence
 
-from ..format import fluke_command, fmt_is, fmt_prob, fmt_share, natural_key
+from ..format import fluke_command, fmt_interval, fmt_is, fmt_prob, fmt_share, natural_key
 from ._document import Column, Span, Table, line, note
 from ._result import Result
 from ._select import EmptyLedger, check_level, require_runs
@@ -39,6 +39,15 @@ def _summary_blocks(data) -> list:
                          [[str(r.rank), r.label, f"{r.rate:.1f} ({r.passes}/{r.trials})", f"{r.low:.1f}–{r.high:.1f}",
                            f"{r.rank_low}–{r.rank_high}", r.group or "—"] for r in lb.rows],
                          limit=10, more="versions"))
+    if data.decision is not None:
+        d = data.decision
+        out.append(line("decision: ", Span(f"{d.choice_label} has the least expected loss under {d.table}" if d.choice
+                                           else f"none ({d.reason})", "bold"),
+                        "" if d.p_wrong is None else f"; {fmt_is('P(wrong choice)', d.p_wrong)}"))
+        for r in d.rows:
+            cost = "—" if r.cost_per_success is None else f"{r.cost_per_success:.4f}"
+            hard = "" if r.hard_upper is None else f", {r.hard} hard failures (at most {100 * r.hard_upper:.1f}%)"
+            out.append(line(f"  {r.label}: {fmt_share(r.passes, r.runs)} passed, {cost} per success{hard}"))
     if data.paired is not None:
         p = data.paired
         out.append(line(f"paired, {p.label_b} against {p.label_a}: "
@@ -54,7 +63,7 @@ def _summary_blocks(data) -> list:
             [Column("scenario", key=True), Column("passed", "right"), Column("mean", "right"),
              Column("interval", "right"), Column(f"P(θ > {board.bar:g})", "right")],
             [[r.scenario + (f" [{r.condition}]" if r.condition else ""), fmt_share(r.successes, r.trials),
-              f"{r.mean:.3f}", f"{r.lo:.3f}–{r.hi:.3f}", fmt_prob(r.p_above_bar)] for r in rows],
+              f"{r.mean:.3f}", fmt_interval(r.lo, r.hi), fmt_prob(r.p_above_bar)] for r in rows],
             limit=5, more="scenario cells", notes=(f"lowest by P(θ > {board.bar:g}); prior Beta(1, 1), "
                                                    f"{board.level:.0%} credible interval",)))
     for block in data.suite_questions or []:
@@ -64,7 +73,7 @@ def _summary_blocks(data) -> list:
         if luck.pooled is None:
             continue
         p = luck.pooled
-        interval = "" if p.lo is None else f" [{100 * p.lo:.1f}–{100 * p.hi:.1f}%]"
+        interval = "" if p.lo is None else f" {fmt_interval(p.lo, p.hi, percent=True)}"
         out.append(line(f"luck rate, {luck.label}, pooled: {fmt_share(p.lucky, p.green)} of green runs had a path "
                         f"that broke spec {luck.spec}{interval}"))
     if data.comparison is not None:
@@ -126,7 +135,7 @@ REPORT_BYTES = 48_000
 
 #: Page section → the function that lays out the JSON document of the verb answering it.
 EXTRA_SECTIONS = {"calibration": "calibration_section", "contrasts": "contrast_section",
-                  "null_calibration": "null_section"}
+                  "null_calibration": "null_section", "decision": "decision_section"}
 
 
 def _specs(ledger, spec_digest: str | None) -> list:
@@ -221,7 +230,8 @@ def report(ledger, *, out: str | Path = "fluke-report.html", versions: Sequence[
            level: float = 0.95, max_runs: int = 1000, title: str | None = None, spec: str | None = None,
            alpha: float = 0.05, power: float = 0.8, ceiling: float = 5.0,
            hazard_ceiling: float = 1.3, spec_digest: str | None = None, family_prefix: str = "",
-           extras: Mapping[str, Result] | None = None) -> ReportResult:
+           extras: Mapping[str, Result] | None = None, space: Any = None, floor: float = 0.5,
+           prob: float = 0.9) -> ReportResult:
     """Write the HTML report of ``versions`` (selectors; default all) to ``out`` and return its summary.
 
     The page draws what the verbs answer, each section from one verb's JSON document: the suite
@@ -235,6 +245,11 @@ def report(ledger, *, out: str | Path = "fluke-report.html", versions: Sequence[
     ``fluke grade`` stored are used, under ``spec_digest`` (a prefix) or else the newest stored
     spec whose grades cover a selected version whole; a version they do not cover is named as
     ungraded. When most tools the runs call are unknown to the spec, the page says so first.
+
+    With ``space`` (a condition space: a YAML path, mapping or :class:`fluke.boundary.Space`) the
+    boundary chart is :func:`~fluke.analysis.boundary`'s for each version: every point of the space
+    with its region (works, uncertain, fails at ``bar``, ``floor`` and ``prob``; named but not run),
+    its colour, and the recorded incidents at never-named conditions.
 
     One pass over the runs (:func:`fluke.analysis.scan_runs`) counts the rest (deaths by step of
     one version, the boundary chart, the families boards group by) and keeps at most ``max_runs``
@@ -275,6 +290,13 @@ def report(ledger, *, out: str | Path = "fluke-report.html", versions: Sequence[
     believed = [believe(ledger, version=v, bar=bar, level=level).to_dict() for v in chosen if scan.tally.runs.get(v)]
     data = frame(ledger, chosen, labels, scan.tally, None, [page.board_section(d) for d in believed], title=title,
                  family_prefix=family_prefix)
+    if space is not None:
+        from ._boundary import boundary as chart_space
+
+        charted = [page.boundary_section(chart_space(ledger, space=space, version=v, bar=bar, floor=floor,
+                                                     prob=prob).to_dict()) for v in chosen if scan.tally.runs.get(v)]
+        data = data.model_copy(update={"boundary": charted or None,
+                                       "missing": {k: m for k, m in data.missing.items() if k != "boundary"}})
     grades = _grades(ledger, chosen, scan, spec, docs)
     shown = explorer(ledger, scan, labels, spec=grades.spec if spec is not None else None,
                      violations=stored_violations(ledger, grades.stored) if grades.stored else None)
@@ -297,6 +319,11 @@ def report(ledger, *, out: str | Path = "fluke-report.html", versions: Sequence[
                          hazard_ceiling=hazard_ceiling)
     if len(chosen) >= 3:
         data = _with_leaderboard(ledger, data, alpha=alpha, power=power, ceiling=ceiling)
+    from ._report_judges import judges_section
+
+    judges = judges_section(ledger, chosen)
+    if judges is not None:
+        data = data.model_copy(update={"judges": judges})
     for name, result in (extras or {}).items():
         if name not in EXTRA_SECTIONS:
             from ..errors import UsageError

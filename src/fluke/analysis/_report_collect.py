@@ -44,6 +44,8 @@ MISSING = {
     "contrasts": ("no factorial contrasts were supplied", "see", ("contrast", "--help")),
     "null_calibration": ("no null-calibration pairs were supplied", "see", ("calibrate", "--help")),
     "calibration": ("no predictions were supplied", "record them before a batch with", ("predict",)),
+    "decision": ("no loss table was supplied", "declare one (docs/decisions.md) and pass it with",
+                 ("report", "--loss", "TABLE")),
 }
 
 

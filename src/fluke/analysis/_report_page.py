@@ -22,16 +22,21 @@ from typing import Any
 
 from ..format import describe_unknowns, fmt_p, natural_key
 from ..report._model import (
+    Boundary,
+    BoundaryCell,
     Calibration,
     CalibrationBin,
     Comparison,
     DeathArm,
+    DecisionRow,
+    DecisionSection,
     Forest,
     ForestRow,
     LeaderboardSection,
     LeaderRow,
     LuckCase,
     LuckSection,
+    NeverNamed,
     NullSection,
     ScenarioPosterior,
     SuiteBoard,
@@ -212,3 +217,49 @@ def null_section(doc: Mapping[str, Any], *, conditional_on: str | None = None) -
     return NullSection(histogram=[int(c) for c in doc["histogram"]], alpha=float(doc["alpha"]),
                        false_alarms=int(doc["false_alarms"]), pairs=int(doc["pairs"]), lo=float(lo), hi=float(hi),
                        conditional_on=conditional_on if conditional_on is not None else str(doc["conditional_on"]))
+
+
+def boundary_section(doc: Mapping[str, Any]) -> Boundary:
+    """The boundary chart of one version over a condition space, from ``fluke boundary --json``.
+
+    Each point is a cell (errors are among its failures there); incidents at never-named conditions
+    get a row each."""
+    cells = [BoundaryCell(condition=p["point"], works=int(p["completed"]), should_ask=int(p["asked"]),
+                          fails=int(p["failed"]), region=p["region"], colour=p["colour"], label=p["label"],
+                          p_works=None if p["runs"] == 0 else float(p["p_works"])) for p in doc["points"]]
+    never: dict[str, int] = {}
+    for inc in (doc.get("incidents") or {}).get("never_named", []):
+        key = ",".join(f"{k}={inc['at'][k]}" for k in sorted(inc["at"]))
+        never[key] = never.get(key, 0) + 1
+    space = doc["space"]
+    rule = (f"space {space['name'] + ': ' if space['name'] else ''}{space['size']} points, {doc['run_points']} run; "
+            f"works: P(θ > {doc['bar']:g}) ≥ {doc['prob']:g}; fails: P(θ < {doc['floor']:g}) ≥ {doc['prob']:g}; "
+            "uncertain otherwise; colours: what the runs did most (completed, asked, failed)")
+    return Boundary(version=doc["version"], label=_label(doc["label"]), cells=cells, rule=rule,
+                    never_named=[NeverNamed(condition=k, incidents=n) for k, n in sorted(never.items())],
+                    conditional_on="; ".join(doc["conditional_on"]))
+
+
+def decision_section(doc: Mapping[str, Any]) -> DecisionSection:
+    """Every version's costs, severe failures and expected loss of ``fluke decide --json``, the chosen first."""
+    losses = {v["version"]: v for v in doc["decision"]["losses"]}
+    choice = doc["decision"]["choice"]
+    rows = []
+    for v in doc["versions"]:
+        c, loss = v["cost_per_success"], losses[v["version"]]
+        hard = next((s for s in v["severe"] if s["severity"] == "hard"), None)
+        lo, hi = c["interval"]
+        llo, lhi = loss["interval"]
+        rows.append(DecisionRow(version=v["version"], label=str(v["label"]), passes=int(v["passes"]),
+                                runs=int(v["runs"]),
+                                cost_per_success=c["estimate"], cost_low=lo, cost_high=hi,
+                                unknown_cost=int(c["unknown_cost"]), severe=[s["summary"] for s in v["severe"]],
+                                hard=0 if hard is None else int(hard["failures"]),
+                                hard_upper=None if hard is None else hard["upper_bound"],
+                                expected_loss=loss["expected_loss"], loss_low=llo, loss_high=lhi, p_best=loss["p_best"],
+                                eligible=bool(loss["eligible"]), why_not=loss["why_not"]))
+    rows.sort(key=lambda r: (r.version != choice, r.expected_loss if r.expected_loss is not None else math.inf))
+    label = next((r.label for r in rows if r.version == choice), None)
+    return DecisionSection(rows=rows, choice=choice, choice_label=label, p_wrong=doc["decision"]["p_wrong"],
+                           reason=doc["decision"]["reason"], table=str(doc["table"]["name"]),
+                           conditional_on=str(doc["conditional_on"]))

@@ -186,6 +186,39 @@ class ExportReport(Result):
         return [line(f"{self.path}: {self.result.describe()}")]
 
 
+@dataclass(frozen=True)
+class ExportWritten(Result):
+    """What an export in another tool's format wrote: the format, where, how many bytes, and how
+    many records of each kind (``--json`` prints this, so every export format has a JSON answer).
+
+    >>> r = ExportWritten("junit", "gate.xml", 812, {"test cases": 3}, "wrote 3 test cases as JUnit XML")
+    >>> r.to_dict()["records"], r.render().strip()
+    ({'test cases': 3}, 'wrote 3 test cases as JUnit XML to gate.xml (812 bytes)')
+    """
+
+    kind = "export"
+    format: str
+    path: str | None
+    bytes: int | None
+    records: dict
+    said: str
+    notes: tuple[str, ...] = ()
+    extra: dict | None = None
+
+    def payload(self) -> dict[str, Any]:
+        return {"format": self.format, "path": self.path, "bytes": self.bytes, "records": dict(self.records),
+                "notes": list(self.notes), **(self.extra or {})}
+
+    def text(self) -> str:
+        """The one line a person reads (on standard error when the export itself went to standard output)."""
+        where = f" to {self.path}" if self.path else ""
+        size = f" ({self.bytes:,} bytes)" if self.bytes is not None else ""
+        return f"{self.said}{where}{size}"
+
+    def blocks(self) -> list:
+        return [line(self.text()), *(line(n) for n in self.notes)]
+
+
 def export(ledger, out: str = "-", *, redact: bool = False, scan: bool = True, version: str | None = None,
            scenario: str | None = None, condition: str | None = None, since: str | None = None,
            until: str | None = None) -> ExportReport:

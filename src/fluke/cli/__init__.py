@@ -46,6 +46,9 @@ VERBS: dict[str, str] = {
     "leaderboard": "fluke.cli._many:leaderboard",
     "plan": "fluke.cli._many:plan",
     "judge": "fluke.cli._judge:judge",
+    "boundary": "fluke.cli._boundary:boundary",
+    "incident": "fluke.cli._boundary:incident",
+    "decide": "fluke.cli._decide:decide",
 }
 
 

@@ -54,18 +54,41 @@ def _belief_options(func):
 @click.option("--against", help="Also compare with this version, scenario by scenario (week over week).")
 @click.option("--clean-batch", type=click.IntRange(min=1), default=10, show_default=True,
               help="With --against: runs in a clean batch that graduates a frontier scenario.")
+@click.option("--costs", is_flag=True,
+              help="Add the cost per success (every run charged), spend, latency and tokens per run with intervals "
+                   "(streams the version's runs once).")
+@click.option("--cost", default="usd", show_default=True, help="With --costs: the cost keys that make the spend.")
+@click.option("--spec", type=click.Path(exists=True, dir_okay=False),
+              help="Also the runs breaking a check of each severity of this spec, with exact upper bounds.")
+@click.option("--by", type=click.Choice(["condition"]), help="Per point of a condition space instead of per "
+              "scenario: each point's region and colour, as fluke boundary prints them (needs --space; --level is "
+              "how sure a region must be).")
+@click.option("--space", type=click.Path(dir_okay=False), help="With --by condition: the condition space (YAML).")
+@click.option("--floor", type=float, default=0.5, show_default=True,
+              help="With --by condition: a point fails when P(θ < FLOOR) ≥ --level.")
 @output_options
 @pass_context
-def believe(ctx: Context, **options) -> None:
+def believe(ctx: Context, by: str | None, space: str | None, floor: float, **options) -> None:
     """Posteriors per scenario, the suite questions, and the four-part statement.
 
     \b
     Example:
       fluke believe --version model=gpt-4o --bar 0.9
+      fluke believe --by condition --space space.yaml --bar 0.9 --floor 0.5
       fluke believe --version model=v2 --carry-from model=v1 --discount 0.5 --odds 4
       fluke believe --account --discount 0.9 --odds 4
       fluke believe --version model=v2 --against model=v1 --clean-batch 10
+      fluke believe --version model=tradeoff-b --costs --spec spec.yaml
     """
+    if by or space:
+        from ._boundary import believe_by_condition
+
+        if options.get("costs") or options.get("spec"):
+            from ..errors import UsageError
+
+            raise UsageError("--costs and --spec go with believe per scenario, not with --by condition")
+        ctx.emit(believe_by_condition(ctx, by=by, space=space, floor=floor, **options))
+        return
     from ..analysis import believe as answer
 
     ctx.emit(answer(ctx.ledger(), **options))

@@ -19,7 +19,8 @@ from ..errors import FlukeError
 
 #: Verbs that may create a ledger that does not exist yet; every other verb refuses a missing one.
 #: ``seal`` is among them: a pre-registration is written before the runs it governs.
-CREATING_VERBS = frozenset({"ingest", "run", "demo", "simulate", "seal"})  # a seal comes before any run
+CREATING_VERBS = frozenset({"ingest", "run", "demo", "simulate", "seal",   # a seal comes before any run
+                            "incident"})                                    # so may an incident
 
 
 @dataclass

@@ -41,11 +41,25 @@ _RATIO = click.FloatRange(1, None, min_open=True)
 @click.option("--steps", "show_steps", type=click.IntRange(min=0), default=8, show_default=True,
               help="Print at most this many per-step and per-cell rows (lowest q first).")
 @click.option("--no-record", is_flag=True, help="Do not record this comparison in the ledger.")
+@click.option("--judge", "judge_sel", metavar="JUDGE",
+              help="Compare PPI-corrected pass rates: this judge's verdicts (fluke judge run), corrected by --labels.")
+@click.option("--labels", "labels_path", type=click.Path(dir_okay=False),
+              help="With --judge: the people's labels (the filled audit sample, or a CSV of run,label).")
+@click.option("--margin", type=click.FloatRange(0, 100, min_open=True),
+              help="Non-inferiority margin in points: is B not worse (the interval's low end above -MARGIN) "
+                   "and cheaper (the spend difference paired by scenario below zero)?")
+@click.option("--cost", "cost_key", default="usd", show_default=True,
+              help="With --margin: the cost keys that make a run's spend (those ending in this).")
+@click.option("--groups", help="B − A per group of a condition key (e.g. group), or 'condition' for the whole "
+                               "condition, with Holm across groups; flags a group B makes worse.")
+@click.option("--harm", type=click.FloatRange(0, 100), default=0.0, show_default=True,
+              help="With --groups: flag a group only when B is worse there by more than this many points.")
 @output_options
 @pass_context
 def compare(ctx: Context, version_a: str, version_b: str, scenario: str | None, condition: str | None,
             spec: str | None, alpha: float, power: float, ceiling: float, hazard_ceiling: float, unknown: str,
-            sequential: bool, show_steps: int, no_record: bool) -> None:
+            sequential: bool, show_steps: int, no_record: bool, judge_sel: str | None,
+            labels_path: str | None, margin: float | None, cost_key: str, groups: str | None, harm: float) -> None:
     """Compare B against A: the difference in pass rate, its test, and what the runs could have seen.
 
     A and B are version selectors (@TRIALS picks trials). Runs are stratified by
@@ -61,13 +75,30 @@ def compare(ctx: Context, version_a: str, version_b: str, scenario: str | None, 
       fluke compare model=gpt-4.1 model=ft:gpt-4.1-2025-04-14:sierra:tau2-full-sft:BzrYdMNm \\
           --scenario 'telecom/*' --json
       fluke compare model=gpt-4.1 model=ft:gpt-4.1-2025-04-14:sierra:tau2-full-sft:BzrYdMNm --unknown both
+      fluke compare model=agent-v1 model=agent-v2 --judge 3f2a9c --labels audit.jsonl
+      fluke compare model=tradeoff-a model=tradeoff-b --margin 2 --groups group
     """
     from ..analysis import compare as compare_arms
+
+    if judge_sel is not None or labels_path is not None:
+        from ..analysis import compare_corrected
+        from ..errors import UsageError
+
+        if judge_sel is None or labels_path is None:
+            raise UsageError("corrected rates need both --judge JUDGE and --labels FILE")
+        given = [name for name, value in (("--scenario", scenario), ("--condition", condition), ("--spec", spec),
+                                          ("--sequential", sequential), ("--margin", margin),
+                                          ("--groups", groups)) if value]
+        if given:
+            raise UsageError(f"{given[0]} does not apply to a comparison of corrected rates (--judge)")
+        ctx.emit(compare_corrected(ctx.ledger(), version_a, version_b, judge=judge_sel, labels=labels_path,
+                                   alpha=alpha, power=power, ceiling=ceiling))
+        return
 
     ctx.emit(compare_arms(ctx.ledger(), version_a, version_b, scenario=scenario, condition=condition, spec=spec,
                           alpha=alpha, power=power, ceiling=ceiling, hazard_ceiling=hazard_ceiling, unknown=unknown,
                           sequential=sequential, rows=show_steps, record=not no_record,
-                          every=ctx.all_rows))
+                          every=ctx.all_rows, margin=margin, groups=groups, harm=harm, cost=cost_key))
 
 
 @click.command()

@@ -22,10 +22,23 @@ def _say(text: str) -> None:
     click.echo(safe(f"fluke: {text}", newlines=False), err=True)
 
 
-def _size(output: str) -> str:
+def _written(ctx: Context, fmt: str, output: str | None, records: dict, said: str, notes: tuple[str, ...] = (),
+             extra: dict | None = None) -> None:
+    """Say what an export wrote: one line on standard error, or with --json one JSON document on
+    standard output (the export itself then went to a file, never to standard output)."""
     import os
 
-    return "" if output == "-" else f" ({os.path.getsize(output):,} bytes)"
+    from ..analysis import ExportWritten
+
+    path = None if output is None else "standard output" if output == "-" else output
+    size = None if output in (None, "-") else os.path.getsize(output)
+    report = ExportWritten(fmt, path, size, records, said, notes, extra)
+    if ctx.as_json:
+        ctx.emit(report)
+        return
+    _say(report.text())
+    for text in notes:
+        _say(text)
 
 
 @click.command()
@@ -56,9 +69,9 @@ def export(ctx: Context, output: str, fmt: str, redact: bool, no_scan: bool, spe
     """Write runs as fluke JSONL (re-ingests to the same hashes), or findings for other tools.
 
     jsonl says (on stderr) how many runs hold secret-shaped values; --redact writes them
-    redacted; with --json and -o FILE that report is one JSON document on standard output.
-    Every other format is always redacted, its strings inert. The mappings are in
-    docs/exports.md.
+    redacted. Every other format is always redacted, its strings inert, and says on stderr what
+    it wrote. With --json (and -o FILE) what was written is one JSON document on standard
+    output instead, for every format. The mappings are in docs/exports.md.
 
     \b
     Example:
@@ -70,8 +83,9 @@ def export(ctx: Context, output: str, fmt: str, redact: bool, no_scan: bool, spe
     if fmt == "jsonl":
         _jsonl(ctx, output, redact, no_scan, filters)
         return
-    if ctx.as_json:
-        raise UsageError(f"--json reports a jsonl export; --format {fmt} writes its own document to -o")
+    if ctx.as_json and output == "-" and fmt != "mlflow":
+        raise UsageError(f"--format {fmt} writes its document to standard output; with --json give -o FILE, and "
+                         "what was written comes to standard output as JSON")
     if redact or no_scan:
         raise UsageError(f"--redact and --no-scan are for --format jsonl; {fmt} is always redacted")
     given = [k for k in ("since", "until", "condition") if filters.get(k)]
@@ -95,16 +109,18 @@ def export(ctx: Context, output: str, fmt: str, redact: bool, no_scan: bool, spe
         from ..exports._otel import emit_otlp
 
         count = emit_otlp(found, output, endpoint)   # one pass: the graded runs stream
-        sent = f"; sent them to {endpoint}" if endpoint else ""
-        _say(f"wrote {count} gen_ai.evaluation.result records ({count - len(found.verdicts)} graded runs, "
-             f"{len(found.verdicts)} verdicts) as OTLP/JSON to {output}{_size(output)}{sent}")
-        for reason in found.not_compared:
-            _say(f"not compared: {reason}")
+        graded, verdicts = count - len(found.verdicts), len(found.verdicts)
+        _written(ctx, fmt, output, {"gen_ai.evaluation.result": count, "graded runs": graded, "verdicts": verdicts},
+                 f"wrote {count} gen_ai.evaluation.result records ({graded} graded runs, {verdicts} verdicts) "
+                 "as OTLP/JSON", (*([f"sent them to {endpoint}"] if endpoint else []),
+                                *(f"not compared: {reason}" for reason in found.not_compared)),
+                 {"sent_to": endpoint})
         return
     from ..exports import write_eee
 
     count = write_eee(found, output, ledger=ledger)
-    _say(f"wrote {count} Every Eval Ever v0.2.1 documents (one per version) to {output}{_size(output)}")
+    _written(ctx, fmt, output, {"documents": count},
+             f"wrote {count} Every Eval Ever v0.2.1 documents (one per version)")
 
 
 def _jsonl(ctx: Context, output: str, redact: bool, no_scan: bool, filters: dict) -> None:
@@ -134,14 +150,18 @@ def _claims(ctx: Context, fmt: str, output: str, rule: str | None, version: str 
         from ..exports._write import write_atomic
 
         write_atomic(output, gate_junit(result).encode("utf-8"))
-        _say(f"wrote {len(result.claims)} test cases (gate {result.status}) as JUnit XML to {output}{_size(output)}")
+        _written(ctx, fmt, output, {"test cases": len(result.claims)},
+                 f"wrote {len(result.claims)} test cases (gate {result.status}) as JUnit XML", (),
+                 {"gate": result.status})
         return
     from ..exports import log_to_mlflow
 
     done = log_to_mlflow(result.claims, tracking_uri=mlflow_uri, run_id=mlflow_run, experiment=experiment,
                          title=f"fluke gate: {result.name}", status=result.status)
-    _say(f"logged {done['assessments']} claims as feedback on MLflow run {done['run_id']} "
-         f"(trace {done['trace_id']})")
+    _written(ctx, fmt, None, {"assessments": done["assessments"]},
+             f"logged {done['assessments']} claims as feedback on MLflow run {done['run_id']} "
+             f"(trace {done['trace_id']})",
+             (), {"gate": result.status, "run_id": done["run_id"], "trace_id": done["trace_id"]})
 
 
 __all__ = ["export"]

@@ -99,13 +99,13 @@ def judge_audit(ctx: Context, judge_sel: str, draw_path: str | None, size: int |
 @click.argument("path", type=click.Path(dir_okay=False))
 @click.option("--name", required=True, help="What to call the imported judge (e.g. the scorer's name).")
 @click.option("--reader", "input_format", help="The reader for PATH (default: detected; a .csv is run,label).")
-@click.option("--score", help="Inspect AI: the scorer (or scorer.key) whose verdicts to import.")
+@click.option("--score", help="Inspect AI: the scorer (or scorer.key); DeepEval: the metric; whose verdicts to import.")
 @click.option("--version", "version_sel", help="Match PATH's records to the runs of this version.")
 @output_options
 @pass_context
 def judge_import(ctx: Context, path: str, name: str, input_format: str | None, score: str | None,
                  version_sel: str | None) -> None:
-    """Store verdicts another tool made (an Inspect scorer, a CSV of run,label) as a judge's.
+    """Store verdicts another tool made (an Inspect scorer, a DeepEval metric, a CSV of run,label) as a judge's.
 
     Nothing is re-judged: each record's verdict is matched to the stored run (by run hash in a
     CSV, else by scenario and trial) and kept as one replicate under an imported judge whose
@@ -116,6 +116,7 @@ def judge_import(ctx: Context, path: str, name: str, input_format: str | None, s
       fluke ingest logs/run.eval
       fluke judge import logs/run.eval --name inspect-match --score match
       fluke judge audit inspect-match --draw audit.jsonl --size 60
+      fluke judge import .deepeval/.latest_test_run.json --name geval --score Correctness
     """
     from ..analysis._judge import import_judgments
 

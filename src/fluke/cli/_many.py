@@ -23,12 +23,22 @@ from ._common import Context, output_options, pass_context, unknown_both_option,
 @click.option("--seed", type=int, default=0, show_default=True, help="Seed of the rank bootstrap.")
 @click.option("--costs/--no-costs", default=None,
               help="Read cost and latency (a scan of the stored runs); by default only up to 20,000 runs.")
+@click.option("--judge", "judge_sel", metavar="JUDGE",
+              help="Rank PPI-corrected pass rates: this judge's verdicts (fluke judge run), corrected by --labels.")
+@click.option("--labels", "labels_path", type=click.Path(dir_okay=False),
+              help="With --judge: the people's labels (the filled audit sample, or a CSV of run,label).")
+@click.option("--rank", "rank_by", type=click.Choice(["pass", "cost"]), default="pass", show_default=True,
+              help="cost: add each version's cost per success (every run charged), cheapest first, and the "
+                   "cost–quality frontier (streams each version's runs once).")
+@click.option("--cost", "cost_key", default="usd", show_default=True,
+              help="With --rank cost: the cost keys that make a run's spend (those ending in this).")
 @unknown_both_option
 @output_options
 @pass_context
 def leaderboard(ctx: Context, versions: tuple[str, ...], baseline: str | None, correction: str,
                 scenario: str | None, condition: str | None, alpha: float, power: float, ceiling: float,
-                replicates: int, seed: int, costs: bool | None, unknown: str) -> None:
+                replicates: int, seed: int, costs: bool | None, unknown: str, judge_sel: str | None,
+                labels_path: str | None, rank_by: str, cost_key: str) -> None:
     """Every version on the scenarios all of them ran: rates, pairs, groups and ranks.
 
     VERSIONS are selectors (hash prefix or field=value); none means every version.
@@ -41,13 +51,31 @@ def leaderboard(ctx: Context, versions: tuple[str, ...], baseline: str | None, c
       fluke leaderboard --correction bh
       fluke leaderboard --unknown both
       fluke leaderboard model=gpt-4o model=gpt-4.1 model=o3 --baseline model=gpt-4o
+      fluke leaderboard --judge 3f2a9c --labels audit.jsonl
+      fluke leaderboard --rank cost --cost agent_usd
     """
     from ..analysis import leaderboard as board
+
+    if judge_sel is not None or labels_path is not None:
+        from ..analysis import leaderboard_corrected
+        from ..errors import UsageError
+
+        if judge_sel is None or labels_path is None:
+            raise UsageError("corrected rates need both --judge JUDGE and --labels FILE")
+        given = [name for name, value in (("--baseline", baseline), ("--scenario", scenario),
+                                          ("--condition", condition),
+                                          ("--rank cost", rank_by == "cost")) if value]
+        if given or correction != "holm":
+            raise UsageError(f"{given[0] if given else '--correction bh'} does not apply to a leaderboard of "
+                             "corrected rates (--judge)")
+        ctx.emit(leaderboard_corrected(ctx.ledger(), list(versions), judge=judge_sel, labels=labels_path,
+                                       alpha=alpha, power=power, ceiling=ceiling))
+        return
 
     ctx.emit(board(ctx.ledger(), list(versions) or None, baseline=baseline, correction=correction,
                    scenario=scenario, condition=condition, alpha=alpha, power=power, ceiling=ceiling,
                    replicates=replicates, seed=seed, costs=costs, rows=10_000 if ctx.all_rows else 10,
-                   unknown=unknown))
+                   unknown=unknown, rank=rank_by, cost=cost_key))
 
 
 @click.command()
@@ -66,10 +94,15 @@ def leaderboard(ctx: Context, versions: tuple[str, ...], baseline: str | None, c
 @click.option("--power", type=float, default=0.8, show_default=True, help="Power wanted.")
 @click.option("--seed", type=int, default=0, show_default=True, help="Seed of the expected-gain Monte Carlo.")
 @click.option("--seal", "seal_it", is_flag=True, help="Seal the plan in the ledger (decide later with unseal).")
+@click.option("--explore", is_flag=True, help="With --space and --budget: the points (run or named but not run) "
+              "whose next runs tell most about the boundary (see fluke boundary).")
+@click.option("--space", type=click.Path(dir_okay=False), help="With --explore: the condition space (YAML).")
+@click.option("--floor", type=float, default=0.5, show_default=True, help="With --explore: a point fails when "
+              "P(θ < FLOOR) ≥ the --level.")
 @unknown_option
 @output_options
 @pass_context
-def plan(ctx: Context, seal_it: bool, **options) -> None:
+def plan(ctx: Context, seal_it: bool, explore: bool, space: str | None, floor: float, **options) -> None:
     """Before any run: runs and scenarios to detect a difference, certify a bar, or where the next runs go.
 
     \b
@@ -77,7 +110,13 @@ def plan(ctx: Context, seal_it: bool, **options) -> None:
       fluke plan --detect 5 --rate 0.8 --scenarios 50
       fluke plan --bar 0.9 --level 0.95 --scenarios 50
       fluke plan --budget 200 --version model=gpt-4o --bar 0.9
+      fluke plan --explore --space space.yaml --budget 40 --bar 0.9 --level 0.9
     """
+    if explore or space:
+        from ._boundary import explore_plan
+
+        ctx.emit(explore_plan(ctx, explore=explore, space=space, floor=floor, seal_it=seal_it, **options))
+        return
     from ..analysis import plan as make_plan
 
     needs_ledger = bool(options.get("version") or seal_it)

@@ -36,11 +36,20 @@ from ._common import Context, output_options, pass_context
               help="Power used for the comparison's detection limit.")
 @click.option("--ceiling", type=click.FloatRange(0, 100, min_open=True), default=5.0, show_default=True,
               help="Largest detection limit, in pass-rate points, you accept.")
+@click.option("--loss", type=click.Path(dir_okay=False),
+              help="A loss table (see docs/decisions.md): the summary shows each version's cost per success, severe "
+                   "failures (with --spec) and expected loss beside its pass rate, and the version the table chooses.")
+@click.option("--space", type=click.Path(exists=True, dir_okay=False),
+              help="Chart this condition space (YAML; see fluke boundary --help): every point's region and colour, "
+                   "named-but-not-run points, and incidents at never-named conditions.")
+@click.option("--floor", type=float, default=0.5, show_default=True,
+              help="With --space: a point fails when P(θ < FLOOR) ≥ PROB (it works when P(θ > BAR) ≥ PROB).")
+@click.option("--prob", type=float, default=0.9, show_default=True, help="With --space: how sure a region must be.")
 @output_options
 @pass_context
 def report(ctx: Context, out: str, selectors: tuple[str, ...], bar: float, level: float, max_runs: int,
            title: str | None, spec: str | None, spec_digest: str | None, family_prefix: str, alpha: float, power: float,
-           ceiling: float) -> None:
+           ceiling: float, space: str | None, floor: float, prob: float, loss: str | None) -> None:
     """Write the HTML report (opens from disk, no network) and print a summary.
 
     Every section shows what a verb prints: the boards fluke believe's, the comparison of two
@@ -54,9 +63,18 @@ def report(ctx: Context, out: str, selectors: tuple[str, ...], bar: float, level
     Example:
       fluke ingest ../shared/data/tau-bench/historical_trajectories/gpt-4o-airline.json --identity model=gpt-4o
       fluke report --out report.html --version model=gpt-4o
+      fluke report --out report.html --loss loss.yaml --spec spec.yaml
     """
+    from pathlib import Path
+
+    from ..analysis import decide
     from ..analysis import report as write_report
 
-    ctx.emit(write_report(ctx.ledger(), out=out, versions=selectors, bar=bar, level=level, max_runs=max_runs,
+    ledger = ctx.ledger()
+    extras = {}
+    if loss is not None:
+        extras["decision"] = decide(ledger, Path(loss), versions=list(selectors) or None, spec=spec,
+                                    confidence_level=level)
+    ctx.emit(write_report(ledger, out=out, versions=selectors, bar=bar, level=level, max_runs=max_runs,
                           title=title, spec=spec, spec_digest=spec_digest, family_prefix=family_prefix, alpha=alpha,
-                          power=power, ceiling=ceiling))
+                          power=power, ceiling=ceiling, space=space, floor=floor, prob=prob, extras=extras))

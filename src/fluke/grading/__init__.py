@@ -13,7 +13,7 @@ the gate, and the luck rate.
 >>> [v.check for v in grade.violations]
 ['before', 'required']
 >>> gate([grade]).passed, str(luck_rate([grade]).pooled)
-(False, '100.0% (1/1 output-ok runs) [95% CrI 14.7–100.0%]')
+(False, '100.0% (1/1 output-ok runs), 95% CrI [14.7%, 100.0%]')
 """
 
 from ._agreement import Agreement, Disagreement, reference_agreement

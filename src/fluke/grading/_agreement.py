@@ -24,7 +24,7 @@ violation's message (the reason the reference failed the run) when there is one.
 ...           grade_run(run("t2", True, ("cancel", {"id": "X"}), ("book", {"id": "Y"})), spec)]
 >>> found = reference_agreement(grades)
 >>> str(found)
-'66.7% (2/3 runs) [95% CrI 17.7–96.1%]'
+'66.7% (2/3 runs), 95% CrI [17.7%, 96.1%]'
 >>> [(d.scenario, d.reference_ok, d.output_ok, d.why) for d in found.disagreeing]
 [('t2', False, True, "extra write `book(id='Y')` at event 1: the reference makes no such change")]
 """

@@ -15,7 +15,7 @@ unit is the run, and the pooled figure treats runs of different cases as exchang
 ...           make_grade("c", "c1", [], False)]
 >>> report = luck_rate(grades)
 >>> report.pooled.lucky, report.pooled.green, str(report.pooled)
-(1, 2, '50.0% (1/2 output-ok runs) [95% CrI 6.1–93.9%]')
+(1, 2, '50.0% (1/2 output-ok runs), 95% CrI [6.1%, 93.9%]')
 >>> gate(grades).passed
 True
 """
@@ -88,10 +88,12 @@ def share_text(statistic: float, k: int, n: int, noun: str, level: float, interv
     """A share in percent with its counts and its credible interval, as luck and agreement print it.
 
     >>> share_text(0.5, 1, 2, "runs", 0.95, (0.061, 0.939))
-    '50.0% (1/2 runs) [95% CrI 6.1–93.9%]'
+    '50.0% (1/2 runs), 95% CrI [6.1%, 93.9%]'
     """
     lo, hi = interval
-    return f"{100 * statistic:.1f}% ({k}/{n} {noun}) [{100 * level:.0f}% CrI {100 * lo:.1f}–{100 * hi:.1f}%]"
+    from ..format import fmt_interval
+
+    return f"{100 * statistic:.1f}% ({k}/{n} {noun}), {100 * level:.0f}% CrI {fmt_interval(lo, hi, percent=True)}"
 
 
 def credible_interval(k, n, prior: tuple[float, float], level: float):
@@ -110,7 +112,7 @@ def luck_rates(lucky: np.ndarray, green: np.ndarray, runs: np.ndarray, *,
     """Luck rates from count arrays (vectorised; one result per element).
 
     >>> [str(r) for r in luck_rates(np.array([0, 2]), np.array([0, 4]), np.array([3, 5]))]
-    ['— (0 output-ok runs of 3)', '50.0% (2/4 output-ok runs) [95% CrI 12.3–87.7%]']
+    ['— (0 output-ok runs of 3)', '50.0% (2/4 output-ok runs), 95% CrI [12.3%, 87.7%]']
     """
     a, b = _check_prior(prior, level)
     lucky, green, runs = (np.asarray(x, dtype=np.int64) for x in (lucky, green, runs))
@@ -156,7 +158,7 @@ def luck_report(per_case: dict[str, Sequence[int]], *, prior: Sequence[float] = 
     """The luck rate from counts: ``per_case`` maps a scenario to (lucky, output ok, runs).
 
     >>> str(luck_report({"a": (1, 2, 3), "b": (0, 0, 1)}).pooled)
-    '50.0% (1/2 output-ok runs) [95% CrI 6.1–93.9%]'
+    '50.0% (1/2 output-ok runs), 95% CrI [6.1%, 93.9%]'
     """
     names = sorted(per_case, key=natural_key)
     counts = np.array([per_case[n] for n in names], dtype=np.int64).reshape(len(names), 3)

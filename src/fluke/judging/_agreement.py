@@ -49,7 +49,9 @@ class Estimate:
     def __str__(self) -> str:
         if not self.defined:
             return f"too small to tell (n={self.n})"
-        return f"{self.value:.3f} [95% CI {self.low:.3f}, {self.high:.3f}] (n={self.n})"
+        from ..format import fmt_interval
+
+        return f"{self.value:.3f} {fmt_interval(self.low, self.high)} (95%, n={self.n})"
 
 
 def _as_matrix(rows: Sequence[Sequence[bool | None]]) -> np.ndarray:
@@ -181,7 +183,9 @@ def self_consistency(rows: Sequence[Sequence[bool | None]]) -> SelfConsistency:
     >>> round(sc.flips.value, 3), round(sc.alpha.value, 3)
     (0.167, 0.781)
     """
-    rows = [list(r) for r in rows]
+    # a canonical order of the runs (they are exchangeable units): the bootstrap then gives the same
+    # interval for the same judgments whichever order they are read in (judge run, audit, report)
+    rows = sorted((list(r) for r in rows), key=lambda r: [-1 if v is None else int(bool(v)) for v in r])
     m = _as_matrix(rows)
     pairable = int(np.sum(np.sum(~np.isnan(m), axis=1) >= 2)) if m.size else 0
     share = flip_share(rows)

@@ -26,6 +26,7 @@ import numpy as np
 import orjson
 
 from ..errors import InputError
+from ..format import fmt_interval
 
 _TRUE = {"pass", "passed", "true", "1", "yes", "y", "p"}
 _FALSE = {"fail", "failed", "false", "0", "no", "n", "f"}
@@ -156,14 +157,14 @@ def earned(floor: Floor, kappa: Any, flips: Any) -> tuple[str, str, int | None]:
     if not kappa.defined or math.isnan(kappa.low):
         return "too small to tell", f"kappa cannot be computed from {kappa.n} labels", max(floor.labels, 2 * kappa.n)
     if kappa.high < floor.kappa:
-        return "fails", f"kappa {kappa.value:.3f} [{kappa.low:.3f}, {kappa.high:.3f}] is under the floor " \
+        return "fails", f"kappa {kappa.value:.3f} {fmt_interval(kappa.low, kappa.high)} is under the floor " \
                         f"{floor.kappa}", None
     if flips.defined and not math.isnan(flips.low) and flips.low > floor.flips:
         return "fails", f"{100 * flips.value:.1f}% of runs flip between repeats, over the ceiling " \
                         f"{100 * floor.flips:.0f}%", None
     reasons, needed = [], kappa.n
     if kappa.low < floor.kappa or kappa.n < floor.labels:
-        reasons.append(f"kappa {kappa.value:.3f} [{kappa.low:.3f}, {kappa.high:.3f}] from {kappa.n} labels; floor "
+        reasons.append(f"kappa {kappa.value:.3f} {fmt_interval(kappa.low, kappa.high)} from {kappa.n} labels; floor "
                        f"{floor.kappa} needs {floor.labels} labels and a lower end of {floor.kappa} or more")
         half = (kappa.high - kappa.low) / 2
         gap = kappa.value - floor.kappa
@@ -173,6 +174,6 @@ def earned(floor: Floor, kappa: Any, flips: Any) -> tuple[str, str, int | None]:
         reasons.append("self-consistency unknown (judge each run K >= 2 times)" if not flips.defined else
                        f"flip share up to {100 * flips.high:.1f}% over the ceiling {100 * floor.flips:.0f}%")
     if not reasons:
-        return "holds", f"kappa {kappa.value:.3f} [{kappa.low:.3f}, {kappa.high:.3f}] from {kappa.n} labels, " \
+        return "holds", f"kappa {kappa.value:.3f} {fmt_interval(kappa.low, kappa.high)} from {kappa.n} labels, " \
                         f"flip share at most {100 * flips.high:.1f}%", None
     return "too small to tell", "; ".join(reasons), (needed if needed and needed > kappa.n else None)

@@ -40,6 +40,7 @@ class RateEstimate:
     labelled: int
     unlabelled: int
     lam: float | None = None
+    se: float | None = None     # the standard error behind the interval (None where it is not a normal one)
 
     @property
     def width(self) -> float:
@@ -51,7 +52,7 @@ class RateEstimate:
 
         return {"value": clean(self.value), "low": clean(self.low), "high": clean(self.high),
                 "method": self.method, "labelled": self.labelled, "unlabelled": self.unlabelled,
-                "lambda": clean(self.lam)}
+                "lambda": clean(self.lam), "se": clean(self.se)}
 
 
 def _z(level: float) -> float:
@@ -117,7 +118,7 @@ def ppi_mean(human: Sequence[bool], judge_labelled: Sequence[float], judge_unlab
     value, var, lam = _ppi_parts(y, f, fu, lam, guard)
     half = _quantile(level, len(y) - 1 if guard else None) * math.sqrt(var)
     method = "PPI++ corrected, t interval with small-sample guard" if guard else "PPI++ corrected, normal interval"
-    return RateEstimate(value, value - half, value + half, method, len(y), len(fu), lam)
+    return RateEstimate(value, value - half, value + half, method, len(y), len(fu), lam, math.sqrt(var))
 
 
 def ppi_stratified(strata: dict[str, tuple[Sequence[bool], Sequence[float], Sequence[float]]], *,
@@ -145,7 +146,7 @@ def ppi_stratified(strata: dict[str, tuple[Sequence[bool], Sequence[float], Sequ
         labelled, unlabelled = labelled + len(y), unlabelled + len(fu)
     half = _quantile(level, labelled - len(strata) if guard else None) * math.sqrt(var)
     method = "PPI++ stratified, t interval with small-sample guard" if guard else "PPI++ stratified, normal interval"
-    return RateEstimate(value, value - half, value + half, method, labelled, unlabelled, None)
+    return RateEstimate(value, value - half, value + half, method, labelled, unlabelled, None, math.sqrt(var))
 
 
 def human_only(human: Sequence[bool], *, unlabelled: int = 0) -> RateEstimate:

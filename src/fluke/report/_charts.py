@@ -217,17 +217,33 @@ def pvalue_histogram(null: NullSection) -> str:
 _SEGMENTS = (("works", "works"), ("should_ask", "ask"), ("fails", "fails"), ("errors", "errors"))
 
 
+_REGION_TEXT = {"works": "works", "uncertain": "uncertain", "fails": "fails", "not run": "named, not run"}
+
+
 def boundary_chart(boundary: Boundary, *, key: str = "0") -> str:
-    """Each condition's outcomes as a stacked bar: works, should ask, fails, errors; or not yet run."""
+    """Each condition's outcomes as a stacked bar: works, should ask, fails, errors; or not yet run.
+
+    When the regions were called (a condition space was charted), each row starts with its region's
+    mark (works, uncertain, fails, named but not run), and incidents at conditions the space never
+    named get a row each, outlined."""
     cells = boundary.cells
-    left, right, top = 250, WIDTH - 230, 14
-    height = top + ROW * len(cells) + 30
+    regions = any(c.region for c in cells)
+    left, right, top = (330 if regions else 250), WIDTH - 230, 14
+    rows = len(cells) + len(boundary.never_named)
+    height = top + ROW * rows + (48 if regions else 30)
     svg = Svg(WIDTH, height, chart=f"boundary-{key}",
-              title=f"Boundary chart for {boundary.label}: {len(cells)} conditions",
-              desc="share of runs at each condition that worked, should have asked, failed, or errored")
+              title=f"Boundary chart for {boundary.label}: {len(cells)} conditions"
+                    + (f", {len(boundary.never_named)} never named" if boundary.never_named else ""),
+              desc="share of runs at each condition that worked, should have asked, failed, or errored"
+                   + ("; each row's region first" if regions else ""))
     for i, c in enumerate(cells):
         cy = top + ROW * i + ROW / 2
         svg.text(6, cy + 4, middle(c.condition or "(no condition)", LABEL), tip=c.condition or "(no condition)")
+        if c.region:
+            name = c.region.replace(" ", "-")
+            svg.rect(left - 80, cy - 6, 12, 12, class_=f"region region-{name}",
+                     tip=f"{c.condition}: {_REGION_TEXT[c.region]}" + (f" ({c.label})" if c.label else ""))
+            svg.text(left - 64, cy + 4, _REGION_TEXT[c.region], class_=f"legend region-text-{name}")
         if c.trials == 0:
             svg.rect(left, cy - 6, right - left, 12, class_="not-run", tip=f"{c.condition}: not yet run")
             svg.text((left + right) / 2, cy + 4, "not yet run", anchor="middle", class_="muted")
@@ -243,7 +259,23 @@ def boundary_chart(boundary: Boundary, *, key: str = "0") -> str:
         counts = " · ".join(f"{getattr(c, f)} {n}" for f, n in _SEGMENTS if getattr(c, f))
         svg.text(WIDTH - 4, cy + 4, f"{c.status}: {counts}" if c.trials else "—", anchor="end",
                  class_=f"num status-{c.status.replace(' ', '-')}")
-    y = top + ROW * len(cells) + 16
+    for j, nn in enumerate(boundary.never_named):
+        cy = top + ROW * (len(cells) + j) + ROW / 2
+        svg.text(6, cy + 4, middle(nn.condition, LABEL), tip=nn.condition)
+        svg.rect(left - 80, cy - 6, 12, 12, class_="region region-never-named", tip=f"{nn.condition}: never named")
+        svg.text(left - 64, cy + 4, "never named", class_="legend region-text-never-named")
+        svg.rect(left, cy - 6, right - left, 12, class_="never-named",
+                 tip=f"{nn.condition}: {nn.incidents} production incident(s), not on the chart")
+        svg.text((left + right) / 2, cy + 4, f"{nn.incidents} production incident{'s' if nn.incidents != 1 else ''}"
+                 ", never named", anchor="middle", class_="muted")
+    if regions:
+        y = top + ROW * rows + 36
+        lx = float(left)
+        for name in ("works", "uncertain", "fails", "not-run", "never-named"):
+            svg.rect(lx, y - 9, 10, 10, class_=f"region region-{name}")
+            svg.text(lx + 14, y, name.replace("-", " "), class_="legend")
+            lx += 110
+    y = top + ROW * rows + 16
     lx = float(left)
     for _field, name in _SEGMENTS:
         svg.rect(lx, y - 9, 10, 10, class_=f"seg-{name}")

@@ -184,8 +184,34 @@ def _leader_claim(data: ReportData) -> list[HeadlineClaim]:
                   section="leaderboard", tone="neutral")]
 
 
+def _decision_claim(data: ReportData) -> list[HeadlineClaim]:
+    """The loss table's choice, with each version's pass rate, cost per success and hard failures beside it."""
+    d = data.decision
+    if d is None or not d.rows:
+        return []
+    def money(x):
+        return "—" if x is None else f"{x:.4f}"
+
+    parts = [f"{r.label}: {fmt_share(r.passes, r.runs)} passed, {money(r.cost_per_success)} per success"
+             + ("" if r.hard_upper is None else f", {r.hard} hard failures (≤ {fmt_pct(r.hard_upper, 1)})")
+             for r in d.rows]
+    if d.choice is None:
+        answer, tone = f"No version is chosen: {d.reason}.", "bad"
+    else:
+        p = "undefined" if d.p_wrong is None else f"{d.p_wrong:.2f}"
+        answer, tone = (f"{_name(d.choice_label or d.choice[:12])} has the least expected loss under {d.table} "
+                        f"(P(wrong choice) = {p})."), "neutral"
+    losses = "; ".join(f"{r.label}: {money(r.expected_loss)}" + ("" if r.loss_low is None else
+                       f" ({money(r.loss_low)}–{money(r.loss_high)})") for r in d.rows)
+    return [HeadlineClaim(question="What does a success cost, and which version should ship?", answer=answer,
+                          happened="; ".join(parts), infer=f"expected loss per task {losses}",
+                          conditional_on=d.conditional_on or d.table, carried=NOTHING_CARRIED, section="decision",
+                          tone=tone)]
+
+
 def headline_from(data: ReportData) -> list[HeadlineClaim]:
     """The headline claims of ``data``: the comparison and where it sits, the bar per version,
     the luck rate; in that order, each only when its section holds data."""
     compared = _comparison_claims(data)
-    return compared[:1] + _leader_claim(data) + _boards_claim(data) + _luck_claim(data) + compared[1:]
+    return (compared[:1] + _leader_claim(data) + _decision_claim(data) + _boards_claim(data) + _luck_claim(data)
+            + compared[1:])

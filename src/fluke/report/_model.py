@@ -23,8 +23,8 @@ from pydantic import BaseModel, ConfigDict, Field
 REPORT_FORMAT_VERSION = 1
 
 #: Section names, in the order the HTML report shows them.
-SECTIONS = ("paired", "leaderboard", "suite_board", "suite_questions", "luck", "contrasts", "comparison",
-            "null_calibration",
+SECTIONS = ("paired", "leaderboard", "decision", "suite_board", "suite_questions", "luck", "judges", "contrasts",
+            "comparison", "null_calibration",
             "boundary", "calibration", "explorer")
 
 
@@ -166,14 +166,25 @@ class NullSection(_Model):
 BoundaryStatus = Literal["works", "should ask", "fails", "not yet run"]
 
 
+BoundaryRegion = Literal["works", "uncertain", "fails", "not run"]
+
+
 class BoundaryCell(_Model):
-    """Outcome counts at one condition; ``trials`` = 0 marks a named condition not yet run."""
+    """Outcome counts at one condition; ``trials`` = 0 marks a named condition not yet run.
+
+    ``region``, ``colour`` and ``label`` are ``fluke boundary``'s (its posterior per point), present
+    when the report charted a condition space."""
 
     condition: str
     works: int = 0
     should_ask: int = 0
     fails: int = 0
     errors: int = 0
+    region: BoundaryRegion | None = None
+    colour: Literal["completes", "asks", "fails"] | None = None
+    label: str | None = None
+    p_works: float | None = None
+    incidents: int = 0
 
     @property
     def trials(self) -> int:
@@ -188,11 +199,20 @@ class BoundaryCell(_Model):
         return max(ranked)[2]
 
 
+class NeverNamed(_Model):
+    """Production incidents at a condition the space does not name."""
+
+    condition: str
+    incidents: int
+
+
 class Boundary(_Model):
     version: str
     label: str
     cells: list[BoundaryCell]
     conditional_on: str = ""
+    never_named: list[NeverNamed] = Field(default_factory=list)
+    rule: str = ""        # how the regions were called, when they were
 
 
 class CalibrationBin(_Model):
@@ -331,6 +351,95 @@ class LeaderboardSection(_Model):
     conditional_on: str = ""
 
 
+class Figure(_Model):
+    """A figure with its interval, as the judge verbs give it (``value`` None: too small to tell)."""
+
+    value: float | None = None
+    low: float | None = None
+    high: float | None = None
+    n: int = 0
+    method: str = ""
+
+
+class JudgeAudit(_Model):
+    """A judge against people, from ``fluke judge audit --labels --json``: agreement, bias and the
+    pass rate corrected (PPI++) beside the judge-only and human-only ones."""
+
+    labelled: int = Field(ge=0)
+    population: int = Field(ge=0)
+    kappa: Figure
+    agreement: Figure
+    bias_points: Figure
+    human_rate: float | None = None
+    judge_rate: float | None = None
+    confusion: dict[str, int] = Field(default_factory=dict)
+    corrected: Figure
+    human_only: Figure
+    judge_only: Figure
+    may_gate: str = ""
+    reason: str = ""
+    source: str = ""
+
+
+class JudgeEntry(_Model):
+    """One judge of the reported runs: what it is, how often it disagrees with itself, and, where
+    people checked it, how it agrees with them; for a pairwise judge, its taste for the first slot."""
+
+    digest: str
+    model: str
+    endpoint: str = ""
+    replicates: int = 1
+    pairwise: bool = False
+    judged: int = Field(ge=0)
+    pass_rate: float | None = None
+    flips: Figure | None = None
+    alpha: Figure | None = None
+    first_slot: Figure | None = None
+    a_share: Figure | None = None
+    audit: JudgeAudit | None = None
+    conditional_on: str = ""
+
+
+class JudgesSection(_Model):
+    """Every judge that judged the reported runs (``fluke judge run``, ``judge pairs``, ``judge import``)."""
+
+    judges: list[JudgeEntry]
+
+
+class DecisionRow(_Model):
+    """One version under a loss table: pass share, cost per success, severe failures, expected loss."""
+
+    version: str
+    label: str
+    passes: int = Field(ge=0)
+    runs: int = Field(ge=0)
+    cost_per_success: float | None = None
+    cost_low: float | None = None
+    cost_high: float | None = None
+    unknown_cost: int = 0
+    severe: list[str] = Field(default_factory=list)     # one sentence per severity, as fluke decide prints it
+    hard: int = 0
+    hard_upper: float | None = None
+    expected_loss: float | None = None
+    loss_low: float | None = None
+    loss_high: float | None = None
+    p_best: float | None = None
+    eligible: bool = True
+    why_not: str | None = None
+
+
+class DecisionSection(_Model):
+    """What ``fluke decide --json`` says: every version's costs and loss, the choice, P(wrong choice)."""
+
+    rows: list[DecisionRow]
+    choice: str | None = None
+    choice_label: str | None = None
+    p_wrong: float | None = None
+    reason: str | None = None
+    table: str = "loss table"
+    conditional_on: str = ""
+
+
 class VersionRef(_Model):
     version: str
     label: str
@@ -349,9 +458,11 @@ class ReportData(_Model):
     headline: list[HeadlineClaim] | None = None
     paired: Paired | None = None
     leaderboard: LeaderboardSection | None = None
+    decision: DecisionSection | None = None
     suite_board: list[SuiteBoard] | None = None
     suite_questions: list[SuiteQuestions] | None = None
     luck: list[LuckSection] | None = None
+    judges: JudgesSection | None = None
     #: Warnings the page shows above the headline (a spec whose vocabulary does not fit the runs, …).
     warnings: list[str] = Field(default_factory=list)
     contrasts: Forest | None = None

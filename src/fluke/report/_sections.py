@@ -11,7 +11,7 @@ from collections.abc import Callable
 
 from . import _charts as charts
 from ._model import ReportData
-from ..format import natural_key
+from ..format import fmt_interval, natural_key
 from ._svg import esc, fmt_count_share, fmt_p, fmt_pct, fmt_prob
 
 #: section -> (heading, one sentence on what it shows)
@@ -20,10 +20,15 @@ TITLES: dict[str, tuple[str, str]] = {
                "strongest evidence first.")),
     "leaderboard": ("Leaderboard: many versions", ("Every version's pass rate on the strata all of them ran, "
                     "best first, with its interval, its rank interval and the groups that cannot be told apart.")),
+    "decision": ("Decision: cost, severe failures, expected loss", ("Each version's pass rate beside what a "
+                 "success costs, how often it broke a severe check (with an exact upper bound), and its expected "
+                 "loss per task under the declared loss table; the version the table chooses is first.")),
     "suite_board": ("Suite board", ("Each scenario's pass rate as a credible interval against the bar, "
                     "coloured by the probability that the rate clears it. Worst first.")),
     "suite_questions": ("Suite questions", "What the per-scenario posteriors say about the whole suite."),
     "luck": ("Luck rate", "Of the runs whose output was right, how many got there on a path that broke the spec."),
+    "judges": ("Judges", ("Each judge of these runs: how often it disagrees with itself, how it agrees with people, "
+               "its pass rate corrected by their labels, and a pairwise judge's taste for the first slot.")),
     "contrasts": ("Contrasts", ("Each contrast's estimate with its interval; intervals that cross the dashed "
                   "no-effect line do not settle the sign.")),
     "comparison": ("Comparison: deaths by step", ("Where failed runs died (the event index), per arm, with "
@@ -199,6 +204,31 @@ def leaderboard(data: ReportData) -> str:
                                               "P(first)", "group"], rows, {0, 2, 3, 4, 5})))
 
 
+def _money(x: float | None) -> str:
+    return "—" if x is None or not math.isfinite(x) else f"{x:.4f}"
+
+
+def decision(data: ReportData) -> str:
+    d = data.decision
+    assert d is not None
+    if d.choice is None:
+        head = f"<p><b>No version is chosen:</b> {esc(d.reason or 'none is eligible')}.</p>"
+    else:
+        head = (f"<p>The table <b>{esc(d.table)}</b> chooses <b>{esc(d.choice_label or d.choice[:12])}</b>; "
+                f"P(wrong choice) {esc(fmt_prob(d.p_wrong))}.</p>")
+    def with_interval(x, lo, hi) -> str:
+        return _money(x) + ("" if lo is None else f" ({_money(lo)}–{_money(hi)})")
+
+    rows = [[r.label, fmt_count_share(r.passes, r.runs), with_interval(r.cost_per_success, r.cost_low, r.cost_high),
+             str(r.unknown_cost), "—" if r.hard_upper is None else f"{r.hard} (≤ {fmt_pct(r.hard_upper, 1)})",
+             with_interval(r.expected_loss, r.loss_low, r.loss_high),
+             fmt_prob(r.p_best) if r.eligible else f"out: {r.why_not}"] for r in d.rows]
+    severe = "".join(f"<li>{esc(r.label)}: {esc('; '.join(r.severe))}</li>" for r in d.rows if r.severe)
+    return (head + _table(["version", "passed", "cost per success", "no cost", "hard failures", "expected loss",
+                           "P(best)"], rows, {1, 2, 3, 4, 5, 6})
+            + (f'<ul class="cells">{severe}</ul>' if severe else "") + _cond(d.conditional_on))
+
+
 def suite_questions(data: ReportData) -> str:
     out = []
     for block in data.suite_questions or []:
@@ -225,6 +255,48 @@ def luck(data: ReportData) -> str:
                    + (f'<p class="missing">{esc(luck.warning)}</p>' if luck.warning else "")
                    + _chart(charts.luck_chart(luck)) + _cond(luck.conditional_on)
                    + _details("the numbers", _table(["case", "lucky of green", "interval"], rows, {1, 2})))
+    return "".join(out)
+
+
+def _figure(f, *, percent: bool = True, points: bool = False) -> str:
+    """A figure and its interval, or "too small to tell" (the judge verbs' Estimate, as data)."""
+    if f is None or f.value is None:
+        return "too small to tell"
+    if points:
+        ends = "" if f.low is None else f" [{f.low:+.1f}, {f.high:+.1f}]"
+        return f"{f.value:+.1f} points{ends}"
+    if percent:
+        return fmt_pct(f.value, 1) + ("" if f.low is None else f" {fmt_interval(f.low, f.high, percent=True)}")
+    return f"{f.value:.3f}" + ("" if f.low is None else f" {fmt_interval(f.low, f.high)}")
+
+
+def judges(data: ReportData) -> str:
+    out = []
+    for j in (data.judges.judges if data.judges else []):
+        rows = [["judged runs", str(j.judged)]]
+        if j.pass_rate is not None:
+            rows.append(["judge pass rate", fmt_pct(j.pass_rate, 1)])
+        if j.flips is not None:
+            rows.append([f"runs whose label flips over K = {j.replicates}", _figure(j.flips)])
+            rows.append(["Krippendorff's alpha", _figure(j.alpha, percent=False)])
+        if j.first_slot is not None:
+            rows.append(["share choosing the first slot (0.5: no bias)", _figure(j.first_slot, percent=False)])
+            rows.append(["share preferring a", _figure(j.a_share, percent=False)])
+        a = j.audit
+        if a is not None:
+            rows += [["human labels", f"{a.labelled} of {a.population} judged runs"],
+                     ["Cohen's kappa with people", _figure(a.kappa, percent=False)
+                      + ("" if a.human_rate is None else f" at a human pass rate of {fmt_pct(a.human_rate, 1)}")],
+                     ["raw agreement", _figure(a.agreement)],
+                     ["judge bias", _figure(a.bias_points, points=True)],
+                     ["pass rate corrected (PPI++)", _figure(a.corrected)],
+                     ["pass rate, human labels only", _figure(a.human_only)],
+                     ["pass rate, judge only (assumes the judge is right)", _figure(a.judge_only)],
+                     ["may this judge gate?", f"{a.may_gate}: {a.reason}"]]
+        kind = ' <span class="sub">pairwise</span>' if j.pairwise else ""
+        out.append(f'<h3>{esc(j.model)} <span class="mono sub">{esc(j.digest[:12])}</span>{kind}</h3>'
+                   + _table(["figure", "value"], rows, {1})
+                   + _cond(j.conditional_on))
     return "".join(out)
 
 
@@ -286,12 +358,20 @@ def null_calibration(data: ReportData) -> str:
 def boundary(data: ReportData) -> str:
     out = []
     for i, b in enumerate(data.boundary or []):
+        regions = any(c.region for c in b.cells)
+        head = ["condition", "status", "works", "should ask", "fails", "errors", "runs"]
         rows = [[c.condition or "(no condition)", c.status, str(c.works), str(c.should_ask), str(c.fails),
                  str(c.errors), str(c.trials)] for c in b.cells]
-        out.append(f'<h3>{esc(b.label)} <span class="mono sub">{esc(b.version[:12])}</span></h3>'
+        if regions:
+            head = ["condition", "region", "colour", "settle by", *head[2:]]
+            rows = [[r[0], c.region or "", c.colour or "—", c.label or "", *r[2:]]
+                    for r, c in zip(rows, b.cells, strict=True)]
+        rows += [[n.condition, "never named", "—", f"{n.incidents} incident(s)", "", "", "", "", "0"]
+                 for n in b.never_named]
+        rule = f'<p class="sub">{esc(b.rule)}</p>' if b.rule else ""
+        out.append(f'<h3>{esc(b.label)} <span class="mono sub">{esc(b.version[:12])}</span></h3>' + rule
                    + _chart(charts.boundary_chart(b, key=str(i))) + _cond(b.conditional_on)
-                   + _details("the numbers", _table(["condition", "status", "works", "should ask", "fails",
-                                                     "errors", "runs"], rows, {2, 3, 4, 5, 6})))
+                   + _details("the numbers", _table(head, rows, set(range(len(head) - 5, len(head))))))
     return "".join(out)
 
 
@@ -322,8 +402,9 @@ def explorer(data: ReportData) -> str:
 
 
 RENDERERS: dict[str, Callable[[ReportData], str]] = {
-    "paired": paired, "leaderboard": leaderboard,
-    "suite_board": suite_board, "suite_questions": suite_questions, "luck": luck, "contrasts": contrasts,
+    "paired": paired, "leaderboard": leaderboard, "decision": decision,
+    "suite_board": suite_board, "suite_questions": suite_questions, "luck": luck, "judges": judges,
+    "contrasts": contrasts,
     "comparison": comparison, "null_calibration": null_calibration, "boundary": boundary,
     "calibration": calibration, "explorer": explorer,
 }

@@ -8,11 +8,13 @@ change, and the simulated support agent (memory × retry, planted effects, rando
 0.15
 """
 
+from ._boundary import PlantedAgent, planted_agent, search
 from ._desk import DESK_SPEC, SupportDesk, desk_agent, support_desk
 from ._null import NullPairs, NullRun, calibrate_null, null_pairs
 from ._staged import (BASELINE_RATES, STAGES, PlantedChange, StagedArm, draw_arm, draw_failures,
                       plant_change, verify_seal)
 from ._support import SupportStudy, simulate_support
+from ._tradeoff import TRADEOFF_SPEC, SubgroupCounts, TradeoffSuite, subgroup_counts, tradeoff_suite
 
 __all__ = [
     "BASELINE_RATES",
@@ -21,6 +23,7 @@ __all__ = [
     "SupportDesk",
     "NullPairs",
     "NullRun",
+    "PlantedAgent",
     "PlantedChange",
     "StagedArm",
     "SupportStudy",
@@ -29,8 +32,15 @@ __all__ = [
     "draw_failures",
     "null_pairs",
     "plant_change",
+    "planted_agent",
+    "search",
     "simulate_support",
     "support_desk",
     "verify_seal",
     "desk_agent",
+    "TRADEOFF_SPEC",
+    "SubgroupCounts",
+    "TradeoffSuite",
+    "subgroup_counts",
+    "tradeoff_suite",
 ]
