@@ -50,6 +50,12 @@ import orjson
 
 SCENARIOS = 500
 EVENTS = 20
+#: The shapes a ledger is built in (``--shape``): scenarios, and the characters of free text added to
+#: each tool result. ``small`` is the shape of the figures before issue 37 (500 scenarios, 2.6 KB a
+#: run), which hid what grows with the scenarios; ``wide`` has 10,000 scenarios and runs of about
+#: 5 KB, as issue 37 asks the table to be measured on (``--huge`` takes 20,000 with ``wide``).
+SHAPES = {"small": (500, 0), "wide": (10_000, 136)}
+PAD = 0
 TOOLS = ("lookup", "refund", "search")
 SPEC = {"tools": list(TOOLS), "required": ["lookup"], "before": [["lookup", "refund"]]}
 
@@ -72,9 +78,11 @@ def _run(i: int) -> dict:
     rate = 0.35 + 0.6 * ((scenario * 37) % 100) / 100 - (0.03 if model == "model-b" else 0.0)
     passed = _draw(i) < rate
     events = [{"kind": "user", "text": f"please refund order W{k:07d}"}]
+    note = (f"order W{k:07d} line {i % 97}: " + "refund approved after the lookup matched the receipt; " * 3)[:PAD]
     for j in range(EVENTS - 2):
+        result = {"status": "ok", "n": j, "note": note} if PAD else {"status": "ok", "n": j}
         events.append({"kind": "tool", "tool": TOOLS[j % 3], "args": {"order_id": f"W{k:07d}", "step": j},
-                       "call_id": f"c{j}", "ok": True, "result": {"status": "ok", "n": j}})
+                       "call_id": f"c{j}", "ok": True, "result": result})
     events.append({"kind": "agent", "text": "done"})
     died = None if passed else 1 + (i * 7919) % (EVENTS - 2)
     return {"format_version": 1, "scenario": f"scn-{scenario}", "trial": trial,
@@ -103,6 +111,23 @@ def _run_outcome(i: int) -> dict:
                         "died_at": 1 + (i * 7919) % (EVENTS - 2) if passed is False else None}}
 
 
+def use_shape(name: str, *, huge: bool = False) -> None:
+    """Build and name the ledgers in shape ``name`` of :data:`SHAPES` from now on."""
+    global SCENARIOS, PAD, SHAPE
+    SCENARIOS, PAD = SHAPES[name]
+    if huge and name == "wide":
+        SCENARIOS = 20_000
+    SHAPE = name
+
+
+SHAPE = "small"
+
+
+def _tag() -> str:
+    """The shape in a file's name ('' for the small shape, whose files keep their old names)."""
+    return "" if SHAPE == "small" else f"-{SHAPE}"
+
+
 def write_jsonl(path: Path, n: int, make=None) -> None:
     make = make or _run
     with open(path, "wb") as out:
@@ -129,24 +154,62 @@ def fluke(*args: str) -> list[str]:
     return [sys.executable, "-m", "fluke.cli", *args]
 
 
-#: Runs a command in a grandchild forked from this small interpreter and writes its peak RSS
-#: (KiB) to the file named first. A child started straight from the bench would report the
-#: bench's own peak: Linux keeps the parent's high-water mark across fork and exec.
+#: Runs a command in a grandchild forked from this small interpreter and writes, to the file named
+#: first, its peak RSS (KiB), the peak of the summed RSS of it and every process under it (KiB,
+#: sampled every 20 ms from /proc: a verb's worker processes count), and the CPU seconds of the
+#: whole tree (``wait4`` counts the descendants the command waited for). A child started straight
+#: from the bench would report the bench's own peak: Linux keeps the parent's high-water mark
+#: across fork and exec.
 PEAK = """
-import os, signal, sys
+import os, signal, sys, threading, time
 pid = os.fork()
 if pid == 0:
     os.execv(sys.argv[2], sys.argv[2:])
 signal.signal(signal.SIGTERM, lambda *_: os.kill(pid, signal.SIGKILL))
+tree = [0]
+def tree_rss(root):
+    total, todo = 0, [root]
+    while todo:
+        p = todo.pop()
+        try:
+            with open(f"/proc/{p}/status") as f:
+                total += next(int(line.split()[1]) for line in f if line.startswith("VmRSS:"))
+            for task in os.listdir(f"/proc/{p}/task"):
+                with open(f"/proc/{p}/task/{task}/children") as f:
+                    todo += [int(c) for c in f.read().split()]
+        except (OSError, StopIteration, ValueError):
+            pass
+    return total
+def sample():
+    while True:
+        tree[0] = max(tree[0], tree_rss(pid))
+        time.sleep(0.02)
+threading.Thread(target=sample, daemon=True).start()
 _, status, usage = os.wait4(pid, 0)
 with open(sys.argv[1], "w") as out:
-    out.write(str(usage.ru_maxrss))
+    out.write(f"{usage.ru_maxrss} {max(tree[0], usage.ru_maxrss)} {usage.ru_utime + usage.ru_stime}")
 sys.exit(os.waitstatus_to_exitcode(status) % 256)
 """
 
 
-def measure(cmd: list[str], stdout=subprocess.DEVNULL, timeout: float = 900) -> tuple[float, float, int]:
-    """(seconds, peak RSS in MB, exit code) of one command in its own process.
+class Took(tuple):
+    """``(seconds, peak RSS in MB, exit code)``, with ``cpu`` (CPU seconds of the whole process tree)
+    and ``tree_mb`` (the peak of the tree's summed RSS) beside them."""
+
+    cpu: float = float("nan")
+    tree_mb: float = float("nan")
+
+
+def _took(seconds: float, code: int, text: str) -> Took:
+    rss, tree, cpu = (text.split() + ["0", "0", "nan"])[:3]
+    took = Took((seconds, float(rss) / 1024, code))
+    took.cpu, took.tree_mb = float(cpu), float(tree) / 1024
+    return took
+
+
+def measure(cmd: list[str], stdout=subprocess.DEVNULL, timeout: float = 900) -> Took:
+    """(seconds, peak RSS in MB, exit code) of one command in its own process, with its CPU time
+    and the peak RSS of its process tree (:class:`Took`).
 
     The peak is the command's own (see :data:`PEAK`), not inflated by the bench's memory.
     """
@@ -161,13 +224,13 @@ def measure(cmd: list[str], stdout=subprocess.DEVNULL, timeout: float = 900) -> 
         except subprocess.TimeoutExpired:
             proc.terminate()
             proc.communicate()
-            return float("inf"), float(peak.read() or 0) / 1024, -9
+            return _took(float("inf"), -9, peak.read())
         seconds, code = time.perf_counter() - start, proc.returncode
-        mb = float(peak.read() or 0) / 1024
+        took = _took(seconds, code, peak.read())
     err = err_bytes.decode(errors="replace")
     if code not in (0, 1):
         print(f"  ! {' '.join(cmd[3:])}: exit {code}: {err.strip().splitlines()[-1:] }", file=sys.stderr)
-    return seconds, mb, code
+    return took
 
 
 def verbs(ledger: str, spec: Path, work: Path) -> dict[str, list[str]]:
@@ -186,16 +249,19 @@ def verbs(ledger: str, spec: Path, work: Path) -> dict[str, list[str]]:
         "report": fluke(*base, "report", "--out", str(work / "report.html"), "--version", a, "--version", b),
         "runs --jsonl": fluke(*base, "runs", "--jsonl"),
         "export": fluke(*base, "export", "-o", str(work / "export.jsonl"), "--no-scan"),
+        # with the secret scan (the default): issue 37 holds it to 1.5x export --no-scan
+        "export --scan": fluke(*base, "export", "-o", str(work / "export-scan.jsonl")),
         "interval": fluke(*base, "interval", "--version", a),
+        "leaderboard": fluke(*base, "leaderboard"),
     }
 
 
 #: The verbs timed on the huge ledger: those that answer from the tables kept at ingest.
-HUGE = ("summary", "believe", "passk", "compare", "consistency", "fixcheck", "interval")
+HUGE = ("summary", "believe", "passk", "compare", "consistency", "fixcheck", "interval", "leaderboard")
 
 
 def build(url: str, n: int, work: Path, *, bare: bool = False) -> None:
-    data = work / (f"bare-{n}.jsonl" if bare else f"runs-{n}.jsonl")
+    data = work / (f"bare{_tag()}-{n}.jsonl" if bare else f"runs{_tag()}-{n}.jsonl")
     if not data.exists():
         start = time.perf_counter()
         write_jsonl(data, n, _bare_run if bare else None)
@@ -214,11 +280,12 @@ def exponent(t1: float, t2: float, n1: int, n2: int) -> float:
 
 def table(name: str, sizes: list[int], rows: dict[str, dict[int, tuple]]) -> None:
     print(f"\n{name}")
-    head = "".join(f"{f'{n:,} runs':>22}" for n in sizes)
+    head = "".join(f"{f'{n:,} runs (wall, CPU, peak)':>34}" for n in sizes)
     pairs = list(pairwise(sizes))
     print(f"{'verb':<14}{head}" + "".join(f"{f'exp {a // 1000}k→{b // 1000}k':>16}" for a, b in pairs))
     for verb, got in rows.items():
-        cells = "".join(f"{got[n][0]:>9.2f} s {got[n][1]:>7.0f} MB" if n in got else f"{'—':>22}" for n in sizes)
+        cells = "".join(f"{got[n][0]:>9.2f} s {getattr(got[n], 'cpu', math.nan):>8.2f} s {got[n][1]:>7.0f} MB"
+                        if n in got else f"{'—':>34}" for n in sizes)
         exps = "".join(f"{exponent(got[a][0], got[b][0], a, b):>16.2f}" if a in got and b in got else f"{'—':>16}"
                        for a, b in pairs)
         print(f"{verb:<14}{cells}{exps}", flush=True)
@@ -236,7 +303,10 @@ def main() -> None:
     ap.add_argument("--huge-size", type=int, default=10_000_000, help="runs in the --huge ledger (10,000,000)")
     ap.add_argument("--huge-timeout", type=float, default=300.0, help="seconds allowed each verb under --huge")
     ap.add_argument("--json", metavar="FILE", help="also write the figures here")
+    ap.add_argument("--shape", choices=sorted(SHAPES), default="small",
+                    help="small: 500 scenarios, 2.6 KB runs; wide: 10,000 scenarios (20,000 under --huge), 5 KB runs")
     a = ap.parse_args()
+    use_shape(a.shape, huge=a.huge)
     work = Path(a.dir)
     work.mkdir(parents=True, exist_ok=True)
     spec = work / "spec.json"
@@ -246,7 +316,7 @@ def main() -> None:
         return
     sizes = [int(x) for x in a.sizes.split(",")] + ([1_000_000] if a.big else [])
     chosen = None if a.verbs is None else a.verbs.split(",")
-    backends = [("SQLite", lambda n: str(work / f"ledger-{n}.db"), sizes)]
+    backends = [("SQLite", lambda n: str(work / f"ledger{_tag()}-{n}.db"), sizes)]
     server = None
     if a.postgres == "auto":
         from fluke.testing import ThrowawayPostgres
@@ -276,9 +346,10 @@ def run_backends(backends, work: Path, spec: Path, chosen) -> dict:
             for verb, cmd in verbs(url, spec, work).items():
                 if chosen and verb not in chosen:
                     continue
-                rows.setdefault(verb, {})[n] = measure(cmd)
-                s, mb, code = rows[verb][n]
-                print(f"  {name} {n:,} {verb}: {s:.2f} s {mb:.0f} MB (exit {code}){rate(verb, n, s)}", flush=True)
+                took = rows.setdefault(verb, {})[n] = measure(cmd)
+                s, mb, code = took
+                print(f"  {name} {n:,} {verb}: {s:.2f} s, {took.cpu:.2f} s CPU, {mb:.0f} MB "
+                      f"(tree {took.tree_mb:.0f} MB) (exit {code}){rate(verb, n, s)}", flush=True)
             if name == "SQLite" and (not chosen or "export" in chosen):
                 copy = measure([sys.executable, "-c", COPY, url, str(work / "copy.jsonl")])
                 if copy[2] != 0:
@@ -295,7 +366,8 @@ def run_backends(backends, work: Path, spec: Path, chosen) -> dict:
             print("export / streaming orjson copy: " + ", ".join(
                 f"{rows['export'][n][0] / rows['orjson copy'][n][0]:.2f} at {n:,}" for n in rows["export"]
                 if n in rows["orjson copy"]))
-        figures[name] = {v: {str(n): list(t) for n, t in got.items()} for v, got in rows.items()}
+        figures[name] = {v: {str(n): [*t, getattr(t, "cpu", None), getattr(t, "tree_mb", None)]
+                             for n, t in got.items()} for v, got in rows.items()}
     return figures
 
 
@@ -305,7 +377,7 @@ def rate(verb: str, n: int, seconds: float) -> str:
 
 def huge(work: Path, timeout: float, chosen: list[str] | None, n: int = 10_000_000) -> None:
     """The count-based verbs on ``n`` runs without events."""
-    url = str(work / f"bare-ledger-{n}.db")
+    url = str(work / f"bare-ledger{_tag()}-{n}.db")
     if not Path(url).exists():
         build(url, n, work, bare=True)
     rows: dict[str, dict[int, tuple]] = {}
@@ -315,10 +387,12 @@ def huge(work: Path, timeout: float, chosen: list[str] | None, n: int = 10_000_0
     for verb, cmd in commands.items():
         if verb.split()[0] not in HUGE or (chosen and verb not in chosen):
             continue
-        rows[verb] = {n: measure(cmd, timeout=timeout)}
-        s, mb, code = rows[verb][n]
-        shown = f"{s:.2f} s" if math.isfinite(s) else f"> {timeout:.0f} s (stopped)"
-        print(f"  SQLite {n:,} (no events) {verb}: {shown} {mb:.0f} MB (exit {code})", flush=True)
+        took = measure(cmd, timeout=timeout)
+        rows[verb] = {n: took}
+        s, mb, code = took
+        shown = f"{s:.2f} s, {took.cpu:.2f} s CPU" if math.isfinite(s) else f"> {timeout:.0f} s (stopped)"
+        print(f"  SQLite {n:,} (no events, {SCENARIOS:,} scenarios) {verb}: {shown} {mb:.0f} MB (exit {code})",
+              flush=True)
     table(f"SQLite, {n:,} runs without events", [n], rows)
 
 

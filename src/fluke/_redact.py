@@ -247,14 +247,16 @@ def holds_secret(value: Any) -> bool:
 #: :data:`_SECRET_KEY`). "token" is narrowed by :data:`_TOKEN_WORD`: token counts are common.
 _GATE_LITERALS = (b"-----BEGIN ", b"hook", b"whsec_", b"sk-", b"xox", b"pypi-", b"eyJ", b"github_pat_",
                   *{a.encode() for name, anchors, _ in _PATTERNS[_PATTERNS.index(next(
-                      p for p in _PATTERNS if p[0] == "google-oauth-secret")):] for a in anchors})
-#: Each opens with a literal, which re finds as fast as a substring test (an alternation of
-#: the two would not).
-_GATE_PATTERNS = (re.compile(rb"A(?:KIA|SIA|GPA|IDA|ROA|NPA|Iza)"), re.compile(rb"gh[pousr]_"),
-                  re.compile(rb"k_(?:live|test)_"))
-_KEY_WORDS = (b"passw", b"pwd", b"secret", b"private", b"authorization", b"credential", b"bearer")
-_KEY_PATTERN = re.compile(rb"api[_-]?key")
-_TOKEN_WORD = re.compile(rb"(?:access|auth|refresh|session)[_-]?token")
+                      p for p in _PATTERNS if p[0] == "google-oauth-secret")):] for a in anchors},
+                  # the AWS and Google key prefixes, GitHub's and Stripe's
+                  b"AKIA", b"ASIA", b"AGPA", b"AIDA", b"AROA", b"ANPA", b"AIza",
+                  b"ghp_", b"gho_", b"ghu_", b"ghs_", b"ghr_", b"k_live_", b"k_test_")
+#: Words found in the lower-cased text (``api[_-]?key`` and ``(access|auth|refresh|session)[_-]?token``
+#: spelled out: "token" alone is common in token counts).
+_KEY_WORDS = (b"passw", b"pwd", b"secret", b"private", b"authorization", b"credential", b"bearer",
+              *(b"api" + sep + b"key" for sep in (b"", b"_", b"-")),
+              *(word + sep + b"token" for word in (b"access", b"auth", b"refresh", b"session")
+                for sep in (b"", b"_", b"-")))
 _ESCAPE = re.compile(r"\\(?:u[0-9a-fA-F]{4}|.)")
 #: Bytes of base64 to 1, others to 0: a bare AWS key needs 40 ones in a row, which a
 #: substring test finds faster than the pattern can.
@@ -279,12 +281,25 @@ def _key_sized_run(ones: bytes) -> bool:
 _GATE: list[Any] = []
 
 
-def _literal_gate() -> Any:
-    """:data:`_GATE_LITERALS` as one Aho-Corasick automaton (one pass over a document)."""
+def _gate() -> tuple[Any, list[tuple[tuple[int, Any], ...]]]:
+    """Every literal the quick test looks for, as one Aho-Corasick DFA over the lower-cased text
+    (one pass over a document: it was three, and seven substring searches), with what each
+    pattern stands for: ``(0, literal)`` a literal of :data:`_GATE_LITERALS` in its own case
+    (checked where it was found), ``(1, None)`` a word of :data:`_KEY_WORDS`, ``(2, keyword)``
+    a keyword of gitleaks' rules (:func:`fluke._gitleaks.keywords_match`)."""
     if not _GATE:
         import ahocorasick_rs
 
-        _GATE.append(ahocorasick_rs.BytesAhoCorasick(list(_GATE_LITERALS)))
+        meaning: dict[bytes, list[tuple[int, Any]]] = {}
+        for literal in _GATE_LITERALS:
+            meaning.setdefault(literal.lower(), []).append((0, literal))
+        for word in _KEY_WORDS:
+            meaning.setdefault(word, []).append((1, None))
+        for keyword in _gitleaks.keywords():
+            meaning.setdefault(keyword.encode(), []).append((2, keyword))
+        patterns = list(meaning)
+        _GATE.append((ahocorasick_rs.BytesAhoCorasick(patterns, implementation=ahocorasick_rs.Implementation.DFA),
+                      [tuple(meaning[p]) for p in patterns]))
     return _GATE[0]
 
 
@@ -302,16 +317,21 @@ def may_hold_secret(text: str | bytes) -> bool:
     (False, True)
     """
     data = text.encode("utf-8", "surrogatepass") if isinstance(text, str) else text
-    if _literal_gate().find_matches_as_indexes(data) or any(p.search(data) for p in _GATE_PATTERNS):
+    if b"@" in data and b"://" in data:   # "@" first: it is rare, ":" is in every key of a JSON text
         return True
-    if _gitleaks.may_match(data):
-        return True
-    if b"://" in data and b"@" in data:
-        return True
-    low = data.lower()
-    if (any(word in low for word in _KEY_WORDS) or _KEY_PATTERN.search(low)
-            or (b"token" in low and _TOKEN_WORD.search(low))):
-        return True
+    automaton, meaning = _gate()
+    # bytes.lower maps byte to byte: a position in the lower-cased text is the same in ``data``
+    hits = automaton.find_matches_as_indexes(data.lower(), overlapping=True)
+    if hits:
+        keywords: dict[str, list[int]] = {}
+        for k, start, _ in hits:
+            for kind, what in meaning[k]:
+                if kind == 1 or (kind == 0 and data.startswith(what, start)):
+                    return True
+                if kind == 2:
+                    keywords.setdefault(what, []).append(start)
+        if keywords and _gitleaks.keywords_match(data, keywords):
+            return True
     if not _key_sized_run(data.translate(_B64_BYTES)):
         return False
     text = data.decode("utf-8", "surrogatepass")

@@ -1,4 +1,5 @@
-"""Start-up: ``fluke --help`` loads neither scipy nor pydantic; the CLI's format names are the registry's."""
+"""Start-up: ``fluke --help`` loads neither scipy nor pydantic, nor does ``summary``, which answers from the
+counts table; the CLI's format names are the registry's."""
 
 from __future__ import annotations
 
@@ -14,7 +15,8 @@ try:
     main()
 except SystemExit:
     pass
-heavy = ("scipy", "pydantic", "numpy", "fluke.record", "fluke.adapters._registry")
+heavy = ("scipy", "pydantic", "numpy", "fluke.record", "fluke.record._run", "fluke.record._events",
+         "fluke.adapters._registry")
 print(json.dumps(sorted(m for m in heavy if m in sys.modules)), file=sys.stderr)
 """
 
@@ -52,3 +54,19 @@ def test_verbs_that_need_no_statistics_import_no_scipy(tmp_path):
     for args in (["summary"], ["runs"], ["runs", "--jsonl"], ["--json", "runs"], ["export", "-o", str(tmp_path / "x")]):
         found = loaded("--ledger", url, *args, cwd=tmp_path)
         assert "scipy" not in found and "numpy" not in found, (args, found)
+
+
+def test_summary_builds_no_run_model(tmp_path):
+    """The count path reads the counts table and the stored identities as JSON: the pydantic run model
+    (``fluke.record._run``, its events) and pydantic itself are never imported, for a version selected by
+    a field too; ``runs`` (which builds every run) does import them, so the probe can see them."""
+    from fluke.ledger import open_ledger
+    from fluke.record import Identity, Outcome, Run
+
+    url = str(tmp_path / "l.db")
+    open_ledger(url).ingest([Run(scenario=f"s{i}", identity=Identity(model="m"), outcome=Outcome(passed=i % 2 == 0))
+                             for i in range(6)])
+    for args in (["summary"], ["--json", "summary"], ["summary", "--version", "model=m"]):
+        found = loaded("--ledger", url, *args, cwd=tmp_path)
+        assert not {"pydantic", "fluke.record._run", "fluke.record._events"} & set(found), (args, found)
+    assert {"pydantic", "fluke.record._run"} <= set(loaded("--ledger", url, "runs", cwd=tmp_path))

@@ -463,7 +463,8 @@ def _index() -> tuple[Any, list[str], dict[str, tuple[Rule, ...]], tuple[Rule, .
 def _bytes_index() -> Any:
     import ahocorasick_rs
 
-    return ahocorasick_rs.BytesAhoCorasick([w.encode() for w in _index()[1]])
+    return ahocorasick_rs.BytesAhoCorasick([w.encode() for w in _index()[1]],
+                                           implementation=ahocorasick_rs.Implementation.DFA)
 
 
 def keywords() -> tuple[str, ...]:
@@ -486,10 +487,21 @@ def may_match(data: bytes) -> bool:
     hits = _bytes_index().find_matches_as_indexes(data.lower(), overlapping=True)
     if not hits:
         return False
-    words, checks = _index()[1], _index()[2]
+    words = _index()[1]
     at: dict[str, list[int]] = {}
     for k, start, _ in hits:
         at.setdefault(words[k], []).append(start)
+    return keywords_match(data, at)
+
+
+def keywords_match(data: bytes, at: dict[str, list[int]]) -> bool:
+    """The rest of :func:`may_match`, given where each keyword occurs in ``data`` (lower-cased):
+    for a caller that found the keywords in a pass of its own (``fluke._redact.may_hold_secret``).
+
+    >>> keywords_match(b'{"note": "token glpat-AbCdEf0123456789xYz_"}', {"glpat-": [16]})
+    True
+    """
+    checks = _index()[2]
     text = data
     tried: set[str] = set()
     for word in at:

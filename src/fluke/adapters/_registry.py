@@ -161,10 +161,20 @@ def raw_lines(path: Path) -> Iterator[tuple[int, bytes]]:
     limit = MAX_LINE
     with open(path, "rb") as fh:
         number, rest = 0, b""
+        pieces: list[bytes] = []   # a line longer than a chunk, gathered whole once its end is read
+        held = 0
         while True:
             chunk = fh.read(CHUNK)
             if not chunk:
                 break
+            if pieces and b"\n" not in chunk:   # still inside one long line: adding to it costs its own bytes only
+                pieces.append(chunk)
+                held += len(chunk)
+                if held > limit:
+                    raise LineTooLong(number + 1)
+                continue
+            if pieces:
+                rest, pieces, held = b"".join(pieces), [], 0
             lines = (rest + chunk if rest else chunk).split(b"\n")
             rest = lines.pop()
             for line in lines:
@@ -175,6 +185,10 @@ def raw_lines(path: Path) -> Iterator[tuple[int, bytes]]:
                     yield number, line
             if len(rest) > limit:
                 raise LineTooLong(number + 1)
+            if len(rest) >= CHUNK:
+                pieces, held, rest = [rest], len(rest), b""
+        if pieces:
+            rest = b"".join(pieces)
         if rest and not rest.isspace():
             yield number + 1, rest
 

@@ -274,7 +274,7 @@ def counted_arm(ledger, text: str, *, scenario: str | None = None, condition: st
         for row in ledger.steps(version=chosen, scenario=scenario, condition=condition):
             key = (row.scenario, row.condition, row.cause, row.step, row.event)
             where[key] = where.get(key, 0) + row.runs
-    label = {i.version: i.identity.label() for i in versions(ledger)}
+    label = {i.version: i.label() for i in versions(ledger)}
     kept = tuple(v for v in chosen if v in seen)
     counted = CountedArm({k: (n, p, u) for k, (n, p, u) in cells.items()}, where)
     return Arm(text, kept, tuple(label[v] for v in kept), None, (), None, counted,
@@ -324,7 +324,7 @@ def trial_arm(ledger, text: str, *, scenario: str | None = None):
         raise SelectorError(f"{text!r} names {len(chosen)} version(s) but no runs"
                             + (f" in scenario {scenario!r}" if scenario else "")
                             + (f" with trials {sorted(trials)}" if trials else ""))
-    label = {i.version: i.identity.label() for i in versions(ledger)}
+    label = {i.version: i.label() for i in versions(ledger)}
     kept = tuple(v for v in chosen if v in set(got.versions))
     return Arm(text, kept, tuple(label[v] for v in kept), tuple(sorted(trials)) if trials is not None else None,
                (), size=len(got)), got

@@ -303,7 +303,7 @@ def grade(ledger, spec, *, files: Sequence[str] = (), input_format: str | None =
         tally, worst, stored, reused = graded.tally, graded.worst, graded.stored, graded.reused
         fit = sample_ledger(ledger, spec, version=chosen, scenario=scenario)
         seen = set(tally.versions())
-        labels = {info.version: info.identity.label() for info in ledger.versions() if info.version in seen}
+        labels = {info.version: info.label() for info in ledger.versions() if info.version in seen}
         source = f"ledger {ledger.url}"
     versions = tally.versions()
     luck = {v: tally.luck(v, prior=prior_ab, level=level, exclude_unknown=unknown == "exclude") for v in versions}

@@ -41,7 +41,7 @@ def _ci(low: float, high: float) -> str:
 
 def labels(ledger) -> dict[str, str]:
     """version hash -> identity label, for every version in the ledger."""
-    return {v.version: v.identity.label() for v in ledger_versions(ledger)}
+    return {v.version: v.label() for v in ledger_versions(ledger)}
 
 
 class ScopedRun:

@@ -293,7 +293,7 @@ def report(ledger, *, out: str | Path = "fluke-report.html", versions: Sequence[
                       "the question directly with compare, believe or passk, which read counts or one reduction "
                       f"per run; the versions are listed by: {fluke_command(ledger, 'summary')}")
     known = {i.version: i for i in infos}
-    labels = {v: known[v].identity.label() if v in known else v[:12] for v in chosen}
+    labels = {v: known[v].label() if v in known else v[:12] for v in chosen}
     docs = _specs(ledger, spec_digest) if spec is None else []
     scan = scan_runs(ledger, chosen, digests=[d.digest for d in docs], max_runs=max_runs)
     believed = [believe(ledger, version=v, bar=bar, level=level).to_dict() for v in chosen if scan.tally.runs.get(v)]

@@ -41,7 +41,7 @@ def version_label(ledger, version: str) -> str:
     """``"<hash prefix> (<identity label>)"`` for a version hash."""
     for info in versions(ledger):
         if info.version == version:
-            return f"{version[:12]} ({info.identity.label()})"
+            return f"{version[:12]} ({info.label()})"
     return version[:12]
 
 

@@ -100,7 +100,7 @@ def summary(ledger, *, version: str | None = None, scenario: str | None = None,
     if chosen is None:
         require_runs(ledger)
     rows = ledger.counts(version=chosen, scenario=scenario, condition=condition)
-    labels = {v.version: v.identity.label() for v in ledger_versions(ledger)}
+    labels = {v.version: v.label() for v in ledger_versions(ledger)}
     by_version: dict[str, list] = {}
     for r in rows:
         trials, passes = apply_to_counts(r.trials, r.passes, r.unknowns, unknown)
@@ -162,12 +162,12 @@ def list_runs(ledger, *, version: str | None = None, scenario: str | None = None
         total = ledger.count(**filters)
         listed = total if limit is None else min(total, limit)
         if listed > len(runs):
-            labels = {v.version: v.identity.label() for v in ledger_versions(ledger)}
+            labels = {v.version: v.label() for v in ledger_versions(ledger)}
             return RunsResult(runs, labels, total, listed=listed)
     total = ledger.count(**filters) if limit is not None and len(runs) >= limit else len(runs)
     if not runs and chosen is None and not any((scenario, condition, since, until)):
         raise EmptyLedgerError()
-    labels = {v.version: v.identity.label() for v in ledger_versions(ledger)}
+    labels = {v.version: v.label() for v in ledger_versions(ledger)}
     return RunsResult(runs, labels, total)
 
 

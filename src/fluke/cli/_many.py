@@ -22,7 +22,7 @@ from ._common import Context, output_options, pass_context, unknown_both_option,
               help="Bootstrap resamples of the scenarios for the rank intervals.")
 @click.option("--seed", type=int, default=0, show_default=True, help="Seed of the rank bootstrap.")
 @click.option("--costs/--no-costs", default=None,
-              help="Read cost and latency (a scan of the stored runs); by default only up to 200,000 runs.")
+              help="Read cost and latency (a scan of the stored runs); by default only up to 20,000 runs.")
 @click.option("--judge", "judge_sel", metavar="JUDGE",
               help="Rank PPI-corrected pass rates: this judge's verdicts (fluke judge run), corrected by --labels.")
 @click.option("--labels", "labels_path", type=click.Path(dir_okay=False),

@@ -38,8 +38,8 @@ from ._fixcheck import (
                        rerun_rule,
 )
 from ._intervals import ClusteredMean, clustered_mean, wilson_interval
-from ._leaderboard import (CORRECTIONS, Leaderboard, PairTest, SeparatingStratum, Standing, adjust_pvalues,
-                           holm_adjust, indistinct_groups, leaderboard_counts, p_first_posterior,
+from ._leaderboard import (CORRECTIONS, NORMAL_STRATA, Leaderboard, PairTest, SeparatingStratum, Standing,
+                           adjust_pvalues, holm_adjust, indistinct_groups, leaderboard_counts, p_first_posterior,
                            rank_bootstrap)
 from ._logrank import LogRankResult, logrank_batch, logrank_test
 from ._limit import DIRECTIONS, regression_limit, shift_power, verdict_interval
@@ -81,7 +81,7 @@ __all__ = [
     "stratified_information", "stratified_pvalues", "stratified_test", "survival_data",
     "verdict_of", "verdicts_of", "wilson_interval",
     # many versions at once (issue 13)
-    "CORRECTIONS", "Leaderboard", "PairTest", "SeparatingStratum", "Standing", "adjust_pvalues",
+    "CORRECTIONS", "NORMAL_STRATA", "Leaderboard", "PairTest", "SeparatingStratum", "Standing", "adjust_pvalues",
     "holm_adjust", "indistinct_groups", "leaderboard_counts", "rank_bootstrap",
     # limits under the alternative and the interval that inverts the test (issue 35)
     "DIRECTIONS", "ROOM_SHARE", "design_limits", "limit_phrase", "matched_batches", "p_below_edgeworth",

@@ -19,10 +19,10 @@ from __future__ import annotations
 
 import contextlib
 from itertools import pairwise
-from typing import Any, Iterable, Iterator, Sequence
+from typing import TYPE_CHECKING, Any, Iterable, Iterator, Sequence
 
 from ..errors import EmptyLedgerError, LedgerError, SelectorError
-from ..record import IDENTITY_FIELDS, Identity, Run, canonical_json, redact_url
+from ..record import IDENTITY_FIELDS, canonical_json, redact_url
 from ._migrations import MIGRATIONS
 from ._rows import body_hash, body_holds, hash_key, row_run, version_id
 from ._ingest import ingest_runs, utcnow
@@ -30,6 +30,9 @@ from ._documents import DocumentStore
 from ._tables import TableReads
 from ._types import IngestResult, StoredRun, VersionInfo
 from ._writer import RunWriter
+
+if TYPE_CHECKING:
+    from ..record import Run
 
 
 #: Over ``runs``: the runs of ingests that have finished (an ingest committing in batches is
@@ -490,14 +493,7 @@ class Ledger(TableReads, DocumentStore):
             "SELECT v.version, v.identity, c.n, c.s, v.first_recorded FROM versions v JOIN "
             "(SELECT vid, SUM(trials) AS n, COUNT(DISTINCT scenario) AS s FROM counts GROUP BY vid) c "
             "ON c.vid = v.vid ORDER BY v.first_recorded, v.version")
-        return [VersionInfo(v, self._identity(v, i), int(n), int(s), first) for v, i, n, s, first in rows]
-
-    def _identity(self, version: str, stored: str) -> Identity:
-        try:
-            return Identity.model_validate_json(stored)
-        except ValueError:   # pydantic's ValidationError, for JSON edited outside fluke
-            raise LedgerError(f"{self.name}: the stored identity of version {version[:12]} is no longer "
-                              "valid; the ledger was changed outside fluke. Restore it from a backup") from None
+        return [VersionInfo(v, i, int(n), int(s), first, ledger=self.name) for v, i, n, s, first in rows]
 
     def select_versions(self, selector: str) -> list[str]:
         """Every version hash named by a hash prefix or ``field=value[,field=value]`` (maybe none)."""
@@ -514,7 +510,7 @@ class Ledger(TableReads, DocumentStore):
                 raise SelectorError(f"version selector {selector!r}: unknown identity field {key!r} "
                                     f"(fields: {', '.join(IDENTITY_FIELDS)})")
             wanted[key] = value.strip()
-        return [i for i in infos if all(_matches(getattr(i.identity, k), v) for k, v in wanted.items())]
+        return [i for i in infos if all(_matches(i.value(k), v) for k, v in wanted.items())]
 
     def resolve_version(self, selector: str) -> str:
         """The full version hash named by a unique hash prefix or ``field=value[,field=value]``.
@@ -532,7 +528,7 @@ class Ledger(TableReads, DocumentStore):
         if len(matches) == 1:
             return matches[0].version
         if not matches:
-            names = ", ".join(f"{i.version[:12]} ({i.identity.label()})" for i in infos[:8])
+            names = ", ".join(f"{i.version[:12]} ({i.label()})" for i in infos[:8])
             hint = _field_for(selector, infos)
             raise SelectorError(f"no version matches {selector!r}; " + (
                 f"did you mean {hint}? " if hint else "") + f"the ledger has: {names or 'no runs'}")

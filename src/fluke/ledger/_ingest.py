@@ -33,13 +33,14 @@ import random
 import time
 from typing import TYPE_CHECKING, Any, Iterable
 
-from ..record import Prepared, Run, canonical_json
+from ..record import canonical_json
 from ._overlap import OverlapCheck
 from ._rows import Rows, version_id
 from ._types import IngestResult
 from ._writer import tally
 
 if TYPE_CHECKING:
+    from ..record import Prepared, Run
     from ._base import Ledger
 
 #: A batch of rows is written when it holds this many runs ...

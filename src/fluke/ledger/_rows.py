@@ -37,17 +37,34 @@ from __future__ import annotations
 
 import hashlib
 from operator import itemgetter
-from typing import Any, NamedTuple
+from typing import TYPE_CHECKING, Any, NamedTuple
 
 import orjson
-from pydantic import ValidationError
 
 from ..errors import FormatVersionError, InputError, LedgerError
-from ..record import (CANONICAL, FORMAT_VERSION, Identity, Prepared, Run, condition_key, content_fields, json_default,
-                      place_of)
+from ..record import CANONICAL, place_of
+from ..record._storable import MAX_RUN
+
+if TYPE_CHECKING:
+    from pydantic import ValidationError
+
+    from ..record import Identity, Prepared, Run
 
 _sha256 = hashlib.sha256
 _VIDS: dict[str, int] = {}
+
+
+def _run_model() -> None:
+    """Bind the run model's names in this module, once, where a run is first built or stored.
+
+    A verb that reads only the ledger's tables (``fluke summary``) imports this module but never
+    builds the pydantic run model; the ingest's hot path then finds the names as plain globals.
+    """
+    global FORMAT_VERSION, Prepared, Run, ValidationError, condition_key, content_fields, json_default
+    if "Run" in globals():
+        return
+    from pydantic import ValidationError
+    from ..record import FORMAT_VERSION, Prepared, Run, condition_key, content_fields, json_default
 
 
 def version_id(version: str) -> int:
@@ -127,6 +144,7 @@ class Rows(list):
     __slots__ = ("identities", "known", "size")
 
     def __init__(self, known: set[str] | None = None) -> None:
+        _run_model()
         super().__init__()
         self.identities: list[Identity] = []
         self.known = set() if known is None else known
@@ -138,6 +156,8 @@ class Rows(list):
         A :class:`fluke.record.Prepared` run brings its body made (a file's plain runs).
         """
         if type(run) is Prepared:
+            if len(run.body) > MAX_RUN:
+                raise too_big(run, len(run.body))
             self._append(run.body, run.identity, run.scenario, run.condition, run.passed, run.source, run.place,
                          run.trial, run.scenario if run.unit is None else run.unit, run.outcome["reward"],
                          run.digest)
@@ -147,6 +167,8 @@ class Rows(list):
             body = orjson.dumps(values, default=json_default, option=CANONICAL)
         except (orjson.JSONEncodeError, RecursionError) as exc:
             raise unstorable(run, exc) from None
+        if len(body) > MAX_RUN:
+            raise too_big(run, len(body))
         condition = values["condition"]
         outcome = values["outcome"]
         passed = outcome["passed"]
@@ -177,14 +199,39 @@ class Rows(list):
         return raw
 
 
+def too_big(run: Run | Prepared, size: int) -> InputError:
+    """The error for a run larger than :data:`fluke.record._storable.MAX_RUN`, naming the limit.
+
+    >>> from fluke.record import Run
+    >>> print(too_big(Run(scenario="s"), 70 * 2 ** 20))  # doctest: +ELLIPSIS
+    run of scenario 's': is 70 MiB as stored JSON; a ledger stores a run of at most 64 MiB (cut its ...
+    """
+    _run_model()
+    if type(run) is Prepared:
+        source = orjson.loads(run.source) if run.source else {}
+        file, position = source.get("file"), source.get("position")
+    else:
+        file, position = (run.source.file, run.source.position) if run.source else (None, None)
+    return InputError(file, f"record {position}" if position is not None else f"run of scenario {run.scenario!r}"[:80],
+                      None, f"is {_size(size)} as stored JSON; a ledger stores a run of at most {_size(MAX_RUN)}",
+                      hint="cut its largest tool results or messages, or keep them outside the run and store a "
+                      "reference")
+
+
+def _size(n: int) -> str:
+    return f"{n / 2 ** 20:.0f} MiB" if n >= 2 ** 20 else f"{n:,} bytes"
+
+
 def unstorable(run: Run, exc: Exception) -> InputError:
     """The error for a run built in code (not read from a file) that JSON cannot hold.
 
+    >>> from fluke.record import Identity, Run
     >>> run = Run.model_construct(scenario="s", events=[], identity=Identity(), condition={}, tags=[],
     ...                           outcome=None, cost={}, seed=2 ** 70, source=None)
     >>> unstorable(run, TypeError("Integer exceeds 64-bit range")).field
     'seed'
     """
+    _run_model()
     source = run.source
     field = None
     for name in ("identity", "condition", "events", "cost", "seed"):
@@ -206,6 +253,7 @@ def row_run(body: str | bytes, source: str | None = None, *, ledger: str = "the 
     is a :class:`LedgerError` (a :class:`FormatVersionError` for a newer format) naming the
     ledger, the run and the field.
     """
+    _run_model()
     fields = _parse(body, ledger, "body")
     if source is not None:
         fields["source"] = _parse(source, ledger, "source", body)
@@ -251,6 +299,7 @@ def _invalid_run(exc: ValidationError, fields: dict[str, Any], body: str | bytes
 
 def body_holds(body: str | bytes, wanted: str, *, ledger: str = "the ledger") -> bool:
     """Does a stored run's condition hold every ``key=value`` pair of ``wanted``?"""
+    _run_model()
     condition = _parse(body, ledger, "body").get("condition")
     if not isinstance(condition, dict):
         raise _bad_body(ledger, body, "condition", "is not an object of key=value pairs")

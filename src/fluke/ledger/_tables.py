@@ -112,7 +112,9 @@ class TableReads:
         """Per version, ``{"latency": (runs carrying it, sum), "cost.<key>": (runs, sum), ...}`` by SQL.
 
         Read from the stored bodies in two aggregate queries (no run is built); a version whose
-        runs carry neither cost nor latency is absent.
+        runs carry neither cost nor latency is absent. Each query reads every stored body once,
+        so it runs as a stream does (:meth:`stream`: on SQLite with the small page cache of a
+        scan, not the ingest's 256 MiB, which a scan of a large ledger would fill to no purpose).
 
         >>> import tempfile, os
         >>> from fluke.ledger import open_ledger
@@ -126,8 +128,8 @@ class TableReads:
         names = dict(self.query("SELECT vid, version FROM versions"))
         out: dict[str, dict[str, tuple[int, float]]] = {}
         latency = f"CAST({self._json_field('latency')} AS DOUBLE PRECISION)"
-        for vid, count, total in self.query(f"SELECT vid, COUNT({latency}), SUM({latency}) FROM runs{where} "
-                                            "GROUP BY vid", params):
+        for vid, count, total in list(self.stream(f"SELECT vid, COUNT({latency}), SUM({latency}) FROM runs{where} "
+                                                  "GROUP BY vid", params)):
             if int(count):
                 out.setdefault(names[vid], {})["latency"] = (int(count), float(total))
         if self.dialect == "postgresql":
@@ -135,6 +137,6 @@ class TableReads:
                    "jsonb_each_text(CAST(body AS jsonb) -> 'cost') AS j")
         else:
             sql = "SELECT vid, j.key, COUNT(*), SUM(j.value) FROM runs, json_each(runs.body, '$.cost') AS j"
-        for vid, key, count, total in self.query(f"{sql}{where} GROUP BY vid, j.key", params):
+        for vid, key, count, total in list(self.stream(f"{sql}{where} GROUP BY vid, j.key", params)):
             out.setdefault(names[vid], {})[f"cost.{key}"] = (int(count), float(total))
         return out

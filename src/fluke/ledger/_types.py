@@ -10,11 +10,15 @@
 from __future__ import annotations
 
 from dataclasses import dataclass, field
+from functools import cached_property
 from typing import TYPE_CHECKING, Any
 
-from ..record import Identity
+import orjson
+
+from ..errors import LedgerError
 
 if TYPE_CHECKING:
+    from ..record import Identity
     from ._overlap import SourceOverlap
 
 
@@ -87,13 +91,66 @@ class StepRow:
 
 @dataclass(frozen=True)
 class VersionInfo:
-    """One version (identity hash) in the ledger, with its run count."""
+    """One version (identity hash) in the ledger, with its run count.
+
+    ``stored`` is the identity's JSON as the ledger holds it. :meth:`label` and :meth:`value` read
+    it as plain JSON, which is all a verb answering from the counts needs; ``identity`` builds the
+    pydantic :class:`fluke.record.Identity` from it when first asked for.
+
+    >>> info = VersionInfo("ab" * 32, '{"model": null, "harness": "h", "date": null}', 3, 1, "2026-01-01")
+    >>> info.label(), info.value("harness"), info.value("world")
+    ('h', 'h', None)
+    >>> info.identity.label() == info.label()
+    True
+    >>> VersionInfo("ab" * 32, "[1]", 3, 1, "", ledger="l.db").label()  # doctest: +ELLIPSIS
+    Traceback (most recent call last):
+    ...
+    fluke.errors.LedgerError: l.db: the stored identity of version abababababab is no longer valid; ...
+    """
 
     version: str
-    identity: Identity
+    stored: str | bytes
     runs: int
     scenarios: int
     first_recorded: str
+    ledger: str = field(default="the ledger", repr=False, compare=False)
+
+    @cached_property
+    def _fields(self) -> dict[str, Any]:
+        try:
+            fields = orjson.loads(self.stored)
+        except orjson.JSONDecodeError:
+            fields = None
+        if not isinstance(fields, dict):
+            raise self._invalid()
+        return fields
+
+    @cached_property
+    def identity(self) -> Identity:
+        """The identity, validated (it builds the pydantic model)."""
+        from ..record import Identity
+
+        try:
+            return Identity.model_validate(self._fields)
+        except ValueError:   # pydantic's ValidationError, for JSON edited outside fluke
+            raise self._invalid() from None
+
+    def value(self, key: str) -> Any:
+        """The stored value of the identity field ``key`` (None when it has none)."""
+        return self._fields.get(key)
+
+    def label(self) -> str:
+        """:meth:`fluke.record.Identity.label` read off the stored JSON: the model, else the harness, else
+        the policy, else the version prefix."""
+        for name in ("model", "harness", "policy"):
+            value = self._fields.get(name)
+            if isinstance(value, str):
+                return value
+        return self.version[:12]
+
+    def _invalid(self) -> LedgerError:
+        return LedgerError(f"{self.ledger}: the stored identity of version {self.version[:12]} is no longer "
+                           "valid; the ledger was changed outside fluke. Restore it from a backup")
 
 
 @dataclass(frozen=True)

@@ -17,9 +17,8 @@ from typing import Any
 from pydantic import BaseModel, ConfigDict, field_validator
 
 from ._canonical import digest
-from ._storable import check_identity_text, check_json, check_name
+from ._storable import IDENTITY_FIELDS, check_identity_text, check_json, check_name
 
-IDENTITY_FIELDS = ("model", "harness", "tools", "world", "grader", "policy")
 Component = str | dict[str, Any] | None
 
 

@@ -37,8 +37,13 @@ from typing import Any
 
 #: How deep a free-form value (tool arguments, a result, an identity component) may nest.
 MAX_DEPTH = 200
+#: The six components of an identity that name a version (the date is the seventh field, outside the hash).
+IDENTITY_FIELDS = ("model", "harness", "tools", "world", "grader", "policy")
 #: The longest name (scenario, unit, condition key or value, tag, date), in characters.
 MAX_NAME = 1_000
+#: The largest run a ledger stores: its canonical JSON, in bytes (64 MiB). A larger one is refused
+#: before anything is written, with this limit named.
+MAX_RUN = 64 * 2 ** 20
 #: The longest identity component given as a string (model, harness, ...), in characters.
 MAX_IDENTITY = 10_000
 _INT_MIN, _INT_MAX = -(2 ** 63), 2 ** 64 - 1
