@@ -59,6 +59,7 @@ def place(tmp_path_factory):
         (root / "rule.yaml").write_text("name: half pass\ndecision: {statistic: mean, above: 0.5}\n")
         (root / "release.yaml").write_text("version: model=support-desk-v2\nreliable: {bar: 0.9, prob: 0.95}\n"
                                            "sealed: true\n")
+        (root / "loss.yaml").write_text("failure: 1\nask: 0.2\n")   # a loss table that needs no spec
         (root / "empty").mkdir()
     return root
 
@@ -90,7 +91,7 @@ NEWCOMER = [
 def _placeholders(place: Path, folder: Path) -> dict[str, str]:
     return {"FILE": str(need(TAU_AIRLINE)), "SPEC": str(place / "demo" / "spec.yaml"),
             "RULE": str(place / "release.yaml"), "SEAL_RULE": str(place / "rule.yaml"),
-            "TABLE": str(place / "demo" / "loss.yaml")}
+            "TABLE": str(place / "loss.yaml")}
 
 
 def _run(words: list[str], fill: dict[str, str]):

@@ -36,7 +36,7 @@ def generated(n: int, *, seed: int) -> list[Run]:
         passed = None if rng.random() < 0.1 else rng.random() > bad
         died = rng.choice([None, rng.randrange(len(events))]) if passed is False else None
         scenario = f"case{rng.randrange(12)}"
-        out.append(Run(scenario=scenario, trial=i % 400, identity=Identity(model=model),
+        out.append(Run(scenario=scenario, trial=i, identity=Identity(model=model),
                        unit=f"family{scenario[-1]}" if rng.random() < 0.5 else None,
                        condition={"noise": rng.choice(["none", "typos"])} if rng.random() < 0.5 else {},
                        cost={"usd": round(rng.random(), 3)} if rng.random() < 0.7 else {},
