@@ -11,7 +11,7 @@ pydantic), from the one list of them (``_builtin.BUILTIN``).
 
 >>> from fluke.adapters import FORMATS
 >>> sorted(FORMATS)[:3]
-['crewai', 'fluke', 'inspect']
+['crewai', 'deepeval', 'fluke']
 >>> FORMAT_NAMES == tuple(FORMATS)[:len(FORMAT_NAMES)]
 True
 """

@@ -41,7 +41,7 @@ from ..errors import InputError
 from ..inference import clustered_interval
 from ._limit import DIRECTIONS, regression_limit, verdict_interval
 from ._stratified import StratifiedTest, stratified_test
-from ..format import fmt_is
+from ..format import fmt_interval, fmt_is
 from ._verdict import CLOSING_STATEMENT, DIFFERENT, TOO_SMALL, detection_z, verdict_of
 
 __all__ = ["UNKNOWN_POLICIES", "PassRateComparison", "compare_pass_rates", "design_limits", "pass_rate_limit"]
@@ -164,13 +164,15 @@ class PassRateComparison:
         lo, hi = self.new_tasks_interval
         if not math.isfinite(lo):
             return f"on new tasks: no interval ({self.interval_reason})"
-        return (f"on new tasks (scenarios as a sample): [{lo:+.1f}, {hi:+.1f}] at {self.new_tasks_level:.0%} "
+        return (f"on new tasks (scenarios as a sample): {fmt_interval(lo, hi, digits=1, signed=True)} at "
+                f"{self.new_tasks_level:.0%} "
                 f"({self.new_tasks_method})")
 
     def summary(self) -> str:
         """One line: the verdict, the difference with its interval, p, P(B < A) and the limit."""
         lo, hi = self.interval
-        line = (f"{self.verdict}: B − A = {self.difference:+.1f} points [{lo:+.1f}, {hi:+.1f}] ({self.test.method} "
+        line = (f"{self.verdict}: B − A = {self.difference:+.1f} points {fmt_interval(lo, hi, digits=1, signed=True)} "
+                f"({self.test.method} "
                 f"{fmt_is('p', self.pvalue, kind='p')}); P(B < A) = {self.p_b_below_a:.3f}; {self.limit_clause()}; "
                 f"{self.uninformative} of {self.strata} strata carry no information")
         if self.verdict == TOO_SMALL and self.runs_needed_per_arm is not None:

@@ -26,6 +26,7 @@ from dataclasses import asdict, dataclass
 import numpy as np
 
 from ..errors import InputError
+from ..format import fmt_interval
 from ._cox import HazardRatio, stratified_cox
 from ._steps import StepTable, per_step
 from ._verdict import SurvivalComparison, compare_survival
@@ -75,7 +76,7 @@ class WhereComparison:
         if not self.survival.logrank.variance > 0:
             line += "; no hazard ratio (the log-rank has no information: no death could have fallen in either arm)"
         elif hr is not None and hr.reason is None:
-            line += f"; hazard ratio B/A {hr.estimate:.3f} [{hr.low:.3f}, {hr.high:.3f}] ({hr.estimator})"
+            line += f"; hazard ratio B/A {hr.estimate:.3f} {fmt_interval(hr.low, hr.high)} ({hr.estimator})"
         elif hr is not None:
             line += f"; hazard ratio undefined ({hr.reason})"
         hidden = self.unknown_step[0] + self.unknown_step[1]
