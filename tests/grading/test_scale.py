@@ -132,8 +132,11 @@ def test_a_grade_killed_part_way_resumes_without_regrading_what_it_stored(airlin
 
     url, spec, expected = airline
     copy = _copy(url, tmp_path)
+    # Ctrl-C reaches the child as on a terminal: its SIGINT at the default, whatever the test
+    # process was handed (Python turns an inherited SIG_IGN into "ignore Ctrl-C" for good)
     proc = subprocess.Popen([sys.executable, "-c", KILLED, copy, str(SPEC)], stdout=subprocess.PIPE,
-                            stderr=subprocess.PIPE, text=True, start_new_session=True)
+                            stderr=subprocess.PIPE, text=True, start_new_session=True,
+                            preexec_fn=lambda: signal.signal(signal.SIGINT, signal.SIG_DFL))
     try:
         for line in proc.stdout:
             if int(line) >= 60:
@@ -142,7 +145,12 @@ def test_a_grade_killed_part_way_resumes_without_regrading_what_it_stored(airlin
             proc.send_signal(signal.SIGKILL)
         else:
             os.killpg(proc.pid, signal.SIGINT)
-        proc.wait(60)
+        try:
+            proc.wait(120)
+        except subprocess.TimeoutExpired:   # say where it stood, then fail
+            stuck = subprocess.run(["ps", "-o", "pid,ppid,stat,wchan:24,etime,cmd", "-s", str(proc.pid)],
+                                   capture_output=True, text=True).stdout
+            pytest.fail(f"the grade did not stop within 120 s of {how.name}; its session:\n{stuck}")
     finally:
         if proc.poll() is None:
             proc.kill()
