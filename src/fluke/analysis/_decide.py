@@ -247,16 +247,12 @@ def seal_loss(ledger, loss: str | Path) -> LossSealResult:
     >>> len(seal_loss(open_ledger(os.path.join(folder, "s.db")), path).digest)
     64
     """
-    import hashlib
-
-    from ..ledger import utcnow
+    from ._gate import seal_text
 
     table, raw, where = load_loss_table(loss)
     if raw is None:
         raise UsageError("only a loss table file can be sealed (its exact bytes are what a later check compares)")
-    sha = hashlib.sha256(raw).hexdigest()
-    digest = ledger.put_document(LOSS_SEAL_KIND, {"text_sha256": sha, "text": raw.decode("utf-8"),
-                                                  "sealed_at": utcnow()})
+    digest, sha = seal_text(ledger, LOSS_SEAL_KIND, raw)
     return LossSealResult(digest, sha, table.name, str(where), getattr(ledger, "url", None))
 
 

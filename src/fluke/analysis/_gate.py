@@ -207,16 +207,22 @@ def seal_gate(ledger, rule: str | Path) -> GateSealResult:
     >>> len(seal_gate(open_ledger(os.path.join(folder, "s.db")), path).digest)
     64
     """
-    from ..ledger import utcnow
-
     parsed, raw = load_gate_rule(rule)
     if callable(ledger) and not hasattr(ledger, "runs"):
         ledger = ledger()
-    sha = hashlib.sha256(raw).hexdigest()
-    digest = ledger.put_document(GATE_SEAL_KIND, {"text_sha256": sha, "text": raw.decode("utf-8"),
-                                                  "sealed_at": utcnow()})
+    digest, sha = seal_text(ledger, GATE_SEAL_KIND, raw)
     return GateSealResult(digest, sha, parsed.get("name") or "gate rule", str(rule) if isinstance(rule, (str, Path))
                           else "RULE", getattr(ledger, "url", None))
+
+
+def seal_text(ledger, kind: str, raw: bytes) -> tuple[str, str]:
+    """Store the exact bytes ``raw`` of a rule file as a ``kind`` seal document, stamped now:
+    ``(document digest, SHA-256 of the text)``, what :func:`_seal_claim` later compares."""
+    from ..ledger import utcnow
+
+    sha = hashlib.sha256(raw).hexdigest()
+    digest = ledger.put_document(kind, {"text_sha256": sha, "text": raw.decode("utf-8"), "sealed_at": utcnow()})
+    return digest, sha
 
 
 def _seal_claim(ledger, raw: bytes | None, version: str, *, kind: str = GATE_SEAL_KIND,
