@@ -33,15 +33,20 @@ class _Handler(BaseHTTPRequestHandler):
         pass
 
 
-@pytest.fixture()
-def server():
-    httpd = ThreadingHTTPServer(("127.0.0.1", 0), _Handler)
+def _serving(handler):
+    """A fake judge on 127.0.0.1 answering with ``handler``, its requests kept in ``seen``."""
+    httpd = ThreadingHTTPServer(("127.0.0.1", 0), handler)
     httpd.seen = []
     thread = threading.Thread(target=httpd.serve_forever, daemon=True)
     thread.start()
     yield httpd
     httpd.shutdown()
     httpd.server_close()
+
+
+@pytest.fixture()
+def server():
+    yield from _serving(_Handler)
 
 
 def _runs():
@@ -125,13 +130,7 @@ def _planted(first, second, seed):
 
 @pytest.fixture()
 def pair_server():
-    httpd = ThreadingHTTPServer(("127.0.0.1", 0), _PairHandler)
-    httpd.seen = []
-    thread = threading.Thread(target=httpd.serve_forever, daemon=True)
-    thread.start()
-    yield httpd
-    httpd.shutdown()
-    httpd.server_close()
+    yield from _serving(_PairHandler)
 
 
 PAIRS = 60
