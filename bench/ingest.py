@@ -124,26 +124,60 @@ def floor(jsonl: Path, db: Path, kind: str = "keyed", batch: int = 5000) -> None
     conn.close()
 
 
-def _watch_wal(db: Path):
-    """Sample the size of ``db``'s ``-wal`` file every 5 ms; call the result to stop and get the peak."""
+def _tree_pss() -> int:
+    """The summed proportional set size (KiB) of the processes under this bench's children (the
+    launcher ``verbs.measure`` starts left out): each page shared by forked processes counted
+    once in all, where their summed RSS counts it in each."""
+    total, todo, first = 0, [os.getpid()], True
+    while todo:
+        pid = todo.pop()
+        try:
+            if not first and not _launcher(pid):
+                with open(f"/proc/{pid}/smaps_rollup") as fh:
+                    total += next(int(line.split()[1]) for line in fh if line.startswith("Pss:"))
+            for task in os.listdir(f"/proc/{pid}/task"):
+                with open(f"/proc/{pid}/task/{task}/children") as fh:
+                    todo += [int(c) for c in fh.read().split()]
+        except (OSError, StopIteration, ValueError):
+            pass
+        first = False
+    return total
+
+
+def _launcher(pid: int) -> bool:
+    return os.getppid() != pid and _parent(pid) == os.getpid()
+
+
+def _parent(pid: int) -> int:
+    with open(f"/proc/{pid}/stat") as fh:
+        return int(fh.read().rsplit(")", 1)[1].split()[1])
+
+
+def _watch(db: Path):
+    """Sample the size of ``db``'s ``-wal`` file every 5 ms and the tree's PSS every 50 ms; call
+    the result to stop and get both peaks (bytes, MB)."""
     wal = Path(f"{db}-wal")
-    peak, stop = [0], threading.Event()
+    peak, pss, stop = [0], [0], threading.Event()
 
     def watch():
+        tick = 0
         while not stop.is_set():
             try:
                 peak[0] = max(peak[0], wal.stat().st_size)
             except OSError:
                 pass
+            if tick % 10 == 0:
+                pss[0] = max(pss[0], _tree_pss())
+            tick += 1
             time.sleep(0.005)
 
     thread = threading.Thread(target=watch, daemon=True)
     thread.start()
 
-    def done() -> int:
+    def done() -> tuple[int, float]:
         stop.set()
         thread.join()
-        return peak[0]
+        return peak[0], pss[0] / 1024
 
     return done
 
@@ -151,22 +185,24 @@ def _watch_wal(db: Path):
 def run_arm(cmd: list[str], db: Path, env: dict | None = None) -> dict:
     """One arm in its own process (``verbs.measure``: forked from a small interpreter, so its peak
     is its own and not the bench's): seconds, peak -wal bytes, the peak RSS of its largest process
-    and the peak of its process tree's summed RSS (forked readers included), exit code, and the CPU
-    of the whole tree."""
+    and the peaks of its process tree's summed RSS and summed PSS (forked readers included: their
+    pages shared with the ingesting process count in each RSS, once in the PSS), exit code, and the
+    CPU of the whole tree."""
     saved = dict(os.environ)
     if env is not None:
         os.environ.clear()
         os.environ.update(env)
-    done = _watch_wal(db)
+    done = _watch(db)
     try:
         took = verbs.measure(cmd, timeout=7200)
     finally:
-        wal = done()
+        wal, pss = done()
         if env is not None:
             os.environ.clear()
             os.environ.update(saved)
     seconds, rss, code = took
-    return {"seconds": seconds, "wal": wal, "rss": rss, "tree": took.tree_mb, "code": code, "cpu": took.cpu}
+    return {"seconds": seconds, "wal": wal, "rss": rss, "tree": took.tree_mb, "pss": pss, "code": code,
+            "cpu": took.cpu}
 
 
 def fluke_ingest(jsonl: Path, db: Path, src: str | None, workers: str | None = None) -> dict:
@@ -184,7 +220,7 @@ def discard(db: Path) -> None:
 
 
 def _line(name: str, n: int, got: dict, load: float, floors: dict) -> str:
-    rss = f"peak RSS {got['rss']:,.0f} MB (tree {got['tree']:,.0f} MB)"
+    rss = f"peak RSS {got['rss']:,.0f} MB (tree: RSS {got['tree']:,.0f} MB, PSS {got['pss']:,.0f} MB)"
     text = (f"{name:30} {n / got['seconds']:>8,.0f} runs/s {got['seconds']:7.1f} s  load {load:4.1f}  "
             f"CPU {got['cpu'] / n * 1e6:4.0f} us/run")
     shares = "  ".join(f"{got['cpu'] / floor['cpu']:.2f}x the {kind} floor's CPU" for kind, floor in floors.items())
