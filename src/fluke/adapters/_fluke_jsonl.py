@@ -33,7 +33,8 @@ def read(lines: Iterable[tuple[int, Any]], *, file: str, identity: dict[str, Any
     validated by the model as always, with the same errors. ``workers`` (with ``prepared``):
     how many forked processes read, parse and prepare the lines of a file of
     :data:`BESIDE_BYTES` or more while this one stores them; 0 (the default) forks none,
-    ``"auto"`` :data:`BESIDE_PROCESSES` where there are two cores or more. ``notes`` is told
+    ``"auto"`` :data:`BESIDE_PROCESSES` where there are two cores or more and one is idle
+    (:func:`auto_workers`). ``notes`` is told
     when processes were forked, and from a process running other threads.
     """
     filled: dict[tuple, dict[str, Any]] = {}   # --identity merged into each identity the file gives
@@ -86,11 +87,30 @@ BESIDE_SHARE = 4
 BESIDE_PROCESSES = 2
 
 
+def auto_workers(cores: int | None = None, load: float | None = None) -> int:
+    """The reading processes ``workers="auto"`` forks: :data:`BESIDE_PROCESSES` where there are
+    two cores or more and the machine's 1-minute load average leaves a core idle beside the
+    ingest's own (``load < cores - 1``), else none. Forked readers make an ingest faster only
+    on idle cores: each line then travels to the storing process through a pipe, which costs
+    CPU of its own, so on a busy machine they add to the CPU and to the time (docs/ledger.md).
+
+    >>> auto_workers(2, 0.3), auto_workers(2, 1.2), auto_workers(8, 3.0), auto_workers(1, 0.0)
+    (2, 0, 2, 0)
+    """
+    cores = (os.cpu_count() or 1) if cores is None else cores
+    if load is None:
+        try:
+            load = os.getloadavg()[0]
+        except OSError:   # no load average here: as on an idle machine
+            load = 0.0
+    return BESIDE_PROCESSES if cores > 1 and load < cores - 1 else 0
+
+
 def _beside(path: Path, workers: int | str) -> int:
     """How many processes read ``path`` beside this one (0: this one reads it)."""
     cores = os.cpu_count() or 1
     if workers == "auto":
-        workers = BESIDE_PROCESSES if cores > 1 else 0
+        workers = auto_workers(cores)
     if not isinstance(workers, int) or isinstance(workers, bool) or workers < 0:
         from ..errors import UsageError
 
