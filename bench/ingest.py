@@ -234,8 +234,9 @@ def main() -> None:
         return
     parser = argparse.ArgumentParser(description=__doc__, formatter_class=argparse.RawDescriptionHelpFormatter)
     parser.add_argument("--n", type=int, default=200_000, help="runs in the file (20 events each)")
-    parser.add_argument("--src", action="append", default=[], metavar="NAME=PATH",
-                        help="a fluke source tree to time (put first on PYTHONPATH); repeatable")
+    parser.add_argument("--src", action="append", default=[], metavar="NAME=PATH[@WORKERS]",
+                        help="a fluke source tree to time (put first on PYTHONPATH), with its --workers if "
+                             "given after @; repeatable")
     parser.add_argument("--dir", help="where to put the file and ledgers (a temporary folder by default)")
     parser.add_argument("--scenarios", type=int, default=verbs.SCENARIOS, help="scenarios the runs spread over")
     parser.add_argument("--shape", choices=("events", "bare"), default="events",
@@ -268,10 +269,11 @@ def main() -> None:
         floors[kind] = got
     arms = [arm.partition("=")[::2] for arm in args.src] or [("fluke ingest", None)]
     for name, src in arms:
+        src, _, workers = (src or "").partition("@")
         load = os.getloadavg()[0]
         db = work / "ingest.db"
         discard(db)
-        got = fluke_ingest(jsonl, db, src or None, args.workers)
+        got = fluke_ingest(jsonl, db, src or None, workers or args.workers)
         discard(db)
         if got["code"]:
             print(f"{name}: failed (exit {got['code']})", flush=True)
