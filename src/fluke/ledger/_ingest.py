@@ -152,10 +152,10 @@ def _write_held(ledger: "Ledger", held: list[Rows], versions: list[tuple[int, st
 
 
 #: A staged ingest commits once it has written this many batches since its last commit: each
-#: commit writes every page of the key indexes its runs touched through the log (at a million
-#: runs nearly all of them, about 30 MB, whatever the batch), so fewer, longer transactions
-#: write less, while a batch's rows, the memory the ingest holds, stay as small as before
-#: (SQLite's page cache, bounded, spills a long transaction's pages to the log as it goes).
+#: commit writes every page of the two key indexes its runs touched through the log (the keys
+#: are random: at a million runs most of their pages, whatever the batch), so fewer, longer
+#: transactions write less, while a batch's rows, the memory the ingest holds, stay as small
+#: as before (SQLite's page cache, bounded, spills a long transaction's pages to the log).
 COMMIT_BATCHES = 4
 
 
@@ -250,8 +250,9 @@ def _young_garbage() -> Any:
     """Collect cyclic garbage less often while an ingest runs: each line parsed makes a few
     hundred objects that die young (none in cycles), and a collection every 700 of them
     cost about 8% of an ingest here. The objects alive when it starts (the modules, the run
-    model: a few hundred thousand) are frozen meanwhile, so the collections that do run do
-    not walk them again. Both restored afterwards."""
+    model: about 30,000 the collector tracks, at a fluke ingest's start here) are frozen
+    meanwhile, so the older collections that do run do not walk them again. Both restored
+    afterwards."""
     before = gc.get_threshold()
     gc.set_threshold(max(before[0], 50_000), *before[1:])
     frozen = gc.get_freeze_count() == 0   # not frozen by the caller (or by an ingest inside this one)
