@@ -67,7 +67,7 @@ def ingest_runs(ledger: "Ledger", runs: Iterable[Run | Prepared], *, progress: A
     versions: list[tuple[int, str, str]] = []    # (vid, version, identity JSON) of those
     held: list[Rows] = []                        # batches built before the transaction began
     held_bytes = 0
-    offered: dict[tuple, list[int]] = {}         # trials and passes of every run offered
+    offered: dict[tuple, dict] = {}              # trials and passes of every run offered (_writer.tally)
     overlap = OverlapCheck()                     # where the first runs are stored from, afterwards
     seen = 0
     writer: Any = None
@@ -130,7 +130,7 @@ RETRIES = 5
 
 
 def _write_held(ledger: "Ledger", held: list[Rows], versions: list[tuple[int, str, str]],
-                offered: dict[tuple, list[int]], recorded_at: str) -> tuple[int, Any]:
+                offered: dict[tuple, dict], recorded_at: str) -> tuple[int, Any]:
     """Write an ingest held whole (every batch built before its transaction) in one short
     transaction; return how many runs it added, and its writer. One the server broke off as transient (a
     deadlock or serialisation failure on PostgreSQL) left nothing, and is written again from
@@ -210,7 +210,7 @@ class _Staged:
     def put_versions(self, versions: list[tuple[int, str, str]]) -> None:
         self.versions = versions
 
-    def finish(self, offered: dict[tuple, list[int]]) -> int:
+    def finish(self, offered: dict[tuple, dict]) -> int:
         self._commit()
         with self.ledger.atomic():
             self.writer.put_versions(self.versions)
