@@ -94,8 +94,8 @@ def test_migration_0005_fills_the_steps_from_the_stored_bodies(ledger_url, monke
 
 def test_the_tally_an_ingest_holds_is_small_per_place_and_counts_each_run():
     """An ingest holds the tally of every run it was offered until its last transaction: per
-    version x scenario x condition x place. At a million runs over 10,000 scenarios that is some
-    400,000 places, so each must stay small (packed counts, one tuple per distinct place): here
+    version x scenario x condition x place. At a million runs over 10,000 scenarios that is
+    hundreds of thousands of places, so each must stay small (packed counts, one tuple per distinct place): here
     under 120 bytes each (65 measured), where a tuple key and a list of three counts took 207
     (the place tuples, made before the count, not included). And the packed counts are exact:
     the trials, passes and unknowns of a direct count."""

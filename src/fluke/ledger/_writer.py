@@ -223,7 +223,7 @@ def tally(counts: dict[tuple, dict], rows: Iterable[RunRow]) -> None:
     :meth:`RunWriter.finish` sums the places away for the ``counts`` table and keeps them for
     the ``steps`` table. Packed, and each place one shared tuple, a group and place take about
     65 bytes (a tuple key and a list of three counts took over 200): an ingest of a million
-    runs over 10,000 scenarios meets some 400,000 (tests/ledger/test_steps.py).
+    runs over 10,000 scenarios meets hundreds of thousands (tests/ledger/test_steps.py).
 
     >>> from fluke.ledger._rows import RunRow
     >>> counts = {}
