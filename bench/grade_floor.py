@@ -185,6 +185,8 @@ def main() -> None:
     ap.add_argument("spec")
     ap.add_argument("--repeats", type=int, default=1)
     ap.add_argument("--jobs", help="passed to fluke grade (default: fluke's own choice)")
+    ap.add_argument("--sources", help="comma-separated source trees: one fluke arm each, under its PYTHONPATH "
+                                      "(default: the PYTHONPATH this runs under)")
     ap.add_argument("--floor", action="store_true", help="run the floor here and print its counts as JSON")
     ap.add_argument("--check", action="store_true",
                     help="then grade once more with --json and check the floor's counts against fluke's")
@@ -200,10 +202,15 @@ def main() -> None:
     fluke_bin = str(Path(sys.executable).with_name("fluke"))
     grade = [fluke_bin, "--ledger", a.ledger, "grade", "--spec", a.spec, "--no-store"]
     grade += ["--jobs", a.jobs] if a.jobs else []
-    arms = {"floor": [sys.executable, __file__, a.ledger, a.spec, "--floor"], "fluke grade --spec": grade}
+    here = os.environ.get("PYTHONPATH", "")
+    arms = {"floor": ([sys.executable, __file__, a.ledger, a.spec, "--floor"], here)}
+    sources = a.sources.split(",") if a.sources else [here]
+    for src in sources:
+        arms["fluke grade --spec" + (f" ({src})" if len(sources) > 1 else "")] = (grade, str(Path(src).resolve()))
     outputs = {}
     for rep in range(a.repeats):
-        for name, cmd in arms.items():
+        for name, (cmd, path) in arms.items():
+            os.environ["PYTHONPATH"] = path
             load = os.getloadavg()[0]
             with tempfile.TemporaryFile() as out:
                 took = measure(cmd, stdout=out, timeout=3600)
@@ -212,10 +219,13 @@ def main() -> None:
             print(f"{rep}  {name:20} wall {took[0]:7.1f} s   CPU (tree) {took.cpu:7.1f} s   "
                   f"peak RSS (tree) {took.tree_mb:5.0f} MB   largest process {took[1]:5.0f} MB   load {load:.1f}",
                   flush=True)
-            arms[name] = cmd
             outputs[name + " took"] = took
-        f, g = outputs["floor took"], outputs["fluke grade --spec took"]
-        print(f"   fluke / floor: CPU {g.cpu / f.cpu:.2f}x, peak RSS (tree) {g.tree_mb / f.tree_mb:.2f}x", flush=True)
+        f = outputs["floor took"]
+        for name in list(arms)[1:]:
+            g = outputs[name + " took"]
+            print(f"   {name} / floor: CPU {g.cpu / f.cpu:.2f}x, peak RSS (tree) {g.tree_mb / f.tree_mb:.2f}x",
+                  flush=True)
+    os.environ["PYTHONPATH"] = here
     if a.check:
         answer = json.loads(subprocess.run(grade + ["--json"], capture_output=True, check=False).stdout)
         cases = {(k, s): v for k, s, *v in json.loads(outputs["floor"])}

@@ -33,6 +33,7 @@ from ..record import FORMAT_VERSION, Identity
 from ._grade import RunGrade, grade_run
 from ._spec import Spec
 from ._tally import GradeTally
+from ._text import secret_checks
 
 _sha256 = hashlib.sha256
 _VERSIONS: dict[bytes, str] = {}     # identity JSON -> version hash (runs of one version recur)
@@ -51,7 +52,7 @@ def _view(d: dict) -> _Fields:
 class _BodyRun:
     """What :func:`grade_run` reads of a run, taken from a decoded body."""
 
-    __slots__ = ("hash", "scenario", "trial", "version", "events", "outcome", "error", "gold")
+    __slots__ = ("hash", "scenario", "trial", "version", "events", "outcome", "error", "gold", "anchors")
 
 
 def _version(identity: dict) -> str:
@@ -79,6 +80,11 @@ def body_run(body: str | bytes) -> _BodyRun | None:
         run.outcome = _view(d["outcome"])
         gold = d.get("gold")
         run.gold = None if gold is None else [_view(g) for g in gold]
+        # the secret checks whose anchors occur anywhere in the body: an anchor in any of the
+        # run's strings is in its JSON as it is (no escape), unless a writer other than fluke's
+        # spelled characters as \u escapes; then None, and grade_run tests each part itself
+        text = body if isinstance(body, str) else raw.decode()
+        run.anchors = None if "\\u" in text else secret_checks(text)
     except (orjson.JSONDecodeError, KeyError, TypeError, AttributeError):
         return None
     return run

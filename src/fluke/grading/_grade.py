@@ -270,7 +270,9 @@ def grade_run(run: Run, spec: "Spec | dict | str") -> RunGrade:
     add = out.append
 
     prov = c.provenance
-    want_secrets = m.secrets
+    # a stored body (grading/_body.py) says which secret checks' anchors occur anywhere in it:
+    # none, and no part of the run can match, so the parts are not gathered or tested
+    want_secrets = m.secrets and getattr(run, "anchors", None) != ()
     texts, owners, said, calls = _told(events, prov or want_secrets)
     dumps: list[bytes] = []     # every call's arguments as JSON, for the secret check
     if prov:
