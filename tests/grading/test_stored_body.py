@@ -94,3 +94,16 @@ def test_random_runs_grade_alike_from_their_bodies():
         assert _violations(got) == _violations(want)
         differ += any(v.check == "secret" for v in want.violations)
     assert 30 < differ < 270      # both kinds of run were drawn
+
+
+def test_a_canonical_body_is_read_in_one_pass_and_an_odd_one_the_long_way():
+    run = PLACES["tool result object"]("W2")
+    body = content_json(run)
+    fast = body_run(body)
+    assert [type(e).__name__ for e in fast.events] == ["_UserEvent", "_ToolEvent"]
+    assert bytes(fast.events[1].result) == orjson.dumps({"k": "W2"})   # the result as its JSON, unparsed
+    doc = orjson.loads(body)
+    del doc["events"][1]["t_start"]          # a field the structs require, missing: read as dicts
+    slow = body_run(orjson.dumps(doc))
+    assert isinstance(slow.events[1].result, dict)
+    assert _violations(grade_body(orjson.dumps(doc), SPEC)) == _violations(grade_run(run, SPEC))
