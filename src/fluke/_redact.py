@@ -24,6 +24,21 @@ from typing import Any
 
 from . import _gitleaks
 
+class _Lazy:
+    """A regular expression compiled when first used: compiling the thirty-odd patterns here at
+    import cost every verb several milliseconds of start-up, most of them never run."""
+
+    __slots__ = ("_source", "_flags", "_compiled")
+
+    def __init__(self, source: str, flags: int = 0) -> None:
+        self._source, self._flags, self._compiled = source, flags, None
+
+    def __getattr__(self, name: str) -> Any:   # .sub, .search, .finditer, .pattern, ...
+        if self._compiled is None:
+            self._compiled = re.compile(self._source, self._flags)
+        return getattr(self._compiled, name)
+
+
 _MARK = "[REDACTED]"
 _B64 = "A-Za-z0-9+/"
 
@@ -68,11 +83,11 @@ _PATTERNS: list[tuple[str, tuple[str, ...], str]] = [
     ("langsmith-key", ("lsv2_",), r"\blsv2_(?:pt|sk)_[a-f0-9]{32}_[a-f0-9]{10}"),
     ("pinecone-key", ("pcsk_",), r"\bpcsk_[A-Za-z0-9]{4,}_[A-Za-z0-9]{40,}"),
 ]
-_SHAPES = [(f"[REDACTED:{name}]", anchors, re.compile(pattern, re.DOTALL)) for name, anchors, pattern in _PATTERNS]
+_SHAPES = [(f"[REDACTED:{name}]", anchors, _Lazy(pattern, re.DOTALL)) for name, anchors, pattern in _PATTERNS]
 
 #: The password of a URL's user info, any scheme: ``scheme://user:PASSWORD@host``. The user
 #: and host stay; the password runs to the last ``@`` before the host (it may hold an ``@``).
-_URL_PASSWORD = re.compile(r"(?ai)\b([a-z][a-z0-9+.-]*://[^\s:/?#@\[\]\"'<>]*:)([^\s/?#\"'<>]+)(@)")
+_URL_PASSWORD = _Lazy(r"(?ai)\b([a-z][a-z0-9+.-]*://[^\s:/?#@\[\]\"'<>]*:)([^\s/?#\"'<>]+)(@)")
 
 #: A bare AWS secret access key: exactly 40 characters of base64, bounded by characters that
 #: cannot continue it. Hex digests (SHA-1 is 40 hex characters), UUIDs and ids are not eaten:
@@ -80,13 +95,13 @@ _URL_PASSWORD = re.compile(r"(?ai)\b([a-z][a-z0-9+.-]*://[^\s:/?#@\[\]\"'<>]*:)(
 #: 72% of random keys do) or follow a word that names it (``aws``, ``secret``, ``access key``)
 #: within 80 characters. More than two slashes reads as a path. Known limit: a key with no
 #: ``/`` or ``+`` and no such word nearby passes.
-_AWS_SECRET = re.compile(rf"(?<![{_B64}])[{_B64}]{{40}}(?![{_B64}=]|\.\w)")
-_AWS_CONTEXT = re.compile(r"(?ai)aws|secret|access[\s_-]?key")
+_AWS_SECRET = _Lazy(rf"(?<![{_B64}])[{_B64}]{{40}}(?![{_B64}=]|\.\w)")
+_AWS_CONTEXT = _Lazy(r"(?ai)aws|secret|access[\s_-]?key")
 
 # Keep the word (Bearer, password=) so the reader sees what was hidden.
-_BEARER = re.compile(r"(?ai)\b(bearer)(\s+)[A-Za-z0-9\-._~+/]{8,}=*")
-_AUTH_HEADER = re.compile(r"(?ai)\b((?:proxy-)?authorization\"?\s*[=:]\s*\"?(?:[A-Za-z]+\s+)?)([^\s\"',;&]+)")
-_ASSIGNED = re.compile(
+_BEARER = _Lazy(r"(?ai)\b(bearer)(\s+)[A-Za-z0-9\-._~+/]{8,}=*")
+_AUTH_HEADER = _Lazy(r"(?ai)\b((?:proxy-)?authorization\"?\s*[=:]\s*\"?(?:[A-Za-z]+\s+)?)([^\s\"',;&]+)")
+_ASSIGNED = _Lazy(
     r"(?ai)(?<![a-z0-9])((?:aws_)?(?:password|passwd|pwd|secret(?:_access)?(?:_key)?|api[_-]?key|access[_-]?token|"
     r"auth[_-]?token|refresh[_-]?token|session[_-]?token|client[_-]?secret|private[_-]?key(?:[_-]?id)?)"
     r"\"?\s*[=:]\s*)(\"?)([^\s\"',;&]+)")
@@ -257,7 +272,7 @@ _KEY_WORDS = (b"passw", b"pwd", b"secret", b"private", b"authorization", b"crede
               *(b"api" + sep + b"key" for sep in (b"", b"_", b"-")),
               *(word + sep + b"token" for word in (b"access", b"auth", b"refresh", b"session")
                 for sep in (b"", b"_", b"-")))
-_ESCAPE = re.compile(r"\\(?:u[0-9a-fA-F]{4}|.)")
+_ESCAPE = _Lazy(r"\\(?:u[0-9a-fA-F]{4}|.)")
 #: Bytes of base64 to 1, others to 0: a bare AWS key needs 40 ones in a row, which a
 #: substring test finds faster than the pattern can.
 _B64_BYTES = bytes(1 if chr(b).isascii() and (chr(b).isalnum() or chr(b) in "+/") else 0 for b in range(256))
@@ -344,7 +359,7 @@ def may_hold_secret(text: str | bytes) -> bool:
 
 
 #: A query parameter of a connection URL that names a secret (``password``, ``sslpassword``…).
-_URL_PARAM = re.compile(r"(?ai)([?&;][^=&#\s]*(?:pass|secret|token|key)[^=&#\s]*=)([^&#\s]*)")
+_URL_PARAM = _Lazy(r"(?ai)([?&;][^=&#\s]*(?:pass|secret|token|key)[^=&#\s]*=)([^&#\s]*)")
 
 
 def redact_url(url: str) -> str:
