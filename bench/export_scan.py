@@ -5,13 +5,55 @@ Prints the best of five exports each way, what the quick test (``may_hold_secret
 how many runs it flags. Run it once per tree, interleaved, and give the load average beside it:
 
     python bench/export_scan.py /work/main/src; python bench/export_scan.py src
+
+With ``--ledger FILE`` it times the command instead, as issue 37 states its goal (``fluke export``
+with the scan at most 1.5 times ``fluke export --no-scan``): each tree's ``fluke export`` both ways
+in its own process, interleaved, ``--rounds`` times, the CPU time (user + system) of each from
+``os.wait4``; prints the minimum of each and their ratio per tree, with the load average. The
+ledger: ``python bench/verbs.py --shape wide --sizes 100000 --verbs export`` leaves one under its
+``--dir``::
+
+    python bench/export_scan.py --ledger /tmp/fluke-bench-verbs/ledger-wide-100000.db /work/main/src src
 """
 
 import io
 import os
+import subprocess
 import sys
 import tempfile
 import time
+
+
+def cli(argv: list[str]) -> None:
+    """``--ledger FILE [--rounds N] TREE...``: the CPU of ``fluke export`` with and without the scan."""
+    ledger = argv[argv.index("--ledger") + 1]
+    rounds = int(argv[argv.index("--rounds") + 1]) if "--rounds" in argv else 3
+    trees = [a for i, a in enumerate(argv) if not a.startswith("--") and argv[i - 1] not in ("--ledger", "--rounds")]
+    out = os.path.join(tempfile.mkdtemp(), "export.jsonl")
+    env = {k: v for k, v in os.environ.items() if k != "PYTHONDONTWRITEBYTECODE"}
+    best: dict[tuple[str, bool], float] = {}
+    load = os.getloadavg()[0]
+    for _ in range(rounds):
+        for tree in trees:
+            for scan in (False, True):
+                cmd = [sys.executable, "-c", "from fluke.cli import main; main()", "--ledger", ledger, "export",
+                       "-o", out, *([] if scan else ["--no-scan"])]
+                proc = subprocess.Popen(cmd, env={**env, "PYTHONPATH": os.path.abspath(tree)},
+                                        stdout=subprocess.DEVNULL, stderr=subprocess.DEVNULL)
+                _, status, usage = os.wait4(proc.pid, 0)
+                if os.waitstatus_to_exitcode(status) != 0:
+                    sys.exit(f"bench: {' '.join(cmd)} failed")
+                key = (tree, scan)
+                best[key] = min(best.get(key, float("inf")), usage.ru_utime + usage.ru_stime)
+    print(f"min CPU of {rounds} rounds, interleaved; load {load:.1f} before, {os.getloadavg()[0]:.1f} after")
+    for tree in trees:
+        print(f"  {tree}: export {best[tree, True]:.2f} s, --no-scan {best[tree, False]:.2f} s, "
+              f"ratio {best[tree, True] / best[tree, False]:.2f}")
+
+
+if "--ledger" in sys.argv:
+    cli(sys.argv[1:])
+    sys.exit(0)
 
 sys.path.insert(0, sys.argv[1] if len(sys.argv) > 1 else "src")
 

@@ -296,26 +296,139 @@ def _key_sized_run(ones: bytes) -> bool:
 _GATE: list[Any] = []
 
 
+def _meanings() -> dict[bytes, list[tuple[int, Any]]]:
+    """Every literal the quick test looks for (lower-cased), with what it stands for: ``(0, literal)``
+    a literal of :data:`_GATE_LITERALS` in its own case, ``(1, None)`` a word of :data:`_KEY_WORDS`,
+    ``(2, keyword)`` a keyword of gitleaks' rules (:func:`fluke._gitleaks.keywords_match`)."""
+    meaning: dict[bytes, list[tuple[int, Any]]] = {}
+    for literal in _GATE_LITERALS:
+        meaning.setdefault(literal.lower(), []).append((0, literal))
+    for word in _KEY_WORDS:
+        meaning.setdefault(word, []).append((1, None))
+    for keyword in _gitleaks.keywords():
+        meaning.setdefault(keyword.encode(), []).append((2, keyword))
+    return meaning
+
+
 def _gate() -> tuple[Any, list[tuple[tuple[int, Any], ...]]]:
-    """Every literal the quick test looks for, as one Aho-Corasick DFA over the lower-cased text
-    (one pass over a document: it was three, and seven substring searches), with what each
-    pattern stands for: ``(0, literal)`` a literal of :data:`_GATE_LITERALS` in its own case
-    (checked where it was found), ``(1, None)`` a word of :data:`_KEY_WORDS`, ``(2, keyword)``
-    a keyword of gitleaks' rules (:func:`fluke._gitleaks.keywords_match`)."""
+    """Every literal of :func:`_meanings` as one Aho-Corasick DFA over the lower-cased text (one
+    pass over a document: it was three, and seven substring searches), with what each stands for."""
     if not _GATE:
         import ahocorasick_rs
 
-        meaning: dict[bytes, list[tuple[int, Any]]] = {}
-        for literal in _GATE_LITERALS:
-            meaning.setdefault(literal.lower(), []).append((0, literal))
-        for word in _KEY_WORDS:
-            meaning.setdefault(word, []).append((1, None))
-        for keyword in _gitleaks.keywords():
-            meaning.setdefault(keyword.encode(), []).append((2, keyword))
+        meaning = _meanings()
         patterns = list(meaning)
         _GATE.append((ahocorasick_rs.BytesAhoCorasick(patterns, implementation=ahocorasick_rs.Implementation.DFA),
                       [tuple(meaning[p]) for p in patterns]))
     return _GATE[0]
+
+
+def _found_by_automaton(data: bytes) -> tuple[bool, dict[str, list[int]]]:
+    """(a literal or a key word is in ``data``, where each gitleaks keyword begins), by the
+    Aho-Corasick DFA of :func:`_gate`."""
+    automaton, meaning = _gate()
+    keywords: dict[str, list[int]] = {}
+    # bytes.lower maps byte to byte: a position in the lower-cased text is the same in ``data``
+    for k, start, _ in automaton.find_matches_as_indexes(data.lower(), overlapping=True):
+        for kind, what in meaning[k]:
+            if kind == 1 or (kind == 0 and data.startswith(what, start)):
+                return True, {}
+            if kind == 2:
+                keywords.setdefault(what, []).append(start)
+    return False, keywords
+
+
+def _key_sized_by_translation(data: bytes) -> bool:
+    return _key_sized_run(data.translate(_B64_BYTES))
+
+
+#: The quick test's engine: ``"hyperscan"`` (Intel's SIMD matcher, the ``hyperscan`` package, where
+#: it is installed) or ``"automaton"`` (the Aho-Corasick DFA of ``ahocorasick-rs`` and substring
+#: searches). Both answer alike (``tests/record/test_scan_engines.py``); Hyperscan in about a fifth
+#: of the time. None: chosen on first use.
+ENGINE: str | None = None
+_HS: list[Any] = []
+
+
+class _Hyperscan:
+    """The literals of :func:`_meanings` in one Hyperscan database (ASCII case folded by Hyperscan,
+    a literal whose case matters compiled in its own case), and a second one that tells whether a
+    text holds 40 base64 characters in a row (before the exact test of :func:`_key_sized_run`)."""
+
+    def __init__(self) -> None:
+        import hyperscan
+
+        self.stop = hyperscan.ScanTerminated
+        #: per expression: None (found: the text may hold a secret) or a gitleaks keyword to note
+        self.actions: list[str | None] = []
+        exprs, flags = [], []
+        for pattern, meanings in _meanings().items():
+            kinds = {kind for kind, _ in meanings}
+            if kinds - {0}:
+                exprs.append(pattern)
+                flags.append(hyperscan.HS_FLAG_CASELESS)
+                self.actions.append(None if 1 in kinds else next(what for kind, what in meanings if kind == 2))
+            for kind, what in meanings:
+                if kind == 0:
+                    exprs.append(what)
+                    flags.append(0)
+                    self.actions.append(None)
+        self.sizes = [0 if a is None else len(a.encode()) for a in self.actions]
+        self.words = self._database(hyperscan, [re.escape(e.decode("latin-1")).encode("latin-1") for e in exprs],
+                                    flags)
+        self.runs = self._database(hyperscan, [rb"[A-Za-z0-9+/]{40}"], [hyperscan.HS_FLAG_SINGLEMATCH])
+
+    @staticmethod
+    def _database(hyperscan: Any, exprs: list[bytes], flags: list[int]) -> Any:
+        db = hyperscan.Database(mode=hyperscan.HS_MODE_BLOCK)
+        db.compile(expressions=exprs, ids=list(range(len(exprs))), elements=len(exprs), flags=flags)
+        db.scratch = hyperscan.Scratch(db)
+        return db
+
+    def found(self, data: bytes) -> tuple[bool, dict[str, list[int]]]:
+        keywords: dict[str, list[int]] = {}
+        actions, sizes = self.actions, self.sizes
+
+        def on_match(index: int, _start: int, end: int, _flags: int, _context: Any) -> bool:
+            what = actions[index]
+            if what is None:
+                return True   # stops the scan: the answer is known
+            keywords.setdefault(what, []).append(end - sizes[index])
+            return False
+
+        try:
+            self.words.scan(data, match_event_handler=on_match)
+        except self.stop:
+            return True, {}
+        return False, keywords
+
+    def key_sized(self, data: bytes) -> bool:
+        try:
+            self.runs.scan(data, match_event_handler=_stop)
+        except self.stop:
+            return _key_sized_run(data.translate(_B64_BYTES))
+        return False
+
+
+def _stop(*_: Any) -> bool:
+    return True
+
+
+def _engine() -> tuple[Any, Any]:
+    """(find the literals, look for a key-sized run of base64) of the chosen :data:`ENGINE`."""
+    global ENGINE
+    if ENGINE is None:
+        try:
+            import hyperscan  # noqa: F401
+        except ImportError:
+            ENGINE = "automaton"
+        else:
+            ENGINE = "hyperscan"
+    if ENGINE == "hyperscan":
+        if not _HS:
+            _HS.append(_Hyperscan())
+        return _HS[0].found, _HS[0].key_sized
+    return _found_by_automaton, _key_sized_by_translation
 
 
 def may_hold_secret(text: str | bytes) -> bool:
@@ -334,20 +447,11 @@ def may_hold_secret(text: str | bytes) -> bool:
     data = text.encode("utf-8", "surrogatepass") if isinstance(text, str) else text
     if b"@" in data and b"://" in data:   # "@" first: it is rare, ":" is in every key of a JSON text
         return True
-    automaton, meaning = _gate()
-    # bytes.lower maps byte to byte: a position in the lower-cased text is the same in ``data``
-    hits = automaton.find_matches_as_indexes(data.lower(), overlapping=True)
-    if hits:
-        keywords: dict[str, list[int]] = {}
-        for k, start, _ in hits:
-            for kind, what in meaning[k]:
-                if kind == 1 or (kind == 0 and data.startswith(what, start)):
-                    return True
-                if kind == 2:
-                    keywords.setdefault(what, []).append(start)
-        if keywords and _gitleaks.keywords_match(data, keywords):
-            return True
-    if not _key_sized_run(data.translate(_B64_BYTES)):
+    find, key_sized = _engine()
+    found, keywords = find(data)
+    if found or (keywords and _gitleaks.keywords_match(data, keywords)):
+        return True
+    if not key_sized(data):
         return False
     text = data.decode("utf-8", "surrogatepass")
     # An escape (\n, \u0009) would join its letter to a key after it: read it as a space.
