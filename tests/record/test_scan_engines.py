@@ -42,10 +42,19 @@ def _case_variants(rng: random.Random, text: str) -> list[str]:
     return [text, text.upper(), text.lower(), mixed]
 
 
-def test_the_default_engine_is_hyperscan_where_it_is_installed(monkeypatch):
+def test_the_automaton_scans_first_and_hyperscan_past_switch_bytes(monkeypatch):
+    """A small job does not pay for Hyperscan's databases; a large one moves to it."""
     monkeypatch.setattr(_redact, "ENGINE", None)
-    find, _ = _redact._engine()
-    assert _redact.ENGINE == "hyperscan" and find.__self__ is _redact._HS[0]
+    monkeypatch.setattr(_redact, "_SCANNED", [0])
+    body = orjson.dumps({"note": "refund approved " * 400})
+    used = []
+    for _ in range(_redact.SWITCH_BYTES // len(body) + 2):
+        find, _ = _redact._engine(len(body))
+        used.append(getattr(find, "__self__", None) is not None)
+    assert not used[0] and used[-1]   # the automaton first, Hyperscan last
+    assert sum(not u for u in used) == _redact.SWITCH_BYTES // len(body)   # switched just past SWITCH_BYTES
+    monkeypatch.setattr(_redact, "ENGINE", "automaton")
+    assert _redact._engine(10 ** 9)[0] is _found_by_automaton
 
 
 def test_every_credential_shape_is_seen_alike(engine):
