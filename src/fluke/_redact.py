@@ -20,6 +20,7 @@ Known limit: a bespoke secret with no prefix, no telling key name and no assignm
 from __future__ import annotations
 
 import re
+import threading
 from typing import Any
 
 from . import _gitleaks
@@ -381,13 +382,20 @@ class _Hyperscan:
         self.words = self._database(hyperscan, [re.escape(e.decode("latin-1")).encode("latin-1") for e in exprs],
                                     flags)
         self.runs = self._database(hyperscan, [rb"[A-Za-z0-9+/]{40}"], [hyperscan.HS_FLAG_SINGLEMATCH])
+        self._scratch_of = hyperscan.Scratch
+        self._local = threading.local()   # a scan's scratch space is its own: one a thread
 
     @staticmethod
     def _database(hyperscan: Any, exprs: list[bytes], flags: list[int]) -> Any:
         db = hyperscan.Database(mode=hyperscan.HS_MODE_BLOCK)
         db.compile(expressions=exprs, ids=list(range(len(exprs))), elements=len(exprs), flags=flags)
-        db.scratch = hyperscan.Scratch(db)
         return db
+
+    def _scratch(self) -> tuple[Any, Any]:
+        mine = getattr(self._local, "scratch", None)
+        if mine is None:
+            mine = self._local.scratch = (self._scratch_of(self.words), self._scratch_of(self.runs))
+        return mine
 
     def found(self, data: bytes) -> tuple[bool, dict[str, list[int]]]:
         keywords: dict[str, list[int]] = {}
@@ -401,14 +409,14 @@ class _Hyperscan:
             return False
 
         try:
-            self.words.scan(data, match_event_handler=on_match)
+            self.words.scan(data, match_event_handler=on_match, scratch=self._scratch()[0])
         except self.stop:
             return True, {}
         return False, keywords
 
     def key_sized(self, data: bytes) -> bool:
         try:
-            self.runs.scan(data, match_event_handler=_stop)
+            self.runs.scan(data, match_event_handler=_stop, scratch=self._scratch()[1])
         except self.stop:
             return _key_sized_run(data.translate(_B64_BYTES))
         return False

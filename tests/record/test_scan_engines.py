@@ -116,3 +116,15 @@ def test_real_runs_alike(engine, tmp_path):
     assert len(bodies) > 100
     for body in bodies:
         _agree(engine, body)
+
+
+def test_threads_scanning_at_once_answer_as_one_does(engine):
+    """A scan's scratch space is per thread: four threads on the same texts get one thread's answers."""
+    from concurrent.futures import ThreadPoolExecutor
+
+    rng = random.Random(41)
+    texts = [orjson.dumps({"note": f"{rng.choice(['refund', 'token glpat-', 'key ', 'x' * 50])}{i}" * 200})
+             for i in range(400)]
+    alone = [engine.found(t) for t in texts]
+    with ThreadPoolExecutor(4) as pool:
+        assert list(pool.map(engine.found, texts * 4)) == alone * 4
