@@ -10,8 +10,8 @@ import random
 from fluke.analysis._document import Column, Details, Heading, Line, Span, Table
 from fluke.analysis._render import _plain_table, make_console, plain_text, render_text, to_text
 
-PIECES = ["a", "scn-12", "0.0% (0/1)", "—", "界面", "é", "x\ty", "two\nlines", " lead", "trail ", "", "\x1b[2J",
-          "key AKIAIOSFODNN7EXAMPLE", "[red]x[/red]", "|", "1,234", "🙂", "ﾊﾝｶｸ", "tab\tat\tstops"]
+PIECES = ["a", "scn-12", "0.0% (0/1)", "—", "≤ ±", "µs…", "界面", "é", "x\ty", "two\nlines", " lead", "trail ", "",
+          "\x1b[2J", "key AKIAIOSFODNN7EXAMPLE", "[red]x[/red]", "|", "1,234", "🙂", "ﾊﾝｶｸ", "tab\tat\tstops"]
 #: Characters of no width, which rich lays out by rules of its own (plain_text lets rich draw such a table).
 ZERO_WIDTH = ["\u200b", "e\u0301"]
 STYLES = [None, "bold", "dim", "good", "bad", "warn", "code"]
@@ -110,3 +110,12 @@ def test_result_print_to_a_file_is_its_text(tmp_path):
     assert out.getvalue() == _rich(result.blocks(), False)
     assert to_text(result.blocks()) == "\n".join(line.rstrip() for line in out.getvalue().split("\n")).rstrip("\n")
     assert "… and" in out.getvalue()   # 30 scenario cells a version: the table is cut at 25
+
+
+def test_the_characters_counted_without_rich_are_one_cell_wide_for_rich():
+    from rich.cells import cell_len
+
+    from fluke.analysis._render import NARROW, _width
+
+    assert all(cell_len(c) == 1 for c in NARROW)
+    assert _width("—" * 3 + "a") == 4 and _width("界面") == cell_len("界面") == 4

@@ -22,8 +22,10 @@ HEAVY = ("scipy", "pydantic", "numpy", "fluke.record", "fluke.record._run", "flu
          "fluke.adapters._registry")
 #: What a count verb printing to a pipe or a file does without (issue 37: summary's start-up): rich's
 #: console and table (its text is drawn plainly, ``fluke.analysis._render.plain_text``), the ingest
-#: machinery, the secret patterns compiled only when a string may hold one, difflib (a misspelt verb).
-LAZY = ("rich.console", "rich.table", "fluke.ledger._ingest", "fluke.ledger._overlap", "difflib", "shutil")
+#: machinery, the secret patterns compiled only when a string may hold one, difflib (a misspelt verb), and
+#: rich's table of character widths (every character of a count table is one cell wide).
+LAZY = ("rich.console", "rich.table", "rich.cells", "fluke.ledger._ingest", "fluke.ledger._overlap", "difflib",
+        "shutil")
 
 
 def loaded(*args: str, cwd=None, watch=HEAVY) -> list[str]:

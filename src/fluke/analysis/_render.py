@@ -153,9 +153,18 @@ def to_text(blocks: Sequence[Block], *, width: int | None = None, all_rows: bool
 
 
 # -- text for a pipe or a file, without rich ----------------------------------------------------
+#: Characters outside ASCII that fluke's own text uses, each one cell wide as rich counts it
+#: (``tests/analysis/test_plain_text.py`` asks rich): a table of them needs no width table.
+NARROW = frozenset("—–…·•≤≥±×→←↑↓≈≠√∞µ°")
+
+
+def _narrow(text: str) -> bool:
+    return text.isascii() or all(c.isascii() or c in NARROW for c in text)
+
+
 def _width(text: str) -> int:
     """Terminal cells ``text`` takes (a wide character two), as rich counts them."""
-    if text.isascii():
+    if _narrow(text):
         return len(text)
     from rich.cells import cell_len
 
@@ -165,7 +174,7 @@ def _width(text: str) -> int:
 def _zero_width(text: str) -> bool:
     """Does ``text`` hold a character of no width (a combining mark, a zero-width space)? rich
     lays such a table out by rules of its own, so it draws that one."""
-    if text.isascii():
+    if _narrow(text):
         return False
     from rich.cells import cell_len
 
