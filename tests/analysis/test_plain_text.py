@@ -84,6 +84,8 @@ def test_a_table_with_a_zero_width_character_is_drawn_as_rich_draws_it():
     for name in ("\u200b", "cafe\u0301"):
         blocks = [Table("", [Column("c", key=True), Column(name, align="right")], [["", "1,234"], ["a"]])]
         assert plain_text(blocks) == _rich(blocks, False)
+    for odd in (Table("t", [Column("c")], [["a", "extra cell"]]), Table("t", [], [])):
+        assert _plain_table(odd, odd.rows) is None and plain_text([odd]) == _rich([odd], False)
 
 
 def test_a_wide_table_is_not_cut_and_a_secret_not_shown():

@@ -198,8 +198,11 @@ def _plain_line(spans: Iterable[Span]) -> str:
 def _plain_table(table: Table, rows: Sequence) -> list[str] | None:
     """The lines rich draws for ``table`` (``SIMPLE_HEAD``, no edge, padding collapsed) at a width
     that never folds a cell: each column as wide as its widest cell, two spaces between columns,
-    the header underlined across the whole table. None if a cell holds a character of no width."""
+    the header underlined across the whole table. None if a cell holds a character of no width, or
+    the table has no columns or a row more cells than columns (rich has rules of its own for those)."""
     names = [safe(col.name, newlines=False) for col in table.columns]
+    if not names or any(len(row) > len(names) for row in rows):
+        return None
     cells = [[_cell_text(c)[0] for c in row] + [""] * (len(names) - len(row)) for row in rows]
     if any(_zero_width(name) for name in names) or any(_zero_width(c) for row in cells for c in row):
         return None
