@@ -433,6 +433,12 @@ def _engine(size: int) -> tuple[Any, Any]:
     if engine is None:
         _SCANNED[0] += size
         engine = "hyperscan" if _SCANNED[0] > SWITCH_BYTES and _hyperscan_installed() else "automaton"
+        if engine == "hyperscan" and not _HS:
+            try:
+                _HS.append(_Hyperscan())
+            except Exception:  # noqa: BLE001 - a CPU Hyperscan does not run on: the automaton answers alike
+                _INSTALLED[:] = [False]
+                engine = "automaton"
     if engine == "hyperscan":
         if not _HS:
             _HS.append(_Hyperscan())

@@ -57,6 +57,21 @@ def test_the_automaton_scans_first_and_hyperscan_past_switch_bytes(monkeypatch):
     assert _redact._engine(10 ** 9)[0] is _found_by_automaton
 
 
+def test_a_hyperscan_that_cannot_build_its_databases_leaves_the_automaton(monkeypatch):
+    """Where Hyperscan is installed but will not run (a CPU without the instructions it needs), the
+    quick test goes on with the automaton instead of failing."""
+    def refuse():
+        raise hyperscan.error("this CPU lacks SSSE3")
+
+    monkeypatch.setattr(_redact, "ENGINE", None)
+    monkeypatch.setattr(_redact, "_SCANNED", [_redact.SWITCH_BYTES])
+    monkeypatch.setattr(_redact, "_HS", [])
+    monkeypatch.setattr(_redact, "_INSTALLED", [True])
+    monkeypatch.setattr(_redact, "_Hyperscan", refuse)
+    assert _redact._engine(100)[0] is _found_by_automaton and _redact._INSTALLED == [False]
+    assert may_hold_secret(b'{"password":"x"}') and not may_hold_secret(b'{"n":"W1"}')
+
+
 def test_every_credential_shape_is_seen_alike(engine):
     rng = random.Random(37)
     seen = 0
