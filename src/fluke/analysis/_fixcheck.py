@@ -194,8 +194,8 @@ def fixcheck(ledger, first: str, candidate: str, *, control: str | None = None, 
     ``stream`` reads every run instead (the same answer: the check that the table is right).
     Runs are taken per input in trial order (:func:`fix_arrays`).
     """
+    from ..comparison import check_tally, fix_tally
     from ..comparison import consistency as consistency_of
-    from ..comparison import failure_counts, fix_check
 
     unknown = check_unknown(unknown)
     if within < 1:
@@ -204,29 +204,168 @@ def fixcheck(ledger, first: str, candidate: str, *, control: str | None = None, 
         raise UsageError(f"q={q!r} must lie between 0 and 1")
     import numpy as np
 
-    arm_first, first_a, u_first, n_first = fix_arrays(ledger, first, scenario=scenario, unknown=unknown,
-                                                      stream=stream)
-    arm_cand, cand_a, u_cand, n_cand = fix_arrays(ledger, candidate, scenario=scenario, unknown=unknown,
-                                                  stream=stream)
-    disjoint(arm_first, arm_cand)
-    arm_ctrl, ctrl_a, u_ctrl, n_ctrl = (fix_arrays(ledger, control, scenario=scenario, unknown=unknown,
-                                                   stream=stream) if control else (None, None, 0, None))
-    if arm_ctrl is not None:
-        disjoint(arm_first, arm_cand, arm_ctrl)
-    if not first_a[1].any():
+    if not stream:
+        arms, unknowns, tally, names = read_fix_tally(ledger, first, candidate, control, scenario=scenario,
+                                                      unknown=unknown, within=within)
+        arm_first, arm_cand, arm_ctrl = arms
+    else:
+        arm_first, first_a, u_first, n_first = fix_arrays(ledger, first, scenario=scenario, unknown=unknown,
+                                                          stream=True)
+        arm_cand, cand_a, u_cand, n_cand = fix_arrays(ledger, candidate, scenario=scenario, unknown=unknown,
+                                                      stream=True)
+        disjoint(arm_first, arm_cand)
+        arm_ctrl, ctrl_a, u_ctrl, n_ctrl = (fix_arrays(ledger, control, scenario=scenario, unknown=unknown,
+                                                       stream=True) if control else (None, None, 0, None))
+        if arm_ctrl is not None:
+            disjoint(arm_first, arm_cand, arm_ctrl)
+        # one set of input names for the three arms; each arm's codes moved into it (no label per run)
+        names = np.unique(np.concatenate([x for x in (n_first, n_cand, n_ctrl) if x is not None]))
+
+        def recode(arrays, own):
+            return (np.searchsorted(names, own)[arrays[0]], *arrays[1:]) if arrays is not None else None
+
+        tally = fix_tally(recode(first_a, n_first), recode(cand_a, n_cand), recode(ctrl_a, n_ctrl), within=within,
+                          names=names)
+        unknowns = (u_first, u_cand, u_ctrl)
+    if not tally.first_failures.any():
         raise InputError(None, first, "outcome.passed", "the first run has no failing inputs to re-run",
                          hint="pick a first run with failures, or a wider --scenario")
-    # one set of input names for the three arms; each arm's codes moved into it (no label per run)
-    names = np.unique(np.concatenate([x for x in (n_first, n_cand, n_ctrl) if x is not None]))
+    check = check_tally(tally, names, q=q)
+    present = tally.first_runs > 0
+    return FixCheckResult(arm_first, arm_cand, arm_ctrl, check,
+                          consistency_of(tally.first_failures[present], tally.first_runs[present]), within,
+                          unknowns, unknown, stream)
 
-    def recode(arrays, own):
-        return (np.searchsorted(names, own)[arrays[0]], *arrays[1:]) if arrays is not None else None
 
-    first_a, cand_a, ctrl_a = recode(first_a, n_first), recode(cand_a, n_cand), recode(ctrl_a, n_ctrl)
-    check = fix_check(first_a, cand_a, ctrl_a, within=within, q=q, names=names)
-    _, f, n = failure_counts(*first_a[:2])
-    return FixCheckResult(arm_first, arm_cand, arm_ctrl, check, consistency_of(f, n), within,
-                          (u_first, u_cand, u_ctrl), unknown, stream)
+def _input_label(scenario: str, condition: str) -> str:
+    return f"{scenario}|{condition}" if condition else scenario
+
+
+def _lockstep(parts_of: list):
+    """The arms' :meth:`fluke.ledger.Ledger.trial_outcome_parts` side by side: lists holding, for
+    each arm, ``(part, first input, end input, first entry, end entry)`` of the inputs up to the
+    same bound (or None where the arm has none there), in input order, every input whole."""
+    import bisect
+
+    import numpy as np
+
+    streams = [iter(p) for p in parts_of]
+    current: list = [None] * len(streams)
+    at = [0] * len(streams)
+    done = [False] * len(streams)
+    while True:
+        for i, stream in enumerate(streams):
+            while not done[i] and (current[i] is None or at[i] >= len(current[i].inputs)):
+                current[i], at[i] = next(stream, None), 0
+                done[i] = current[i] is None
+        live = [i for i in range(len(streams)) if not done[i]]
+        if not live:
+            return
+        bound = min(current[i].inputs[-1] for i in live)
+        out: list = []
+        for i in range(len(streams)):
+            part = current[i]
+            end = at[i] if done[i] else bisect.bisect_right(part.inputs, bound, lo=at[i])
+            if done[i] or end == at[i]:
+                out.append(None)
+                continue
+            lo, hi = np.searchsorted(part.input, [at[i], end])
+            out.append((part, at[i], end, int(lo), int(hi)))
+            at[i] = end
+        yield out
+
+
+def read_fix_tally(ledger, first: str, candidate: str, control: str | None = None, *, scenario: str | None = None,
+                   unknown: str = "fail", within: int = 3):
+    """``(arms, unknowns, tally, names)``: the fix check's arms read from the ledger's
+    ``trial_outcomes`` a part at a time (:meth:`fluke.ledger.Ledger.trial_outcome_parts`, the three
+    arms side by side, input by input) and reduced to a :class:`fluke.comparison.FixTally` per part,
+    so no more than a part of each arm is held; ``names`` are the inputs (``scenario`` or
+    ``scenario|condition``) sorted, one per entry of the tally. The errors are those of
+    :func:`fix_arrays` (an arm with no runs; two arms selecting the same runs).
+
+    >>> import os, tempfile
+    >>> from fluke.ledger import open_ledger
+    >>> from fluke.record import Outcome, Run
+    >>> ledger = open_ledger(os.path.join(tempfile.mkdtemp(), "rt.db"))
+    >>> _ = ledger.ingest([Run(scenario=s, trial=t, outcome=Outcome(passed=t > 1)) for s in "ab" for t in range(4)])
+    >>> arms, unknowns, tally, names = read_fix_tally(ledger, "@0", "@1-3")
+    >>> names.tolist(), tally.first_failures.tolist(), tally.candidate_once.tolist(), arms[1].size
+    (['a', 'b'], [1, 1], [0, 0], 6)
+    """
+    import numpy as np
+
+    from ..comparison import FixTally, fix_tally
+    from ..errors import SelectorError
+    from ._budget import check_budget
+    from ._facts import OUTCOME_BYTES, _chosen
+    from ._select import parse_trials, versions
+
+    texts = [first, candidate] + ([control] if control else [])
+    picked = []
+    for text in texts:
+        selector, _, trials_text = text.partition("@")
+        chosen = _chosen(ledger, selector)
+        trials = parse_trials(trials_text, text) if trials_text else None
+        if ledger.OUTCOME_PART_RUNS is None:     # the arm is read whole
+            check_budget(ledger.count(version=chosen, scenario=scenario), f"the arm {text!r}", OUTCOME_BYTES,
+                         hint="narrow the arm to fewer versions, trials (@0-4) or scenarios (--scenario)")
+        picked.append((text, chosen, trials))
+    parts = [ledger.trial_outcome_parts(version=chosen, scenario=scenario, trials=trials)
+             for _, chosen, trials in picked]
+    sizes, unknowns = [0] * len(texts), [0] * len(texts)
+    seen: list[set] = [set() for _ in texts]
+    tallies, labels = [], []
+    empty = (np.zeros(0, np.intp), np.zeros(0, bool), np.zeros(0, float))
+    for step in _lockstep(parts):
+        own = [None if s is None else np.asarray([_input_label(*k) for k in s[0].inputs[s[1]:s[2]]], dtype=str)
+               for s in step]
+        names = np.unique(np.concatenate([x for x in own if x is not None]))
+        arrays = []
+        for i, s in enumerate(step):
+            if s is None:
+                arrays.append(empty)
+                continue
+            part, a, _, lo, hi = s
+            outcome = part.outcome[lo:hi]
+            sizes[i] += hi - lo
+            unknowns[i] += int((outcome == 2).sum())
+            seen[i].update(part.versions[v] for v in np.unique(part.version[lo:hi]).tolist())
+            codes = np.searchsorted(names, own[i])[part.input[lo:hi] - a]
+            keep = outcome != 2 if unknown == "exclude" else slice(None)
+            arrays.append((codes[keep], outcome[keep] != 0, part.trial[lo:hi][keep].astype(float)))
+        if not control:
+            arrays.append(None)
+        tallies.append(fix_tally(*arrays, within=within, names=names))
+        labels.append(names)
+    label = {i.version: i.label() for i in versions(ledger)}
+    arms = []
+    for i, (text, chosen, trials) in enumerate(picked):
+        if not sizes[i]:
+            raise SelectorError(f"{text!r} names {len(chosen)} version(s) but no runs"
+                                + (f" in scenario {scenario!r}" if scenario else "")
+                                + (f" with trials {sorted(trials)}" if trials else ""))
+        kept = tuple(v for v in chosen if v in seen[i])
+        arms.append(Arm(text, kept, tuple(label[v] for v in kept), tuple(sorted(trials)) if trials is not None
+                        else None, (), size=sizes[i]))
+        if i == 1:
+            disjoint(arms[0], arms[1])
+        elif i == 2:
+            disjoint(*arms)
+    names = np.concatenate(labels)
+    order = np.argsort(names, kind="stable")
+    names = names[order]
+    if names.size > 1 and not bool(np.all(names[1:] > names[:-1])):
+        # two (scenario, condition) pairs printed as one input ("a|b=1" and ("a", "b=1")) in
+        # different parts: read the arms whole, which counts them as one input, as the runs do
+        got = [fix_arrays(ledger, text, scenario=scenario, unknown=unknown) for text in texts]
+        names = np.unique(np.concatenate([g[3] for g in got]))
+        coded = [(np.searchsorted(names, g[3])[g[1][0]], *g[1][1:]) for g in got] + [None] * (3 - len(got))
+        return (tuple(g[0] for g in got) + (None,) * (3 - len(got)), tuple(g[2] for g in got) + (0,) * (3 - len(got)),
+                fix_tally(*coded, within=within, names=names), names)
+    arms += [None] * (3 - len(arms))
+    unknowns += [0] * (3 - len(unknowns))
+    return tuple(arms), tuple(unknowns), FixTally.joined(tallies).take(order), names
 
 
 def fix_arrays(ledger, text: str, *, scenario: str | None = None, unknown: str = "fail", stream: bool = False):

@@ -403,7 +403,8 @@ def check_tally(tally: FixTally, names, *, q: float = 0.05, confidence_level: fl
     >>> cand = (["a", "b", "c"] * 2, [0, 1, 0, 0, 0, 1], [1, 1, 1, 2, 2, 2])
     >>> tally = fix_tally(first, cand)
     >>> check = check_tally(tally, ["a", "b", "c"])
-    >>> check.candidate.fixed_once == fix_check(first, cand).candidate.fixed_once, round(check.candidate.fixed_once.estimate, 3)
+    >>> once = check.candidate.fixed_once
+    >>> once == fix_check(first, cand).candidate.fixed_once, round(once.estimate, 3)
     (True, 0.667)
     """
     t, within = tally, tally.within

@@ -87,6 +87,26 @@ class TableReads:
 
         return read_trial_outcomes(self, version=version, scenario=scenario, condition=condition, trials=trials)
 
+    #: Runs in one part of :meth:`trial_outcome_parts` (None: every run in one part, the table read whole).
+    OUTCOME_PART_RUNS: int | None = None
+
+    def trial_outcome_parts(self, *, version: str | Sequence[str] | None = None, scenario: str | None = None,
+                            condition: str | None = None, trials: Iterable[int] | None = None):
+        """:meth:`trial_outcomes` in parts, each a :class:`TrialOutcomes` of whole inputs (its own
+        ``inputs``, in order, after those of the part before): a reader that reduces each input
+        as it comes holds one part at a time. Here one part holds every run; a ledger with
+        :data:`OUTCOME_PART_RUNS` set (the Parquet and DuckDB lake) gives parts of about that many.
+
+        >>> import tempfile, os
+        >>> from fluke.ledger import open_ledger
+        >>> from fluke.record import Outcome, Run
+        >>> ledger = open_ledger(os.path.join(tempfile.mkdtemp(), "tp.db"))
+        >>> _ = ledger.ingest([Run(scenario=s, trial=t, outcome=Outcome(passed=t > 0)) for s in "ab" for t in range(2)])
+        >>> [(part.inputs, part.outcome.tolist()) for part in ledger.trial_outcome_parts()]
+        [((('a', ''), ('b', '')), [1, 0, 1, 0])]
+        """
+        yield self.trial_outcomes(version=version, scenario=scenario, condition=condition, trials=trials)
+
     def unit_cells(self, *, version: str | Sequence[str] | None = None, scenario: str | None = None,
                    condition: str | None = None) -> list[UnitCell]:
         """Trials, passes, unknowns and reward sums per version × sampling unit × scenario ×
