@@ -241,48 +241,46 @@ def _input_label(scenario: str, condition: str) -> str:
     return f"{scenario}|{condition}" if condition else scenario
 
 
-def _lockstep(parts_of: list):
-    """The arms' :meth:`fluke.ledger.Ledger.trial_outcome_parts` side by side: lists holding, for
-    each arm, ``(part, first input, end input, first entry, end entry)`` of the inputs up to the
-    same bound (or None where the arm has none there), in input order, every input whole."""
-    import bisect
+#: Runs of each arm the fix check reduces at a time (:func:`read_fix_tally`): its arrays are of that length.
+PART_RUNS = 2_000_000
 
+
+def _parts(sequences: list, limit: int):
+    """The inputs of every arm's :class:`fluke.ledger.OutcomeSequences` side by side, in input
+    order, in parts of about ``limit`` runs of each arm: lists holding, for each arm, ``(first
+    input, end input, first run, end run)`` of the inputs in that part (None where it has none)."""
+    keys = sorted(set().union(*(s.inputs for s in sequences)))
+    # each arm's inputs, where they fall among all of them (both lists are in input order)
+    place = {key: i for i, key in enumerate(keys)}
     import numpy as np
 
-    streams = [iter(p) for p in parts_of]
-    current: list = [None] * len(streams)
-    at = [0] * len(streams)
-    done = [False] * len(streams)
-    while True:
-        for i, stream in enumerate(streams):
-            while not done[i] and (current[i] is None or at[i] >= len(current[i].inputs)):
-                current[i], at[i] = next(stream, None), 0
-                done[i] = current[i] is None
-        live = [i for i in range(len(streams)) if not done[i]]
-        if not live:
-            return
-        bound = min(current[i].inputs[-1] for i in live)
-        out: list = []
-        for i in range(len(streams)):
-            part = current[i]
-            end = at[i] if done[i] else bisect.bisect_right(part.inputs, bound, lo=at[i])
-            if done[i] or end == at[i]:
-                out.append(None)
-                continue
-            lo, hi = np.searchsorted(part.input, [at[i], end])
-            out.append((part, at[i], end, int(lo), int(hi)))
-            at[i] = end
-        yield out
+    at = [np.fromiter((place[k] for k in s.inputs), dtype=np.int64, count=len(s.inputs)) for s in sequences]
+    ends = [np.cumsum(s.sizes) for s in sequences]
+    runs = np.zeros(len(keys), dtype=np.int64)
+    for where, s in zip(at, sequences, strict=True):
+        runs[where] = np.maximum(runs[where], s.sizes)
+    start = 0
+    total = np.cumsum(runs)
+    while start < len(keys):
+        before = total[start - 1] if start else 0
+        stop = max(int(np.searchsorted(total, before + limit, side="right")), start + 1)
+        part = []
+        for where, end in zip(at, ends, strict=True):
+            lo, hi = np.searchsorted(where, [start, stop])
+            part.append(None if lo == hi else (int(lo), int(hi), int(end[lo - 1]) if lo else 0, int(end[hi - 1])))
+        yield part
+        start = stop
 
 
 def read_fix_tally(ledger, first: str, candidate: str, control: str | None = None, *, scenario: str | None = None,
                    unknown: str = "fail", within: int = 3):
-    """``(arms, unknowns, tally, names)``: the fix check's arms read from the ledger's
-    ``trial_outcomes`` a part at a time (:meth:`fluke.ledger.Ledger.trial_outcome_parts`, the three
-    arms side by side, input by input) and reduced to a :class:`fluke.comparison.FixTally` per part,
-    so no more than a part of each arm is held; ``names`` are the inputs (``scenario`` or
-    ``scenario|condition``) sorted, one per entry of the tally. The errors are those of
-    :func:`fix_arrays` (an arm with no runs; two arms selecting the same runs).
+    """``(arms, unknowns, tally, names)``: each of the fix check's arms read as its inputs' outcome
+    sequences, one byte a run (:meth:`fluke.ledger.Ledger.outcome_sequences`), then reduced side
+    by side a part of whole inputs at a time (:data:`PART_RUNS` runs of each arm) to a
+    :class:`fluke.comparison.FixTally`, so the fix check's arrays never hold a whole arm;
+    ``names`` are the inputs (``scenario`` or ``scenario|condition``) sorted, one per entry of the
+    tally. The errors are those of :func:`fix_arrays` (an arm with no runs; two arms selecting
+    the same runs), in the same order.
 
     >>> import os, tempfile
     >>> from fluke.ledger import open_ledger
@@ -302,70 +300,60 @@ def read_fix_tally(ledger, first: str, candidate: str, control: str | None = Non
     from ._select import parse_trials, versions
 
     texts = [first, candidate] + ([control] if control else [])
-    picked = []
-    for text in texts:
+    label = {i.version: i.label() for i in versions(ledger)}
+    arms, sequences = [], []
+    for i, text in enumerate(texts):
         selector, _, trials_text = text.partition("@")
         chosen = _chosen(ledger, selector)
         trials = parse_trials(trials_text, text) if trials_text else None
-        if ledger.OUTCOME_PART_RUNS is None:     # the arm is read whole
-            check_budget(ledger.count(version=chosen, scenario=scenario), f"the arm {text!r}", OUTCOME_BYTES,
-                         hint="narrow the arm to fewer versions, trials (@0-4) or scenarios (--scenario)")
-        picked.append((text, chosen, trials))
-    parts = [ledger.trial_outcome_parts(version=chosen, scenario=scenario, trials=trials)
-             for _, chosen, trials in picked]
-    sizes, unknowns = [0] * len(texts), [0] * len(texts)
-    seen: list[set] = [set() for _ in texts]
-    tallies, labels = [], []
-    empty = (np.zeros(0, np.intp), np.zeros(0, bool), np.zeros(0, float))
-    for step in _lockstep(parts):
-        own = [None if s is None else np.asarray([_input_label(*k) for k in s[0].inputs[s[1]:s[2]]], dtype=str)
-               for s in step]
-        names = np.unique(np.concatenate([x for x in own if x is not None]))
-        arrays = []
-        for i, s in enumerate(step):
-            if s is None:
-                arrays.append(empty)
-                continue
-            part, a, _, lo, hi = s
-            outcome = part.outcome[lo:hi]
-            sizes[i] += hi - lo
-            unknowns[i] += int((outcome == 2).sum())
-            seen[i].update(part.versions[v] for v in np.unique(part.version[lo:hi]).tolist())
-            codes = np.searchsorted(names, own[i])[part.input[lo:hi] - a]
-            keep = outcome != 2 if unknown == "exclude" else slice(None)
-            arrays.append((codes[keep], outcome[keep] != 0, part.trial[lo:hi][keep].astype(float)))
-        if not control:
-            arrays.append(None)
-        tallies.append(fix_tally(*arrays, within=within, names=names))
-        labels.append(names)
-    label = {i.version: i.label() for i in versions(ledger)}
-    arms = []
-    for i, (text, chosen, trials) in enumerate(picked):
-        if not sizes[i]:
+        check_budget(ledger.count(version=chosen, scenario=scenario), f"the arm {text!r}",
+                     ledger.SEQUENCE_BYTES or OUTCOME_BYTES,
+                     hint="narrow the arm to fewer versions, trials (@0-4) or scenarios (--scenario)")
+        got = ledger.outcome_sequences(version=chosen, scenario=scenario, trials=trials)
+        if not len(got):
             raise SelectorError(f"{text!r} names {len(chosen)} version(s) but no runs"
                                 + (f" in scenario {scenario!r}" if scenario else "")
                                 + (f" with trials {sorted(trials)}" if trials else ""))
-        kept = tuple(v for v in chosen if v in seen[i])
+        kept = tuple(v for v in chosen if v in set(got.versions))
         arms.append(Arm(text, kept, tuple(label[v] for v in kept), tuple(sorted(trials)) if trials is not None
-                        else None, (), size=sizes[i]))
-        if i == 1:
-            disjoint(arms[0], arms[1])
-        elif i == 2:
+                        else None, (), size=len(got)))
+        sequences.append(got)
+        if i:
             disjoint(*arms)
-    names = np.concatenate(labels)
+    unknowns = tuple(int((s.outcome == 2).sum()) for s in sequences)
+    labels = [np.asarray([_input_label(*k) for k in s.inputs], dtype=str) for s in sequences]
+    tallies, named = [], []
+    for part in _parts(sequences, PART_RUNS):
+        names = np.unique(np.concatenate([lab[p[0]:p[1]] for lab, p in zip(labels, part, strict=True) if p]))
+        arrays = []
+        for s, lab, p in zip(sequences, labels, part, strict=True):
+            if p is None:
+                arrays.append((np.zeros(0, np.intp), np.zeros(0, bool), np.zeros(0, float)))
+                continue
+            lo, hi, start, end = p
+            sizes = s.sizes[lo:hi]
+            codes = np.repeat(np.searchsorted(names, lab[lo:hi]), sizes)
+            # each run's place within its input: the order the sequences already give
+            order = (np.arange(end - start) - np.repeat(np.cumsum(sizes) - sizes, sizes)).astype(float)
+            outcome = s.outcome[start:end]
+            keep = outcome != 2 if unknown == "exclude" else slice(None)
+            arrays.append((codes[keep], outcome[keep] != 0, order[keep]))
+        arrays += [None] * (3 - len(arrays))
+        tallies.append(fix_tally(*arrays, within=within, names=names))
+        named.append(names)
+    names = np.concatenate(named)
     order = np.argsort(names, kind="stable")
     names = names[order]
     if names.size > 1 and not bool(np.all(names[1:] > names[:-1])):
         # two (scenario, condition) pairs printed as one input ("a|b=1" and ("a", "b=1")) in
         # different parts: read the arms whole, which counts them as one input, as the runs do
-        got = [fix_arrays(ledger, text, scenario=scenario, unknown=unknown) for text in texts]
-        names = np.unique(np.concatenate([g[3] for g in got]))
-        coded = [(np.searchsorted(names, g[3])[g[1][0]], *g[1][1:]) for g in got] + [None] * (3 - len(got))
-        return (tuple(g[0] for g in got) + (None,) * (3 - len(got)), tuple(g[2] for g in got) + (0,) * (3 - len(got)),
-                fix_tally(*coded, within=within, names=names), names)
-    arms += [None] * (3 - len(arms))
-    unknowns += [0] * (3 - len(unknowns))
-    return tuple(arms), tuple(unknowns), FixTally.joined(tallies).take(order), names
+        got = [fix_arrays(ledger, text, scenario=scenario, unknown=unknown)[1:] for text in texts]
+        names = np.unique(np.concatenate([g[2] for g in got]))
+        coded = [(np.searchsorted(names, g[2])[g[0][0]], *g[0][1:]) for g in got] + [None] * (3 - len(got))
+        tally = fix_tally(*coded, within=within, names=names)
+    else:
+        tally = FixTally.joined(tallies).take(order)
+    return (tuple(arms) + (None,) * (3 - len(arms)), unknowns + (0,) * (3 - len(unknowns)), tally, names)
 
 
 def fix_arrays(ledger, text: str, *, scenario: str | None = None, unknown: str = "fail", stream: bool = False):

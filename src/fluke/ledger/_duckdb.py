@@ -5,8 +5,8 @@ Nothing is kept at ingest here, so the tallies the count verbs read (``counts``,
 ``unit_cells``) are made by grouping the runs table in DuckDB, over the Parquet files, the first
 time a statement of the shared :class:`fluke.ledger.Ledger` code reads one (then kept as a
 table of the in-memory database while the ledger is open: a verb reads ``counts`` several
-times). ``trial_outcomes`` is one ordered query (:data:`TRIAL_OUTCOMES`), handed over in parts
-of whole inputs (:meth:`LakeLedger.trial_outcome_parts`). The aggregate SQL
+times). ``trial_outcomes`` is one ordered query (:data:`TRIAL_OUTCOMES`), and the fix check's
+``outcome_sequences`` the same query's outcomes alone, one byte a run. The aggregate SQL
 (:data:`TALLY_VIEWS`) is plain SQL that PostgreSQL and SQLite run too, over any table with the
 columns of :data:`fluke.lake.RUN_COLUMNS`.
 
@@ -48,10 +48,13 @@ TALLY_VIEWS: dict[str, str] = {
                    "FROM runs GROUP BY vid, unit, scenario, condition"),
 }
 
-#: Every run's outcome in the order :meth:`fluke.ledger.Ledger.trial_outcomes` gives (input,
-#: trial, version, ingest, key); its inputs' sizes come from :data:`OUTCOME_INPUTS`, in the same order.
-TRIAL_OUTCOMES = ("SELECT vid, trial, CAST(CASE WHEN passed THEN 0 WHEN passed IS NULL THEN 2 ELSE 1 END AS UTINYINT) "
-                  "FROM runs{where} ORDER BY scenario, condition, trial, vid, ingest, k")
+#: Every run's version, trial and outcome in the order :meth:`fluke.ledger.Ledger.trial_outcomes`
+#: gives (input, trial, version, ingest, key); its inputs' sizes come from :data:`OUTCOME_INPUTS`,
+#: in the same order. ``{columns}``: all three, or the outcome alone (:meth:`LakeLedger.outcome_sequences`).
+TRIAL_OUTCOMES = ("SELECT {columns} FROM (SELECT vid, trial, "
+                  "CAST(CASE WHEN passed THEN 0 WHEN passed IS NULL THEN 2 ELSE 1 END AS UTINYINT) AS outcome, "
+                  "scenario, condition, ingest, k FROM runs{where}) r "
+                  "ORDER BY scenario, condition, trial, vid, ingest, k")
 #: The runs of each input and version, inputs in the order of :data:`TRIAL_OUTCOMES`.
 OUTCOME_INPUTS = ("SELECT scenario, condition, vid, COUNT(*) FROM runs{where} GROUP BY scenario, condition, vid "
                   "ORDER BY scenario, condition, vid")
@@ -243,86 +246,81 @@ class LakeLedger(Ledger):
                                   "which only the count verbs can do without")
             yield body, source
 
-    #: Runs in one part of :meth:`trial_outcome_parts`: what the fix check holds of an arm at a time.
-    OUTCOME_PART_RUNS = 4_000_000
+    #: What a reader of :meth:`outcome_sequences` holds per run: its byte, and a share of one
+    #: part of the fix check's arrays.
+    SEQUENCE_BYTES = 2
 
-    def trial_outcomes(self, *, version: str | Sequence[str] | None = None, scenario: str | None = None,
-                       condition: str | None = None, trials: Iterable[int] | None = None):
-        """:meth:`fluke.ledger.Ledger.trial_outcomes`: the parts of :meth:`trial_outcome_parts` joined."""
-        import numpy as np
-
-        from ._types import TrialOutcomes
-
-        parts = list(self.trial_outcome_parts(version=version, scenario=scenario, condition=condition,
-                                              trials=trials))
-        if not parts:
-            return TrialOutcomes((), (), np.empty(0, np.int32), np.empty(0, np.int32), np.empty(0, np.int64),
-                                 np.empty(0, np.uint8))
-        offsets = np.cumsum([0] + [len(p.inputs) for p in parts[:-1]])
-        return TrialOutcomes(parts[0].versions, tuple(i for p in parts for i in p.inputs),
-                             np.concatenate([p.version for p in parts]),
-                             np.concatenate([p.input + off for p, off in zip(parts, offsets, strict=True)]),
-                             np.concatenate([p.trial for p in parts]), np.concatenate([p.outcome for p in parts]))
-
-    def trial_outcome_parts(self, *, version: str | Sequence[str] | None = None, scenario: str | None = None,
-                            condition: str | None = None, trials: Iterable[int] | None = None):
-        """:meth:`fluke.ledger.Ledger.trial_outcome_parts`: one ordered query (:data:`TRIAL_OUTCOMES`)
-        whose rows DuckDB sorts (spilling to its temporary folder past :data:`MEMORY_LIMIT`) and
-        hands over in batches, cut into parts of whole inputs of about :data:`OUTCOME_PART_RUNS`
-        runs each, so that only a part is held here (every part carries every version of the arms)."""
-        import numpy as np
-
-        from ._types import TrialOutcomes
-
+    def _outcome_where(self, version, scenario, condition, trials) -> tuple[str, list]:
         where, params = self._where(scenario=scenario, version=version, runs=False)
         where, params = self._condition_where(where, params, condition)
         if trials is not None:
             wanted = sorted({int(t) for t in trials})
             where += (" AND " if where else " WHERE ") + "list_contains(?, trial)"
             params = [*params, wanted]
-        names = dict(self.query("SELECT vid, version FROM versions"))
-        with self.faults():
-            cur = self._conn.cursor()
-            inputs: list[tuple[str, str]] = []
-            sizes: list[int] = []
-            vids: set[int] = set()
-            for scen, cond, vid, n in cur.execute(OUTCOME_INPUTS.format(where=where), params).fetchall():
-                if not inputs or inputs[-1] != (scen, cond):
-                    inputs.append((scen, cond))
-                    sizes.append(0)
-                sizes[-1] += int(n)
-                vids.add(int(vid))
-            if not inputs:
-                return
-            order = np.asarray(sorted(vids), dtype=np.int64)
-            versions = tuple(names[int(v)] for v in order)
-            query = TRIAL_OUTCOMES.format(where=where)
+        return where, params
+
+    def _ordered_outcomes(self, where: str, params: list, columns: str, into: list) -> tuple:
+        """``(inputs, sizes, vids)`` of the runs matching ``where``, and their ``columns`` of
+        :data:`TRIAL_OUTCOMES` written into the numpy arrays ``into`` (made here, one per column,
+        of the dtypes given) batch by batch as DuckDB hands the sorted rows over."""
+        import numpy as np
+
+        cur = self._conn.cursor()
+        inputs: list[tuple[str, str]] = []
+        sizes: list[int] = []
+        vids: set[int] = set()
+        for scen, cond, vid, n in cur.execute(OUTCOME_INPUTS.format(where=where), params).fetchall():
+            if not inputs or inputs[-1] != (scen, cond):
+                inputs.append((scen, cond))
+                sizes.append(0)
+            sizes[-1] += int(n)
+            vids.add(int(vid))
+        total = sum(sizes)
+        arrays = [np.empty(total, dtype) for dtype in into]
+        if total:
+            query = TRIAL_OUTCOMES.format(columns=columns, where=where)
             relation = cur.sql(query, params=params)
             reader = (relation.to_arrow_reader(1 << 20) if hasattr(relation, "to_arrow_reader")
                       else cur.execute(query, params).fetch_record_batch(1 << 20))   # duckdb before 1.4
-            held: list[list] = [[], [], []]
-            have = 0
-            batches = iter(reader)
-            first = 0
-            while first < len(inputs):
-                last, runs = first, 0
-                while last < len(inputs) and (runs == 0 or runs + sizes[last] <= self.OUTCOME_PART_RUNS):
-                    runs += sizes[last]
-                    last += 1
-                while have < runs:
-                    batch = next(batches)
-                    for column, into in zip(batch.columns, held, strict=True):
-                        into.append(column.to_numpy(zero_copy_only=False))
-                    have += batch.num_rows
-                vid, trial, outcome = (np.concatenate(c) if len(c) > 1 else c[0] for c in held)
-                held = [[vid[runs:]], [trial[runs:]], [outcome[runs:]]]
-                have -= runs
-                yield TrialOutcomes(versions, tuple(inputs[first:last]),
-                                    np.searchsorted(order, vid[:runs]).astype(np.int32),
-                                    np.repeat(np.arange(last - first, dtype=np.int32), sizes[first:last]),
-                                    trial[:runs].astype(np.int64, copy=False),
-                                    outcome[:runs].astype(np.uint8, copy=False))
-                first = last
+            at = 0
+            for batch in reader:
+                n = batch.num_rows
+                for target, column in zip(arrays, batch.columns, strict=True):
+                    target[at:at + n] = column.to_numpy(zero_copy_only=False)
+                at += n
+        cur.close()
+        return tuple(inputs), np.asarray(sizes, dtype=np.int64), sorted(vids), arrays
+
+    def trial_outcomes(self, *, version: str | Sequence[str] | None = None, scenario: str | None = None,
+                       condition: str | None = None, trials: Iterable[int] | None = None):
+        """:meth:`fluke.ledger.Ledger.trial_outcomes`, as one ordered query in DuckDB."""
+        import numpy as np
+
+        from ._types import TrialOutcomes
+
+        where, params = self._outcome_where(version, scenario, condition, trials)
+        names = dict(self.query("SELECT vid, version FROM versions"))
+        with self.faults():
+            inputs, sizes, vids, (vid, trial, outcome) = self._ordered_outcomes(
+                where, params, "vid, trial, outcome", [np.int64, np.int64, np.uint8])
+        return TrialOutcomes(tuple(names[v] for v in vids), inputs,
+                             np.searchsorted(np.asarray(vids, dtype=np.int64), vid).astype(np.int32),
+                             np.repeat(np.arange(len(inputs), dtype=np.int32), sizes), trial, outcome)
+
+    def outcome_sequences(self, *, version: str | Sequence[str] | None = None, scenario: str | None = None,
+                          condition: str | None = None, trials: Iterable[int] | None = None):
+        """:meth:`fluke.ledger.Ledger.outcome_sequences`: the runs per input (a group-by), then their
+        outcomes alone from one ordered query, which DuckDB sorts (spilling to its temporary folder
+        past :data:`MEMORY_LIMIT`) and hands over in batches, written into one byte a run."""
+        import numpy as np
+
+        from ._types import OutcomeSequences
+
+        where, params = self._outcome_where(version, scenario, condition, trials)
+        names = dict(self.query("SELECT vid, version FROM versions"))
+        with self.faults():
+            inputs, sizes, vids, (outcome,) = self._ordered_outcomes(where, params, "outcome", [np.uint8])
+        return OutcomeSequences(tuple(names[v] for v in vids), inputs, sizes, outcome)
 
     def _refuse(self, what: str) -> LedgerError:
         return LedgerError(f"{self.name}: a DuckDB file is read here, not written, so {what} cannot be stored in "

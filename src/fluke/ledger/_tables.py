@@ -87,25 +87,32 @@ class TableReads:
 
         return read_trial_outcomes(self, version=version, scenario=scenario, condition=condition, trials=trials)
 
-    #: Runs in one part of :meth:`trial_outcome_parts` (None: every run in one part, the table read whole).
-    OUTCOME_PART_RUNS: int | None = None
+    #: Bytes a reader of :meth:`outcome_sequences` holds per run (None: the fix check's own
+    #: figure for the arrays of :meth:`trial_outcomes`, from which the sequences are made here).
+    SEQUENCE_BYTES: int | None = None
 
-    def trial_outcome_parts(self, *, version: str | Sequence[str] | None = None, scenario: str | None = None,
-                            condition: str | None = None, trials: Iterable[int] | None = None):
-        """:meth:`trial_outcomes` in parts, each a :class:`TrialOutcomes` of whole inputs (its own
-        ``inputs``, in order, after those of the part before): a reader that reduces each input
-        as it comes holds one part at a time. Here one part holds every run; a ledger with
-        :data:`OUTCOME_PART_RUNS` set (the Parquet and DuckDB lake) gives parts of about that many.
+    def outcome_sequences(self, *, version: str | Sequence[str] | None = None, scenario: str | None = None,
+                          condition: str | None = None, trials: Iterable[int] | None = None):
+        """Each input's outcomes in trial order, one byte a run (:class:`OutcomeSequences`): the
+        order of :meth:`trial_outcomes`, without the trials and versions of the runs.
 
         >>> import tempfile, os
         >>> from fluke.ledger import open_ledger
         >>> from fluke.record import Outcome, Run
-        >>> ledger = open_ledger(os.path.join(tempfile.mkdtemp(), "tp.db"))
-        >>> _ = ledger.ingest([Run(scenario=s, trial=t, outcome=Outcome(passed=t > 0)) for s in "ab" for t in range(2)])
-        >>> [(part.inputs, part.outcome.tolist()) for part in ledger.trial_outcome_parts()]
-        [((('a', ''), ('b', '')), [1, 0, 1, 0])]
+        >>> ledger = open_ledger(os.path.join(tempfile.mkdtemp(), "os.db"))
+        >>> _ = ledger.ingest([Run(scenario=s, trial=t, outcome=Outcome(passed=t > 0)) for s in "ab" for t in (2, 0)])
+        >>> got = ledger.outcome_sequences()
+        >>> got.inputs, got.sizes.tolist(), got.outcome.tolist()
+        ((('a', ''), ('b', '')), [2, 2], [1, 0, 1, 0])
         """
-        yield self.trial_outcomes(version=version, scenario=scenario, condition=condition, trials=trials)
+        import numpy as np
+
+        from ._types import OutcomeSequences
+
+        got = self.trial_outcomes(version=version, scenario=scenario, condition=condition, trials=trials)
+        used = np.unique(got.version).tolist()
+        return OutcomeSequences(tuple(got.versions[v] for v in used), got.inputs,
+                                np.bincount(got.input, minlength=len(got.inputs)).astype(np.int64), got.outcome)
 
     def unit_cells(self, *, version: str | Sequence[str] | None = None, scenario: str | None = None,
                    condition: str | None = None) -> list[UnitCell]:
