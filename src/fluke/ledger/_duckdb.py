@@ -249,6 +249,9 @@ class LakeLedger(Ledger):
     #: What a reader of :meth:`outcome_sequences` holds per run: its byte, and a share of one
     #: part of the fix check's arrays.
     SEQUENCE_BYTES = 2
+    #: Whether :meth:`outcome_sequences` sorts the runs here (:meth:`_sorted_here`) rather than in
+    #: DuckDB, whose sort of 10^8 rows spills past :data:`MEMORY_LIMIT` (3× the CPU time).
+    SORT_HERE = True
 
     def _outcome_where(self, version, scenario, condition, trials) -> tuple[str, list]:
         where, params = self._where(scenario=scenario, version=version, runs=False)
@@ -259,13 +262,10 @@ class LakeLedger(Ledger):
             params = [*params, wanted]
         return where, params
 
-    def _ordered_outcomes(self, where: str, params: list, columns: str, into: list) -> tuple:
-        """``(inputs, sizes, vids)`` of the runs matching ``where``, and their ``columns`` of
-        :data:`TRIAL_OUTCOMES` written into the numpy arrays ``into`` (made here, one per column,
-        of the dtypes given) batch by batch as DuckDB hands the sorted rows over."""
+    def _inputs(self, cur: Any, where: str, params: list) -> tuple:
+        """``(inputs, sizes, vids)`` of the runs matching ``where`` (:data:`OUTCOME_INPUTS`)."""
         import numpy as np
 
-        cur = self._conn.cursor()
         inputs: list[tuple[str, str]] = []
         sizes: list[int] = []
         vids: set[int] = set()
@@ -275,21 +275,81 @@ class LakeLedger(Ledger):
                 sizes.append(0)
             sizes[-1] += int(n)
             vids.add(int(vid))
-        total = sum(sizes)
-        arrays = [np.empty(total, dtype) for dtype in into]
-        if total:
-            query = TRIAL_OUTCOMES.format(columns=columns, where=where)
-            relation = cur.sql(query, params=params)
-            reader = (relation.to_arrow_reader(1 << 20) if hasattr(relation, "to_arrow_reader")
-                      else cur.execute(query, params).fetch_record_batch(1 << 20))   # duckdb before 1.4
-            at = 0
-            for batch in reader:
-                n = batch.num_rows
-                for target, column in zip(arrays, batch.columns, strict=True):
-                    target[at:at + n] = column.to_numpy(zero_copy_only=False)
-                at += n
+        return tuple(inputs), np.asarray(sizes, dtype=np.int64), sorted(vids)
+
+    @staticmethod
+    def _fetch(cur: Any, query: str, params: list, dtypes: list, total: int) -> list | None:
+        """The columns of ``query`` written into numpy arrays of ``dtypes`` batch by batch as DuckDB
+        hands the rows over; None when there are not exactly ``total`` of them."""
+        import numpy as np
+
+        arrays = [np.empty(total, dtype) for dtype in dtypes]
+        relation = cur.sql(query, params=params)
+        reader = (relation.to_arrow_reader(1 << 20) if hasattr(relation, "to_arrow_reader")
+                  else cur.execute(query, params).fetch_record_batch(1 << 20))   # duckdb before 1.4
+        at = 0
+        for batch in reader:
+            n = batch.num_rows
+            if at + n > total:
+                return None
+            for target, column in zip(arrays, batch.columns, strict=True):
+                target[at:at + n] = column.to_numpy(zero_copy_only=False)
+            at += n
+        return arrays if at == total else None
+
+    def _ordered_outcomes(self, where: str, params: list, columns: str, into: list) -> tuple:
+        """``(inputs, sizes, vids)`` of the runs matching ``where``, and their ``columns`` of
+        :data:`TRIAL_OUTCOMES` as numpy arrays of the dtypes ``into``, in its order."""
+        cur = self._conn.cursor()
+        inputs, sizes, vids = self._inputs(cur, where, params)
+        arrays = self._fetch(cur, TRIAL_OUTCOMES.format(columns=columns, where=where), params, into, int(sizes.sum()))
         cur.close()
-        return tuple(inputs), np.asarray(sizes, dtype=np.int64), sorted(vids), arrays
+        if arrays is None:
+            raise LedgerError(f"{self.name}: the runs changed while they were read")
+        return inputs, sizes, vids, arrays
+
+    def _sorted_here(self, cur: Any, where: str, params: list, inputs: tuple, sizes: Any, vids: list):
+        """The outcomes of :data:`TRIAL_OUTCOMES`' order without asking DuckDB to sort them: each
+        run's input (a join with the ``inputs``, a few rows), trial, version and outcome streamed
+        unsorted, then one stable sort here of a key packing input, trial and version into 64 bits.
+        None where it cannot tell that order (the key does not fit; two runs of one version share
+        an input and trial, which only the ingest and content key order): DuckDB then sorts."""
+        import numpy as np
+
+        pa = require("pyarrow", package="pyarrow", extra="lake", purpose="A Parquet dataset")
+        total = int(sizes.sum())
+        if total == 0:
+            return np.empty(0, np.uint8)
+        trials = cur.execute(f"SELECT MIN(trial), MAX(trial) FROM runs{where}", params).fetchall()[0]
+        low, high = int(trials[0]), int(trials[1])
+        bits = [max(len(inputs) - 1, 1).bit_length(), max(high - low, 1).bit_length(),
+                max(len(vids) - 1, 1).bit_length() if len(vids) > 1 else 0]
+        if sum(bits) > 62:
+            return None
+        cur.register("fluke_inputs", pa.table({"scenario": [i[0] for i in inputs], "condition": [i[1] for i in inputs],
+                                               "i": np.arange(len(inputs), dtype=np.int64)}))
+        columns = "f.i, r.trial, CAST(CASE WHEN r.passed THEN 0 WHEN r.passed IS NULL THEN 2 ELSE 1 END AS UTINYINT)"
+        dtypes: list = [np.int64, np.int64, np.uint8]
+        if bits[2]:
+            columns += ", r.vid"
+            dtypes.append(np.int64)
+        query = (f"SELECT {columns} FROM (SELECT * FROM runs{where}) r JOIN fluke_inputs f "
+                 "ON f.scenario = r.scenario AND f.condition = r.condition")
+        got = self._fetch(cur, query, params, dtypes, total)
+        cur.unregister("fluke_inputs")
+        if got is None:
+            return None
+        key = got[0] << (bits[1] + bits[2])
+        key |= (got[1] - low) << bits[2]
+        if bits[2]:
+            key |= np.searchsorted(np.asarray(vids, dtype=np.int64), got[3])
+        outcome = got[2]
+        del got
+        order = np.argsort(key, kind="stable")
+        key = key[order]
+        if (key[1:] == key[:-1]).any():
+            return None
+        return outcome[order]
 
     def trial_outcomes(self, *, version: str | Sequence[str] | None = None, scenario: str | None = None,
                        condition: str | None = None, trials: Iterable[int] | None = None):
@@ -310,8 +370,9 @@ class LakeLedger(Ledger):
     def outcome_sequences(self, *, version: str | Sequence[str] | None = None, scenario: str | None = None,
                           condition: str | None = None, trials: Iterable[int] | None = None):
         """:meth:`fluke.ledger.Ledger.outcome_sequences`: the runs per input (a group-by), then their
-        outcomes alone from one ordered query, which DuckDB sorts (spilling to its temporary folder
-        past :data:`MEMORY_LIMIT`) and hands over in batches, written into one byte a run."""
+        outcomes, one byte a run, put in order here (:meth:`_sorted_here`), or where that cannot
+        tell the order, from one ordered query (:data:`TRIAL_OUTCOMES`) that DuckDB sorts (spilling
+        to its temporary folder past :data:`MEMORY_LIMIT`)."""
         import numpy as np
 
         from ._types import OutcomeSequences
@@ -319,7 +380,16 @@ class LakeLedger(Ledger):
         where, params = self._outcome_where(version, scenario, condition, trials)
         names = dict(self.query("SELECT vid, version FROM versions"))
         with self.faults():
-            inputs, sizes, vids, (outcome,) = self._ordered_outcomes(where, params, "outcome", [np.uint8])
+            cur = self._conn.cursor()
+            inputs, sizes, vids = self._inputs(cur, where, params)
+            outcome = self._sorted_here(cur, where, params, inputs, sizes, vids) if self.SORT_HERE else None
+            if outcome is None:
+                outcome = self._fetch(cur, TRIAL_OUTCOMES.format(columns="outcome", where=where), params, [np.uint8],
+                                      int(sizes.sum()))
+                if outcome is None:
+                    raise LedgerError(f"{self.name}: the runs changed while they were read")
+                outcome = outcome[0]
+            cur.close()
         return OutcomeSequences(tuple(names[v] for v in vids), inputs, sizes, outcome)
 
     def _refuse(self, what: str) -> LedgerError:
