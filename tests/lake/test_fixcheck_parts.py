@@ -23,6 +23,8 @@ from fluke.record import Identity, Outcome, Run
 pytest.importorskip("pyarrow")
 pytest.importorskip("duckdb")
 
+from fluke.ledger._duckdb import LakeLedger  # noqa: E402
+
 
 def uneven(seed: int) -> list[Run]:
     """Three models over 14 scenarios; each input runs a different number of trials (0 to 30,
@@ -80,11 +82,13 @@ def wanted(made):
     return out
 
 
-@pytest.mark.parametrize("part", [1, 7, 60])
+@pytest.mark.parametrize("part,here", [(1, True), (7, False), (60, True)])
 @pytest.mark.parametrize("args", CHECKS, ids=[" ".join(a) for a in CHECKS])
-def test_the_fix_check_in_parts_prints_the_sqlite_ledgers_json(made, wanted, monkeypatch, args, part):
+def test_the_fix_check_in_parts_prints_the_sqlite_ledgers_json(made, wanted, monkeypatch, args, part, here):
+    """Parts of 1, 7 and 60 runs; the lake's outcomes sorted here or by DuckDB."""
     db, lake = made
     monkeypatch.setattr(fixcheck_module, "PART_RUNS", part)
+    monkeypatch.setattr(LakeLedger, "SORT_HERE", here)
     want = wanted[args]
     for ledger in (lake, db):
         code, got = cli(ledger, "fixcheck", *args)
@@ -114,3 +118,27 @@ def test_the_lakes_outcome_sequences_and_trial_outcomes_are_the_ledgers(made):
     key = np.lexsort((want.version, want.trial, want.input))
     assert np.array_equal(key, np.arange(len(want)))
     assert ((np.diff(want.trial) == 0) & (np.diff(want.input) == 0)).any()
+
+
+def test_runs_that_share_a_version_input_and_trial_are_left_to_duckdbs_order(made, monkeypatch):
+    """Two runs of one version on one input and trial (a ledger written before one run per trial):
+    only the ingest and the content key order them, which the sort here does not read, so it
+    gives way to DuckDB's ORDER BY, and the sequences are the same as with DuckDB's sort alone."""
+    _, lake = made
+    with open_ledger(lake) as ledger:
+        ledger._conn.execute("ALTER VIEW runs RENAME TO runs_once")
+        ledger._conn.execute("CREATE VIEW runs AS SELECT * FROM runs_once UNION ALL "
+                             "SELECT k + 1, vid, ingest + 1, scenario, condition, trial, unit, NOT passed, reward, "
+                             "cause, step, event, latency, cost, body, source FROM runs_once WHERE trial % 3 = 0")
+        chosen = ledger.select_versions("model=m1")
+        cur = ledger._conn.cursor()
+        where, params = ledger._outcome_where(chosen, None, None, None)
+        inputs, sizes, vids = ledger._inputs(cur, where, params)
+        assert ledger._sorted_here(cur, where, params, inputs, sizes, vids) is None
+        got = ledger.outcome_sequences(version=chosen)
+        monkeypatch.setattr(LakeLedger, "SORT_HERE", False)
+        want = ledger.outcome_sequences(version=chosen)
+        whole = ledger.trial_outcomes(version=chosen)
+    assert np.array_equal(got.outcome, want.outcome) and np.array_equal(got.sizes, want.sizes)
+    assert np.array_equal(got.outcome, whole.outcome)
+    assert ((np.diff(whole.trial) == 0) & (np.diff(whole.input) == 0)).any()
