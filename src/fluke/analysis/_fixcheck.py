@@ -190,9 +190,10 @@ def fixcheck(ledger, first: str, candidate: str, *, control: str | None = None, 
     failures that pass on a re-run by chance; the chance share is reported beside it. A run whose
     outcome is unknown is a failure (``unknown="fail"``) or is left out (``"exclude"``), in every arm.
 
-    Each arm's outcomes are read from the ledger's ``trial_outcomes`` table (no run is read);
-    ``stream`` reads every run instead (the same answer: the check that the table is right).
-    Runs are taken per input in trial order (:func:`fix_arrays`).
+    Each arm's outcomes are read from the ledger's ``trial_outcomes`` table (no run is read), one
+    byte a run, and reduced a part of whole inputs at a time (:func:`read_fix_tally`); ``stream``
+    reads every run instead (the same answer: the check that the table is right). Runs are taken
+    per input in trial order (:func:`fix_arrays`).
     """
     from ..comparison import check_tally, fix_tally
     from ..comparison import consistency as consistency_of

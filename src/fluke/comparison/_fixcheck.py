@@ -18,6 +18,10 @@ itself, from the first run's own consistency (1 − C once; within k, one minus 
 an input which failed once fails k more times), which the candidate's share must clear before
 a control is worth running.
 
+Every figure needs of the arms only whole-number sums per input (:class:`FixTally`: runs,
+failures, tries, fixed once and within), so :func:`fix_check` is :func:`check_tally` of
+:func:`fix_tally`, and a reader can tally its inputs a part at a time and join the parts.
+
 >>> import numpy as np
 >>> first = ["a", "a", "b", "b", "c", "c"], [1, 0, 1, 1, 1, 0], [0, 1, 0, 1, 0, 1]
 >>> cand = ["a", "a", "b", "b", "c", "c"], [0, 0, 0, 1, 0, 0], [2, 3, 2, 3, 2, 3]
