@@ -269,11 +269,7 @@ def counted_arm(ledger, text: str, *, scenario: str | None = None, condition: st
     if not cells:
         raise SelectorError(f"{text!r} names {len(chosen)} version(s) but no runs"
                             + (f" in scenario {scenario!r}" if scenario else ""))
-    where: dict[tuple, int] = {}
-    if places:
-        for row in ledger.steps(version=chosen, scenario=scenario, condition=condition):
-            key = (row.scenario, row.condition, row.cause, row.step, row.event)
-            where[key] = where.get(key, 0) + row.runs
+    where = ledger.places(version=chosen, scenario=scenario, condition=condition) if places else {}
     label = {i.version: i.label() for i in versions(ledger)}
     kept = tuple(v for v in chosen if v in seen)
     counted = CountedArm({k: (n, p, u) for k, (n, p, u) in cells.items()}, where)

@@ -63,6 +63,34 @@ class TableReads:
         out.sort(key=lambda r: (r.version, r.scenario, r.condition, r.cause, r.step, r.event))
         return out
 
+    def places(self, *, version: str | Sequence[str] | None = None, scenario: str | None = None,
+               condition: str | None = None) -> dict[tuple[str, str, str, int, str], int]:
+        """Runs per place ``(scenario, condition, cause, step, event)`` summed over the versions
+        given: the :meth:`steps` table, grouped by the database when there are several versions,
+        read into one map with no row object built (``compare`` reads a million runs' places
+        this way). Places whose runs sum to zero are left out.
+
+        >>> import tempfile, os
+        >>> from fluke.ledger import open_ledger
+        >>> from fluke.record import Identity, Outcome, Run
+        >>> ledger = open_ledger(os.path.join(tempfile.mkdtemp(), "pl.db"))
+        >>> _ = ledger.ingest([Run(scenario="s", trial=t, identity=Identity(model=m), outcome=Outcome(passed=False,
+        ...                        died_at=2)) for t in range(2) for m in ("a", "b")])
+        >>> ledger.places()
+        {('s', '', 'died_at', 2, 'end'): 4}
+        >>> sum(r.runs for r in ledger.steps(version=ledger.select_versions("model=a")))
+        2
+        """
+        where, params = self._where(scenario=scenario, version=version, runs=False)
+        where, params = self._condition_where(where, params, condition)
+        if isinstance(version, str) or (version is not None and len(set(version)) == 1):
+            # one version: the table's key already makes each place one row
+            sql = f"SELECT scenario, condition, cause, step, event, runs FROM steps{where}"
+        else:
+            sql = ("SELECT scenario, condition, cause, step, event, CAST(SUM(runs) AS BIGINT) FROM steps"
+                   f"{where} GROUP BY scenario, condition, cause, step, event")
+        return {row[:5]: row[5] for row in self.query(sql, params) if row[5]}
+
     def trial_outcomes(self, *, version: str | Sequence[str] | None = None, scenario: str | None = None,
                        condition: str | None = None, trials: Iterable[int] | None = None) -> TrialOutcomes:
         """Every run's outcome, in trial order within each scenario × condition, kept up to date at
