@@ -16,17 +16,20 @@ from __future__ import annotations
 
 import itertools
 from collections.abc import Iterable, Mapping
-from dataclasses import asdict, dataclass
+from dataclasses import dataclass
+from typing import TYPE_CHECKING
 
 import numpy as np
 
 from ..errors import InputError
-from ..record import Run
 from ._data import SurvivalData, survival_data
 from ._passrate import UNKNOWN_POLICIES, PassRateComparison, compare_pass_rates
 from ._steps import CellTable, per_cell
 from ._verdict import CLOSING_STATEMENT
 from ._where import WhereComparison, compare_where
+
+if TYPE_CHECKING:
+    from ..record import Run
 
 __all__ = ["VersionComparison", "compare_counted", "compare_pass_counts", "compare_versions", "pass_counts",
            "places_of"]
@@ -106,7 +109,7 @@ class VersionComparison:
     def to_dict(self) -> dict:
         """Plain data for JSON: the pass rates and where as their own dicts, the cells, the rest."""
         return {"verdict": self.verdict, "pass_rates": self.pass_rates.to_dict(), "where": self.where.to_dict(),
-                "cells": [asdict(c) for c in self.cells.cells], "cells_only_a": list(self.cells.only_a),
+                "cells": [c.to_dict() for c in self.cells.cells], "cells_only_a": list(self.cells.only_a),
                 "cells_only_b": list(self.cells.only_b), "excluded": dict(self.excluded),
                 "died_from": dict(self.died_from), "statement": self.statement}
 
