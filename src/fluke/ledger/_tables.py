@@ -37,9 +37,9 @@ class TableReads:
         where, params = self._condition_where(where, params, condition)
         rows = self.query(f"SELECT vid, scenario, condition, trials, passes, unknowns FROM counts{where}", params)
         names = dict(self.query("SELECT vid, version FROM versions"))
-        out = [CountRow(names[v], s, c, int(n), int(k), int(u)) for v, s, c, n, k, u in rows]
-        out.sort(key=lambda r: (r.version, r.scenario, r.condition))
-        return out
+        # sorted as tuples (version, scenario and condition are the table's key), then built
+        ordered = sorted((names[v], s, c, int(n), int(k), int(u)) for v, s, c, n, k, u in rows)
+        return [CountRow(*row) for row in ordered]
 
     def steps(self, *, version: str | Sequence[str] | None = None, scenario: str | None = None,
               condition: str | None = None) -> list[StepRow]:
