@@ -86,9 +86,10 @@ class _Ties:
     large: np.ndarray
 
 
-def _ties(deaths: np.ndarray, direct: int = DIRECT_TIES) -> _Ties:
-    """The split of the cells by their tied deaths (``direct`` 0: every cell by the closed forms)."""
-    is_small = deaths <= direct
+def _ties(deaths: np.ndarray, direct: int | None = None) -> _Ties:
+    """The split of the cells by their tied deaths: up to ``direct`` (default :data:`DIRECT_TIES`;
+    0 puts every cell on the closed forms) term by term."""
+    is_small = deaths <= (DIRECT_TIES if direct is None else direct)
     small = np.flatnonzero(is_small)
     counts = deaths[small].astype(np.int64)
     cell = np.repeat(np.arange(small.size), counts)
