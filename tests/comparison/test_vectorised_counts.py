@@ -8,6 +8,8 @@ replaced and to independent loops.
 * The ledger's places (``Ledger.places``: the steps table summed over an arm's versions by SQL)
   against the ``steps`` rows summed in Python.
 * The rank bootstrap's sums (einsum) against a replicate-by-replicate loop on the same draws.
+* Fisher's exact test summed over a window around the mode against every support point (the
+  same log-factorials, to 1e-12) and against scipy's hypergeometric (to 1e-9: its own digits).
 """
 
 from __future__ import annotations
@@ -17,6 +19,7 @@ import math
 
 import numpy as np
 import pytest
+from scipy.special import gammaln
 
 from fluke.analysis import compare, dumps
 from fluke.comparison import _cox, rank_bootstrap, stratified_cox
@@ -172,3 +175,44 @@ def test_the_rank_bootstrap_equals_a_replicate_by_replicate_loop_on_the_same_dra
     assert (ranks == 1).mean(axis=0).tolist() == p_first.tolist()
     point = rates.mean(axis=1)
     assert rank.tolist() == (1 + (point[None, :] > point[:, None] + 1e-12).sum(axis=1)).tolist()
+
+
+def _fisher_whole_support(a, b, c, d):
+    """Two-sided Fisher p by scipy's hypergeometric over every table with the margins (scipy's rule)."""
+    from scipy.stats import hypergeom
+
+    total, row1, col1 = a + b + c + d, a + b, a + c
+    x = np.arange(max(0, row1 + col1 - total), min(row1, col1) + 1)
+    logpmf = hypergeom.logpmf(x, total, col1, row1)
+    observed = hypergeom.logpmf(a, total, col1, row1)
+    return min(1.0, float(np.exp(logpmf[logpmf <= observed + np.log1p(1e-7)]).sum()))
+
+
+def test_fisher_over_a_window_of_the_support_equals_the_whole_support():
+    from fluke.comparison import fisher_exact_many
+
+    rng = np.random.default_rng(4)
+    tables = []
+    for n in (1, 4, 40, 400, 4_000, 25_000):
+        na, nb = rng.integers(1, n + 1, 30), rng.integers(1, n + 1, 30)
+        pa = rng.uniform(0, 1, 30)
+        fa, fb = rng.binomial(na, pa), rng.binomial(nb, np.clip(pa + rng.normal(0, 0.05, 30), 0, 1))
+        tables += list(zip(fa, na - fa, fb, nb - fb, strict=True))
+        tables += [(0, n, n, 0), (n, 0, 0, n), (0, 0, 0, n), (1, n - 1, n - 1, 1), (0, n, 1, n - 1)]
+    a, b, c, d = (np.array(x, dtype=np.int64) for x in zip(*tables, strict=True))
+    got = fisher_exact_many(a, b, c, d)
+    # the sum over every support point from the same log-factorials (the form the window replaced)
+    log_fact = gammaln(np.arange(int((a + b + c + d).max()) + 2) + 1.0)
+    choose = lambda n, k: log_fact[n] - log_fact[k] - log_fact[n - k]     # noqa: E731
+    whole = []
+    for x_obs, y, z, u in tables:
+        total, row1, col1 = x_obs + y + z + u, x_obs + y, x_obs + z
+        x = np.arange(max(0, row1 + col1 - total), min(row1, col1) + 1)
+        point = choose(col1, x) + choose(total - col1, row1 - x) - choose(total, row1)
+        observed = choose(col1, x_obs) + choose(total - col1, row1 - x_obs) - choose(total, row1)
+        whole.append(min(1.0, math.fsum(np.exp(point[point <= observed + np.log1p(1e-7)]))))
+    np.testing.assert_allclose(got, whole, rtol=1e-12, atol=1e-300)
+    # and scipy's hypergeometric, whose log-pmf differs from log-factorials in its own last digits
+    want = np.array([_fisher_whole_support(*map(int, t)) for t in tables])
+    np.testing.assert_allclose(got, want, rtol=1e-9, atol=1e-300)
+    assert (got < 1e-20).any() and (got == 1.0).any()
