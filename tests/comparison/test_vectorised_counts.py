@@ -2,9 +2,9 @@
 replaced and to independent loops.
 
 * Efron's tied-death sums: term by term for small ties (:data:`fluke.comparison._cox.DIRECT_TIES`),
-  the log-gamma/digamma/trigamma closed forms for large ones; both against ``math.fsum`` over the
-  deaths, and the whole Cox fit (and a ``compare`` document) with every cell on the closed forms
-  against the default, on generated counted runs and on τ²-bench.
+  the log-gamma/digamma/trigamma closed forms for large ones (a numpy trigamma, against scipy's);
+  both against ``math.fsum`` over the deaths, and the whole Cox fit (and a ``compare`` document)
+  with every cell on the closed forms against the default, on generated counted runs and on τ²-bench.
 * The ledger's places (``Ledger.places``: the steps table summed over an arm's versions by SQL)
   against the ``steps`` rows summed in Python.
 * The rank bootstrap's sums (einsum) against a replicate-by-replicate loop on the same draws.
@@ -216,3 +216,14 @@ def test_fisher_over_a_window_of_the_support_equals_the_whole_support():
     want = np.array([_fisher_whole_support(*map(int, t)) for t in tables])
     np.testing.assert_allclose(got, want, rtol=1e-9, atol=1e-300)
     assert (got < 1e-20).any() and (got == 1.0).any()
+
+
+def test_trigamma_equals_scipys_polygamma_from_tiny_to_huge_arguments():
+    from scipy.special import polygamma
+
+    rng = np.random.default_rng(9)
+    z = np.r_[rng.uniform(1e-3, 1, 500), rng.uniform(1, 40, 2000), rng.uniform(40, 1e7, 2000), np.arange(1.0, 60.0)]
+    np.testing.assert_allclose(_cox.trigamma(z), polygamma(1, z), rtol=4e-15, atol=0)
+    # ψ1(1) = π²/6 and the recurrence ψ1(z) = ψ1(z + 1) + 1/z²
+    assert _cox.trigamma(np.array([1.0]))[0] == pytest.approx(math.pi**2 / 6, rel=1e-15)
+    np.testing.assert_allclose(_cox.trigamma(z), _cox.trigamma(z + 1) + 1 / z**2, rtol=1e-14)

@@ -20,7 +20,7 @@ import math
 from dataclasses import dataclass
 
 import numpy as np
-from scipy.special import digamma, gammaln, ndtri, polygamma
+from scipy.special import digamma, gammaln, ndtri
 
 from ..errors import InputError
 
@@ -97,11 +97,42 @@ def _ties(deaths: np.ndarray, direct: int | None = None) -> _Ties:
     return _Ties(small, cell, j, np.flatnonzero(~is_small))
 
 
+#: The asymptotic series of the trigamma function, ψ1(z) = 1/z + 1/(2z²) + Σ B₂ₖ / z^(2k+1),
+#: from z ≥ :data:`_SERIES_FROM` on (the first term left out is under 1e-20 of ψ1 there).
+_BERNOULLI = (1 / 6, -1 / 30, 1 / 42, -1 / 30, 5 / 66, -691 / 2730, 7 / 6)
+_SERIES_FROM = 20.0
+
+
+def trigamma(z) -> np.ndarray:
+    """ψ1(z) = Σ_k 1/(z + k)² for z > 0, in numpy: the recurrence up to z ≥ 20, then the
+    asymptotic series (``scipy.special.polygamma(1, z)`` goes through the Hurwitz zeta function,
+    several times slower; the two agree to about 1e-16).
+
+    >>> from scipy.special import polygamma
+    >>> z = np.array([0.5, 1.0, 7.25, 19.9, 20.0, 3e4])
+    >>> bool(np.allclose(trigamma(z), polygamma(1, z), rtol=1e-15, atol=0))
+    True
+    """
+    z = np.array(z, dtype=float)
+    acc = np.zeros_like(z)
+    low = z < _SERIES_FROM
+    while low.any():
+        acc[low] += 1 / (z[low] * z[low])
+        z[low] += 1
+        low = z < _SERIES_FROM
+    inv = 1 / z
+    inv2 = inv * inv
+    series = 0.0
+    for b in reversed(_BERNOULLI):
+        series = b + inv2 * series
+    return acc + inv + inv2 / 2 + inv * inv2 * series
+
+
 def _tie_sums(x: np.ndarray, d: np.ndarray, ties: _Ties) -> tuple[np.ndarray, np.ndarray, np.ndarray]:
     """Per cell with D = ``d`` tied deaths: Σ_j 1/(x − j), Σ_j 1/(x − j)² and Σ_j log(x − j), j < D.
 
-    Term by term where D is small (:data:`DIRECT_TIES`); by digamma, trigamma and log-gamma
-    differences where it is large. The two agree to rounding (a test holds them within 1e-12).
+    Term by term where D is small (:data:`DIRECT_TIES`); by digamma, trigamma (:func:`trigamma`)
+    and log-gamma differences where it is large. The two agree to rounding (a test holds them within 1e-12).
     """
     h1, h2, logs = np.empty_like(x), np.empty_like(x), np.empty_like(x)
     if ties.small.size:
@@ -114,7 +145,7 @@ def _tie_sums(x: np.ndarray, d: np.ndarray, ties: _Ties) -> tuple[np.ndarray, np
     if ties.large.size:
         xl, dl = x[ties.large], d[ties.large]
         h1[ties.large] = digamma(xl + 1) - digamma(xl - dl + 1)
-        h2[ties.large] = polygamma(1, xl - dl + 1) - polygamma(1, xl + 1)
+        h2[ties.large] = trigamma(xl - dl + 1) - trigamma(xl + 1)
         logs[ties.large] = gammaln(xl + 1) - gammaln(xl - dl + 1)
     return h1, h2, logs
 
