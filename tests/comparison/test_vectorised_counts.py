@@ -119,7 +119,7 @@ def test_generated_compare_document_is_the_same_with_every_cell_on_the_closed_fo
     assert_same_doc(json.loads(dumps(fast.payload())), json.loads(dumps(closed.payload())))
 
 
-def test_places_are_the_steps_rows_summed_over_the_versions(tmp_path):
+def test_places_are_the_steps_rows_summed_over_the_versions(ledger_url):
     from fluke.record import Identity, Outcome, Run, ToolCall
 
     rng = np.random.default_rng(2)
@@ -132,7 +132,7 @@ def test_places_are_the_steps_rows_summed_over_the_versions(tmp_path):
         runs.append(Run(scenario=f"s{int(rng.integers(15))}", trial=i, identity=Identity(model=f"m{i % 3}"),
                         condition={"c": "x"} if i % 4 == 0 else {}, events=events,
                         outcome=Outcome(passed=passed, died_at=died)))
-    with open_ledger(str(tmp_path / "p.db")) as ledger:
+    with open_ledger(ledger_url) as ledger:
         ledger.ingest(runs)
         versions = [v.version for v in ledger.versions()]
         for chosen in (versions[:1], versions[:2], versions, None):
