@@ -152,14 +152,17 @@ def _arm_places(places: Mapping[tuple, int], codes: Mapping[tuple[str, str], int
     """``(time, died, strata, labels, weights)`` of an arm's places in the shared strata (``codes``
     numbers them), and its failed runs with no known step, and where each time came from.
 
-    Column by column over the places (no per-place tuple is sorted or joined): a million runs
-    come as a hundred thousand places or more."""
+    Column by column over the places (no per-place tuple is sorted or joined; the ledger's
+    :class:`fluke.ledger.Places` hands its columns over as read): a million runs come as a
+    hundred thousand places or more."""
     size = len(places)
-    weights = np.fromiter(places.values(), dtype=np.int64, count=size)
-    if size:
-        scenario, condition, cause, step, event = zip(*places, strict=True)
+    columns = getattr(places, "columns", None)     # fluke.ledger.Places: the columns as read
+    if columns is not None:
+        scenario, condition, cause, step, event, runs = columns
+        weights = np.fromiter(runs, dtype=np.int64, count=size)
     else:
-        scenario = condition = cause = step = event = ()
+        weights = np.fromiter(places.values(), dtype=np.int64, count=size)
+        scenario, condition, cause, step, event = zip(*places, strict=True) if size else ((),) * 5
     stratum = np.fromiter(map(codes.get, zip(scenario, condition, strict=True), itertools.repeat(-1)),
                           dtype=np.int64, count=size)
     cause = np.array(cause, dtype=object)

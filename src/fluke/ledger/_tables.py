@@ -15,7 +15,7 @@ from __future__ import annotations
 
 from typing import Any, Iterable, Sequence
 
-from ._types import CountRow, StepRow, TrialOutcomes, UnitCell
+from ._types import CountRow, Places, StepRow, TrialOutcomes, UnitCell
 
 
 class TableReads:
@@ -64,11 +64,12 @@ class TableReads:
         return out
 
     def places(self, *, version: str | Sequence[str] | None = None, scenario: str | None = None,
-               condition: str | None = None) -> dict[tuple[str, str, str, int, str], int]:
+               condition: str | None = None) -> Places:
         """Runs per place ``(scenario, condition, cause, step, event)`` summed over the versions
         given: the :meth:`steps` table, grouped by the database when there are several versions,
-        read into one map with no row object built (``compare`` reads a million runs' places
-        this way). Places whose runs sum to zero are left out.
+        read as columns (:class:`fluke.ledger.Places`, which reads as a mapping) with no row
+        object built: ``compare`` reads a million runs' places this way. Places whose runs sum
+        to zero are left out.
 
         >>> import tempfile, os
         >>> from fluke.ledger import open_ledger
@@ -89,7 +90,7 @@ class TableReads:
         else:
             sql = ("SELECT scenario, condition, cause, step, event, CAST(SUM(runs) AS BIGINT) FROM steps"
                    f"{where} GROUP BY scenario, condition, cause, step, event")
-        return {row[:5]: row[5] for row in self.query(sql, params) if row[5]}
+        return Places(self.query(sql, params))
 
     def trial_outcomes(self, *, version: str | Sequence[str] | None = None, scenario: str | None = None,
                        condition: str | None = None, trials: Iterable[int] | None = None) -> TrialOutcomes:
