@@ -39,7 +39,7 @@ from typing import Any
 
 from ..errors import FlukeError, UsageError
 from ..format import fmt_interval, fmt_is, fmt_p, fmt_share, natural_key
-from ._document import Column, Heading, Span, Table, blank, line, note
+from ._document import Column, Heading, Rows, Span, Table, blank, line, note
 from ._result import Result
 from ._unknowns import check_unknown, unknown_fields, unknown_note
 from ._facts import counted_arm
@@ -239,9 +239,9 @@ class ComparisonResult(Result):
                 "failures per scenario × condition, Fisher exact, BH across cells",
                 [Column("cell", key=True), Column("A", "right"), Column("B", "right"), Column("p", "right"),
                  Column("q", "right")],
-                [[f"{c.scenario} {c.condition}".strip(), fmt_share(c.failures_a, c.trials_a),
-                  fmt_share(c.failures_b, c.trials_b), fmt_p(c.pvalue),
-                  Span(fmt_p(c.qvalue), "bad" if c.qvalue < 0.05 else None)] for c in cells],
+                Rows(cells, lambda c: [f"{c.scenario} {c.condition}".strip(), fmt_share(c.failures_a, c.trials_a),
+                                       fmt_share(c.failures_b, c.trials_b), fmt_p(c.pvalue),
+                                       Span(fmt_p(c.qvalue), "bad" if c.qvalue < 0.05 else None)]),
                 limit=self.rows, more="cells"))
             out.append(line(f"{len(found.cells.significant())} of {len(found.cells.cells)} cells at q < 0.05"))
         ex = found.excluded
