@@ -264,7 +264,7 @@ def report(ledger, *, out: str | Path = "fluke-report.html", versions: Sequence[
     one version, the boundary chart, the families boards group by) and keeps at most ``max_runs``
     whole for the run explorer. Boards over 50 cells group the rest by the family tag their
     scenarios declare: the first tag starting with ``family_prefix``."""
-    from ..report import headline_from, redacted, render_redacted
+    from ..report import headline_from, redacted, write_redacted
     from . import _report_page as page
     from ._believe import believe
     from ._report_collect import frame
@@ -309,6 +309,7 @@ def report(ledger, *, out: str | Path = "fluke-report.html", versions: Sequence[
     grades = _grades(ledger, chosen, scan, spec, docs)
     shown = explorer(ledger, scan, labels, spec=grades.spec if spec is not None else None,
                      violations=stored_violations(ledger, grades.stored) if grades.stored else None)
+    scan.picked.clear()     # the explorer's runs are flattened now: their stored bodies are no longer needed
     missing = {k: v for k, v in data.missing.items() if k != "suite_questions"}
     warnings = list(dict.fromkeys(w for g in grades.results.values() if (w := g.vocabulary_warning)))
     luck = [page.luck_section(g.to_dict(), v) for v, g in grades.results.items() if v in g.luck]
@@ -345,10 +346,10 @@ def report(ledger, *, out: str | Path = "fluke-report.html", versions: Sequence[
                                            "missing": {k: v for k, v in data.missing.items() if k != name}})
     data = data.model_copy(update={"headline": headline_from(data)})
     data = redacted(data)
-    html = render_redacted(data)
     tmp = path.with_name(path.name + ".part")
     try:
-        tmp.write_text(html, encoding="utf-8")
+        with open(tmp, "w", encoding="utf-8") as fh:    # a section at a time: the page is never held whole
+            write_redacted(data, fh)
         tmp.replace(path)  # nothing half-written: the report appears whole or not at all
     finally:
         tmp.unlink(missing_ok=True)

@@ -114,14 +114,17 @@ def explorer(ledger, scan: Scan, labels: Mapping[str, str], *, spec: Any = None,
     from ..report._model import Explorer
     from ._report_collect import explorer_run
 
-    runs = [(version, row_run(body, source, ledger=ledger.name)) for version, (_, body, source) in scan.picked]
-    marks: dict[str, list] = {}
-    if spec is not None:
-        from ..grading import grade_run
+    stored = violations([h for _, (h, _, _) in scan.picked]) if spec is None and violations is not None else {}
+    shown = []
+    for version, (_, body, source) in scan.picked:     # one run whole at a time, flattened as it is built
+        run = row_run(body, source, ledger=ledger.name)
+        if spec is not None:
+            from ..grading import grade_run
 
-        marks = violations_of(grade_run(run, spec) for _, run in runs)
-    elif violations is not None:
-        marks = violations([run.hash for _, run in runs])
+            marks = violations_of([grade_run(run, spec)]).get(run.hash, ())
+        else:
+            marks = stored.get(run.hash, ())
+        shown.append(explorer_run(run, marks, label=labels[version]))
     total = sum(scan.tally.runs.values())
-    return Explorer(runs=[explorer_run(run, marks.get(run.hash, ()), label=labels[v]) for v, run in runs],
+    return Explorer(runs=shown,
                     total=total, rule="" if total <= scan.max_runs else PICK_RULE)
