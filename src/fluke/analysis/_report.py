@@ -299,6 +299,8 @@ def report(ledger, *, out: str | Path = "fluke-report.html", versions: Sequence[
     believed = [believe(ledger, version=v, bar=bar, level=level).to_dict() for v in chosen if scan.tally.runs.get(v)]
     data = frame(ledger, chosen, labels, scan.tally, None, [page.board_section(d) for d in believed], title=title,
                  family_prefix=family_prefix)
+    questions = [page.questions_section(d) for d in believed]
+    del believed    # the verbs' documents, a row per scenario cell: drawn now, so not held to the end
     if space is not None:
         from ._boundary import boundary as chart_space
 
@@ -322,7 +324,7 @@ def report(ledger, *, out: str | Path = "fluke-report.html", versions: Sequence[
     else:
         missing.pop("luck", None)
     data = data.model_copy(update={
-        "suite_questions": [page.questions_section(d) for d in believed] or None, "luck": luck or None,
+        "suite_questions": questions or None, "luck": luck or None,
         "explorer": shown if shown.total else None, "warnings": warnings, "missing": missing})
     if len(chosen) == 2:
         data = _compared(ledger, data, labels, grades, spec=spec, alpha=alpha, power=power, ceiling=ceiling,

@@ -14,6 +14,7 @@ from __future__ import annotations
 
 import base64
 import hashlib
+from collections.abc import Iterator
 from functools import cache
 from importlib import resources
 
@@ -53,15 +54,23 @@ def redacted(data: ReportData) -> ReportData:
     return ReportData.model_validate(redact(data.model_dump(mode="json")))
 
 
-def _section(name: str, data: ReportData) -> str:
+def _section_pieces(name: str, data: ReportData) -> Iterator[str]:
+    """One section of the page, in the pieces its renderer gives (a board at a time, say)."""
     heading, what = TITLES[name]
     anchor = name.replace("_", "-")
     if getattr(data, name) is None:
         reason = data.missing.get(name, "nothing in this report feeds it yet")
-        return (f'<section class="card off" id="{anchor}" aria-labelledby="{anchor}-h">'
-                f'<h2 id="{anchor}-h">{esc(heading)}</h2><p class="missing">Not computed: {esc(reason)}.</p></section>')
-    return (f'<section class="card" id="{anchor}" aria-labelledby="{anchor}-h"><h2 id="{anchor}-h">{esc(heading)}</h2>'
-            f'<p class="what">{esc(what)}</p>{RENDERERS[name](data)}</section>')
+        yield (f'<section class="card off" id="{anchor}" aria-labelledby="{anchor}-h">'
+               f'<h2 id="{anchor}-h">{esc(heading)}</h2><p class="missing">Not computed: {esc(reason)}.</p></section>')
+        return
+    yield (f'<section class="card" id="{anchor}" aria-labelledby="{anchor}-h"><h2 id="{anchor}-h">{esc(heading)}</h2>'
+           f'<p class="what">{esc(what)}</p>')
+    drawn = RENDERERS[name](data)
+    if isinstance(drawn, str):
+        yield drawn
+    else:
+        yield from drawn
+    yield "</section>"
 
 
 _PARTS = (("happened", "What happened"), ("infer", "What we infer"), ("conditional_on", "Conditional on"),
@@ -121,7 +130,15 @@ def write_redacted(data: ReportData, out) -> int:
     >>> out.getvalue() == render_html(ReportData(title="t")), n == len(out.getvalue())
     (True, True)
     """
-    return sum(out.write(piece) for piece in _pieces(data))
+    written = 0
+    for piece in _pieces(data):
+        for start in range(0, len(piece), _CHUNK):    # encoded a chunk at a time, not a section's whole copy
+            written += out.write(piece[start:start + _CHUNK])
+    return written
+
+
+#: Characters handed to the file at a time by :func:`write_redacted`.
+_CHUNK = 1 << 20
 
 
 def _pieces(data: ReportData):
@@ -151,7 +168,7 @@ def _pieces(data: ReportData):
         f'<div class="layout"><nav class="toc" aria-label="sections"><ol>{toc}</ol></nav>'
         '<main id="main">')
     for name in SECTIONS:
-        yield _section(name, data)
+        yield from _section_pieces(name, data)
     yield ('</main></div>'
            f'<footer><p>Written by fluke (report format {data.format_version}). Every figure is conditional on '
            "the versions named above and on what each section states; trajectory text is untrusted and shown "
