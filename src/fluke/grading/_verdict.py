@@ -26,9 +26,9 @@ from dataclasses import dataclass
 from typing import Iterable, Sequence
 
 import numpy as np
+from scipy import stats
 
 from ..errors import UsageError
-from ..inference._lazy import lazy_stats as stats   # scipy.stats (~28 MB) only when an interval is asked for
 from ..format import natural_key
 from ._grade import RunGrade
 
