@@ -49,3 +49,23 @@ def test_report_peak_memory_does_not_grow_with_the_ledger(tmp_path):
     assert (small["shown"], small["total"], big["shown"], big["total"]) == (1_000, 5_000, 1_000, 50_000)
     grown_mb = (big["peak_kb"] - small["peak_kb"]) / 1024
     assert grown_mb < 60, (small, big)
+
+
+def test_the_page_written_a_piece_at_a_time_is_the_page_rendered_whole(tmp_path):
+    """report() writes its page section by section (a board, a chart, a table at a time) in chunks; the
+    file is exactly the page rendered as one string from the same data, with 120 scenario cells so the
+    boards' "show all" charts, their tables and the paired view's charts are all drawn."""
+    from fluke.analysis import report
+    from fluke.record import Identity, Outcome, Run
+    from fluke.report import render_redacted
+
+    runs = [Run(scenario=f"s{s}", trial=t, identity=Identity(model=m),
+                outcome=Outcome(passed=(s * 7 + t * 3 + (m == "b")) % 5 != 0))
+            for m in ("a", "b") for s in range(120) for t in range(3)]
+    with open_ledger(str(tmp_path / "p.db")) as ledger:
+        ledger.ingest(runs)
+        result = report(ledger, out=tmp_path / "p.html")
+    page = (tmp_path / "p.html").read_text(encoding="utf-8")
+    assert page == render_redacted(result.data)
+    assert page.count('data-chart="suite-board-') >= 4 and "show all 120 cells" in page
+    assert len(result.data.paired.rows) == 120 and len(page) > 200_000
