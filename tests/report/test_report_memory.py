@@ -69,3 +69,27 @@ def test_the_page_written_a_piece_at_a_time_is_the_page_rendered_whole(tmp_path)
     assert page == render_redacted(result.data)
     assert page.count('data-chart="suite-board-') >= 4 and "show all 120 cells" in page
     assert len(result.data.paired.rows) == 120 and len(page) > 200_000
+
+
+def test_redacting_a_section_at_a_time_equals_redacting_the_whole_page(tmp_path):
+    """redacted() dumps, redacts and reads back one section at a time; the result is the model read
+    back from the whole page's JSON redacted at once, on a report whose explorer carries secrets."""
+    from fluke._redact import redact
+    from fluke.analysis import report
+    from fluke.record import Identity, Outcome, Run, ToolCall
+    from fluke.report import ReportData, redacted
+
+    secret = "sk-proj-abcdefghijklmnopqrstuvwx"
+    runs = [Run(scenario=f"s{s}", trial=t, identity=Identity(model=m), tags=[f"family/{s % 3}"],
+                events=[ToolCall(tool="login", args={"key": secret, "note": f"token {secret}"}, ok=t % 2 == 0)],
+                outcome=Outcome(passed=(s + t + (m == "b")) % 3 != 0))
+            for m in ("a", "b") for s in range(60) for t in range(2)]
+    with open_ledger(str(tmp_path / "r.db")) as ledger:
+        ledger.ingest(runs)
+        data = report(ledger, out=tmp_path / "r.html").data
+    raw = data.model_copy(update={"title": f"title {secret}"})
+    got = redacted(raw)
+    want = ReportData.model_validate(redact(raw.model_dump(mode="json")))
+    assert got == want and got.model_dump(mode="json") == want.model_dump(mode="json")
+    assert secret not in got.model_dump_json() and secret in raw.model_dump_json()
+    assert got.explorer is not None and len(got.explorer.runs) == 240

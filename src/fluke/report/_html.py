@@ -50,8 +50,25 @@ def script_json(value: object) -> str:
 
 
 def redacted(data: ReportData) -> ReportData:
-    """A copy of ``data`` with every string passed through :func:`fluke.record.redact`."""
-    return ReportData.model_validate(redact(data.model_dump(mode="json")))
+    """A copy of ``data`` with every string passed through :func:`fluke.record.redact`, a section
+    at a time (dumped, redacted and read back), so that only one section's JSON is held at once.
+
+    >>> redacted(ReportData(title="key sk-abcdefghijklmnopqrstu")).title
+    'key [REDACTED:api-key]'
+    """
+    update = {}
+    for name in type(data).model_fields:
+        if getattr(data, name) is None:
+            continue
+        update[name] = _field_adapter(name).validate_python(redact(data.model_dump(mode="json", include={name})[name]))
+    return data.model_copy(update=update)
+
+
+@cache
+def _field_adapter(name: str):
+    from pydantic import TypeAdapter
+
+    return TypeAdapter(ReportData.model_fields[name].annotation)
 
 
 def _section_pieces(name: str, data: ReportData) -> Iterator[str]:
