@@ -30,14 +30,17 @@ from ._fisher import bh_qvalues, fisher_exact_many
 from ._fixcheck import (
                        ByInputTest,
                        FixCheck,
+                       FixTally,
                        InputFlag,
                        RerunBar,
                        RerunRule,
+                       check_tally,
                        fix_check,
+                       fix_tally,
                        rerun_bar,
                        rerun_rule,
 )
-from ._intervals import ClusteredMean, clustered_mean, wilson_interval
+from ._intervals import ClusteredMean, clustered_mean, clustered_mean_sums, wilson_interval
 from ._leaderboard import (CORRECTIONS, NORMAL_STRATA, Leaderboard, PairTest, SeparatingStratum, Standing,
                            adjust_pvalues, holm_adjust, indistinct_groups, leaderboard_counts, p_first_posterior,
                            rank_bootstrap)
@@ -75,6 +78,7 @@ __all__ = [
     "bh_qvalues", "clustered_mean", "compare_counted", "compare_pass_counts", "compare_pass_rates", "compare_runs",
     "compare_survival", "compare_versions", "compare_where", "consistency", "detection_limit",
     "detection_z", "failure_counts", "fisher_exact_many", "fix_check",
+    "check_tally", "clustered_mean_sums", "fix_tally", "FixTally",
     "hazard_ratio_limit", "logrank_batch", "logrank_test", "null_calibration", "outcome_arrays",
     "pass_counts", "pass_rate_limit", "places_of", "per_cell", "per_step", "rerun_bar", "rerun_rule",
     "runs_needed_per_arm", "sequential_evalues", "sequential_test", "stratified_cox",

@@ -87,6 +87,33 @@ class TableReads:
 
         return read_trial_outcomes(self, version=version, scenario=scenario, condition=condition, trials=trials)
 
+    #: Bytes a reader of :meth:`outcome_sequences` holds per run (None: the fix check's own
+    #: figure for the arrays of :meth:`trial_outcomes`, from which the sequences are made here).
+    SEQUENCE_BYTES: int | None = None
+
+    def outcome_sequences(self, *, version: str | Sequence[str] | None = None, scenario: str | None = None,
+                          condition: str | None = None, trials: Iterable[int] | None = None):
+        """Each input's outcomes in trial order, one byte a run (:class:`OutcomeSequences`): the
+        order of :meth:`trial_outcomes`, without the trials and versions of the runs.
+
+        >>> import tempfile, os
+        >>> from fluke.ledger import open_ledger
+        >>> from fluke.record import Outcome, Run
+        >>> ledger = open_ledger(os.path.join(tempfile.mkdtemp(), "os.db"))
+        >>> _ = ledger.ingest([Run(scenario=s, trial=t, outcome=Outcome(passed=t > 0)) for s in "ab" for t in (2, 0)])
+        >>> got = ledger.outcome_sequences()
+        >>> got.inputs, got.sizes.tolist(), got.outcome.tolist()
+        ((('a', ''), ('b', '')), [2, 2], [1, 0, 1, 0])
+        """
+        import numpy as np
+
+        from ._types import OutcomeSequences
+
+        got = self.trial_outcomes(version=version, scenario=scenario, condition=condition, trials=trials)
+        used = np.unique(got.version).tolist()
+        return OutcomeSequences(tuple(got.versions[v] for v in used), got.inputs,
+                                np.bincount(got.input, minlength=len(got.inputs)).astype(np.int64), got.outcome)
+
     def unit_cells(self, *, version: str | Sequence[str] | None = None, scenario: str | None = None,
                    condition: str | None = None) -> list[UnitCell]:
         """Trials, passes, unknowns and reward sums per version × sampling unit × scenario ×

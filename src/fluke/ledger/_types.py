@@ -202,6 +202,26 @@ class TrialOutcomes:
 
 
 @dataclass(frozen=True)
+class OutcomeSequences:
+    """Each input's outcomes in trial order, one byte a run, as
+    :meth:`fluke.ledger.Ledger.outcome_sequences` reads them: what the fix check's re-run rule needs.
+
+    ``inputs`` are the ``(scenario, condition)`` pairs in order, ``sizes`` the runs of each,
+    ``outcome`` (0 passed, 1 failed, 2 unknown) the runs of the first input, then of the
+    second, ..., each input's in the order of :class:`TrialOutcomes` (trial, version, ingest,
+    key); ``versions`` the versions with runs among them.
+    """
+
+    versions: tuple[str, ...]
+    inputs: tuple[tuple[str, str], ...]
+    sizes: Any
+    outcome: Any
+
+    def __len__(self) -> int:
+        return len(self.outcome)
+
+
+@dataclass(frozen=True)
 class UnitCell:
     """The runs of one version in one sampling unit, scenario and condition, summed.
 
