@@ -178,6 +178,8 @@ def _outcome(passed, reward, died_at, label) -> _Outcome:
 
 def _condition(condition: Mapping) -> tuple[str, dict]:
     """``(key, mapping)`` of a condition, the mapping shared by every run with that key."""
+    from ..record import condition_key
+
     key = condition_key(condition) if condition else ""
     shared = _CONDITIONS.get(key)
     if shared is None:
@@ -216,7 +218,6 @@ def _kept(size: int, died_at, hard, run_hash: str) -> list[int]:
 
 def reduce_body(body: str | bytes, doc: dict, hard: Mapping[str, int | None] | None = None) -> RunFacts:
     """:func:`reduce_run` of the run stored as ``body`` (its JSON; ``doc`` is it parsed), without the Run."""
-    from ..record import condition_key
 
     raw = body.encode() if isinstance(body, str) else body
     run_hash = hashlib.sha256(raw).hexdigest()
