@@ -16,7 +16,7 @@ from __future__ import annotations
 import dataclasses
 from typing import Any, Sequence
 
-from ..errors import EmptyLedgerError, InputError, SelectorError, UsageError
+from ..errors import EmptyLedgerError, SelectorError, UsageError
 
 
 #: The ledger holds no runs: every verb that reads runs answers this the same way.
@@ -80,7 +80,7 @@ def parse_trials(text: str, where: str) -> set[int]:
             else:
                 out.add(int(part))
         except ValueError:
-            raise InputError(None, where, "trials", f"cannot read trials {text!r}",
+            raise UsageError(f"{where}: cannot read trials {text!r}", argument="trials",
                              hint="write @0-1 or @0,2,4 after the selector") from None
     return out
 

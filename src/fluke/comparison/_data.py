@@ -25,7 +25,7 @@ from dataclasses import dataclass
 
 import numpy as np
 
-from ..errors import InputError
+from ..errors import UsageError
 from ..record import Run, ToolCall
 
 __all__ = ["SurvivalData", "failure_counts", "outcome_arrays", "survival_data"]
@@ -70,7 +70,7 @@ def survival_data(runs: Iterable[Run], *, hard_index: Mapping[str, int] | None =
     (1, 0)
     """
     if unknown_step not in ("exclude", "last event"):
-        raise InputError(None, None, "unknown_step", f"unknown_step={unknown_step!r} must be 'exclude' or 'last event'")
+        raise UsageError(f"unknown_step={unknown_step!r} must be 'exclude' or 'last event'", argument="unknown_step")
     legacy = unknown_step == "last event"
     time, died, scen, cond, label, trial, causes = [], [], [], [], [], [], []
     unknown = 0

@@ -33,7 +33,7 @@ from dataclasses import dataclass
 import numpy as np
 from ..inference import lazy_stats as stats
 
-from ..errors import InputError
+from ..errors import UsageError
 from ._consistency import consistency
 from ._data import failure_counts
 from ._fisher import bh_qvalues, fisher_exact_many
@@ -112,7 +112,7 @@ def rerun_bar(failures, trials, *, tries: int = 3) -> RerunBar:
     (0.2, 'consistency of the first run')
     """
     if tries < 1:
-        raise InputError(None, None, "tries", f"tries={tries} must be at least 1")
+        raise UsageError(f"tries={tries} must be at least 1", argument="tries")
     f = np.asarray(failures, dtype=float).reshape(-1)
     n = np.asarray(trials, dtype=float).reshape(-1)
     c = consistency(f, n)
@@ -165,7 +165,7 @@ def _arrays(inputs, failed, order, name):
     failed = np.asarray(failed, dtype=bool).reshape(-1)
     order = np.asarray(order, dtype=float).reshape(-1)
     if not (inputs.size == failed.size == order.size):
-        raise InputError(None, name, "inputs", f"{name}: inputs, failed and order must have one entry per run")
+        raise UsageError(f"{name}: inputs, failed and order must have one entry per run", argument="inputs")
     return inputs, failed, order
 
 
@@ -183,11 +183,11 @@ def _coded(arms: list, labels: list[str], names=None) -> tuple[np.ndarray, list]
         return names, [(c, a[1], a[2]) for c, a in zip(np.split(codes.reshape(-1), bounds), arms, strict=True)]
     names = np.asarray(names).astype(str).reshape(-1)
     if names.size > 1 and not bool(np.all(names[1:] > names[:-1])):
-        raise InputError(None, None, "names", "names must be sorted and distinct (as np.unique gives them)")
+        raise UsageError("names must be sorted and distinct (as np.unique gives them)", argument="names")
     for (codes, _, _), label in zip(arms, labels, strict=True):
         if codes.size and (codes.dtype.kind not in "iu" or codes.min() < 0 or codes.max() >= names.size):
-            raise InputError(None, label, "inputs", f"{label}: with names, inputs must be integer codes "
-                             f"0..{names.size - 1} into them")
+            raise UsageError(f"{label}: with names, inputs must be integer codes 0..{names.size - 1} into them",
+                             argument="inputs")
     return names, [(a[0].astype(np.intp, copy=False), a[1], a[2]) for a in arms]
 
 
@@ -255,7 +255,7 @@ def rerun_rule(first_inputs, first_failed, first_order, rerun_inputs, rerun_fail
     (0.0, 0.5, 3)
     """
     if within < 1:
-        raise InputError(None, None, "within", f"within={within} must be at least 1")
+        raise UsageError(f"within={within} must be at least 1", argument="within")
     names, (first, rerun) = _coded([(first_inputs, first_failed, first_order),
                                     (rerun_inputs, rerun_failed, rerun_order)], ["first run", "re-run"], names)
     return _rule(_rows(first, rerun, within, names.size), confidence_level)
@@ -289,7 +289,7 @@ def fix_check(first, candidate, control=None, *, within: int = 3, q: float = 0.0
     (1.0, 4, 0.125)
     """
     if within < 1:
-        raise InputError(None, None, "within", f"within={within} must be at least 1")
+        raise UsageError(f"within={within} must be at least 1", argument="within")
     arms, labels = [first, candidate], ["first run", "candidate"]
     if control is not None:
         arms.append(control)

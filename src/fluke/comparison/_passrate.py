@@ -37,7 +37,7 @@ from dataclasses import asdict, dataclass
 import numpy as np
 from scipy import special
 
-from ..errors import InputError
+from ..errors import UsageError
 from ..inference import clustered_interval
 from ._limit import DIRECTIONS, regression_limit, verdict_interval
 from ._stratified import StratifiedTest, stratified_test
@@ -194,20 +194,20 @@ def _arrays(passes_a, trials_a, passes_b, trials_b):
                         ("trials_b", trials_b)):
         arr = np.asarray(value, dtype=float).reshape(-1)
         if arr.size and (not np.all(np.isfinite(arr)) or np.any(arr != np.round(arr))):
-            raise InputError(None, None, name, f"{name} must be whole numbers")
+            raise UsageError(f"{name} must be whole numbers", argument=name)
         out.append(arr.astype(np.int64))
     if len({a.size for a in out}) != 1:
-        raise InputError(None, None, "trials_b", "passes_a, trials_a, passes_b and trials_b need one "
-                         f"entry per stratum; got {[a.size for a in out]}")
+        raise UsageError("passes_a, trials_a, passes_b and trials_b need one "
+                         f"entry per stratum; got {[a.size for a in out]}", argument="trials_b")
     if out[0].size == 0:
-        raise InputError(None, None, "trials_a", "no strata: the two arms share no scenario to compare",
-                         hint="check the selectors and the scenario filter")
+        raise UsageError("no strata: the two arms share no scenario to compare",
+                         argument="trials_a", hint="check the selectors and the scenario filter")
     for k, n, kn, nn in ((out[0], out[1], "passes_a", "trials_a"), (out[2], out[3], "passes_b", "trials_b")):
         if n.min() < 1:
-            raise InputError(None, None, nn, f"{nn}={int(n.min())} must be at least 1 in every stratum",
-                             hint="compare only the strata both arms ran")
+            raise UsageError(f"{nn}={int(n.min())} must be at least 1 in every stratum",
+                             argument=nn, hint="compare only the strata both arms ran")
         if k.min() < 0 or np.any(k > n):
-            raise InputError(None, None, kn, f"{kn} must lie between 0 and {nn} in every stratum")
+            raise UsageError(f"{kn} must lie between 0 and {nn} in every stratum", argument=kn)
     return out
 
 
@@ -384,20 +384,20 @@ def compare_pass_rates(passes_a, trials_a, passes_b, trials_b, *, scenarios=None
     """
     pa, na, pb, nb = _arrays(passes_a, trials_a, passes_b, trials_b)
     if not ceiling > 0:
-        raise InputError(None, None, "ceiling", f"ceiling={ceiling!r} must be a positive number of points")
+        raise UsageError(f"ceiling={ceiling!r} must be a positive number of points", argument="ceiling")
     if len(prior) != 2 or not (prior[0] > 0 and prior[1] > 0):
-        raise InputError(None, None, "prior", f"prior={prior!r} must be two positive numbers (a, b)")
+        raise UsageError(f"prior={prior!r} must be two positive numbers (a, b)", argument="prior")
     if draws < 100:
-        raise InputError(None, None, "draws", f"draws={draws} must be at least 100")
+        raise UsageError(f"draws={draws} must be at least 100", argument="draws")
     if unknown_policy not in UNKNOWN_POLICIES:
-        raise InputError(None, None, "unknown_policy", f"unknown_policy={unknown_policy!r} must be one of "
-                         + ", ".join(UNKNOWN_POLICIES))
+        raise UsageError(f"unknown_policy={unknown_policy!r} must be one of "
+                         + ", ".join(UNKNOWN_POLICIES), argument="unknown_policy")
     unknown = (int(unknown[0]), int(unknown[1]))
     if min(unknown) < 0:
-        raise InputError(None, None, "unknown", f"unknown={unknown!r} must be counts of at least 0")
+        raise UsageError(f"unknown={unknown!r} must be counts of at least 0", argument="unknown")
     labels = np.arange(pa.size) if scenarios is None else np.asarray(scenarios).reshape(-1)
     if labels.size != pa.size:
-        raise InputError(None, None, "scenarios", f"scenarios has {labels.size} entries for {pa.size} strata")
+        raise UsageError(f"scenarios has {labels.size} entries for {pa.size} strata", argument="scenarios")
     test = stratified_test(na - pa, na, nb - pb, nb, method=method)
     limit, better = design_limits(pa, na, pb, nb, alpha=alpha, power=power)
     verdict = verdict_of(test.pvalue, limit, alpha=alpha, ceiling=ceiling)
@@ -420,7 +420,7 @@ def compare_pass_rates(passes_a, trials_a, passes_b, trials_b, *, scenarios=None
         reason = "one scenario: an interval over scenarios needs two"
     rng = np.random.default_rng(20261201) if rng is None else rng
     if not isinstance(rng, np.random.Generator):
-        raise InputError(None, None, "rng", "rng must be a numpy Generator, e.g. np.random.default_rng(1)")
+        raise UsageError("rng must be a numpy Generator, e.g. np.random.default_rng(1)", argument="rng")
     share, mc, p_method = _p_below(pa, na, pb, nb, prior, int(draws), rng)
     return PassRateComparison(
         strata=int(pa.size), scenarios=g, runs_a=int(na.sum()), runs_b=int(nb.sum()),

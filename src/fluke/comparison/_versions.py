@@ -19,7 +19,7 @@ from dataclasses import asdict, dataclass
 
 import numpy as np
 
-from ..errors import InputError
+from ..errors import UsageError
 from ..record import Run
 from ._data import SurvivalData, survival_data
 from ._passrate import UNKNOWN_POLICIES, PassRateComparison, compare_pass_rates
@@ -46,8 +46,8 @@ def pass_counts(runs: Iterable[Run], *, unknown_policy: str = "failure") -> tupl
     (({('s', ''): (1, 2)}, 1), ({('s', ''): (1, 1)}, 1))
     """
     if unknown_policy not in UNKNOWN_POLICIES:
-        raise InputError(None, None, "unknown_policy", f"unknown_policy={unknown_policy!r} must be one of "
-                         + ", ".join(UNKNOWN_POLICIES))
+        raise UsageError(f"unknown_policy={unknown_policy!r} must be one of "
+                         + ", ".join(UNKNOWN_POLICIES), argument="unknown_policy")
     counts: dict[tuple[str, str], list[int]] = {}
     unknown = 0
     for run in runs:
@@ -76,8 +76,8 @@ def compare_pass_counts(counts_a: Mapping, counts_b: Mapping, *, unknown: tuple[
     """
     keys = sorted(set(counts_a) & set(counts_b))
     if not keys:
-        raise InputError(None, None, "scenario", "the two arms share no scenario × condition, so there is "
-                         "nothing to compare", hint="check the selectors and the scenario filter")
+        raise UsageError("the two arms share no scenario × condition, so there is "
+                         "nothing to compare", argument="scenario", hint="check the selectors and the scenario filter")
     pa, na = np.array([counts_a[k] for k in keys], dtype=np.int64).T
     pb, nb = np.array([counts_b[k] for k in keys], dtype=np.int64).T
     return compare_pass_rates(pa, na, pb, nb, scenarios=np.array([k[0] for k in keys], dtype=object).astype(str),

@@ -29,7 +29,7 @@ import re
 from dataclasses import dataclass, field
 from typing import Any, Iterable, Iterator, Mapping
 
-from ..errors import InputError
+from ..errors import InputError, UsageError
 from ..format import safe
 
 #: fluke's comparison verdicts, in the words an outside consumer reads.
@@ -240,7 +240,7 @@ def verdicts(ledger, *, baseline: str | None = None, version: str | None = None,
         try:
             result = compare(ledger, base, info.version, unknown=unknown, alpha=alpha, power=power,
                              ceiling=ceiling, record=False)
-        except InputError as exc:   # nothing to compare (no shared scenario): said, not sunk
+        except (InputError, UsageError) as exc:   # nothing to compare (no shared scenario): said, not sunk
             if skipped is not None:
                 skipped.append(clean(f"{version_label(ledger, info.version)} against "
                                      f"{version_label(ledger, base)}: {exc.message}"))

@@ -115,9 +115,8 @@ class Run(BaseModel):
     def _not_newer(cls, value: int) -> int:
         if value > FORMAT_VERSION:
             # A ValueError, so pydantic reports it with the field's location like any other.
-            raise FormatVersionError(
-                None, None, None, f"format_version {value} is newer than this fluke reads ({FORMAT_VERSION}); "
-                "upgrade with: pip install -U fluke")
+            raise FormatVersionError(None, None, "format_version", f"was written by a newer fluke (run format "
+                                     f"{value}; this fluke reads {FORMAT_VERSION})", hint=FormatVersionError.HINT)
         return value
 
     @field_validator("scenario", "unit", "tape")

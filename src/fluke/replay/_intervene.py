@@ -24,7 +24,7 @@ from dataclasses import dataclass
 from typing import Any, Callable, Sequence
 
 from ..comparison import wilson_interval
-from ..errors import InputError
+from ..errors import InputError, UsageError
 from ..runner import Case, evaluate
 from ._continue import Continuation
 from ._effect import ContinuationEffect, continuation_effect
@@ -90,13 +90,14 @@ class InterventionEffect:
 def _check(sources: Sequence[Source], interventions: Sequence[Intervention], step: int, n: int,
            coupling: str) -> None:
     if coupling not in COUPLINGS:
-        raise InputError(None, None, "coupling", f"coupling={coupling!r} is not one of {', '.join(COUPLINGS)}")
+        raise UsageError(f"coupling={coupling!r} is not one of {', '.join(COUPLINGS)}", argument="coupling")
     if not isinstance(n, int) or n < 2:
-        raise InputError(None, None, "n", f"n={n!r} must be an integer of at least 2")
+        raise UsageError(f"n={n!r} must be an integer of at least 2", argument="n")
     if not isinstance(step, int) or step < 0:
-        raise InputError(None, None, "step", f"step={step!r} must be a tool-call index of at least 0")
+        raise UsageError(f"step={step!r} must be a tool-call index of at least 0", argument="step")
     if not interventions:
-        raise InputError(None, None, "interventions", "none given", hint="respond=, raise=, set:, forget=, remember:")
+        raise UsageError("interventions: none given", argument="interventions",
+                         hint="respond=, raise=, set:, forget=, remember:")
     if replacement(interventions) is not None:
         short = [s for s in sources if len(s.log["calls"]) <= step]
         if short:

@@ -11,7 +11,7 @@ from __future__ import annotations
 from dataclasses import dataclass
 from typing import Any, Iterable, Sequence
 
-from ..errors import InputError
+from ..errors import InputError, UsageError
 from ..record import Identity, Run, digest
 from ..tools import TOOL_LOG
 
@@ -49,8 +49,8 @@ def select_sources(ledger: Any, selectors: Sequence[str] = (), *, scenario: str 
                                       "`fluke runs` lists hashes")
             chosen.extend(h for h in hits if h not in chosen)
     if not chosen:
-        raise InputError(None, None, None, "the ledger holds no run with a tool log",
-                         hint="record runs with `fluke run SUITE.py` whose suite declares `tools`")
+        raise UsageError("the ledger holds no run with a tool log",
+                     hint="record runs with `fluke run SUITE.py` whose suite declares `tools`")
     return [Source(r, logs[r.hash]) for r in chosen]
 
 
@@ -68,8 +68,8 @@ def origin_identity(runs: Iterable[Run], origin: dict[str, Any]) -> Identity:
     runs = list(runs)
     versions = {r.version for r in runs}
     if len(versions) != 1:
-        raise InputError(None, None, "runs", f"come from {len(versions)} versions; give runs of one version",
-                         hint="select runs by hash prefix or --scenario")
+        raise UsageError(f"the runs come from {len(versions)} versions; give runs of one version",
+                         argument="runs", hint="select runs by hash prefix or --scenario")
     base = runs[0].identity
     body = base.model_dump()
     body["harness"] = {"of": base.harness, "origin": {"version": base.version,
