@@ -16,7 +16,7 @@ from __future__ import annotations
 import math
 import re
 
-__all__ = ["describe_unknowns", "fluke_command", "fmt_count_share", "fmt_interval", "fmt_is", "fmt_num", "fmt_p",
+__all__ = ["fluke_command", "fmt_count_share", "fmt_interval", "fmt_is", "fmt_num", "fmt_p",
            "fmt_pct", "fmt_points", "fmt_prob", "fmt_range", "fmt_share", "fmt_share_interval", "natural_key",
            "parse_problem", "plural", "safe", "visible"]
 
@@ -303,16 +303,3 @@ def fluke_command(ledger, *args: str) -> str:
     return " ".join(words)
 
 
-def describe_unknowns(unknowns: int, policy: str) -> str:
-    """The phrase for ``unknowns`` under ``policy``.
-
-    >>> describe_unknowns(0, "fail")
-    'no unknown outcomes'
-    """
-    if unknowns == 0:
-        return "no unknown outcomes"
-    noun = "outcome" if unknowns == 1 else "outcomes"
-    what = "counted as failures" if policy == "fail" else "left out"
-    if unknowns == 1 and policy == "fail":
-        what = "counted as a failure"
-    return f"{unknowns} unknown {noun} {what}"

@@ -64,7 +64,7 @@ _EXPORTS: dict[str, str] = {
     "SealList": "_seal",
     "calibration": "_prediction_calibration", "CalibrationResult": "_prediction_calibration",
     "match_predictions": "_prediction_calibration",
-    "UNKNOWN_CHOICES": "_unknowns", "UnknownPolicy": "_unknowns", "check_unknown": "_unknowns",
+    "UNKNOWN_POLICIES": "_unknowns", "UnknownPolicy": "_unknowns", "check_unknown": "_unknowns",
     "unknown_note": "_unknowns",
     "leaderboard": "_leaderboard", "LeaderboardResult": "_leaderboard",
     "plan": "_plan", "PlanResult": "_plan",

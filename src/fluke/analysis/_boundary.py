@@ -26,7 +26,7 @@ from ..format import fmt_interval, fmt_pct, fmt_prob, fmt_share_interval, natura
 from ._document import Column, Span, Table, blank, line, note
 from ._result import Result
 from ._select import pick_version, version_label
-from ._unknowns import check_unknown, closing_notes
+from ._unknowns import UnknownPolicy, check_unknown, closing_notes
 
 #: The kind of the ledger documents that hold incidents.
 INCIDENT_KIND = "incident"
@@ -47,15 +47,15 @@ def _space(space) -> Any:
     return load_space(space)
 
 
-def _rows(ledger, version: str, unknown: str):
+def _rows(ledger, version: str, unknown: UnknownPolicy | str):
     """``(scenario, condition, label)`` and ``(version, tags, passed)`` of a version's runs; unknowns counted."""
+    policy = UnknownPolicy.of(unknown)
     rows, kinds, unknowns = [], [], 0
     for run in ledger.runs(version=version):
         passed = run.outcome.passed
-        if passed is None:
-            unknowns += 1
-            if unknown == "exclude":
-                continue
+        unknowns += passed is None
+        if not policy.keeps(passed):
+            continue
         label = run.outcome.label or {True: "complete", False: "fail", None: None}[passed]
         if passed is not None and label in ("complete", "should_ask") and not passed:
             label = "fail"

@@ -305,7 +305,7 @@ def _batches(ledger, arm_a: Arm, arm_b: Arm, unknown: str = "fail"):
     for side, arm in enumerate((arm_a, arm_b)):
         for r in arm.runs:
             j = col.get((r.scenario, r.condition_key()))
-            if j is None or r.hash not in times or (r.outcome.passed is None and unknown == "exclude"):
+            if j is None or r.hash not in times or not unknown.keeps(r.outcome.passed):
                 continue
             order[side].setdefault(j, []).append((at[times[r.hash]], r.trial, r.outcome.passed is not True))
     arms = []
@@ -368,7 +368,7 @@ def compare(ledger, a: str, b: str, *, scenario: str | None = None, condition: s
         return dataclasses.replace(primary, excluded=compare(ledger, a, b, unknown="exclude", record=False, **same))
     spec = None if spec is None else str(spec)
     loaded = _load_spec(spec)
-    options = dict(unknown_policy=unknown.comparison_spelling, alpha=alpha, power=power, ceiling=ceiling,
+    options = dict(unknown_policy=unknown, alpha=alpha, power=power, ceiling=ceiling,
                    hazard_ceiling=hazard_ceiling,
                    rng=np.random.default_rng(seed))
     arms = None if loaded is not None or sequential or stream else _counted_arms(ledger, a, b, scenario, condition)

@@ -14,6 +14,8 @@ from __future__ import annotations
 
 from typing import Any
 
+from ..policies import UnknownPolicy
+
 
 def group_of(condition: str, key: str) -> str:
     """The group a cell's condition key puts it in: the value of ``key``, or the whole key for ``"condition"``."""
@@ -26,14 +28,15 @@ def group_of(condition: str, key: str) -> str:
     return "(none)"
 
 
-def arm_cells(arm, unknown: str) -> dict[tuple[str, str], tuple[int, int]]:
+def arm_cells(arm, unknown: UnknownPolicy | str) -> dict[tuple[str, str], tuple[int, int]]:
     """``{(scenario, condition): (passes, trials)}`` of an arm, from its counts or its streamed runs."""
     if arm.counted is not None:
         return arm.counted.pass_counts(unknown)[0]
+    policy = UnknownPolicy.of(unknown)
     out: dict[tuple[str, str], list[int]] = {}
     for r in arm.runs:
         passed = r.outcome.passed
-        if passed is None and unknown == "exclude":
+        if not policy.keeps(passed):
             continue
         cell = out.setdefault((r.scenario, r.condition_key()), [0, 0])
         cell[0] += passed is True

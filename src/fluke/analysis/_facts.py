@@ -50,6 +50,7 @@ import hashlib
 from dataclasses import dataclass
 from typing import Any, Mapping
 
+from ..policies import UnknownPolicy
 from ..record import Identity, ToolCall, condition_key
 
 #: Shared stand-ins: one outcome per (passed, died_at), one event per (tool, ok) or kind.
@@ -216,14 +217,15 @@ class CountedArm:
     cells: dict[tuple[str, str], tuple[int, int, int]]
     places: dict[tuple, int]
 
-    def pass_counts(self, unknown: str) -> tuple[dict[tuple[str, str], tuple[int, int]], int]:
+    def pass_counts(self, unknown: UnknownPolicy | str) -> tuple[dict[tuple[str, str], tuple[int, int]], int]:
         """``({(scenario, condition): (passes, trials)}, unknowns)`` under the unknown-outcome
         policy, as :func:`fluke.comparison.pass_counts` gives it from the runs (a cell whose runs
         are all left out is absent)."""
+        policy = UnknownPolicy.of(unknown)
         out, unknowns = {}, 0
         for key, (n, k, u) in self.cells.items():
             unknowns += u
-            trials = n - u if unknown == "exclude" else n
+            trials, _ = policy.apply(n, k, u)
             if trials:
                 out[key] = (k, trials)
         return out, unknowns

@@ -31,7 +31,7 @@ from ._document import Column, Span, Table, blank, line, note
 from ._result import Result
 from ._facts import counted_arm, trial_arm
 from ._select import Arm, disjoint, select_arm
-from ._unknowns import check_unknown, outcome_arrays, unknown_fields, unknown_note
+from ._unknowns import UnknownPolicy, check_unknown, outcome_arrays, unknown_fields, unknown_note
 
 
 def _pct_interval(lo: float, hi: float) -> str:
@@ -253,7 +253,7 @@ def fix_arrays(ledger, text: str, *, scenario: str | None = None, unknown: str =
     if stream:
         arm = select_arm(ledger, text, scenario=scenario)
         inputs, failed, order, unknowns = outcome_arrays(arm.runs, unknown)
-        versions = [r.version for r in arm.runs if unknown != "exclude" or r.outcome.passed is not None]
+        versions = [r.version for r in arm.runs if UnknownPolicy.of(unknown).keeps(r.outcome.passed)]
         names, codes = np.unique(inputs, return_inverse=True)
         codes = codes.reshape(-1)
         # stable: runs tied on input, trial and version keep the order they streamed in
@@ -263,7 +263,7 @@ def fix_arrays(ledger, text: str, *, scenario: str | None = None, unknown: str =
     arm, got = trial_arm(ledger, text, scenario=scenario)
     known = got.outcome != 2
     unknowns = int(len(got) - known.sum())
-    keep = known if unknown == "exclude" else slice(None)
+    keep = known if UnknownPolicy.of(unknown).excludes else slice(None)
     labels = np.asarray([f"{s}|{c}" if c else s for s, c in got.inputs], dtype=str)
     names, rank = np.unique(labels, return_inverse=True)    # the table's inputs are distinct
     rank = rank.reshape(-1)

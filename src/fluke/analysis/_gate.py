@@ -41,6 +41,7 @@ from typing import Any, Mapping
 
 from ..errors import SpecError
 from ..format import fluke_command, parse_problem
+from ..policies import UNKNOWN_POLICIES, UnknownPolicy
 from ._claims import FAILS, HOLDS, TOO_SMALL, Claim
 from ._document import Column, Details, Heading, Span, Table, blank, line, note
 from ._result import Result
@@ -134,7 +135,7 @@ def parse_gate_rule(text: str | Mapping[str, Any], *, fmt: str = "yaml") -> dict
                     "people's labels file)")
     if "reliable" in rule and rule["reliable"]["per"] not in ("scenario", "suite"):
         raise _fail("reliable.per", f"{rule['reliable']['per']!r} is not one of scenario, suite")
-    if rule.get("unknown", "fail") not in ("fail", "exclude"):
+    if rule.get("unknown", "fail") not in UNKNOWN_POLICIES:
         raise _fail("unknown", f"{rule['unknown']!r} must be 'fail' (count a run of unknown outcome as a failure, "
                     "the default) or 'exclude' (leave it out)")
     rule["on_inconclusive"] = rule.get("on_inconclusive", "warn")
@@ -403,7 +404,7 @@ def gate(ledger, rule: str | Path | Mapping[str, Any], *, raw: bytes | None = No
         ledger = ledger()
     version = pick_version(ledger, rule.get("version"))
     claims: list[Claim] = []
-    unknown = rule.get("unknown", "fail")
+    unknown = UnknownPolicy.of(rule.get("unknown", UnknownPolicy.FAIL))
     if rule.get("gate"):
         claims.append(claim_gate(ledger, rule["spec"], version=version, unknown=unknown))
     if "reliable" in rule:

@@ -21,7 +21,7 @@ from ..format import fmt_interval, fmt_share
 from ._document import TABLE_ROWS, Column, Span, Table, blank, line, note
 from ._result import Result
 from ._select import require_runs, select_versions
-from ._unknowns import check_unknown, unknown_fields, unknown_note
+from ._unknowns import UnknownPolicy, check_unknown, unknown_fields, unknown_note
 from ._vocabulary import Vocabulary, sample_ledger
 
 
@@ -306,7 +306,8 @@ def grade(ledger, spec, *, files: Sequence[str] = (), input_format: str | None =
         labels = {info.version: info.label() for info in ledger.versions() if info.version in seen}
         source = f"ledger {ledger.url}"
     versions = tally.versions()
-    luck = {v: tally.luck(v, prior=prior_ab, level=level, exclude_unknown=unknown == "exclude") for v in versions}
+    excluded = UnknownPolicy.of(unknown).excludes
+    luck = {v: tally.luck(v, prior=prior_ab, level=level, exclude_unknown=excluded) for v in versions}
     return GradeResult(spec, spec_path, source, tally.runs, worst, labels, luck, tally.gate(), stored,
                        show_violations, {v: tally.unknowns(v) for v in versions}, unknown, reused,
                        {v: tally.version_runs(v) for v in versions}, {v: tally.reference(v) for v in versions},

@@ -30,6 +30,7 @@ from dataclasses import dataclass
 import numpy as np
 from scipy import special
 from ..errors import UsageError
+from ..policies import UnknownPolicy
 
 __all__ = ["Consistency", "consistency"]
 
@@ -108,7 +109,7 @@ def consistency(failures, trials, *, confidence_level: float = 0.95, unknowns=No
         reason = "no failures: C is undefined"
     elif pairs_first.sum() == 0:
         reason = "no scenario ran twice: C needs two trials of one scenario"
-    tail = dict(unknowns=missing, unknown_policy=unknown)
+    tail = dict(unknowns=missing, unknown_policy=UnknownPolicy.of(unknown))
     if reason:
         return Consistency(nan, both, p, both, nan, both, int(f.sum()), int(n.sum()), g,
                            int((f > 0).sum()), confidence_level, reason, **tail)

@@ -38,6 +38,7 @@ import numpy as np
 from scipy import special
 
 from ..errors import UsageError
+from ..policies import UNKNOWN_POLICIES, UnknownPolicy
 from ..inference import clustered_interval
 from ._limit import DIRECTIONS, regression_limit, verdict_interval
 from ._stratified import StratifiedTest, stratified_test
@@ -46,8 +47,6 @@ from ._verdict import CLOSING_STATEMENT, DIFFERENT, TOO_SMALL, detection_z, verd
 
 __all__ = ["UNKNOWN_POLICIES", "PassRateComparison", "compare_pass_rates", "design_limits", "pass_rate_limit"]
 
-#: What may have been done with runs whose outcome is unknown before the counts were taken.
-UNKNOWN_POLICIES = ("failure", "exclude", "success")
 
 
 def limit_phrase(verdict: str, direction: str | None, difference: float, limit: float,
@@ -125,7 +124,7 @@ class PassRateComparison:
     power: float
     ceiling: float
     unknown: tuple[int, int]
-    unknown_policy: str
+    unknown_policy: UnknownPolicy
     paired: bool
     interval_reason: str | None = None
     statement: str = CLOSING_STATEMENT
@@ -151,8 +150,8 @@ class PassRateComparison:
         """What the claim rests on: strata, runs, unit, α, power, ceiling, prior, unknowns."""
         return (f"{self.strata} strata in {self.scenarios} scenarios (the unit), {self.runs_a} runs of A and "
                 f"{self.runs_b} of B; {self.test.method}; α = {self.alpha:g}, power = {self.power:g}, "
-                f"ceiling {self.ceiling:g} points; prior {self.prior}; {self.unknown[0] + self.unknown[1]} "
-                f"unknown outcomes counted as '{self.unknown_policy}'")
+                f"ceiling {self.ceiling:g} points; prior {self.prior}; "
+                f"{self.unknown_policy.describe(self.unknown[0] + self.unknown[1])} (unknown: {self.unknown_policy})")
 
     def limit_clause(self) -> str:
         """What the detection limit says, worded for the verdict it sits beside (:func:`limit_phrase`)."""
@@ -367,7 +366,7 @@ def compare_pass_rates(passes_a, trials_a, passes_b, trials_b, *, scenarios=None
                        power: float = 0.8, ceiling: float = 5.0, method: str = "auto",
                        prior: tuple[float, float] = (1.0, 1.0), draws: int = 20_000,
                        rng: np.random.Generator | None = None, unknown: tuple[int, int] = (0, 0),
-                       unknown_policy: str = "failure",
+                       unknown_policy: UnknownPolicy | str = "fail",
                        confidence_level: float = 0.95) -> PassRateComparison:
     """Compare B's pass rate with A's from per-stratum counts (see the module docstring).
 
@@ -389,9 +388,7 @@ def compare_pass_rates(passes_a, trials_a, passes_b, trials_b, *, scenarios=None
         raise UsageError(f"prior={prior!r} must be two positive numbers (a, b)", argument="prior")
     if draws < 100:
         raise UsageError(f"draws={draws} must be at least 100", argument="draws")
-    if unknown_policy not in UNKNOWN_POLICIES:
-        raise UsageError(f"unknown_policy={unknown_policy!r} must be one of "
-                         + ", ".join(UNKNOWN_POLICIES), argument="unknown_policy")
+    unknown_policy = UnknownPolicy.of(unknown_policy, argument="unknown_policy")
     unknown = (int(unknown[0]), int(unknown[1]))
     if min(unknown) < 0:
         raise UsageError(f"unknown={unknown!r} must be counts of at least 0", argument="unknown")

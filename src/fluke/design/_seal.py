@@ -44,6 +44,7 @@ import yaml
 from ..errors import SpecError, UsageError
 from ..format import parse_problem
 from ..inference import check_unknown_policy
+from ..policies import UnknownPolicy
 from ..record import digest
 
 __all__ = ["Decision", "SealCheck", "check_seal", "evaluate_rule", "in_scope", "parse_rule",
@@ -56,7 +57,7 @@ _DECISION = {"statistic", "outcome", "unit", "factors", "effect", "k", "bound", 
              "confidence_level", "unknown"}
 #: What a rule that does not say does with an unknown ``outcome.passed`` (the project's one policy).
 #: Not written into the parsed rule, so a seal made before the key existed still parses to itself.
-DEFAULT_UNKNOWN = "fail"
+DEFAULT_UNKNOWN = UnknownPolicy.FAIL
 _SCOPE = {"version", "identity", "condition", "scenarios"}
 
 

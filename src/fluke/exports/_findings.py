@@ -266,7 +266,7 @@ def version_rates(ledger, *, version: str | None = None, unknown: str = "fail",
     for c in ledger.counts(version=select_versions(ledger, version)):
         tally = cells.setdefault(c.version, {}).setdefault(c.scenario, [0, 0])
         tally[0] += int(c.passes)
-        tally[1] += int(c.trials) - (int(c.unknowns) if unknown == "exclude" else 0)
+        tally[1] += unknown.apply(int(c.trials), int(c.passes), int(c.unknowns))[0]
     out = []
     for v in result.versions:
         ci = v.interval

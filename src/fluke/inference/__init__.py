@@ -29,8 +29,8 @@ from ._pvalue import t_test_pvalue
 from ._reset_rate import ResetRate, reset_rate
 from ._statement import Statement, carried_text, scenario_statement, scenario_statements, suite_statement
 from ._suite import SuiteAnswers, poisson_binomial_pmf, runs_to_certify, suite_questions, suite_runs_to_certify
-from ._unknown import (UNKNOWN_POLICIES, UnknownOutcomes, apply_unknown_policy, check_unknown_policy,
-                       counts_with_unknowns, describe_unknowns)
+from ._unknown import (UNKNOWN_POLICIES, UnknownOutcomes, UnknownPolicy, apply_unknown_policy, check_unknown_policy,
+                       counts_with_unknowns)
 from ._variance import Projection, VarianceComponents, grand_mean_sd, variance_components, variance_components_cells
 from ._multiplicity import bh_qvalues, bh_reject
 from ._weekly import CanaryChart, WeeklyReview, canary_chart, p_greater, review_week
@@ -58,8 +58,8 @@ __all__ = [
     # honest at the edges (issue 14): one belief per version, hierarchical families, unknown
     # outcomes, pass@k's default k and interval, few clusters, calibration matching, looking again
     "Belief", "EarlierVersion", "believe", "as_beta", "HYPERPRIOR", "FamilyPosterior", "hyperprior_grid",
-    "UNKNOWN_POLICIES", "UnknownOutcomes", "apply_unknown_policy", "check_unknown_policy",
-    "counts_with_unknowns", "describe_unknowns", "default_ks", "pass_at_k_curve", "FEW_CLUSTERS",
+    "UNKNOWN_POLICIES", "UnknownOutcomes", "UnknownPolicy", "apply_unknown_policy", "check_unknown_policy",
+    "counts_with_unknowns", "default_ks", "pass_at_k_curve", "FEW_CLUSTERS",
     "FewClustersWarning", "PredictionMatch", "match_predictions", "ResetRate", "reset_rate",
     "lazy_stats",
     # the same three from per-cell sums (rows, Σy, Σy²), as a ledger keeps them (issue 19)
