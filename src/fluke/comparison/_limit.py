@@ -90,7 +90,9 @@ def _mcnemar_critical(d: np.ndarray, alpha: float) -> np.ndarray:
 @functools.lru_cache(maxsize=64)
 def _mcnemar_table(g: int, alpha: float):
     d = np.arange(g + 1)
-    return d, _mcnemar_critical(d, alpha)
+    c = np.array(_mcnemar_critical(d, alpha))
+    d.flags.writeable = c.flags.writeable = False    # cached: shared by every caller, so nobody may change them
+    return d, c
 
 
 def _mcnemar_power(delta, q, alpha, sign, discordance=None):
