@@ -270,7 +270,7 @@ def explore(ledger, *, space, budget: int, version: str | None = None, bar: floa
     (12, True)
     """
     from ..boundary import chart, check_thresholds
-    from ..boundary import explore as plan_runs
+    from ..boundary import plan_exploration as plan_runs
 
     check_thresholds(bar, floor, prob)
     unknown = str(check_unknown(unknown))

@@ -2,7 +2,7 @@
 
 Both read arms out of the ledger's tables (``trial_outcomes`` for the fix check, ``counts`` for
 consistency; every run with ``stream=True``) and hand arrays to :func:`fluke.comparison.fix_check`
-and :func:`fluke.comparison.consistency`.
+and :func:`fluke.comparison.consistency_from_counts`.
 
 >>> import os, tempfile
 >>> from fluke.ledger import open_ledger
@@ -194,7 +194,7 @@ def fixcheck(ledger, first: str, candidate: str, *, control: str | None = None, 
     ``stream`` reads every run instead (the same answer: the check that the table is right).
     Runs are taken per input in trial order (:func:`fix_arrays`).
     """
-    from ..comparison import consistency as consistency_of
+    from ..comparison import consistency_from_counts as consistency_of
     from ..comparison import failure_counts, fix_check
 
     unknown = check_unknown(unknown)
@@ -342,7 +342,7 @@ def consistency(ledger, agents: Sequence[str], *, scenario: str | None = None,
     that picks trials (``@0-4``) from its ``trial_outcomes`` table; with ``stream`` every arm
     reads its runs instead (the same answer: the check that the tables are right).
     """
-    from ..comparison import consistency as consistency_of
+    from ..comparison import consistency_from_counts as consistency_of
     from ..comparison import failure_counts
 
     unknown = check_unknown(unknown)

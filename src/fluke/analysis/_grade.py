@@ -25,10 +25,10 @@ from ._unknowns import UnknownPolicy, check_unknown, unknown_fields, unknown_not
 from ._vocabulary import Vocabulary, sample_ledger
 
 
-def parse_prior(text: str | Sequence[float]) -> tuple[float, float]:
+def parse_luck_prior(text: str | Sequence[float]) -> tuple[float, float]:
     """``"a,b"`` (or a pair) as two positive numbers: the Beta prior of the luck rate's interval.
 
-    >>> parse_prior("0.5,0.5")
+    >>> parse_luck_prior("0.5,0.5")
     (0.5, 0.5)
     """
     try:
@@ -259,7 +259,7 @@ def grade(ledger, spec, *, files: Sequence[str] = (), input_format: str | None =
                          "and this spec has no reference (add reference: gold or a list of calls)")
     if callable(ledger):  # a ledger opened only once the spec is known to be good
         ledger = ledger()
-    prior_ab = parse_prior(prior)
+    prior_ab = parse_luck_prior(prior)
     check_level(level, "level")
     if files:
         from ..adapters import read_file

@@ -23,7 +23,7 @@ Pure functions over counts and numpy arrays (and, in :func:`compare_versions`,
 """
 
 from ._calibration import NullCalibration, null_calibration
-from ._consistency import Consistency, consistency
+from ._consistency import Consistency, consistency_from_counts
 from ._cox import HazardRatio, stratified_cox
 from ._data import SurvivalData, failure_counts, outcome_arrays, survival_data
 from ._fisher import bh_qvalues, fisher_exact_many
@@ -73,7 +73,7 @@ __all__ = [
     "RunComparison", "SequentialTest", "StepTable", "StepTest", "StratifiedTest", "SurvivalComparison",
     "SurvivalData", "VersionComparison", "WhereComparison",
     "bh_qvalues", "clustered_mean", "compare_counted", "compare_pass_counts", "compare_pass_rates", "compare_runs",
-    "compare_survival", "compare_versions", "compare_where", "consistency", "detection_limit",
+    "compare_survival", "compare_versions", "compare_where", "consistency_from_counts", "detection_limit",
     "detection_z", "failure_counts", "fisher_exact_many", "fix_check",
     "hazard_ratio_limit", "logrank_batch", "logrank_test", "null_calibration", "outcome_arrays",
     "pass_counts", "pass_rate_limit", "places_of", "per_cell", "per_step", "rerun_bar", "rerun_rule",

@@ -34,7 +34,7 @@ import numpy as np
 from ..inference import lazy_stats as stats
 
 from ..errors import UsageError
-from ._consistency import consistency
+from ._consistency import consistency_from_counts
 from ._data import failure_counts
 from ._fisher import bh_qvalues, fisher_exact_many
 from ._intervals import ClusteredMean, clustered_mean
@@ -115,7 +115,7 @@ def rerun_bar(failures, trials, *, tries: int = 3) -> RerunBar:
         raise UsageError(f"tries={tries} must be at least 1", argument="tries")
     f = np.asarray(failures, dtype=float).reshape(-1)
     n = np.asarray(trials, dtype=float).reshape(-1)
-    c = consistency(f, n)
+    c = consistency_from_counts(f, n)
     if not np.isfinite(c.c):
         p = c.p if np.isfinite(c.p) else float("nan")
         return RerunBar(1 - p, 1 - p**tries, tries, "pure chance 1 − p (no input ran twice): an upper bound")

@@ -14,7 +14,7 @@ from ._beta import UNIFORM, BetaMixture, BetaPosterior, Prior, check_counts, log
 from ._calibration import (BrierDecomposition, CalibrationReport, CalibrationScore, CalibrationTest,
                            ReliabilityTable, brier_decomposition, brier_score, calibration_test,
                            reliability_table, score_predictions)
-from ._carry import Belief, EarlierVersion, believe
+from ._carry import Belief, EarlierVersion, belief_from_counts
 from ._cells import Cells
 from ._clustered import (FEW_CLUSTERS, BootstrapInterval, ClusteredInterval, ClusterRobustFit, FewClustersWarning,
                          NaiveInterval, check_level, check_values, cluster_bootstrap_cells, cluster_bootstrap_interval,
@@ -57,7 +57,7 @@ __all__ = [
     "check_level", "check_values", "cluster_codes", "t_test_pvalue",
     # honest at the edges (issue 14): one belief per version, hierarchical families, unknown
     # outcomes, pass@k's default k and interval, few clusters, calibration matching, looking again
-    "Belief", "EarlierVersion", "believe", "as_beta", "HYPERPRIOR", "FamilyPosterior", "hyperprior_grid",
+    "Belief", "EarlierVersion", "belief_from_counts", "as_beta", "HYPERPRIOR", "FamilyPosterior", "hyperprior_grid",
     "UNKNOWN_POLICIES", "UnknownOutcomes", "UnknownPolicy", "apply_unknown_policy", "check_unknown_policy",
     "counts_with_unknowns", "default_ks", "pass_at_k_curve", "FEW_CLUSTERS",
     "FewClustersWarning", "PredictionMatch", "match_predictions", "ResetRate", "reset_rate",

@@ -15,10 +15,10 @@ from ..errors import InputError, UsageError
 from ..record import Identity, Run, digest
 from ..tools import TOOL_LOG
 
-__all__ = ["Source", "TOOL_LOG", "made_here", "origin_identity", "select_sources", "tool_logs"]
+__all__ = ["LoggedRun", "TOOL_LOG", "made_here", "origin_identity", "select_sources", "tool_logs"]
 
 @dataclass(frozen=True)
-class Source:
+class LoggedRun:
     """A recorded run and its tool log."""
 
     run: Run
@@ -30,7 +30,7 @@ def tool_logs(ledger: Any) -> dict[str, dict[str, Any]]:
     return {doc.body["run"]: doc.body for doc in ledger.documents(TOOL_LOG)}
 
 
-def select_sources(ledger: Any, selectors: Sequence[str] = (), *, scenario: str | None = None) -> list[Source]:
+def select_sources(ledger: Any, selectors: Sequence[str] = (), *, scenario: str | None = None) -> list[LoggedRun]:
     """The runs whose hash starts with one of ``selectors`` (when none is given, every logged run
     that is not itself a replay or a continuation), optionally of one ``scenario``; refused when
     a selector matches no logged run."""
@@ -51,7 +51,7 @@ def select_sources(ledger: Any, selectors: Sequence[str] = (), *, scenario: str 
     if not chosen:
         raise UsageError("the ledger holds no run with a tool log",
                      hint="record runs with `fluke run SUITE.py` whose suite declares `tools`")
-    return [Source(r, logs[r.hash]) for r in chosen]
+    return [LoggedRun(r, logs[r.hash]) for r in chosen]
 
 
 def made_here(run: Run) -> bool:
