@@ -8,8 +8,8 @@ import numpy as np
 import pytest
 from scipy import integrate, stats
 
-from fluke.boundary import (PointCounts, Space, chart, classify, even_split, expected_gain, kind_rates, plan_exploration,
-                            mixed_warning, region_entropy)
+from fluke.boundary import (PointCounts, Space, chart, classify, even_split, expected_gain, kind_rates, mixed_warning,
+                            plan_exploration, region_entropy)
 from fluke.errors import InputError, UsageError
 
 

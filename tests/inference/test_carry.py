@@ -148,7 +148,8 @@ def test_a_family_prior_feeds_the_same_object():
     b = belief_from_counts(k, n, prior=fp.prior, prior_text=texts)
     assert b.mean.tolist() == pytest.approx(posterior(k, n, prior=fp.prior).mean.tolist())
     assert b.prior_text[0].startswith("family f pooled")
-    carried = belief_from_counts(k, n, prior=fp.prior, prior_text=texts, earlier=[EarlierVersion("v1", [0, 0, 0], [0, 0, 0])])
+    carried = belief_from_counts(k, n, prior=fp.prior, prior_text=texts,
+                                 earlier=[EarlierVersion("v1", [0, 0, 0], [0, 0, 0])])
     # Nothing was carried: the moment-matched Beta keeps the family prior's mean and variance.
     assert carried.prior.mean.tolist() == pytest.approx(fp.prior.mean.tolist())
     assert carried.prior.var.tolist() == pytest.approx(fp.prior.var.tolist())

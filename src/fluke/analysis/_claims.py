@@ -214,7 +214,7 @@ def claim_not_worse(ledger, baseline: str, *, version: str | None = None, margin
     it; too small to tell otherwise, with the runs per arm that would be needed.
     """
     from ._compare import compare
-    from ._comparison_reading import compare_options, read_comparison
+    from ._verdict_reading import compare_options, read_comparison
     from ._select import pick_version, version_label
 
     chosen = pick_version(ledger, version)

@@ -5,7 +5,7 @@ the comparison's own interval for B − A (the stratified test inverted, paired 
 streams both arms' runs once for the spend difference paired by scenario; the subgroups need
 only the counts per scenario × condition cell that the comparison already has.
 
->>> from fluke.analysis._compare_decide import group_of
+>>> from fluke.analysis._margin_subgroups import group_of
 >>> group_of("group=rushed,lang=fr", "group"), group_of("lang=fr", "group"), group_of("lang=fr", "condition")
 ('rushed', '(none)', 'lang=fr')
 """
