@@ -88,3 +88,21 @@ def test_no_layer_spells_the_exclude_rule_out_again():
                     isinstance(c, ast.Constant) and c.value == "exclude" for c in [node.left, *node.comparators]):
                 hits.append(f"{path.relative_to(SRC)}:{node.lineno}")
     assert hits == []
+
+
+def test_the_inconclusive_policy_is_one_type_for_tests_and_gates():
+    from fluke.analysis import parse_gate_rule
+    from fluke.errors import SpecError
+    from fluke.policies import INCONCLUSIVE_POLICIES, InconclusivePolicy
+    from fluke.testing._expect import check_inconclusive
+
+    assert INCONCLUSIVE_POLICIES == ("warn", "fail", "pass")
+    assert [p.lets_pass for p in InconclusivePolicy] == [True, False, True]
+    assert check_inconclusive("fail") is InconclusivePolicy.FAIL
+    with pytest.raises(UsageError) as caught:
+        check_inconclusive("ignore", where="fluke_on_inconclusive")
+    assert caught.value.argument == "fluke_on_inconclusive"
+    for name in INCONCLUSIVE_POLICIES:
+        assert parse_gate_rule(f"gate: true\nspec: s.yaml\non_inconclusive: {name}\n")["on_inconclusive"] == name
+    with pytest.raises(SpecError, match="on_inconclusive"):
+        parse_gate_rule("gate: true\nspec: s.yaml\non_inconclusive: maybe\n")

@@ -27,7 +27,7 @@ from typing import Mapping
 
 from .errors import UsageError
 
-__all__ = ["UNKNOWN_POLICIES", "UnknownPolicy"]
+__all__ = ["INCONCLUSIVE_POLICIES", "InconclusivePolicy", "UNKNOWN_POLICIES", "UnknownPolicy"]
 
 
 class UnknownPolicy(StrEnum):
@@ -92,3 +92,46 @@ UNKNOWN_POLICIES: tuple[str, ...] = tuple(p.value for p in UnknownPolicy)
 
 #: Every spelling :meth:`UnknownPolicy.of` reads, with the policy it names ("failure": an older spelling).
 ALIASES: Mapping[str, str] = MappingProxyType({**{p: p for p in UNKNOWN_POLICIES}, "failure": "fail"})
+
+
+class InconclusivePolicy(StrEnum):
+    """What a claim too small to tell does, as a rule's or a test's ``on_inconclusive`` declares it:
+    it passes with a warning (``WARN``, the default), fails (``FAIL``), or passes silently (``PASS``).
+
+    >>> [(p, p.lets_pass, p.warns) for p in InconclusivePolicy]
+    [('warn', True, True), ('fail', False, False), ('pass', True, False)]
+    >>> InconclusivePolicy.of("ignore")
+    Traceback (most recent call last):
+    ...
+    fluke.errors.UsageError: on_inconclusive='ignore' is not one of warn, fail, pass
+    """
+
+    WARN = "warn"
+    FAIL = "fail"
+    PASS = "pass"
+
+    def __repr__(self) -> str:
+        return repr(self.value)
+
+    @classmethod
+    def of(cls, value: "InconclusivePolicy | str", *, argument: str = "on_inconclusive") -> "InconclusivePolicy":
+        """The policy ``value`` names, checked; ``argument`` is the option's name in the error."""
+        if isinstance(value, cls):
+            return value
+        if isinstance(value, str) and value in INCONCLUSIVE_POLICIES:
+            return cls(value)
+        raise UsageError(f"{argument}={value!r} is not one of {', '.join(INCONCLUSIVE_POLICIES)}", argument=argument)
+
+    @property
+    def lets_pass(self) -> bool:
+        """Does a claim too small to tell let the test or the gate pass?"""
+        return self is not InconclusivePolicy.FAIL
+
+    @property
+    def warns(self) -> bool:
+        """Is a claim too small to tell said as a warning when it passes?"""
+        return self is InconclusivePolicy.WARN
+
+
+#: The inconclusive policies, as ``on_inconclusive`` and ``--fluke-on-inconclusive`` spell them.
+INCONCLUSIVE_POLICIES: tuple[str, ...] = tuple(p.value for p in InconclusivePolicy)

@@ -211,7 +211,7 @@ def test_unknown_outcomes_are_carried_with_their_policy():
     assert counts == {("s", ""): (3, 6)} and unknown == 3
     found = compare_pass_counts(counts, {("s", ""): (5, 6)}, unknown=(unknown, 0), unknown_policy="exclude")
     assert found.unknown == (3, 0) and found.unknown_policy == "exclude"
-    assert "3 unknown outcomes counted as 'exclude'" in found.conditional_on()
+    assert "3 unknown outcomes left out (unknown: exclude)" in found.conditional_on()
     assert found.to_dict()["unknown"] == [3, 0]
     with pytest.raises(UsageError, match="unknown_policy"):
         pass_counts(runs, unknown_policy="drop")
