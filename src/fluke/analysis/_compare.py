@@ -4,7 +4,7 @@ Picks both arms out of the ledger and runs :func:`fluke.comparison.compare_count
 stratified pass-rate test; where runs die, only over runs whose failure step is known; per-cell
 tests) and records the verdict in the ledger (a ``comparison`` document, which ``fluke simulate
 --reveal`` later asks for). The arms are read from the ledger's ``counts`` and ``steps`` tables
-(:func:`~fluke.analysis.counted_arm`: no run is read, so a million runs answer in well under a
+(:func:`~fluke.analysis._facts.counted_arm`: no run is read, so a million runs answer in well under a
 second) unless an option needs the runs themselves: ``spec`` (a failed run dies at its first hard
 violation, which only grading the run can tell), trial selectors (``@0-4``) and ``sequential``
 (each run's ingest); those stream every run of both arms (:func:`~fluke.analysis.select_arm`) and

@@ -96,8 +96,8 @@ class Arm:
     ``runs`` holds each run reduced as it streamed (:class:`fluke.analysis.RunFacts`: scenario,
     condition, trial, hash, version, outcome, the events a comparison reads), never whole runs;
     ``hard`` maps a failed run's hash to its first hard violation when a grading spec was given.
-    An arm read from the ledger's counts (:func:`fluke.analysis.counted_arm`) holds no runs:
-    ``counted`` is its :class:`fluke.analysis.CountedArm` and ``size`` how many runs it names.
+    An arm read from the ledger's counts (:func:`fluke.analysis._facts.counted_arm`) holds no runs:
+    ``counted`` is its :class:`fluke.analysis._facts.CountedArm` and ``size`` how many runs it names.
     """
 
     selector: str
