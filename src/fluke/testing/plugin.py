@@ -202,7 +202,7 @@ def fluke_runs(request: pytest.FixtureRequest):
             raise _fail(f"fluke: {exc}") from None
 
         def record(claim: Any) -> None:
-            node.user_properties.append((CLAIM_PROPERTY, {**claim.as_dict(), "on_inconclusive": policy}))
+            node.user_properties.append((CLAIM_PROPERTY, {**claim.as_dict(), "on_inconclusive": policy.value}))
 
         runs.on_claim = record
         error_line = runs.error_line()
