@@ -19,6 +19,7 @@ Known limit: a bespoke secret with no prefix, no telling key name and no assignm
 
 from __future__ import annotations
 
+import functools
 import re
 import threading
 from typing import Any
@@ -196,12 +197,25 @@ def _maintained(text: str) -> str:
     return "".join(out)
 
 
+def _key(key: str) -> tuple[bool, str]:
+    """Whether a dict key names a secret, and the key redacted: worked out once per short key,
+    since the same keys come back in every row of a document (a comparison's ten thousand cells)."""
+    return _short_key(key) if len(key) <= 128 else _key_now(key)
+
+
+def _key_now(key: str) -> tuple[bool, str]:
+    return _SECRET_KEY.match(key) is not None, redact_text(key)
+
+
+_short_key = functools.lru_cache(maxsize=4096)(_key_now)
+
+
 def _hide(value: Any) -> Any:
     """Every non-empty string inside ``value`` replaced by the mark (the value of a secret key)."""
     if isinstance(value, str):
         return _MARK if value else value
     if isinstance(value, dict):
-        return {redact_text(k) if isinstance(k, str) else k: _hide(v) for k, v in value.items()}
+        return {_key(k)[1] if isinstance(k, str) else k: _hide(v) for k, v in value.items()}
     if isinstance(value, (list, tuple)):
         return type(value)(_hide(v) for v in value)
     return value
@@ -222,8 +236,7 @@ def redact(value: Any) -> Any:
         out = {}
         for k, v in value.items():
             if isinstance(k, str):
-                secret_key = _SECRET_KEY.match(k) is not None
-                k = redact_text(k)
+                secret_key, k = _key(k)
                 out[k] = _hide(v) if secret_key else redact(v)
             else:
                 out[k] = redact(v)

@@ -51,7 +51,9 @@ from dataclasses import dataclass
 from typing import Any, Mapping
 
 from ..policies import UnknownPolicy
-from ..record import Identity, ToolCall, condition_key
+
+# fluke.record's pydantic models are imported where a run is reduced: the counted arms (what
+# ``compare`` reads from the tables) never build one.
 
 #: Shared stand-ins: one outcome per (passed, died_at), one event per (tool, ok) or kind.
 _OUTCOMES: dict[tuple, "_Outcome"] = {}
@@ -82,6 +84,8 @@ def _mark_of(doc: dict) -> Any:
     if doc.get("kind") == "tool":
         key = ("tool", doc.get("tool"), doc.get("ok"))
         if key not in _MARKS:
+            from ..record import ToolCall
+
             _MARKS[key] = ToolCall.model_construct(tool=doc.get("tool"), ok=doc.get("ok"))
         return _MARKS[key]
     key = ("kind", doc.get("kind"))
@@ -91,6 +95,8 @@ def _mark_of(doc: dict) -> Any:
 
 
 def _mark(event) -> Any:
+    from ..record import ToolCall
+
     if isinstance(event, ToolCall):
         key = ("tool", event.tool, event.ok)
         if key not in _MARKS:
@@ -165,6 +171,8 @@ def identity_names(ident: dict) -> tuple[str, str]:
     ikey = repr(sorted(ident.items())).encode()
     named = _IDENTITIES.get(ikey)
     if named is None:
+        from ..record import Identity
+
         identity = Identity.model_validate(ident)
         named = _IDENTITIES[ikey] = (_intern(identity.version), _intern(identity.label()))
     return named
@@ -172,6 +180,8 @@ def identity_names(ident: dict) -> tuple[str, str]:
 
 def reduce_body(body: str | bytes, doc: dict, hard: Mapping[str, int | None] | None = None) -> RunFacts:
     """:func:`reduce_run` of the run stored as ``body`` (its JSON; ``doc`` is it parsed), without the Run."""
+    from ..record import condition_key
+
     raw = body.encode() if isinstance(body, str) else body
     run_hash = hashlib.sha256(raw).hexdigest()
     events = doc.get("events") or ()
@@ -217,15 +227,14 @@ class CountedArm:
     cells: dict[tuple[str, str], tuple[int, int, int]]
     places: dict[tuple, int]
 
-    def pass_counts(self, unknown: UnknownPolicy | str) -> tuple[dict[tuple[str, str], tuple[int, int]], int]:
+    def pass_counts(self, unknown: str) -> tuple[dict[tuple[str, str], tuple[int, int]], int]:
         """``({(scenario, condition): (passes, trials)}, unknowns)`` under the unknown-outcome
         policy, as :func:`fluke.comparison.pass_counts` gives it from the runs (a cell whose runs
         are all left out is absent)."""
-        policy = UnknownPolicy.of(unknown)
         out, unknowns = {}, 0
         for key, (n, k, u) in self.cells.items():
             unknowns += u
-            trials, _ = policy.apply(n, k, u)
+            trials, _ = UnknownPolicy.of(unknown).apply(n, k, u)
             if trials:
                 out[key] = (k, trials)
         return out, unknowns
@@ -271,11 +280,7 @@ def counted_arm(ledger, text: str, *, scenario: str | None = None, condition: st
     if not cells:
         raise SelectorError(f"{text!r} names {len(chosen)} version(s) but no runs"
                             + (f" in scenario {scenario!r}" if scenario else ""))
-    where: dict[tuple, int] = {}
-    if places:
-        for row in ledger.steps(version=chosen, scenario=scenario, condition=condition):
-            key = (row.scenario, row.condition, row.cause, row.step, row.event)
-            where[key] = where.get(key, 0) + row.runs
+    where = ledger.places(version=chosen, scenario=scenario, condition=condition) if places else {}
     label = {i.version: i.label() for i in versions(ledger)}
     kept = tuple(v for v in chosen if v in seen)
     counted = CountedArm({k: (n, p, u) for k, (n, p, u) in cells.items()}, where)
