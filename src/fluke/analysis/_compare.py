@@ -344,7 +344,7 @@ def compare(ledger, a: str, b: str, *, scenario: str | None = None, condition: s
     ``record`` the verdict is kept in the ledger as a ``comparison`` document. Without ``spec``,
     trial selectors and ``sequential``, no run is read (see the module docstring); ``stream`` reads
     every run all the same (the same answer, slower: the check that the counts are right).
-    ``margin`` (points) adds "cheaper and not worse" (:mod:`fluke.analysis._compare_decide`: it
+    ``margin`` (points) adds "cheaper and not worse" (:mod:`fluke.analysis._margin_subgroups`: it
     streams both arms' spend); ``groups`` (a condition key, or ``"condition"``) adds B − A per group
     with Holm across groups, flagging a group worse by more than ``harm`` points.
     """
@@ -400,7 +400,7 @@ def compare(ledger, a: str, b: str, *, scenario: str | None = None, condition: s
                                                   seed=seed))
     noninferior = subgroup = each = None
     if margin is not None or groups:
-        from ._compare_decide import margin_check, subgroups
+        from ._margin_subgroups import margin_check, subgroups
 
         if margin is not None:
             noninferior, each = margin_check(ledger, arm_a, arm_b, found.pass_rates.interval, margin, cost=cost,
