@@ -57,7 +57,10 @@ class InputError(FlukeError, ValueError):
 
 
 class FormatVersionError(InputError):
-    """A stored record was written by a newer fluke than this one."""
+    """A stored record was written by a newer fluke than this one: the fix is to upgrade fluke,
+    never to edit the record, so every reader raises this class itself (not a plain InputError)."""
+
+    HINT = "upgrade with: pip install -U fluke"
 
 
 class SpecError(FlukeError, ValueError):
@@ -103,7 +106,21 @@ def require(module: str, *, package: str, extra: str, purpose: str):
 
 
 class UsageError(FlukeError, ValueError):
-    """An option or argument that cannot be used as given (a level outside (0, 1), too few replicates)."""
+    """An option or argument that cannot be used as given (a level outside (0, 1), too few replicates).
+
+    The message names the argument and its value; ``argument`` holds the argument's name (None
+    when the misuse is of several at once) and ``hint`` what to do, printed after the message.
+
+    >>> err = UsageError("k=0 must be at least 1", argument="k", hint="pass@k needs k >= 1")
+    >>> str(err), err.argument
+    ('k=0 must be at least 1 (pass@k needs k >= 1)', 'k')
+
+    Bad *input* (a file, a record in it, a field of the record) is an :class:`InputError` instead.
+    """
+
+    def __init__(self, message: str, *, argument: str | None = None, hint: str | None = None) -> None:
+        self.argument, self.message, self.hint = argument, message, hint
+        super().__init__(f"{message} ({hint})" if hint else message)
 
 
 class UsageTypeError(UsageError, TypeError):
@@ -133,7 +150,16 @@ class ClaimFailed(FlukeError, AssertionError):
         self.claim = claim
 
 
-class InconclusiveClaim(UserWarning):
+class FlukeWarning(UserWarning):
+    """Base class of every warning fluke gives: filter them all with
+    ``warnings.simplefilter("error", FlukeWarning)`` (or ``-W error::fluke.errors.FlukeWarning``).
+
+    >>> issubclass(InconclusiveClaim, FlukeWarning)
+    True
+    """
+
+
+class InconclusiveClaim(FlukeWarning):
     """A claim too small to tell, let pass by a declared ``on_inconclusive: warn`` policy.
 
     The message is the claim's, with the runs that would settle it."""

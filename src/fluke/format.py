@@ -16,9 +16,9 @@ from __future__ import annotations
 import math
 import re
 
-__all__ = ["describe_unknowns", "fluke_command", "fmt_count_share", "fmt_interval", "fmt_is", "fmt_num", "fmt_p",
-           "fmt_pct", "fmt_points", "fmt_prob", "fmt_range", "fmt_share", "fmt_share_interval", "natural_key",
-           "parse_problem", "plural", "safe", "visible"]
+__all__ = ["bounded", "fluke_command", "fmt_count_share", "fmt_interval", "fmt_is", "fmt_num", "fmt_p",
+           "fmt_pct", "fmt_points", "fmt_prob", "fmt_range", "fmt_share", "fmt_share_interval", "md_escape",
+           "natural_key", "parse_problem", "plural", "safe", "visible"]
 
 
 def _undefined(x) -> bool:
@@ -303,16 +303,40 @@ def fluke_command(ledger, *args: str) -> str:
     return " ".join(words)
 
 
-def describe_unknowns(unknowns: int, policy: str) -> str:
-    """The phrase for ``unknowns`` under ``policy``.
+# -- Markdown ----------------------------------------------------------------------------------
+_MD_SPECIAL = re.compile(r"([\\`*_\[\]<>#|~])")
+#: ``@user`` and ``#123`` (``org/repo#123``, ``GH-123``) that GitHub would turn into a mention or
+#: a reference: a zero-width space after the ``@``/``#`` keeps them text and notifies nobody.
+_REFERENCE = re.compile(r"(@|\\#|(?<=GH)-)(?=[A-Za-z0-9])", re.IGNORECASE)
+#: A word (no spaces: a scenario id, a version label) longer than this is cut in Markdown.
+NAME_SHOWN = 120
+#: A span longer than this is cut in Markdown (a long sentence of names).
+SPAN_SHOWN = 2_000
+_LONG_WORD = re.compile(r"\S{%d,}" % (NAME_SHOWN + 1))
 
-    >>> describe_unknowns(0, "fail")
-    'no unknown outcomes'
+
+def bounded(text: str) -> str:
+    """``text`` with every word over :data:`NAME_SHOWN` characters, and the whole over
+    :data:`SPAN_SHOWN`, cut with a marker saying how much was left out.
+
+    >>> cut = bounded("scenario " + "x" * 500 + " failed")
+    >>> len(cut.split()[1]), cut.split(" ", 2)[2]
+    (101, '(+400 characters) failed')
     """
-    if unknowns == 0:
-        return "no unknown outcomes"
-    noun = "outcome" if unknowns == 1 else "outcomes"
-    what = "counted as failures" if policy == "fail" else "left out"
-    if unknowns == 1 and policy == "fail":
-        what = "counted as a failure"
-    return f"{unknowns} unknown {noun} {what}"
+    text = _LONG_WORD.sub(lambda m: f"{m.group()[:NAME_SHOWN - 20]}… (+{len(m.group()) - NAME_SHOWN + 20} "
+                                    "characters)", text)
+    if len(text) > SPAN_SHOWN:
+        text = f"{text[:SPAN_SHOWN - 40]}… (+{len(text) - SPAN_SHOWN + 40} characters)"
+    return text
+
+
+def md_escape(text: str) -> str:
+    """A string made inert in GitHub Markdown: no emphasis, links, HTML, table breaks, mentions
+    or issue references; long names cut (:func:`bounded`).
+
+    >>> md_escape("a_b <img src=x> [x](y)")
+    'a\\\\_b \\\\<img src=x\\\\> \\\\[x\\\\](y)'
+    >>> md_escape("ask @octocat about #12")
+    'ask @&#8203;octocat about \\\\#&#8203;12'
+    """
+    return _REFERENCE.sub(r"\1&#8203;", _MD_SPECIAL.sub(r"\\\1", bounded(safe(text, newlines=False))))

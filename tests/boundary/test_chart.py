@@ -8,8 +8,8 @@ import numpy as np
 import pytest
 from scipy import integrate, stats
 
-from fluke.boundary import (PointCounts, Space, chart, classify, even_split, expected_gain, explore, kind_rates,
-                            mixed_warning, region_entropy)
+from fluke.boundary import (PointCounts, Space, chart, classify, even_split, expected_gain, kind_rates, mixed_warning,
+                            plan_exploration, region_entropy)
 from fluke.errors import InputError, UsageError
 
 
@@ -63,13 +63,13 @@ def test_region_entropy_of_the_uniform_prior():
 
 def test_explore_spends_the_budget_and_beats_or_ties_even_spreading():
     passes, runs = [0, 20, 3, 1], [0, 20, 5, 6]
-    plan = explore(passes, runs, budget=30, bar=0.8, floor=0.5)
+    plan = plan_exploration(passes, runs, budget=30, bar=0.8, floor=0.5)
     assert sum(plan.runs) == 30
     assert plan.gain >= plan.gain_even - 1e-12
     assert plan.gain_even == pytest.approx(sum(expected_gain(k, n, m, 0.8, 0.5) for k, n, m in zip(
         passes, runs, even_split(4, 30, runs), strict=True)))
     with pytest.raises(UsageError):
-        explore(passes, runs, budget=0, bar=0.8, floor=0.5)
+        plan_exploration(passes, runs, budget=0, bar=0.8, floor=0.5)
 
 
 def test_splits_name_the_axis_and_the_threshold():

@@ -13,7 +13,7 @@ import numpy as np
 import pytest
 
 from fluke.analysis import boundary, explore
-from fluke.boundary import explore as plan_runs
+from fluke.boundary import plan_exploration as plan_runs
 from fluke.ledger import open_ledger
 from fluke.simulate import planted_agent, search
 
@@ -98,7 +98,7 @@ def test_explore_charts_the_boundary_in_30_percent_fewer_runs(runs_to_chart, oth
 
 def test_plan_explore_through_the_ledger_charts_the_boundary(tmp_path):
     """The verb's loop: plan --explore on the ledger, run what it proposes, ingest, again, until the
-    chart matches the truth. Each proposal is fluke.boundary.explore's on the ledger's counts."""
+    chart matches the truth. Each proposal is fluke.boundary.plan_exploration's on the ledger's counts."""
     agent = planted_agent()
     truth = _truth(agent)
     rng = np.random.default_rng(21)

@@ -141,8 +141,8 @@ def test_bad_input_is_one_clear_error(tau_ledger, capsys):
     disjoint = fluke(tau_ledger, "compare", "model=gpt-4.1", "model=gpt-4o", "--scenario", "retail/*", code=2)
     assert "no runs" in disjoint.output
     from fluke.comparison import compare_runs
-    from fluke.errors import InputError
-    with pytest.raises(InputError, match="share no scenario"):
+    from fluke.errors import UsageError
+    with pytest.raises(UsageError, match="share no scenario"):
         compare_runs(tau2_runs("gpt-4.1", "retail"), tau2_runs(FINE_TUNED, "telecom"))
     with pytest.raises(SystemExit) as exit_info:
         main(["--ledger", tau_ledger, "fixcheck", "model=gpt-4o@zero", "model=gpt-4o@2-3"])

@@ -7,7 +7,7 @@ few and discrete (multisets of per-scenario failure counts), so each is computed
 import numpy as np
 import pytest
 
-from fluke.comparison import consistency
+from fluke.comparison import consistency_from_counts
 
 TRUTH = 0.4
 
@@ -22,7 +22,7 @@ def _by_dataset(f, trials):
     cache = {}
     for row in map(tuple, f):
         if row not in cache:
-            cache[row] = consistency(np.array(row), np.full(len(row), trials))
+            cache[row] = consistency_from_counts(np.array(row), np.full(len(row), trials))
     return [cache[tuple(row)] for row in f]
 
 
@@ -50,8 +50,8 @@ def test_the_c_interval_covers_the_population_c(scenarios, trials):
 
 
 def test_unknown_outcomes_follow_the_declared_policy():
-    failed = consistency([1, 0, 2], [3, 3, 3], unknowns=[1, 0, 1])
-    left = consistency([1, 0, 2], [3, 3, 3], unknowns=[1, 0, 1], unknown="exclude")
+    failed = consistency_from_counts([1, 0, 2], [3, 3, 3], unknowns=[1, 0, 1])
+    left = consistency_from_counts([1, 0, 2], [3, 3, 3], unknowns=[1, 0, 1], unknown="exclude")
     assert (failed.failures, failed.trials, failed.unknowns) == (5, 11, 2)
     assert (left.failures, left.trials, left.unknowns) == (3, 9, 2) and left.unknown_policy == "exclude"
     # by hand: failures (2, 0, 3) of (4, 3, 4) -> C = (2·1 + 3·2) / (2·3 + 3·3)

@@ -5,7 +5,7 @@ import pytest
 
 from fluke.comparison import fix_check, rerun_rule
 from fluke.comparison._fixcheck import _ranked
-from fluke.errors import InputError
+from fluke.errors import UsageError
 
 
 def _arm(rng, names, runs):
@@ -44,7 +44,7 @@ def test_rank_within_input_counts_the_earlier_runs_of_that_input(seed):
 
 def test_codes_outside_the_names_are_refused():
     names = np.array(["a", "b"])
-    with pytest.raises(InputError, match="integer codes 0..1"):
+    with pytest.raises(UsageError, match="integer codes 0..1"):
         fix_check(([0, 2], [True, True], [0, 0]), ([0, 1], [False, True], [1, 1]), names=names)
-    with pytest.raises(InputError, match="sorted and distinct"):
+    with pytest.raises(UsageError, match="sorted and distinct"):
         fix_check(([0, 1], [True, True], [0, 0]), ([0, 1], [False, True], [1, 1]), names=["b", "a"])

@@ -10,7 +10,7 @@ from scipy import stats
 from fluke.comparison import (
     CLOSING_STATEMENT,
     clustered_mean,
-    consistency,
+    consistency_from_counts,
     fix_check,
     rerun_rule,
 )
@@ -43,7 +43,7 @@ def _c_by_pairs(fail_matrix):
 
 def test_consistency_by_hand_and_by_pairs():
     fails = np.array([[1, 1, 1, 0], [0, 0, 0, 0], [1, 0, 0, 0], [1, 1, 1, 1], [0, 1, 0, 1]])
-    c = consistency(fails.sum(axis=1), np.full(5, 4))
+    c = consistency_from_counts(fails.sum(axis=1), np.full(5, 4))
     assert c.c == pytest.approx(_c_by_pairs(fails))
     assert c.p == pytest.approx(fails.mean())
     assert c.kappa == pytest.approx((c.c - c.p) / (1 - c.p))
@@ -57,17 +57,17 @@ def test_consistency_interval_covers_kappa_zero_on_pure_chance():
     reps, covered = 400, 0
     failures = rng.binomial(4, 0.271, size=(reps, 50))
     for f in failures:
-        lo, hi = consistency(f, np.full(50, 4)).kappa_interval
+        lo, hi = consistency_from_counts(f, np.full(50, 4)).kappa_interval
         covered += lo <= 0 <= hi
     # Monte Carlo sd of a 95% coverage over 400 reps is 0.011; allow 3 sd
     assert abs(covered / reps - 0.95) < 0.033
 
 
 def test_consistency_undefined_is_said():
-    assert consistency([0, 0], [2, 2]).reason.startswith("no failures")
-    assert consistency([1, 1], [1, 1]).reason.startswith("no scenario ran twice")
+    assert consistency_from_counts([0, 0], [2, 2]).reason.startswith("no failures")
+    assert consistency_from_counts([1, 1], [1, 1]).reason.startswith("no scenario ran twice")
     with pytest.raises(ValueError, match="trials=0 must be at least 1"):
-        consistency([0], [0])
+        consistency_from_counts([0], [0])
 
 
 def test_tau_bench_consistency_and_rerun_rule_by_hand():
@@ -78,7 +78,7 @@ def test_tau_bench_consistency_and_rerun_rule_by_hand():
     tasks = sorted(fail)
     matrix = np.array([[fail[t][k] for k in range(4)] for t in tasks], dtype=int)
     assert matrix.shape == (50, 4) and matrix.sum() == 116        # 29 + 28 + 30 + 29 failures
-    c = consistency(matrix.sum(axis=1), np.full(50, 4))
+    c = consistency_from_counts(matrix.sum(axis=1), np.full(50, 4))
     assert c.c == pytest.approx(_c_by_pairs(matrix))
     assert c.p == pytest.approx(116 / 200)
     # re-run rule, trials 0-1 against 2-3, counted by hand: a failure at trial t in {0,1} looks at

@@ -17,7 +17,7 @@ from statsmodels.stats.multitest import multipletests
 
 from fluke.comparison import (DIFFERENT, adjust_pvalues, holm_adjust, indistinct_groups, leaderboard_counts,
                               rank_bootstrap)
-from fluke.errors import InputError
+from fluke.errors import UsageError
 
 
 def test_holm_and_bh_match_statsmodels():
@@ -28,7 +28,7 @@ def test_holm_and_bh_match_statsmodels():
     with_nan = np.r_[p[:5], np.nan]
     assert np.isnan(holm_adjust(with_nan)[-1])
     assert np.allclose(holm_adjust(with_nan)[:5], multipletests(p[:5], method="holm")[1])
-    with pytest.raises(InputError, match="correction"):
+    with pytest.raises(UsageError, match="correction"):
         adjust_pvalues(p, "bonferroni")
 
 

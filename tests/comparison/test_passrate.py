@@ -27,7 +27,7 @@ from fluke.comparison import (
     stratified_pvalues,
     stratified_test,
 )
-from fluke.errors import InputError
+from fluke.errors import UsageError
 from fluke.record import AgentMessage, Outcome, Run, UserMessage
 
 from ._oracles import mcnemar_power_by_loop
@@ -211,18 +211,18 @@ def test_unknown_outcomes_are_carried_with_their_policy():
     assert counts == {("s", ""): (3, 6)} and unknown == 3
     found = compare_pass_counts(counts, {("s", ""): (5, 6)}, unknown=(unknown, 0), unknown_policy="exclude")
     assert found.unknown == (3, 0) and found.unknown_policy == "exclude"
-    assert "3 unknown outcomes counted as 'exclude'" in found.conditional_on()
+    assert "3 unknown outcomes left out (unknown: exclude)" in found.conditional_on()
     assert found.to_dict()["unknown"] == [3, 0]
-    with pytest.raises(InputError, match="unknown_policy"):
+    with pytest.raises(UsageError, match="unknown_policy"):
         pass_counts(runs, unknown_policy="drop")
 
 
 def test_bad_counts_are_fluke_errors_naming_the_argument():
-    with pytest.raises(InputError, match="trials_b"):
+    with pytest.raises(UsageError, match="trials_b"):
         compare_pass_rates([1], [2], [1], [0])
-    with pytest.raises(InputError, match="passes_a"):
+    with pytest.raises(UsageError, match="passes_a"):
         compare_pass_rates([3], [2], [1], [2])
-    with pytest.raises(InputError, match="share no scenario"):
+    with pytest.raises(UsageError, match="share no scenario"):
         compare_pass_counts({("a", ""): (1, 2)}, {("b", ""): (1, 2)})
 
 

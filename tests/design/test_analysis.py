@@ -19,7 +19,7 @@ from scipy import stats
 
 from fluke import analysis
 from fluke.cli import group
-from fluke.design import factorial_contrasts, unseal as design_unseal
+from fluke.design import factorial_contrasts, unseal_rule as design_unseal
 from fluke.errors import InputError, UsageError
 from fluke.inference import (cluster_bootstrap_interval, clustered_interval, pass_at_k_plugin,
                              t_test_pvalue, variance_components)

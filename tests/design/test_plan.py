@@ -15,7 +15,7 @@ import pytest
 from fluke.comparison import pass_rate_limit, stratified_information, stratified_pvalues
 from fluke.design import (allocate_certification, allocate_difference, certification_decided, certification_plan,
                           paired_power, paired_sample_size, spread_evenly)
-from fluke.errors import InputError
+from fluke.errors import UsageError
 
 
 def _simulated_power(rates_a, delta, runs, reps, rng, alpha=0.05):
@@ -55,7 +55,7 @@ def test_scenarios_for_a_fixed_number_of_runs_match_the_two_sample_formula():
     mid = 0.775
     assert plan.scenarios == math.ceil(2 * z**2 * mid * (1 - mid) / (5 * 0.05**2))
     assert plan.detection_limit <= 5.0
-    with pytest.raises(InputError, match="not both"):
+    with pytest.raises(UsageError, match="not both"):
         paired_sample_size(5, 0.8, runs=5, scenarios=10)
 
 

@@ -4,7 +4,7 @@ import hashlib
 
 import pytest
 
-from fluke.design import check_seal, evaluate_rule, parse_rule, seal, seal_body, unseal
+from fluke.design import check_seal, evaluate_rule, parse_rule, seal_rule, seal_body, unseal_rule
 from fluke.errors import SelectorError, SpecError
 from fluke.record import digest
 from fluke.simulate import simulate_support
@@ -62,9 +62,9 @@ def test_rule_validation_names_the_field():
 
 
 def test_unseal_holds_when_runs_come_after_and_the_rule_says_yes(ledger):
-    d = seal(ledger, RULE)
+    d = seal_rule(ledger, RULE)
     ledger.ingest(simulate_support(120, seed=21).runs)
-    report = unseal(ledger, d[:8])
+    report = unseal_rule(ledger, d[:8])
     assert report.intact and not report.early and report.runs == 480
     assert report.decision.passed and report.holds
     assert report.decision.compared == pytest.approx(report.decision.low)
@@ -74,17 +74,17 @@ def test_unseal_holds_when_runs_come_after_and_the_rule_says_yes(ledger):
 def test_a_run_recorded_before_the_seal_fails_the_unseal(ledger):
     runs = simulate_support(120, seed=22).runs
     ledger.ingest(runs[:1])
-    d = seal(ledger, RULE)
+    d = seal_rule(ledger, RULE)
     ledger.ingest(runs[1:])
-    report = unseal(ledger, d)
+    report = unseal_rule(ledger, d)
     assert report.early == (runs[0].hash,)
     assert not report.holds and "ingested or executed before the seal" in report.problems()[0]
 
 
 def test_the_rule_saying_no(ledger):
-    d = seal(ledger, RULE.replace("above: 0.025", "above: 0.5"))
+    d = seal_rule(ledger, RULE.replace("above: 0.025", "above: 0.5"))
     ledger.ingest(simulate_support(60, seed=23).runs)
-    report = unseal(ledger, d)
+    report = unseal_rule(ledger, d)
     assert report.intact and not report.early
     assert not report.decision.passed and not report.holds
     assert report.decision.text().startswith("no:")
@@ -92,7 +92,7 @@ def test_the_rule_saying_no(ledger):
 
 def test_unknown_digest_is_a_selector_error(ledger):
     with pytest.raises(SelectorError, match="no seal with digest"):
-        unseal(ledger, "abcdef12")
+        unseal_rule(ledger, "abcdef12")
 
 
 def test_mean_and_pass_at_k_rules():

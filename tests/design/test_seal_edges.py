@@ -9,7 +9,7 @@ import sqlite3
 
 import pytest
 
-from fluke.design import seal, unseal
+from fluke.design import seal_rule, unseal_rule
 from fluke.ledger import open_ledger
 from fluke.record import Identity, Outcome, Run, ToolCall, UserMessage
 
@@ -39,26 +39,26 @@ def _sql(path, statement, *args):
 
 def test_honest_order_holds_and_the_unseal_is_recorded(path):
     with open_ledger(path) as led:
-        d = seal(led, RULE)
+        d = seal_rule(led, RULE)
         runs = _runs()
         led.ingest(runs)
-        report = unseal(led, d[:12])
+        report = unseal_rule(led, d[:12])
         assert report.holds and report.basis == {"event times": 0, "identity date": 0, "ingest": 20}
         [doc] = led.documents("unseal")
         assert doc.body["seal"] == d and doc.body["runs"] == sorted(r.hash for r in runs)
         assert doc.body["holds"] is True and doc.digest == report.record
-        again = unseal(led, d[:12])
+        again = unseal_rule(led, d[:12])
         assert again.look == 2 and len(led.documents("unseal")) == 2      # append-only, every look
 
 
 def test_back_dating_the_seal_column_does_not_make_early_runs_confirm(path):
     with open_ledger(path) as led:
         led.ingest(_runs(seed=2))
-        d = seal(led, RULE)
-        assert len(unseal(led, d[:12], record=False).early) == 20
+        d = seal_rule(led, RULE)
+        assert len(unseal_rule(led, d[:12], record=False).early) == 20
     _sql(path, "UPDATE documents SET recorded_at='2000-01-01T00:00:00+00:00' WHERE kind='seal'")
     with open_ledger(path) as led:
-        report = unseal(led, d[:12])
+        report = unseal_rule(led, d[:12])
     # a15: today this turns "DOES NOT HOLD" into "HOLDS".
     assert len(report.early) == 20 and not report.holds and not report.intact
     assert any("record of it was moved" in p for p in report.problems())
@@ -67,21 +67,21 @@ def test_back_dating_the_seal_column_does_not_make_early_runs_confirm(path):
 def test_forward_dating_the_ingests_is_seen(path):
     with open_ledger(path) as led:
         led.ingest(_runs(seed=3))
-        d = seal(led, RULE)
+        d = seal_rule(led, RULE)
     _sql(path, "UPDATE ingests SET recorded_at='2999-01-01T00:00:00+00:00'")
     with open_ledger(path) as led:
-        report = unseal(led, d[:12])
+        report = unseal_rule(led, d[:12])
     assert not report.holds and any("in the future" in p for p in report.problems())
 
 
 @pytest.mark.parametrize("edit", ["flip", "reorder"])
 def test_an_edited_stored_body_is_refused(path, edit):
     with open_ledger(path) as led:
-        d = seal(led, RULE.replace("0.5", "0.7"))
+        d = seal_rule(led, RULE.replace("0.5", "0.7"))
         led.ingest([Run(scenario=f"s{t % 4}", trial=t, identity=Identity(model="m"),
                         events=[UserMessage(text="a"), ToolCall(tool="x", ok=True)],
                         outcome=Outcome(passed=t % 2 == 0)) for t in range(8)])
-        before = unseal(led, d[:12], record=False)
+        before = unseal_rule(led, d[:12], record=False)
         assert before.decision.estimate == pytest.approx(0.5) and not before.holds
     con = sqlite3.connect(path)
     for rid, body in con.execute("SELECT rowid, body FROM runs").fetchall():
@@ -95,7 +95,7 @@ def test_an_edited_stored_body_is_refused(path, edit):
     con.commit()
     con.close()
     with open_ledger(path) as led:
-        report = unseal(led, d[:12])
+        report = unseal_rule(led, d[:12])
         stored = list(led.stored_runs())
     # a15b/a15c: today the edited runs are read, the estimate becomes 1.0 and the seal HOLDS.
     assert len(report.edited) == 4 and report.runs == 4 and not report.holds
@@ -113,9 +113,9 @@ def test_runs_executed_before_the_seal_do_not_confirm_it(path):
     fresh = [Run(scenario=f"f{t}", trial=t, identity=Identity(model="m", date="2999-01-01"),
                  events=[UserMessage(text="hi", t=0.5)], outcome=Outcome(passed=True)) for t in range(2)]
     with open_ledger(path) as led:
-        d = seal(led, RULE)
+        d = seal_rule(led, RULE)
         led.ingest(runs + dated + fresh)
-        report = unseal(led, d[:12])
+        report = unseal_rule(led, d[:12])
     assert len(report.early) == 11 and not report.holds
     # t = 0.5 is an offset, not a date: those runs fall back on their identity date.
     assert report.basis == {"event times": 8, "identity date": 5, "ingest": 0}

@@ -7,7 +7,7 @@ import pytest
 from click.testing import CliRunner
 
 from fluke.cli import group
-from fluke.design import parse_rule, seal, seal_body, unseal
+from fluke.design import parse_rule, seal_rule, seal_body, unseal_rule
 from fluke.errors import SpecError
 from fluke.ledger import open_ledger
 from fluke.record import Identity, Outcome, Run
@@ -28,9 +28,9 @@ def test_the_sealed_policy_decides_the_mean(tmp_path, policy):
         "decision: {statistic: mean, above: 0.6, bound: estimate" + (f", unknown: {policy}" if policy else "") + "}\n"
     )
     with open_ledger(str(tmp_path / "l.db")) as led:
-        d = seal(led, rule)
+        d = seal_rule(led, rule)
         led.ingest(_runs())
-        report = unseal(led, d[:12])
+        report = unseal_rule(led, d[:12])
     kept = [0.0 if v is None else float(v) for v in OUTCOMES if not (policy == "exclude" and v is None)]
     mean = sum(kept) / len(kept)                   # 11/20 = 0.55 under fail, 11/14 = 0.786 left out
     dec = report.decision

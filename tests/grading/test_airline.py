@@ -12,7 +12,7 @@ from pathlib import Path
 
 import pytest
 
-from fluke.grading import gate, grade_run, load_spec, luck_rate
+from fluke.grading import evaluate_gate, grade_run, load_spec, luck_rate
 
 from ..conftest import TAU_AIRLINE, need
 
@@ -84,4 +84,4 @@ def test_luck_rate_per_case_and_pooled(graded):
     # cases with no green run print a dash, not 0
     assert {k for k, c in report.cases.items() if c.statistic is None} == {
         k for k, c in report.cases.items() if c.green == 0}
-    assert not gate(grades).passed
+    assert not evaluate_gate(grades).passed

@@ -14,7 +14,7 @@ import numpy as np
 import pytest
 
 from fluke.errors import SpecError
-from fluke.grading import gate, grade_run, load_spec, make_grade, Violation
+from fluke.grading import evaluate_gate, grade_run, load_spec, make_grade, Violation
 
 from .build import agent, call, run_of, user
 
@@ -196,4 +196,4 @@ def test_soft_majority_is_per_check_in_fluke_any_soft_in_luckrate():
              "soft: repeated call: lookup")]
     assert luckrate_failed(rows) is True
     soft = [Violation("max_steps", "soft", 8, "x")] * 2 + [Violation("repeat", "soft", 3, "x")] * 2
-    assert gate([make_grade(str(i), "c", [v], True) for i, v in enumerate(soft)]).passed is True
+    assert evaluate_gate([make_grade(str(i), "c", [v], True) for i, v in enumerate(soft)]).passed is True

@@ -11,7 +11,7 @@ import numpy as np
 import pytest
 
 from fluke.errors import SpecError
-from fluke.grading import RunGrade, gate, grade_run, load_spec, luck_rate, pair_ordered, pair_unordered
+from fluke.grading import RunGrade, evaluate_gate, grade_run, load_spec, luck_rate, pair_ordered, pair_unordered
 from fluke.record import GoldCall, Outcome, Run, ToolCall
 
 from .build import call, checks, run_of, user
@@ -246,9 +246,9 @@ def test_a_green_run_that_skipped_a_gold_action_is_lucky_and_fails_the_gate():
     s = load_spec({**QUIET, "reference": "gold"})
     grades = [grade_run(skipped, s), grade_run(made, s)]
     assert [g.lucky for g in grades] == [True, False]
-    assert luck_rate(grades).pooled.lucky == 1 and not gate(grades).passed
+    assert luck_rate(grades).pooled.lucky == 1 and not evaluate_gate(grades).passed
     soft = load_spec({**QUIET, "reference": "gold", "severity": {"reference": "soft"}})
-    assert gate([grade_run(skipped, soft), grade_run(made, soft)]).passed   # 1 of 2 is no majority
+    assert evaluate_gate([grade_run(skipped, soft), grade_run(made, soft)]).passed   # 1 of 2 is no majority
 
 
 def test_gold_on_a_run_without_gold_is_undefined_with_a_reason():

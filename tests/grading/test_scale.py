@@ -21,7 +21,7 @@ import pytest
 from click.testing import CliRunner
 
 from fluke.cli import group
-from fluke.grading import gate, grade_run, load_spec, luck_rate, row_order
+from fluke.grading import evaluate_gate, grade_run, load_spec, luck_rate, row_order
 
 from ..conftest import TAU_AIRLINE, need
 
@@ -84,7 +84,7 @@ def test_chunked_grades_equal_the_pydantic_grades_and_the_known_luck_rate(airlin
         assert [g.reference for g in grades] == [g.reference for g in expected]
         pooled = got.tally.luck(grades[0].version).pooled
         assert (pooled.lucky, pooled.green) == (11, 84) == (luck_rate(expected).pooled.lucky, 84)
-        assert got.tally.gate() == gate(expected)
+        assert got.tally.gate() == evaluate_gate(expected)
         # the worst rows: the 25 first of the pydantic grades sorted worst first (a stable sort)
         assert list(got.worst[grades[0].version]) == sorted(expected, key=row_order)[:25]
         stored = ledger.grades(spec.digest)
@@ -249,7 +249,7 @@ def test_on_each_backend_batches_are_stored_between_reads_and_a_second_grade_rea
     assert (first.graded, first.stored, {g.run_hash: g for g in grades}) == (200, 200, expected)
     again, regrades = _every(ledger, spec, executor="local", chunk=16)
     assert (again.graded, again.stored, again.reused, regrades) == (0, 0, 200, grades)   # the same order
-    assert again.worst == first.worst and again.tally.gate() == gate(list(expected.values()))
+    assert again.worst == first.worst and again.tally.gate() == evaluate_gate(list(expected.values()))
 
 
 def test_on_each_backend_many_slices_on_two_workers_give_every_run_once_as_one_process(ledger):

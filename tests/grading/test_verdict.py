@@ -8,7 +8,7 @@ import pytest
 from fluke.errors import UsageError
 from scipy import stats
 
-from fluke.grading import Violation, gate, luck_rate, luck_rates, make_grade
+from fluke.grading import Violation, evaluate_gate, luck_rate, luck_rates, make_grade
 
 HARD = Violation("forbidden", "hard", 1, "x")
 SOFT = Violation("max_steps", "soft", 9, "x")
@@ -22,7 +22,7 @@ def grades(case, *violation_lists, output_ok=True):
 
 def test_hard_fails_on_one_occurrence_in_one_run_of_many():
     rows = grades("c", [], [], [], [], [HARD]) + grades("d", [])
-    result = gate(rows)
+    result = evaluate_gate(rows)
     assert not result.passed
     assert result.reasons == ["c: hard violation in 1 of 5 runs"]
 
@@ -31,19 +31,19 @@ def test_hard_fails_on_one_occurrence_in_one_run_of_many():
                                                    (2, 3, False), (0, 3, True)])
 def test_soft_fails_only_on_a_strict_majority(failing, runs, passed):
     rows = grades("c", *([[SOFT]] * failing + [[]] * (runs - failing)))
-    assert gate(rows).passed is passed
+    assert evaluate_gate(rows).passed is passed
 
 
 def test_soft_majority_is_per_check_and_warn_never_fails():
     # 2 of 4 over the budget and 2 of 4 repeating: neither check has a majority
     rows = grades("c", [SOFT], [SOFT], [SOFT2], [SOFT2])
-    assert gate(rows).passed
-    assert gate(grades("c", [WARN], [WARN], [WARN])).passed
+    assert evaluate_gate(rows).passed
+    assert evaluate_gate(grades("c", [WARN], [WARN], [WARN])).passed
 
 
 def test_cases_are_separate_for_the_soft_majority():
     rows = grades("a", [SOFT], [SOFT], []) + grades("b", [], [], [SOFT])
-    result = gate(rows)
+    result = evaluate_gate(rows)
     assert not result.passed and [c.scenario for c in result.cases if c.failed] == ["a"]
 
 

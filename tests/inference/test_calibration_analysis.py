@@ -93,5 +93,5 @@ def test_calibration_for_one_version_and_refusals(halves, tmp_path):
     empty = open_ledger(str(tmp_path / "empty.db"))
     with pytest.raises(EmptyLedgerError):
         analysis.calibration(empty)
-    m = analysis.match_predictions(ledger)
+    m = analysis.read_prediction_matches(ledger)
     assert (m.outcome.size, m.predictions, set(m.outcome.tolist())) == (100, 50, {0.0, 1.0})

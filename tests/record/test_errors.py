@@ -12,7 +12,8 @@ def test_a_newer_format_version_is_a_format_version_error_inside_pydantics_repor
         Run.model_validate({"format_version": 2, "scenario": "s"})
     cause = caught.value.errors()[0]["ctx"]["error"]
     assert isinstance(cause, FormatVersionError) and isinstance(cause, ValueError)
-    assert str(cause) == "format_version 2 is newer than this fluke reads (1); upgrade with: pip install -U fluke"
+    assert str(cause) == ("field format_version: was written by a newer fluke (run format 2; this fluke reads 1) "
+                          "(upgrade with: pip install -U fluke)")
 
 
 def test_a_value_a_run_cannot_hold_is_an_input_type_error():

@@ -7,7 +7,7 @@ import hashlib
 import numpy as np
 import pytest
 
-from fluke.errors import InputError, MissingDependency
+from fluke.errors import InputError, MissingDependency, UsageError
 from fluke.record import AgentMessage, Identity, Run, ToolCall, UserMessage
 from fluke.runner import Case, Trajectory, evaluate
 
@@ -92,13 +92,13 @@ def test_bad_input_is_refused_before_any_call():
     def agent(text):
         calls.append(text)
 
-    with pytest.raises(InputError, match="k=0 must be an integer of at least 1"):
+    with pytest.raises(UsageError, match="k=0 must be an integer of at least 1"):
         evaluate(CASES, agent, k=0)
     with pytest.raises(InputError, match="appears twice"):
         evaluate([Case("a"), Case("a")], agent, k=1)
     with pytest.raises(InputError, match="field tag: is not a case field"):
         evaluate([{"scenario": "a", "tag": "x"}], agent, k=1)
-    with pytest.raises(InputError, match="executor='dask' is not one of"):
+    with pytest.raises(UsageError, match="executor='dask' is not one of"):
         evaluate(CASES, agent, k=1, executor="dask")
     assert calls == []
 

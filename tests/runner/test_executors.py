@@ -7,7 +7,7 @@ import os
 
 import pytest
 
-from fluke.errors import InputError
+from fluke.errors import UsageError
 from fluke.runner import Job, executor_for
 
 
@@ -49,5 +49,5 @@ def test_an_exception_in_a_worker_process_comes_back_as_data():
     ("local", {"workers": None, "address": "127.0.0.1:6379"}, "is for the ray executor"),
 ])
 def test_bad_executor_options_are_refused(name, kwargs, words):
-    with pytest.raises(InputError, match=words):
+    with pytest.raises(UsageError, match=words):
         executor_for(name, **kwargs)

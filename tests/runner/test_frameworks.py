@@ -6,7 +6,7 @@ import warnings
 
 import pytest
 
-from fluke.errors import InputError
+from fluke.errors import InputError, UsageError
 from fluke.runner import Case, evaluate, read_trajectory
 
 pytest.importorskip("langgraph")
@@ -54,5 +54,5 @@ def test_read_trajectory_refuses_unknown_formats_and_several_runs():
     with pytest.raises(InputError, match="unknown format 'no-such-format'"):
         read_trajectory([], format="no-such-format")
     msgs = [{"role": "user", "content": "hi"}]
-    with pytest.raises(InputError, match="holds 2 runs, not one"):
+    with pytest.raises(UsageError, match="holds 2 runs, not one"):
         read_trajectory([msgs, msgs], format="openai")

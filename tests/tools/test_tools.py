@@ -8,7 +8,7 @@ import json
 
 import pytest
 
-from fluke.errors import InputError
+from fluke.errors import InputError, UsageError
 from fluke.runner import Trajectory, evaluate
 from fluke.tools import Failure, ToolFailure, Tools
 
@@ -87,9 +87,9 @@ def test_the_runner_stores_each_runs_tool_log_in_a_real_ledger(tmp_path):
 
 
 def test_an_agent_taking_tools_without_a_declaration_is_refused_before_it_runs():
-    with pytest.raises(InputError, match="no tools are declared"):
+    with pytest.raises(UsageError, match="no tools are declared"):
         evaluate([{"scenario": "s", "input": "hi"}], agent, k=1)
-    with pytest.raises(InputError, match="takes no `tools` keyword"):
+    with pytest.raises(UsageError, match="takes no `tools` keyword"):
         evaluate([{"scenario": "s", "input": "hi"}], lambda x: ([], x), k=1, tools=Tools())
 
 

@@ -35,7 +35,8 @@ from collections import Counter
 from dataclasses import dataclass, field
 from functools import cache
 from pathlib import Path
-from typing import Any
+from types import MappingProxyType
+from typing import Any, Mapping
 
 #: Where ``gitleaks.toml`` came from (copied unchanged).
 SOURCE = {
@@ -444,7 +445,7 @@ def _compiled() -> tuple[Rule, ...]:
 
 
 @cache
-def _index() -> tuple[Any, list[str], dict[str, tuple[Rule, ...]], tuple[Rule, ...]]:
+def _index() -> tuple[Any, tuple[str, ...], Mapping[str, tuple[Rule, ...]], tuple[Rule, ...]]:
     """An Aho-Corasick automaton of every keyword, and the rules each keyword names."""
     import ahocorasick_rs
 
@@ -456,7 +457,9 @@ def _index() -> tuple[Any, list[str], dict[str, tuple[Rule, ...]], tuple[Rule, .
         for word in rule.keywords:
             by_word.setdefault(word, []).append(rule)
     words = sorted(by_word)
-    return (ahocorasick_rs.AhoCorasick(words), words, {w: tuple(r) for w, r in by_word.items()}, tuple(always))
+    # cached and shared: handed out as immutable types
+    return (ahocorasick_rs.AhoCorasick(words), tuple(words),
+            MappingProxyType({w: tuple(r) for w, r in by_word.items()}), tuple(always))
 
 
 @cache

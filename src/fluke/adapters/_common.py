@@ -17,7 +17,7 @@ from typing import Any, Iterator
 import orjson
 from pydantic import ValidationError
 
-from ..errors import InputError
+from ..errors import FormatVersionError, InputError
 from ..record import Identity, Run
 
 _MISSING = object()
@@ -207,6 +207,9 @@ def validation_error(exc: ValidationError, *, file: str, record: str) -> InputEr
     """The first problem in a pydantic error, as an :class:`InputError`."""
     err = exc.errors()[0]
     field = ".".join(str(p) for p in err["loc"]) or None
+    cause = (err.get("ctx") or {}).get("error")
+    if isinstance(cause, FormatVersionError):   # upgrade fluke, not "fix the record": said as itself
+        return FormatVersionError(file, record, field, cause.message, hint=cause.hint)
     message = err["msg"].removeprefix("Value error, ")
     if err.get("input") is not None and err["type"] not in ("missing", "value_error"):
         message += f", got {short(err['input'])}"[:120]

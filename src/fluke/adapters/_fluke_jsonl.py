@@ -14,6 +14,7 @@ from typing import Any, Iterable, Iterator
 
 import orjson
 
+from ..errors import FlukeWarning
 from ..record import Prepared, Run, prepare
 from ._common import build_run, with_identity
 from ._reader import Reader
@@ -122,6 +123,10 @@ def _beside(path: Path, workers: int | str) -> int:
         return 0
 
 
+class ForkedThreadsWarning(FlukeWarning, RuntimeWarning):
+    """Runs were read by forked processes from a process that runs other threads."""
+
+
 def _say_fork(count: int, notes: list[str] | None) -> None:
     """Say that processes are forked, and warn when this process runs other threads (a fork
     copies their locks in whatever state they are)."""
@@ -135,7 +140,7 @@ def _say_fork(count: int, notes: list[str] | None) -> None:
         if notes is None:
             import warnings
 
-            warnings.warn("fluke: " + said, RuntimeWarning, stacklevel=4)
+            warnings.warn("fluke: " + said, ForkedThreadsWarning, stacklevel=4)
     if notes is not None:
         notes.append(said)
 

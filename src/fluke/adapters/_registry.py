@@ -17,7 +17,7 @@ from typing import Any, Iterator
 
 import orjson
 
-from ..errors import InputError
+from ..errors import InputError, UsageError
 from ..record import Run
 from ._archive import ZIP_MAGIC, Archive
 from ._builtin import BUILTIN
@@ -40,7 +40,7 @@ class Format:
             module, _, attribute = self.target.partition(":")
             reader = getattr(importlib.import_module(module), attribute or "READER")
             if not isinstance(reader, Reader):
-                raise InputError(None, None, None, f"the {self.name} reader from {self.source} ({self.target}) "
+                raise UsageError(f"the {self.name} reader from {self.source} ({self.target}) "
                                  f"is a {type(reader).__name__}, not a fluke.adapters.Reader",
                                  hint="its package must define READER = fluke.adapters.Reader(...)")
             self._loaded["reader"] = reader

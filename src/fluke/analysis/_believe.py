@@ -20,7 +20,7 @@ import numpy as np
 
 from ..errors import UsageError
 from ..format import fluke_command, fmt_interval, fmt_prob, fmt_share
-from ._belief_cells import Beliefs, beliefs, cell_name
+from ._cell_posteriors import Beliefs, beliefs, cell_name
 from ._document import Column, Table, blank, line, note
 from ._result import Result
 from ._select import check_level, version_label

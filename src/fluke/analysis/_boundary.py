@@ -26,7 +26,7 @@ from ..format import fmt_interval, fmt_pct, fmt_prob, fmt_share_interval, natura
 from ._document import Column, Span, Table, blank, line, note
 from ._result import Result
 from ._select import pick_version, version_label
-from ._unknowns import check_unknown, closing_notes
+from ._unknowns import UnknownPolicy, check_unknown, closing_notes
 
 #: The kind of the ledger documents that hold incidents.
 INCIDENT_KIND = "incident"
@@ -62,7 +62,7 @@ def _facts(ledger, version: str):
         yield reduce_body(body, orjson.loads(body))
 
 
-def _rows(ledger, version: str, unknown: str):
+def _rows(ledger, version: str, unknown: UnknownPolicy | str):
     """``(scenario, condition, label)`` and ``(version, tags, passed)`` of a version's runs; unknowns counted.
 
     Refused before a run is read when holding them would pass the memory available
@@ -71,13 +71,13 @@ def _rows(ledger, version: str, unknown: str):
 
     check_budget(ledger.count(version=[version]), "boundary", BOUNDARY_BYTES,
                  hint="chart fewer runs: record the condition space's runs under their own version (--version)")
+    policy = UnknownPolicy.of(unknown)
     rows, kinds, unknowns = [], [], 0
     for run in _facts(ledger, version):
         passed = run.outcome.passed
-        if passed is None:
-            unknowns += 1
-            if unknown == "exclude":
-                continue
+        unknowns += passed is None
+        if not policy.keeps(passed):
+            continue
         label = run.outcome.label or {True: "complete", False: "fail", None: None}[passed]
         if passed is not None and label in ("complete", "should_ask") and not passed:
             label = "fail"
@@ -292,7 +292,7 @@ def explore(ledger, *, space, budget: int, version: str | None = None, bar: floa
     (12, True)
     """
     from ..boundary import chart, check_thresholds
-    from ..boundary import explore as plan_runs
+    from ..boundary import plan_exploration as plan_runs
 
     check_thresholds(bar, floor, prob)
     unknown = str(check_unknown(unknown))

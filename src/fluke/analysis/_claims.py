@@ -27,7 +27,8 @@ from dataclasses import dataclass
 from typing import Any, Iterable
 
 from ..errors import UsageError
-from ..format import describe_unknowns, fmt_is
+from ..format import fmt_is
+from ..policies import UnknownPolicy
 
 HOLDS = "holds"
 FAILS = "fails"
@@ -73,7 +74,7 @@ class Claim:
 
 def _unknowns(count: int, policy: str) -> str:
     """What a claim rests on about runs of unknown outcome (the one policy of every verb)."""
-    return f"{describe_unknowns(int(count), policy)} (unknown: {policy})"
+    return f"{UnknownPolicy.of(policy).describe(int(count))} (unknown: {policy})"
 
 
 def _worst(statuses: Iterable[str]) -> str:
@@ -213,7 +214,7 @@ def claim_not_worse(ledger, baseline: str, *, version: str | None = None, margin
     it; too small to tell otherwise, with the runs per arm that would be needed.
     """
     from ._compare import compare
-    from ._comparison_reading import compare_options, read_comparison
+    from ._verdict_reading import compare_options, read_comparison
     from ._select import pick_version, version_label
 
     chosen = pick_version(ledger, version)

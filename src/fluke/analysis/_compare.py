@@ -306,7 +306,7 @@ def _batches(ledger, arm_a: Arm, arm_b: Arm, unknown: str = "fail"):
     for side, arm in enumerate((arm_a, arm_b)):
         for r in arm.runs:
             j = col.get((r.scenario, r.condition_key()))
-            if j is None or r.hash not in times or (r.outcome.passed is None and unknown == "exclude"):
+            if j is None or r.hash not in times or not unknown.keeps(r.outcome.passed):
                 continue
             order[side].setdefault(j, []).append((at[times[r.hash]], r.trial, r.outcome.passed is not True))
     arms = []
@@ -344,7 +344,7 @@ def compare(ledger, a: str, b: str, *, scenario: str | None = None, condition: s
     ``record`` the verdict is kept in the ledger as a ``comparison`` document. Without ``spec``,
     trial selectors and ``sequential``, no run is read (see the module docstring); ``stream`` reads
     every run all the same (the same answer, slower: the check that the counts are right).
-    ``margin`` (points) adds "cheaper and not worse" (:mod:`fluke.analysis._compare_decide`: it
+    ``margin`` (points) adds "cheaper and not worse" (:mod:`fluke.analysis._margin_subgroups`: it
     streams both arms' spend); ``groups`` (a condition key, or ``"condition"``) adds B − A per group
     with Holm across groups, flagging a group worse by more than ``harm`` points.
     """
@@ -369,7 +369,7 @@ def compare(ledger, a: str, b: str, *, scenario: str | None = None, condition: s
         return dataclasses.replace(primary, excluded=compare(ledger, a, b, unknown="exclude", record=False, **same))
     spec = None if spec is None else str(spec)
     loaded = _load_spec(spec)
-    options = dict(unknown_policy=unknown.comparison_spelling, alpha=alpha, power=power, ceiling=ceiling,
+    options = dict(unknown_policy=unknown, alpha=alpha, power=power, ceiling=ceiling,
                    hazard_ceiling=hazard_ceiling,
                    rng=np.random.default_rng(seed))
     arms = None if loaded is not None or sequential or stream else _counted_arms(ledger, a, b, scenario, condition)
@@ -400,7 +400,7 @@ def compare(ledger, a: str, b: str, *, scenario: str | None = None, condition: s
                                                   seed=seed))
     noninferior = subgroup = each = None
     if margin is not None or groups:
-        from ._compare_decide import margin_check, subgroups
+        from ._margin_subgroups import margin_check, subgroups
 
         if margin is not None:
             noninferior, each = margin_check(ledger, arm_a, arm_b, found.pass_rates.interval, margin, cost=cost,

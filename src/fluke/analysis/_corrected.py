@@ -332,7 +332,7 @@ def claim_not_worse_corrected(ledger, baseline: str, *, version: str, judge: str
     ``margin``) or in the version's favour; fails on a difference against it; too small to tell
     otherwise, with the labels per version that would settle it."""
     from ._claims import FAILS, HOLDS, TOO_SMALL, Claim
-    from ._comparison_reading import compare_options
+    from ._verdict_reading import compare_options
     from ._select import version_label
 
     ceiling = compare_options(margin).get("ceiling", 5.0)

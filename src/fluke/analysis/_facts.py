@@ -55,6 +55,8 @@ import hashlib
 from dataclasses import dataclass
 from typing import Any, Mapping
 
+from ..policies import UnknownPolicy
+
 # fluke.record's pydantic models are imported where a run is reduced: the counted arms (what
 # ``compare`` reads from the tables) never build one.
 
@@ -296,7 +298,7 @@ class CountedArm:
         out, unknowns = {}, 0
         for key, (n, k, u) in self.cells.items():
             unknowns += u
-            trials = n - u if unknown == "exclude" else n
+            trials, _ = UnknownPolicy.of(unknown).apply(n, k, u)
             if trials:
                 out[key] = (k, trials)
         return out, unknowns

@@ -31,7 +31,7 @@ from ._document import Column, Span, Table, blank, line, note
 from ._result import Result
 from ._facts import counted_arm, trial_arm
 from ._select import Arm, disjoint, select_arm
-from ._unknowns import check_unknown, outcome_arrays, unknown_fields, unknown_note
+from ._unknowns import UnknownPolicy, check_unknown, outcome_arrays, unknown_fields, unknown_note
 
 
 def _pct_interval(lo: float, hi: float) -> str:
@@ -196,7 +196,7 @@ def fixcheck(ledger, first: str, candidate: str, *, control: str | None = None, 
     per input in trial order (:func:`fix_arrays`).
     """
     from ..comparison import check_tally, fix_tally
-    from ..comparison import consistency as consistency_of
+    from ..comparison import consistency_from_counts as consistency_of
 
     unknown = check_unknown(unknown)
     if within < 1:
@@ -337,7 +337,7 @@ def read_fix_tally(ledger, first: str, candidate: str, control: str | None = Non
             # each run's place within its input: the order the sequences already give
             order = (np.arange(end - start) - np.repeat(np.cumsum(sizes) - sizes, sizes)).astype(float)
             outcome = s.outcome[start:end]
-            keep = outcome != 2 if unknown == "exclude" else slice(None)
+            keep = outcome != 2 if UnknownPolicy.of(unknown).excludes else slice(None)
             arrays.append((codes[keep], outcome[keep] != 0, order[keep]))
         arrays += [None] * (3 - len(arrays))
         tallies.append(fix_tally(*arrays, within=within, names=names))
@@ -381,7 +381,7 @@ def fix_arrays(ledger, text: str, *, scenario: str | None = None, unknown: str =
     if stream:
         arm = select_arm(ledger, text, scenario=scenario)
         inputs, failed, order, unknowns = outcome_arrays(arm.runs, unknown)
-        versions = [r.version for r in arm.runs if unknown != "exclude" or r.outcome.passed is not None]
+        versions = [r.version for r in arm.runs if UnknownPolicy.of(unknown).keeps(r.outcome.passed)]
         names, codes = np.unique(inputs, return_inverse=True)
         codes = codes.reshape(-1)
         # stable: runs tied on input, trial and version keep the order they streamed in
@@ -391,7 +391,7 @@ def fix_arrays(ledger, text: str, *, scenario: str | None = None, unknown: str =
     arm, got = trial_arm(ledger, text, scenario=scenario)
     known = got.outcome != 2
     unknowns = int(len(got) - known.sum())
-    keep = known if unknown == "exclude" else slice(None)
+    keep = known if UnknownPolicy.of(unknown).excludes else slice(None)
     labels = np.asarray([f"{s}|{c}" if c else s for s, c in got.inputs], dtype=str)
     names, rank = np.unique(labels, return_inverse=True)    # the table's inputs are distinct
     rank = rank.reshape(-1)
@@ -470,7 +470,7 @@ def consistency(ledger, agents: Sequence[str], *, scenario: str | None = None,
     that picks trials (``@0-4``) from its ``trial_outcomes`` table; with ``stream`` every arm
     reads its runs instead (the same answer: the check that the tables are right).
     """
-    from ..comparison import consistency as consistency_of
+    from ..comparison import consistency_from_counts as consistency_of
     from ..comparison import failure_counts
 
     unknown = check_unknown(unknown)

@@ -41,6 +41,7 @@ from typing import Any, Mapping
 
 from ..errors import SpecError
 from ..format import fluke_command, parse_problem
+from ..policies import INCONCLUSIVE_POLICIES, UNKNOWN_POLICIES, InconclusivePolicy, UnknownPolicy
 from ._claims import FAILS, HOLDS, TOO_SMALL, Claim
 from ._document import Column, Details, Heading, Span, Table, blank, line, note
 from ._result import Result
@@ -134,11 +135,11 @@ def parse_gate_rule(text: str | Mapping[str, Any], *, fmt: str = "yaml") -> dict
                     "people's labels file)")
     if "reliable" in rule and rule["reliable"]["per"] not in ("scenario", "suite"):
         raise _fail("reliable.per", f"{rule['reliable']['per']!r} is not one of scenario, suite")
-    if rule.get("unknown", "fail") not in ("fail", "exclude"):
+    if rule.get("unknown", "fail") not in UNKNOWN_POLICIES:
         raise _fail("unknown", f"{rule['unknown']!r} must be 'fail' (count a run of unknown outcome as a failure, "
                     "the default) or 'exclude' (leave it out)")
     rule["on_inconclusive"] = rule.get("on_inconclusive", "warn")
-    if rule["on_inconclusive"] not in ("warn", "fail", "pass"):
+    if rule["on_inconclusive"] not in INCONCLUSIVE_POLICIES:
         raise _fail("on_inconclusive", f"{rule['on_inconclusive']!r} must be 'warn' (a check too small to tell "
                     "does not fail the gate but is listed, the default), 'fail' or 'pass'")
     if not any(rule.get(c) for c in _CHECKS):
@@ -272,12 +273,12 @@ class DecisionResult(Result):
     rule: dict
 
     @property
-    def on_inconclusive(self) -> str:
-        return self.rule.get("on_inconclusive", "warn")
+    def on_inconclusive(self) -> InconclusivePolicy:
+        return InconclusivePolicy.of(self.rule.get("on_inconclusive", "warn"))
 
     @property
     def holds(self) -> bool:
-        return self.status == HOLDS or (self.status == TOO_SMALL and self.on_inconclusive != "fail")
+        return self.status == HOLDS or (self.status == TOO_SMALL and self.on_inconclusive.lets_pass)
 
     @property
     def status(self) -> str:
@@ -403,7 +404,7 @@ def gate(ledger, rule: str | Path | Mapping[str, Any], *, raw: bytes | None = No
         ledger = ledger()
     version = pick_version(ledger, rule.get("version"))
     claims: list[Claim] = []
-    unknown = rule.get("unknown", "fail")
+    unknown = UnknownPolicy.of(rule.get("unknown", UnknownPolicy.FAIL))
     if rule.get("gate"):
         claims.append(claim_gate(ledger, rule["spec"], version=version, unknown=unknown))
     if "reliable" in rule:

@@ -18,7 +18,7 @@ from __future__ import annotations
 from typing import Iterable
 
 from ..format import safe
-from ._render import bounded
+from ..format import bounded
 
 #: ``$GITHUB_STEP_SUMMARY`` holds at most 1 MiB a step.
 SUMMARY_LIMIT = 1_048_576
@@ -48,7 +48,7 @@ def escape_property(text: str) -> str:
 def to_annotations(items: Iterable[tuple[str, str, str]], *, limit: int = ANNOTATIONS) -> str:
     """``(level, title, message)`` as workflow commands, at most ``limit`` of them.
 
-    Control characters are shown as escapes and long names cut (:func:`fluke.analysis._render.bounded`);
+    Control characters are shown as escapes and long names cut (:func:`fluke.format.bounded`);
     past ``limit`` the last line is a notice saying how many were left out.
     """
     items = list(items)

@@ -21,14 +21,14 @@ from ..format import fmt_interval, fmt_share
 from ._document import TABLE_ROWS, Column, Span, Table, blank, line, note
 from ._result import Result
 from ._select import require_runs, select_versions
-from ._unknowns import check_unknown, unknown_fields, unknown_note
+from ._unknowns import UnknownPolicy, check_unknown, unknown_fields, unknown_note
 from ._vocabulary import Vocabulary, sample_ledger
 
 
-def parse_prior(text: str | Sequence[float]) -> tuple[float, float]:
+def parse_luck_prior(text: str | Sequence[float]) -> tuple[float, float]:
     """``"a,b"`` (or a pair) as two positive numbers: the Beta prior of the luck rate's interval.
 
-    >>> parse_prior("0.5,0.5")
+    >>> parse_luck_prior("0.5,0.5")
     (0.5, 0.5)
     """
     try:
@@ -259,7 +259,7 @@ def grade(ledger, spec, *, files: Sequence[str] = (), input_format: str | None =
                          "and this spec has no reference (add reference: gold or a list of calls)")
     if callable(ledger):  # a ledger opened only once the spec is known to be good
         ledger = ledger()
-    prior_ab = parse_prior(prior)
+    prior_ab = parse_luck_prior(prior)
     check_level(level, "level")
     if files:
         from ..adapters import read_file
@@ -306,7 +306,8 @@ def grade(ledger, spec, *, files: Sequence[str] = (), input_format: str | None =
         labels = {info.version: info.label() for info in ledger.versions() if info.version in seen}
         source = f"ledger {ledger.url}"
     versions = tally.versions()
-    luck = {v: tally.luck(v, prior=prior_ab, level=level, exclude_unknown=unknown == "exclude") for v in versions}
+    excluded = UnknownPolicy.of(unknown).excludes
+    luck = {v: tally.luck(v, prior=prior_ab, level=level, exclude_unknown=excluded) for v in versions}
     return GradeResult(spec, spec_path, source, tally.runs, worst, labels, luck, tally.gate(), stored,
                        show_violations, {v: tally.unknowns(v) for v in versions}, unknown, reused,
                        {v: tally.version_runs(v) for v in versions}, {v: tally.reference(v) for v in versions},

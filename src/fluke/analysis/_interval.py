@@ -28,7 +28,7 @@ from ..errors import InputError, UsageError
 from ..format import fluke_command, fmt_interval, fmt_num, fmt_range, parse_problem
 from ._document import Column, Span, Table, blank, line, note
 from ._result import Result
-from ._unknowns import apply_to_counts, check_unknown, closing_notes, unknown_fields, unknown_note
+from ._unknowns import UnknownPolicy, apply_to_counts, check_unknown, closing_notes, unknown_fields, unknown_note
 from ._select import check_level, require_runs, select_versions, versions as ledger_versions
 
 #: A cluster bootstrap needs at least this many resamples (as ``fluke.inference`` requires).
@@ -44,13 +44,13 @@ def labels(ledger) -> dict[str, str]:
     return {v.version: v.label() for v in ledger_versions(ledger)}
 
 
-def outcome_values(runs: Sequence, outcome: str, unknown: str = "exclude") -> tuple[list[float], list]:
+def outcome_values(runs: Sequence, outcome: str, unknown: UnknownPolicy | str = "exclude") -> tuple[list[float], list]:
     """(values, runs kept): a run without the chosen outcome is left out (and counted by the caller),
     except that ``unknown="fail"`` counts a run whose ``passed`` is unknown as 0."""
     if outcome not in ("passed", "reward"):
         raise UsageError(f"outcome={outcome!r} must be 'passed' or 'reward'")
     vals, kept = [], []
-    fail = outcome == "passed" and unknown == "fail"
+    fail = outcome == "passed" and not UnknownPolicy.of(unknown).excludes
     for r in runs:
         v = r.outcome.passed if outcome == "passed" else r.outcome.reward
         if v is None and fail:
@@ -232,7 +232,7 @@ def interval(ledger, *, unit: str = "unit", version: str | None = None, conditio
         scenarios = [c.scenario for c in cells]
         runs, missing = sum(c.trials for c in cells), sum(c.unknowns for c in cells)
         passed = outcome == "passed"
-        kept = (runs - (missing if unknown == "exclude" else 0)) if passed else sum(c.rewarded for c in cells)
+        kept = unknown.apply(runs, 0, missing)[0] if passed else sum(c.rewarded for c in cells)
         if not kept:
             out.append(VersionInterval(v, names.get(v), runs, runs, unknowns=missing))
             continue

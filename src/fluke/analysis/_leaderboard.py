@@ -31,7 +31,7 @@ from ..errors import UsageError
 from ..format import fmt_interval, fmt_num, fmt_p, fmt_prob, natural_key
 from ._document import Column, Heading, Span, Table, blank, line, note
 from ._result import Result
-from ._unknowns import check_unknown, unknown_fields, unknown_note
+from ._unknowns import BOTH, UnknownPolicy, check_unknown, unknown_fields, unknown_note
 from ._select import check_level, require_runs, versions as ledger_versions
 
 #: Above this many runs, cost and latency are read only when asked for (a scan of every stored run:
@@ -367,8 +367,8 @@ def leaderboard(ledger, versions: Sequence[str] | None = None, *, baseline: str 
                                   correction=correction, alpha=alpha, power=power, ceiling=ceiling,
                                   replicates=replicates, seed=seed, confidence_level=confidence_level)
 
-    board = board_under("fail" if unknown == "both" else unknown)
-    excluded = board_under("exclude") if unknown == "both" else None
+    board = board_under(UnknownPolicy.FAIL if unknown == BOTH else unknown)
+    excluded = board_under(UnknownPolicy.EXCLUDE) if unknown == BOTH else None
     spend: dict[str, dict[str, float]] = {}
     held = sum(i.runs for i in ledger_versions(ledger) if i.version in chosen)
     if costs is None:
@@ -388,7 +388,7 @@ def leaderboard(ledger, versions: Sequence[str] | None = None, *, baseline: str 
         compared = {s for s, _ in common}
         per_success = {}
         for v in chosen:
-            a = read_spend(ledger, v, cost=cost, unknown="exclude" if unknown == "exclude" else "fail",
+            a = read_spend(ledger, v, cost=cost, unknown=UnknownPolicy.FAIL if unknown == BOTH else unknown,
                            scenario=scenario, condition=condition)
             keep = np.array([s in compared for s in a.scenario], dtype=bool)
             per_success[labels[v]] = cost_per_success(a.spend[keep], a.passed[keep], a.scenario[keep].astype(str),

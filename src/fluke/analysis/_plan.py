@@ -234,7 +234,7 @@ def plan(ledger=None, *, detect: float | None = None, rate: float | None = None,
 
 def _seal(ledger, version, bar, level, paired, cert, alloc, strata, unknown) -> str:
     """Seal the plan: the decision is the version's pass rate, its lower bound above the bar."""
-    from ..design import seal as put_seal
+    from ..design import seal_rule as put_seal
 
     if ledger is None or bar is None:
         raise UsageError("--seal needs a ledger and --bar: the sealed decision is 'the pass rate's lower bound "

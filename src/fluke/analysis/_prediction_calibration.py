@@ -31,14 +31,14 @@ from ._select import require_runs
 from ._unknowns import check_unknown, closing_notes, unknown_fields, unknown_note
 
 
-def match_predictions(ledger, version: str | None = None, *, unknown: str = "fail"):
+def read_prediction_matches(ledger, version: str | None = None, *, unknown: str = "fail"):
     """Pair each run with the latest prediction for its (version, scenario, condition) made before
     the run was recorded (:func:`fluke.inference.match_predictions` decides; this reads the ledger);
     a run whose outcome is unknown is a failure (``unknown="fail"``) or is left out (``"exclude"``).
 
     >>> import os, tempfile
     >>> from fluke.ledger import open_ledger
-    >>> match_predictions(open_ledger(os.path.join(tempfile.mkdtemp(), "m.db"))).predictions
+    >>> read_prediction_matches(open_ledger(os.path.join(tempfile.mkdtemp(), "m.db"))).predictions
     0
     """
     from ..inference import match_predictions as pair
@@ -130,7 +130,7 @@ def calibration(ledger, *, version: str | None = None, bins: int = 10, unknown: 
         raise UsageError(f"bins={bins!r} must be a whole number from 1 to 50")
     unknown = check_unknown(unknown)
     require_runs(ledger)
-    m = match_predictions(ledger, version, unknown=unknown)
+    m = read_prediction_matches(ledger, version, unknown=unknown)
     report = None
     if m.outcome.size:
         from ..inference import score_predictions

@@ -17,7 +17,7 @@ from __future__ import annotations
 from dataclasses import dataclass
 from typing import Any, Callable, Sequence
 
-from ..errors import InputError
+from ..errors import UsageError
 from ..format import fmt_share
 from ._document import Column, Span, Table, line, note
 from ._result import Result
@@ -36,8 +36,8 @@ def parse_identity(pairs: Sequence[str]) -> dict[str, Any]:
     for pair in pairs:
         key, sep, value = pair.partition("=")
         if not sep or key.strip() not in fields:
-            raise InputError(None, None, "--identity", f"{pair!r} is not field=value with field one of "
-                             + ", ".join(fields))
+            raise UsageError(f"{pair!r} is not field=value with field one of "
+                             + ", ".join(fields), argument="--identity")
         out[key.strip()] = value.strip()
     return out
 

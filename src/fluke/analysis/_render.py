@@ -28,11 +28,10 @@ a|b
 from __future__ import annotations
 
 import io
-import re
 import sys
 from typing import Iterable, Sequence
 
-from ..format import safe
+from ..format import bounded, md_escape, safe  # noqa: F401 (bounded: _github's)
 from ._document import Block, Cell, Details, Heading, Line, Span, Table
 
 #: rich styles for the document's style names.
@@ -259,42 +258,8 @@ def plain_text(blocks: Sequence[Block], *, all_rows: bool = False, how_all: str 
 
 
 # -- Markdown ----------------------------------------------------------------------------------
-_MD_SPECIAL = re.compile(r"([\\`*_\[\]<>#|~])")
-#: ``@user`` and ``#123`` (``org/repo#123``, ``GH-123``) that GitHub would turn into a mention or
-#: a reference: a zero-width space after the ``@``/``#`` keeps them text and notifies nobody.
-_REFERENCE = re.compile(r"(@|\\#|(?<=GH)-)(?=[A-Za-z0-9])", re.IGNORECASE)
-#: A word (no spaces: a scenario id, a version label) longer than this is cut in Markdown.
-NAME_SHOWN = 120
-#: A span longer than this is cut in Markdown (a long sentence of names).
-SPAN_SHOWN = 2_000
-_LONG_WORD = re.compile(r"\S{%d,}" % (NAME_SHOWN + 1))
 
 
-def bounded(text: str) -> str:
-    """``text`` with every word over :data:`NAME_SHOWN` characters, and the whole over
-    :data:`SPAN_SHOWN`, cut with a marker saying how much was left out.
-
-    >>> cut = bounded("scenario " + "x" * 500 + " failed")
-    >>> len(cut.split()[1]), cut.split(" ", 2)[2]
-    (101, '(+400 characters) failed')
-    """
-    text = _LONG_WORD.sub(lambda m: f"{m.group()[:NAME_SHOWN - 20]}… (+{len(m.group()) - NAME_SHOWN + 20} "
-                                    "characters)", text)
-    if len(text) > SPAN_SHOWN:
-        text = f"{text[:SPAN_SHOWN - 40]}… (+{len(text) - SPAN_SHOWN + 40} characters)"
-    return text
-
-
-def md_escape(text: str) -> str:
-    """A string made inert in GitHub Markdown: no emphasis, links, HTML, table breaks, mentions
-    or issue references; long names cut (:func:`bounded`).
-
-    >>> md_escape("a_b <img src=x> [x](y)")
-    'a\\\\_b \\\\<img src=x\\\\> \\\\[x\\\\](y)'
-    >>> md_escape("ask @octocat about #12")
-    'ask @&#8203;octocat about \\\\#&#8203;12'
-    """
-    return _REFERENCE.sub(r"\1&#8203;", _MD_SPECIAL.sub(r"\\\1", bounded(safe(text, newlines=False))))
 
 
 def _md_span(span: Span) -> str:

@@ -20,7 +20,8 @@ import re
 from collections.abc import Mapping
 from typing import Any
 
-from ..format import describe_unknowns, fmt_p, fmt_points, fmt_points_interval, natural_key
+from ..format import fmt_p, fmt_points, fmt_points_interval, natural_key
+from ..policies import UnknownPolicy
 from ..report._model import (
     InterventionRow,
     InterventionSection,
@@ -76,7 +77,7 @@ def board_section(doc: Mapping[str, Any]) -> SuiteBoard:
     return SuiteBoard(version=version, label=label, bar=bar, level=level, prior=prior, rows=rows, conditional_on=(
         f"version {version[:12]} ({label}); prior {prior_text}, nothing carried from other versions; "
         f"{level:.0%} equal-tailed credible intervals; bar {bar:g}; runs exchangeable within a scenario cell; "
-        f"{describe_unknowns(int(doc['unknowns']), doc['unknown_policy'])} (--unknown {doc['unknown_policy']}, "
+        f"{UnknownPolicy.of(doc['unknown_policy']).describe(int(doc['unknowns']))} (--unknown {doc['unknown_policy']}, "
         "as in fluke believe)"))
 
 
@@ -214,7 +215,8 @@ def calibration_section(doc: Mapping[str, Any]) -> Calibration | None:
     return Calibration(bins=bins, brier=float(score["brier"]), baseline_brier=float(score["baseline_brier"]),
                        n=int(score["predictions"]), conditional_on=(
                            f"{doc['scored_runs']} runs scored against the latest of {doc['predictions']} predictions "
-                           f"recorded before each; {describe_unknowns(int(doc['unknowns']), doc['unknown_policy'])}; "
+                           f"recorded before each; "
+                           f"{UnknownPolicy.of(doc['unknown_policy']).describe(int(doc['unknowns']))}; "
                            "as fluke calibration --json"))
 
 

@@ -56,7 +56,7 @@ class SealResult(Result):
 
 def seal(ledger, rule: str | Path) -> SealResult:
     """Seal the rule file ``rule`` (its exact bytes, their SHA-256 and the parsed rule) in ``ledger``."""
-    from ..design import seal as put_seal
+    from ..design import seal_rule as put_seal
 
     raw = Path(rule).read_bytes()
     try:
@@ -158,7 +158,7 @@ class UnsealResult(Result):
 def unseal(ledger, digest: str, *, rule: str | Path | bytes | None = None) -> UnsealResult:
     """Check the seal ``digest`` names (a prefix of at least 6 hex digits) and decide its rule on the
     runs recorded after it; ``rule`` (a path or the bytes) must then be byte-for-byte the sealed file."""
-    from ..design import unseal as open_seal
+    from ..design import unseal_rule as open_seal
 
     text = rule if isinstance(rule, bytes) or rule is None else Path(rule).read_bytes()
     return UnsealResult(open_seal(ledger, digest, text=text))

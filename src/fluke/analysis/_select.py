@@ -16,7 +16,7 @@ from __future__ import annotations
 import dataclasses
 from typing import Any, Sequence
 
-from ..errors import EmptyLedgerError, InputError, SelectorError, UsageError
+from ..errors import EmptyLedgerError, SelectorError, UsageError
 
 
 #: The ledger holds no runs: every verb that reads runs answers this the same way.
@@ -80,7 +80,7 @@ def parse_trials(text: str, where: str) -> set[int]:
             else:
                 out.add(int(part))
         except ValueError:
-            raise InputError(None, where, "trials", f"cannot read trials {text!r}",
+            raise UsageError(f"{where}: cannot read trials {text!r}", argument="trials",
                              hint="write @0-1 or @0,2,4 after the selector") from None
     return out
 
@@ -96,8 +96,8 @@ class Arm:
     ``runs`` holds each run reduced as it streamed (:class:`fluke.analysis.RunFacts`: scenario,
     condition, trial, hash, version, outcome, the events a comparison reads), never whole runs;
     ``hard`` maps a failed run's hash to its first hard violation when a grading spec was given.
-    An arm read from the ledger's counts (:func:`fluke.analysis.counted_arm`) holds no runs:
-    ``counted`` is its :class:`fluke.analysis.CountedArm` and ``size`` how many runs it names.
+    An arm read from the ledger's counts (:func:`fluke.analysis._facts.counted_arm`) holds no runs:
+    ``counted`` is its :class:`fluke.analysis._facts.CountedArm` and ``size`` how many runs it names.
     """
 
     selector: str

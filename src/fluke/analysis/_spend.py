@@ -25,6 +25,8 @@ from typing import Any
 
 import numpy as np
 
+from ..policies import UnknownPolicy
+
 #: Cost keys that count a run's tokens when ``total_tokens`` is absent.
 TOKEN_KEYS = ("input_tokens", "output_tokens")
 
@@ -78,8 +80,9 @@ def cost_chooser(cost: str | tuple[str, ...] | list[str] = "usd"):
     return lambda keys: [k for k in keys if k in wanted]
 
 
-def read_spend(ledger, version: str | list[str], *, cost: Any = "usd", spec: Any = None, unknown: str = "fail",
-               scenario: str | None = None, condition: str | None = None) -> SpendArrays:
+def read_spend(ledger, version: str | list[str], *, cost: Any = "usd", spec: Any = None,
+               unknown: UnknownPolicy | str = "fail", scenario: str | None = None,
+               condition: str | None = None) -> SpendArrays:
     """Stream the runs of ``version`` and keep what a decision needs (see the module docstring).
 
     ``cost`` chooses the spend's keys (:func:`cost_chooser`); ``spec`` a loaded grading spec whose
@@ -91,6 +94,7 @@ def read_spend(ledger, version: str | list[str], *, cost: Any = "usd", spec: Any
     from ..record import condition_key
 
     choose = cost_chooser(cost)
+    policy = UnknownPolicy.of(unknown)
     rows: list[tuple] = []
     severities: list[frozenset] | None = None if spec is None else []
     unknowns = 0
@@ -99,10 +103,9 @@ def read_spend(ledger, version: str | list[str], *, cost: Any = "usd", spec: Any
         doc = orjson.loads(body)
         outcome = doc.get("outcome") or {}
         passed = outcome.get("passed")
-        if passed is None:
-            unknowns += 1
-            if unknown == "exclude":
-                continue
+        unknowns += passed is None
+        if not policy.keeps(passed):
+            continue
         run_cost = doc.get("cost") or {}
         keys.update(choose(list(run_cost)))
         latency = doc.get("latency")

@@ -18,48 +18,19 @@ carries ``unknowns`` and ``unknown_policy`` in its JSON and prints :func:`unknow
 
 from __future__ import annotations
 
-from enum import StrEnum
-
-from ..errors import UsageError
+from ..policies import UNKNOWN_POLICIES, UnknownPolicy
 from ._document import Line, note
 
-
-class UnknownPolicy(StrEnum):
-    """What a run whose outcome is unknown counts as: a failure (``FAIL``) or nothing (``EXCLUDE``).
-
-    A string, so it prints, compares and serialises as its name (``"fail"``, ``"exclude"``);
-    :meth:`apply` is the one place a count row changes under it, and :attr:`comparison_spelling`
-    is the one place it is translated for :mod:`fluke.comparison` (which says ``"failure"``).
-    """
-
-    FAIL = "fail"
-    EXCLUDE = "exclude"
-
-    @property
-    def excludes(self) -> bool:
-        return self is UnknownPolicy.EXCLUDE
-
-    @property
-    def comparison_spelling(self) -> str:
-        """The name :func:`fluke.comparison.compare_versions` takes (``unknown_policy=``)."""
-        return "failure" if self is UnknownPolicy.FAIL else "exclude"
-
-    def apply(self, trials: int, passes: int, unknowns: int) -> tuple[int, int]:
-        """``(trials, passes)`` of a count row (whose trials include the unknowns) under this policy."""
-        return (trials - unknowns if self.excludes else trials), passes
-
-#: The policies, as every verb's ``unknown=`` and ``--unknown`` spell them (those of
-#: :data:`fluke.inference.UNKNOWN_POLICIES`, repeated so that a count-only verb imports no numpy).
-UNKNOWN_CHOICES = ("fail", "exclude")
-
+__all__ = ["BOTH", "UNKNOWN_POLICIES", "UnknownPolicy", "apply_to_counts", "check_unknown", "closing_notes",
+           "outcome_arrays", "unknown_fields", "unknown_note"]
 
 #: What ``--unknown`` also takes where a verb shows both policies side by side (leaderboard, compare).
 BOTH = "both"
 
 
-def check_unknown(policy: str, *, both: bool = False) -> UnknownPolicy | str:
-    """The policy checked at the boundary of a verb; ``"failure"`` is read as ``"fail"``. With
-    ``both``, the verb also takes ``"both"`` (each policy, side by side).
+def check_unknown(policy: UnknownPolicy | str, *, both: bool = False) -> UnknownPolicy | str:
+    """The policy checked at the boundary of a verb (:meth:`UnknownPolicy.of`). With ``both``, the
+    verb also takes ``"both"`` (each policy, side by side).
 
     >>> check_unknown("both", both=True)
     'both'
@@ -69,15 +40,9 @@ def check_unknown(policy: str, *, both: bool = False) -> UnknownPolicy | str:
     fluke.errors.UsageError: unknown='drop' must be 'fail' (count it as a failure, the default) or 'exclude' (leave
     it out)
     """
-    # checked here, not by fluke.inference.check_unknown_policy: verbs such as summary must not import numpy
-    if policy == "failure":
-        return UnknownPolicy.FAIL
     if both and policy == BOTH:
-        return policy
-    if policy not in UNKNOWN_CHOICES:
-        raise UsageError(f"unknown={policy!r} must be 'fail' (count it as a failure, the default) or 'exclude' "
-                         "(leave it out)")
-    return UnknownPolicy(policy)
+        return BOTH
+    return UnknownPolicy.of(policy)
 
 
 def unknown_note(unknowns: int, policy: str, *, declared: str | None = None) -> Line:
@@ -89,15 +54,14 @@ def unknown_note(unknowns: int, policy: str, *, declared: str | None = None) -> 
     >>> unknown_note(2, "fail", declared="decision.unknown").plain()
     '2 unknown outcomes counted as failures (decision.unknown: fail)'
     """
-    from ..format import describe_unknowns
-
     source = f"--unknown {policy}" if declared is None else f"{declared}: {policy}"
     if policy == BOTH:
         return note(f"{unknowns} unknown outcome{'' if unknowns == 1 else 's'} shown both ways: counted as "
                     f"failures, then left out ({source})")
+    policy = UnknownPolicy.of(policy)
     if unknowns:
-        return note(f"{describe_unknowns(unknowns, policy)} ({source})")
-    what = "counted as a failure" if policy == "fail" else "left out"
+        return note(f"{policy.describe(unknowns)} ({source})")
+    what = "left out" if policy.excludes else "counted as a failure"
     return note(f"no unknown outcomes (one would be {what}: {source})")
 
 
@@ -129,10 +93,10 @@ def unknown_fields(unknowns: int, policy: str) -> dict:
     >>> unknown_fields(2, "fail")
     {'unknowns': 2, 'unknown_policy': 'fail'}
     """
-    return {"unknowns": int(unknowns), "unknown_policy": policy}
+    return {"unknowns": int(unknowns), "unknown_policy": str(policy)}
 
 
-def outcome_arrays(runs, unknown: str = "fail"):
+def outcome_arrays(runs, unknown: UnknownPolicy | str = "fail"):
     """``(inputs, failed, order, unknowns)`` of an arm's runs for the fix check and consistency, under
     the policy: an unknown outcome is a failure (``"fail"``) or the run is left out (``"exclude"``).
     ``inputs`` are scenarios (with the condition), as :func:`fluke.comparison.outcome_arrays` makes them.
@@ -144,13 +108,13 @@ def outcome_arrays(runs, unknown: str = "fail"):
     """
     import numpy as np
 
+    policy = UnknownPolicy.of(unknown)
     inputs, failed, order, unknowns = [], [], [], 0
     for run in runs:
         passed = run.outcome.passed
-        if passed is None:
-            unknowns += 1
-            if unknown == "exclude":
-                continue
+        unknowns += passed is None
+        if not policy.keeps(passed):
+            continue
         key = run.condition_key()
         inputs.append(f"{run.scenario}|{key}" if key else run.scenario)
         failed.append(not passed)

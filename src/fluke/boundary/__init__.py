@@ -8,17 +8,17 @@ what production found, and case kinds.
 """
 
 from ._chart import Chart, ChartPoint, Split, chart, counts_of
-from ._explore import MEASURE, Exploration, even_split, expected_gain, explore, region_entropy
+from ._explore import MEASURE, Exploration, even_split, expected_gain, plan_exploration, region_entropy
 from ._incidents import COVERAGE_PRIOR, Incident, Incidents, Match, Period, coverage_interval, match_incidents, \
     point_text, read_incidents
 from ._kinds import KINDS, KindRate, kind_of, kind_rates, mixed_warning
-from ._regions import COLOURS, PRIOR, REGIONS, PointCounts, Verdict, check_thresholds, classify, regions_of
+from ._regions import COLOURS, PRIOR, REGIONS, PointCounts, PointVerdict, check_thresholds, classify, regions_of
 from ._space import Axis, Located, Point, Space, level_text, load_space
 
 __all__ = [
     "COVERAGE_PRIOR", "Incident", "Incidents", "Match", "Period", "coverage_interval", "match_incidents",
     "point_text", "read_incidents", "KINDS", "KindRate", "kind_of", "kind_rates", "mixed_warning",
     "COLOURS", "MEASURE", "PRIOR", "REGIONS", "Axis", "Chart", "ChartPoint", "Exploration", "Located", "Point",
-    "PointCounts", "Space", "Split", "Verdict", "chart", "check_thresholds", "classify", "counts_of", "even_split",
-    "expected_gain", "explore", "level_text", "load_space", "region_entropy", "regions_of",
+    "PointCounts", "Space", "Split", "PointVerdict", "chart", "check_thresholds", "classify", "counts_of", "even_split",
+    "expected_gain", "level_text", "plan_exploration", "load_space", "region_entropy", "regions_of",
 ]

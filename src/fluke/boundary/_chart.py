@@ -26,7 +26,7 @@ from collections import defaultdict
 from dataclasses import dataclass, field
 from typing import Any, Iterable, Mapping
 
-from ._regions import PointCounts, Verdict, classify
+from ._regions import PointCounts, PointVerdict, classify
 from ._space import Point, Space
 
 #: How a run's label counts: the behaviour it shows.
@@ -50,7 +50,7 @@ class ChartPoint:
     point: Point
     key: str
     counts: PointCounts
-    verdict: Verdict
+    verdict: PointVerdict
     scenarios: int
 
 

@@ -13,10 +13,10 @@ Given ``prob``, a point whose region is already decided at that probability (it 
 fails on the chart) gets a run only when no undecided point is left: its remaining entropy
 is about a region the chart already states.
 
->>> plan = explore([0, 10, 5], [0, 10, 10], budget=6, bar=0.8, floor=0.5)
+>>> plan = plan_exploration([0, 10, 5], [0, 10, 10], budget=6, bar=0.8, floor=0.5)
 >>> plan.runs   # the point never run gets them all: it is the least known
 (6, 0, 0)
->>> explore([0, 30, 0], [0, 30, 12], budget=4, bar=0.8, floor=0.5, prob=0.9).runs   # the last two are decided
+>>> plan_exploration([0, 30, 0], [0, 30, 12], budget=4, bar=0.8, floor=0.5, prob=0.9).runs   # the last two are decided
 (4, 0, 0)
 >>> plan.gain >= plan.gain_even   # spread evenly, the never-run point also gets all six here
 True
@@ -105,7 +105,7 @@ def even_split(points: int, budget: int, runs: Sequence[int] | None = None) -> l
     return add
 
 
-def explore(passes: Sequence[int], runs: Sequence[int], *, budget: int, bar: float, floor: float,
+def plan_exploration(passes: Sequence[int], runs: Sequence[int], *, budget: int, bar: float, floor: float,
             prob: float | None = None) -> Exploration:
     """Spend ``budget`` runs over the points (counts given) where they most reduce region entropy;
     with ``prob``, points already decided at it last (see the module's docstring)."""

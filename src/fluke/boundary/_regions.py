@@ -61,7 +61,7 @@ class PointCounts:
 
 
 @dataclass(frozen=True)
-class Verdict:
+class PointVerdict:
     """What the posterior says of one point."""
 
     region: str
@@ -116,17 +116,17 @@ def regions_of(passes, runs, bar: float, floor: float, prob: float) -> np.ndarra
     return out
 
 
-def classify(counts: PointCounts, *, bar: float, floor: float, prob: float, level: float = 0.9) -> Verdict:
+def classify(counts: PointCounts, *, bar: float, floor: float, prob: float, level: float = 0.9) -> PointVerdict:
     """The region, colour and label of one point (see the module's docstring)."""
     a, b = PRIOR[0] + counts.passes, PRIOR[1] + counts.runs - counts.passes
     above, below = (float(x) for x in region_probs(counts.passes, counts.runs, bar, floor))
     lo, hi = (float(x) for x in stats.beta.ppf([(1 - level) / 2, (1 + level) / 2], a, b))
     mean = a / (a + b)
     if counts.runs == 0:
-        return Verdict("not run", None, None, above, below, mean, lo, hi)
+        return PointVerdict("not run", None, None, above, below, mean, lo, hi)
     region = "works" if above >= prob else "fails" if below >= prob else "uncertain"
     label = None
     if region == "uncertain":
         label = "needs a change" if 1 - above >= prob else "needs evidence"
     ranked = [(counts.failed, 2, "fails"), (counts.asked, 1, "asks"), (counts.completed, 0, "completes")]
-    return Verdict(region, max(ranked)[2], label, above, below, mean, lo, hi)
+    return PointVerdict(region, max(ranked)[2], label, above, below, mean, lo, hi)

@@ -16,6 +16,7 @@ from typing import Any, Iterator
 import click
 
 from ..errors import FlukeError
+from ..policies import ALIASES
 
 #: Verbs that may create a ledger that does not exist yet; every other verb refuses a missing one.
 #: ``seal`` is among them: a pre-registration is written before the runs it governs.
@@ -117,13 +118,13 @@ all_option = click.option("--all", "all_rows", is_flag=True, expose_value=False,
 #: ``--unknown``: what a run whose outcome is unknown (``passed`` null) counts as, on every verb
 #: that counts outcomes (``failure`` is accepted as another spelling of ``fail``).
 unknown_option = click.option(
-    "--unknown", type=click.Choice(["fail", "exclude", "failure"]), default="fail", show_default=True,
+    "--unknown", type=click.Choice(list(ALIASES)), default="fail", show_default=True,
     help="A run whose outcome is unknown (a crashed harness, a parse error) counts as a failure, as harnesses "
          "count it, or is left out.")
 
 #: ``--unknown`` of the verbs that can show both policies side by side and flag what flips.
 unknown_both_option = click.option(
-    "--unknown", type=click.Choice(["fail", "exclude", "failure", "both"]), default="fail", show_default=True,
+    "--unknown", type=click.Choice([*ALIASES, "both"]), default="fail", show_default=True,
     help="A run whose outcome is unknown (a crashed harness, a parse error) counts as a failure, as harnesses "
          "count it, or is left out; 'both' shows each side by side and flags an order that flips between them.")
 

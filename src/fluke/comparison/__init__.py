@@ -34,7 +34,7 @@ from typing import TYPE_CHECKING
 #: Where each public name lives (a module of this package).
 _HOMES = {
     "._calibration": ("NullCalibration", "null_calibration"),
-    "._consistency": ("Consistency", "consistency"),
+    "._consistency": ("Consistency", "consistency_from_counts"),
     "._cox": ("HazardRatio", "stratified_cox"),
     "._data": ("SurvivalData", "failure_counts", "outcome_arrays", "survival_data"),
     "._fisher": ("bh_qvalues", "fisher_exact_many"),
@@ -69,7 +69,7 @@ __all__ = [
     "RunComparison", "SequentialTest", "StepTable", "StepTest", "StratifiedTest", "SurvivalComparison",
     "SurvivalData", "VersionComparison", "WhereComparison",
     "bh_qvalues", "clustered_mean", "compare_counted", "compare_pass_counts", "compare_pass_rates", "compare_runs",
-    "compare_survival", "compare_versions", "compare_where", "consistency", "detection_limit",
+    "compare_survival", "compare_versions", "compare_where", "consistency_from_counts", "detection_limit",
     "detection_z", "failure_counts", "fisher_exact_many", "fix_check",
     "check_tally", "clustered_mean_sums", "fix_tally", "FixTally",
     "hazard_ratio_limit", "logrank_batch", "logrank_test", "null_calibration", "outcome_arrays",
@@ -88,7 +88,7 @@ assert sorted(__all__) == sorted(_HOME_OF)
 
 if TYPE_CHECKING:
     from ._calibration import NullCalibration, null_calibration
-    from ._consistency import Consistency, consistency
+    from ._consistency import Consistency, consistency_from_counts
     from ._cox import HazardRatio, stratified_cox
     from ._data import SurvivalData, failure_counts, outcome_arrays, survival_data
     from ._fisher import bh_qvalues, fisher_exact_many

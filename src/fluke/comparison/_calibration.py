@@ -17,7 +17,7 @@ from dataclasses import dataclass
 import numpy as np
 from ..inference import lazy_stats as stats
 
-from ..errors import InputError
+from ..errors import UsageError
 from ._intervals import wilson_interval
 
 __all__ = ["NullCalibration", "null_calibration"]
@@ -57,18 +57,14 @@ def null_calibration(pvalues, *, alpha: float = 0.05, bins: int = 20,
     """
     p = np.asarray(pvalues, dtype=float).reshape(-1)
     if p.size == 0:
-        raise InputError(None, None, "pvalues", "pvalues is empty: calibration needs at least one pair")
+        raise UsageError("pvalues is empty: calibration needs at least one pair", argument="pvalues")
     if np.any(~np.isfinite(p)) or np.any((p < 0) | (p > 1)):
-        raise InputError(
-            None,
-            None,
-            "pvalues",
-            "pvalues must be finite and lie in [0, 1]; a comparison with no deaths has no p-value",
-        )
+        raise UsageError("pvalues must be finite and lie in [0, 1]; a comparison with no deaths has no p-value",
+                         argument="pvalues")
     if bins < 2:
-        raise InputError(None, None, "bins", f"bins={bins} must be at least 2")
+        raise UsageError(f"bins={bins} must be at least 2", argument="bins")
     if not 0 < alpha < 1:
-        raise InputError(None, None, "alpha", f"alpha={alpha!r} must lie strictly between 0 and 1")
+        raise UsageError(f"alpha={alpha!r} must lie strictly between 0 and 1", argument="alpha")
     hist = np.histogram(p, bins=bins, range=(0.0, 1.0))[0]
     ks = stats.kstest(p, "uniform")
     chi = stats.chisquare(hist)

@@ -17,7 +17,7 @@ call a failure "fixed" by chance alone with
 probability 1 − p on one re-run and 1 − p³ within three, if failures were pure chance; when
 they repeat (κ > 0) the chance share is 1 − C on one re-run instead.
 
->>> c = consistency([2, 0, 1, 2], [2, 2, 2, 2])
+>>> c = consistency_from_counts([2, 0, 1, 2], [2, 2, 2, 2])
 >>> round(c.c, 3), round(c.p, 3), round(c.kappa, 3)
 (0.8, 0.625, 0.467)
 """
@@ -30,8 +30,9 @@ from dataclasses import dataclass
 import numpy as np
 from scipy import special
 from ..errors import UsageError
+from ..policies import UnknownPolicy
 
-__all__ = ["Consistency", "consistency"]
+__all__ = ["Consistency", "consistency_from_counts"]
 
 
 @dataclass(frozen=True)
@@ -66,17 +67,17 @@ class Consistency:
         return 1 - self.p**3
 
 
-def consistency(failures, trials, *, confidence_level: float = 0.95, unknowns=None,
-                unknown: str = "fail") -> Consistency:
+def consistency_from_counts(failures, trials, *, confidence_level: float = 0.95, unknowns=None,
+                            unknown: str = "fail") -> Consistency:
     """C, p and κ from per-scenario ``failures`` out of ``trials`` (arrays, one per scenario).
 
     ``trials`` and ``failures`` count the runs with a known outcome; ``unknowns`` (per
     scenario) are the rest, counted as failures (``unknown="fail"``) or left out
     (``"exclude"``).
 
-    >>> consistency([0, 0], [3, 3]).reason
+    >>> consistency_from_counts([0, 0], [3, 3]).reason
     'no failures: C is undefined'
-    >>> consistency([1, 0], [3, 3], unknowns=[1, 0]).failures
+    >>> consistency_from_counts([1, 0], [3, 3], unknowns=[1, 0]).failures
     2
     """
     from ..inference import counts_with_unknowns
@@ -108,7 +109,7 @@ def consistency(failures, trials, *, confidence_level: float = 0.95, unknowns=No
         reason = "no failures: C is undefined"
     elif pairs_first.sum() == 0:
         reason = "no scenario ran twice: C needs two trials of one scenario"
-    tail = dict(unknowns=missing, unknown_policy=unknown)
+    tail = dict(unknowns=missing, unknown_policy=UnknownPolicy.of(unknown))
     if reason:
         return Consistency(nan, both, p, both, nan, both, int(f.sum()), int(n.sum()), g,
                            int((f > 0).sum()), confidence_level, reason, **tail)

@@ -22,7 +22,7 @@ from dataclasses import dataclass
 import numpy as np
 from scipy.special import digamma, gammaln, ndtri
 
-from ..errors import InputError
+from ..errors import UsageError
 
 __all__ = ["HazardRatio", "stratified_cox"]
 
@@ -188,10 +188,10 @@ def stratified_cox(time, died, group, *, strata=None, confidence_level: float = 
     group = np.asarray(group, dtype=bool).reshape(-1)
     strata = np.zeros(time.size, dtype=np.int64) if strata is None else np.asarray(strata).reshape(-1)
     if not (time.size == died.size == group.size == strata.size):
-        raise InputError(None, None, "died", "time, died, group and strata need one entry per run")
+        raise UsageError("time, died, group and strata need one entry per run", argument="died")
     if not 0 < confidence_level < 1:
-        raise InputError(None, None, "confidence_level",
-                         f"confidence_level={confidence_level!r} must lie strictly between 0 and 1")
+        raise UsageError(f"confidence_level={confidence_level!r} must lie strictly between 0 and 1",
+                         argument="confidence_level")
     from ._logrank import _weights
 
     w = _weights(weights, time.size)

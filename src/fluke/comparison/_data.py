@@ -26,7 +26,7 @@ from typing import TYPE_CHECKING
 
 import numpy as np
 
-from ..errors import InputError
+from ..errors import UsageError
 
 if TYPE_CHECKING:   # the pydantic run model is imported by the functions that read runs
     from ..record import Run
@@ -75,7 +75,7 @@ def survival_data(runs: Iterable[Run], *, hard_index: Mapping[str, int] | None =
     (1, 0)
     """
     if unknown_step not in ("exclude", "last event"):
-        raise InputError(None, None, "unknown_step", f"unknown_step={unknown_step!r} must be 'exclude' or 'last event'")
+        raise UsageError(f"unknown_step={unknown_step!r} must be 'exclude' or 'last event'", argument="unknown_step")
     from ..record import ToolCall
 
     legacy = unknown_step == "last event"

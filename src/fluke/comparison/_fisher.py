@@ -17,7 +17,7 @@ import numpy as np
 from ..inference import bh_qvalues  # noqa: F401  (one Benjamini–Hochberg, in inference)
 from scipy.special import gammaln
 
-from ..errors import InputError
+from ..errors import UsageError
 
 __all__ = ["bh_qvalues", "fisher_exact_many"]
 
@@ -33,9 +33,9 @@ def fisher_exact_many(a, b, c, d) -> np.ndarray:
     """
     a, b, c, d = (np.asarray(x, dtype=np.int64).reshape(-1) for x in (a, b, c, d))
     if not (a.shape == b.shape == c.shape == d.shape):
-        raise InputError(None, None, "a", "a, b, c and d must have one entry per table")
+        raise UsageError("a, b, c and d must have one entry per table", argument="a")
     if a.size and min(a.min(), b.min(), c.min(), d.min()) < 0:
-        raise InputError(None, None, "a", "table counts must be at least 0")
+        raise UsageError("a, b, c and d (the table counts) must be at least 0", argument="a")
     if a.size == 0:
         return np.empty(0)
     tables, which = np.unique(np.stack([a, b, c, d], axis=1), axis=0, return_inverse=True)

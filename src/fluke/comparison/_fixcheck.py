@@ -38,8 +38,8 @@ from dataclasses import dataclass
 import numpy as np
 from ..inference import lazy_stats as stats
 
-from ..errors import InputError
-from ._consistency import consistency
+from ..errors import UsageError
+from ._consistency import consistency_from_counts
 from ._fisher import bh_qvalues, fisher_exact_many
 from ._intervals import ClusteredMean, clustered_mean_sums
 from ._verdict import CLOSING_STATEMENT
@@ -117,10 +117,10 @@ def rerun_bar(failures, trials, *, tries: int = 3) -> RerunBar:
     (0.2, 'consistency of the first run')
     """
     if tries < 1:
-        raise InputError(None, None, "tries", f"tries={tries} must be at least 1")
+        raise UsageError(f"tries={tries} must be at least 1", argument="tries")
     f = np.asarray(failures, dtype=float).reshape(-1)
     n = np.asarray(trials, dtype=float).reshape(-1)
-    c = consistency(f, n)
+    c = consistency_from_counts(f, n)
     if not np.isfinite(c.c):
         p = c.p if np.isfinite(c.p) else float("nan")
         return RerunBar(1 - p, 1 - p**tries, tries, "pure chance 1 − p (no input ran twice): an upper bound")
@@ -170,7 +170,7 @@ def _arrays(inputs, failed, order, name):
     failed = np.asarray(failed, dtype=bool).reshape(-1)
     order = np.asarray(order, dtype=float).reshape(-1)
     if not (inputs.size == failed.size == order.size):
-        raise InputError(None, name, "inputs", f"{name}: inputs, failed and order must have one entry per run")
+        raise UsageError(f"{name}: inputs, failed and order must have one entry per run", argument="inputs")
     return inputs, failed, order
 
 
@@ -188,11 +188,11 @@ def _coded(arms: list, labels: list[str], names=None) -> tuple[np.ndarray, list]
         return names, [(c, a[1], a[2]) for c, a in zip(np.split(codes.reshape(-1), bounds), arms, strict=True)]
     names = np.asarray(names).astype(str).reshape(-1)
     if names.size > 1 and not bool(np.all(names[1:] > names[:-1])):
-        raise InputError(None, None, "names", "names must be sorted and distinct (as np.unique gives them)")
+        raise UsageError("names must be sorted and distinct (as np.unique gives them)", argument="names")
     for (codes, _, _), label in zip(arms, labels, strict=True):
         if codes.size and (codes.dtype.kind not in "iu" or codes.min() < 0 or codes.max() >= names.size):
-            raise InputError(None, label, "inputs", f"{label}: with names, inputs must be integer codes "
-                             f"0..{names.size - 1} into them")
+            raise UsageError(f"{label}: with names, inputs must be integer codes 0..{names.size - 1} into them",
+                             argument="inputs")
     return names, [(a[0].astype(np.intp, copy=False), a[1], a[2]) for a in arms]
 
 
@@ -254,7 +254,7 @@ def rerun_rule(first_inputs, first_failed, first_order, rerun_inputs, rerun_fail
     (0.0, 0.5, 3)
     """
     if within < 1:
-        raise InputError(None, None, "within", f"within={within} must be at least 1")
+        raise UsageError(f"within={within} must be at least 1", argument="within")
     tally = fix_tally((first_inputs, first_failed, first_order), (rerun_inputs, rerun_failed, rerun_order),
                       within=within, names=names)
     return _tally_rule(tally, tally.candidate_tries, tally.candidate_once, tally.candidate_fixed, confidence_level)
@@ -323,7 +323,7 @@ def fix_tally(first, candidate, control=None, *, within: int = 3, names=None) ->
     ([1, 1], [2, 1], [0, 1], [1, 1])
     """
     if within < 1:
-        raise InputError(None, None, "within", f"within={within} must be at least 1")
+        raise UsageError(f"within={within} must be at least 1", argument="within")
     arms, labels = [first, candidate], ["first run", "candidate"]
     if control is not None:
         arms.append(control)

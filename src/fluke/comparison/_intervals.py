@@ -19,7 +19,7 @@ import numpy as np
 from scipy import special
 
 from ..inference import check_level
-from ..errors import InputError
+from ..errors import UsageError
 from ..inference import clustered_interval
 
 __all__ = ["ClusteredMean", "clustered_mean", "clustered_mean_sums", "wilson_interval"]
@@ -37,9 +37,9 @@ def wilson_interval(successes: int, trials: int, *, confidence_level: float = 0.
     """
     _check_level(confidence_level)
     if trials < 0:
-        raise InputError(None, None, "trials", f"trials={trials} must be at least 0")
+        raise UsageError(f"trials={trials} must be at least 0", argument="trials")
     if not 0 <= successes <= max(trials, 0):
-        raise InputError(None, None, "successes", f"successes={successes} must lie between 0 and trials={trials}")
+        raise UsageError(f"successes={successes} must lie between 0 and trials={trials}", argument="successes")
     if trials == 0:
         return (float("nan"), float("nan"))
     z = special.ndtri(0.5 + confidence_level / 2)
@@ -88,8 +88,8 @@ def clustered_mean(values, clusters, *, confidence_level: float = 0.95) -> Clust
     y = np.asarray(values, dtype=float).reshape(-1)
     labels = np.asarray(clusters).reshape(-1)
     if labels.shape != y.shape:
-        raise InputError(None, None, "clusters", f"clusters has {labels.size} entries but values has {y.size}; "
-                         "give one per row")
+        raise UsageError(f"clusters has {labels.size} entries but values has {y.size}; "
+                         "give one per row", argument="clusters")
     nan = float("nan")
     if y.size == 0:
         return ClusteredMean(nan, nan, nan, nan, 0, 0, confidence_level, "no rows")
@@ -118,7 +118,7 @@ def clustered_mean_sums(rows, sums, squares, *, confidence_level: float = 0.95) 
     total = np.asarray(sums, dtype=float).reshape(-1)
     square = np.asarray(squares, dtype=float).reshape(-1)
     if not (n.shape == total.shape == square.shape):
-        raise InputError(None, None, "sums", "rows, sums and squares need one entry per cluster")
+        raise UsageError("rows, sums and squares need one entry per cluster", argument="sums")
     keep = n > 0
     n, total, square = n[keep], total[keep], square[keep]
     nan = float("nan")

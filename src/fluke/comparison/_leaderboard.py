@@ -39,7 +39,7 @@ from dataclasses import dataclass
 
 import numpy as np
 
-from ..errors import InputError
+from ..errors import UsageError
 from ..inference import bh_qvalues, clustered_interval
 from ._limit import verdict_interval
 from ._passrate import design_limits
@@ -78,8 +78,8 @@ def adjust_pvalues(pvalues, correction: str = "holm") -> np.ndarray:
     [0.02, nan, 0.04]
     """
     if correction not in CORRECTIONS:
-        raise InputError(None, None, "correction", f"correction={correction!r} must be one of "
-                         + ", ".join(repr(c) for c in CORRECTIONS))
+        raise UsageError(f"correction={correction!r} must be one of "
+                         + ", ".join(repr(c) for c in CORRECTIONS), argument="correction")
     p = np.asarray(pvalues, dtype=float).reshape(-1)
     return holm_adjust(p) if correction == "holm" else bh_qvalues(p)
 
@@ -281,7 +281,7 @@ def indistinct_groups(order, different) -> list[tuple[int, ...]]:
 def _codes(scenarios, size: int):
     labels = np.asarray(scenarios if scenarios is not None else np.arange(size)).reshape(-1)
     if labels.size != size:
-        raise InputError(None, None, "scenarios", f"scenarios has {labels.size} entries for {size} strata")
+        raise UsageError(f"scenarios has {labels.size} entries for {size} strata", argument="scenarios")
     uniq, codes = np.unique(labels, return_inverse=True)
     return codes, uniq
 
@@ -312,25 +312,25 @@ def leaderboard_counts(passes, trials, *, labels, scenarios=None, strata=None, b
     k = np.asarray(passes)
     n = np.asarray(trials)
     if k.ndim != 2 or k.shape != n.shape:
-        raise InputError(None, None, "passes", "passes and trials must be 2-D of one shape (versions × strata)")
+        raise UsageError("passes and trials must be 2-D of one shape (versions × strata)", argument="passes")
     v, s = k.shape
     labels = [str(x) for x in labels]
     if len(labels) != v or len(set(labels)) != v:
-        raise InputError(None, None, "labels", f"labels needs {v} distinct names, one per version")
+        raise UsageError(f"labels needs {v} distinct names, one per version", argument="labels")
     if v < 2:
-        raise InputError(None, None, "passes", "a leaderboard needs at least two versions")
+        raise UsageError("a leaderboard needs at least two versions", argument="passes")
     if s == 0:
-        raise InputError(None, None, "trials", "no stratum was run by every version",
-                         hint="select versions that ran the same scenarios")
+        raise UsageError("no stratum was run by every version",
+                         argument="trials", hint="select versions that ran the same scenarios")
     if n.min() < 1 or k.min() < 0 or np.any(k > n):
-        raise InputError(None, None, "trials", "every version needs 1 or more trials in every stratum, "
-                         "and passes between 0 and trials")
+        raise UsageError("every version needs 1 or more trials in every stratum, "
+                         "and passes between 0 and trials", argument="trials")
     if correction not in CORRECTIONS:
-        raise InputError(None, None, "correction", f"correction={correction!r} must be 'holm' or 'bh'")
+        raise UsageError(f"correction={correction!r} must be 'holm' or 'bh'", argument="correction")
     if baseline is not None and baseline not in labels:
-        raise InputError(None, None, "baseline", f"baseline={baseline!r} is not one of the versions")
+        raise UsageError(f"baseline={baseline!r} is not one of the versions", argument="baseline")
     if int(replicates) < 100:
-        raise InputError(None, None, "replicates", f"replicates={replicates} must be at least 100")
+        raise UsageError(f"replicates={replicates} must be at least 100", argument="replicates")
     codes, names = _codes(scenarios, s)
     stratum_names = [str(x) for x in (strata if strata is not None else names[codes])]
     rates = k / n

@@ -37,7 +37,7 @@ import math
 import numpy as np
 from scipy import special
 
-from ..errors import InputError
+from ..errors import UsageError
 from ..inference import check_level
 from ..inference import lazy_stats as stats
 
@@ -52,11 +52,11 @@ def _arrays(rates_a, trials_a, trials_b):
     na = np.asarray(trials_a, dtype=float).reshape(-1)
     nb = np.asarray(trials_b, dtype=float).reshape(-1)
     if not (p.size == na.size == nb.size) or p.size == 0:
-        raise InputError(None, None, "trials_a", "rates and trials need one entry per stratum, at least one")
+        raise UsageError("rates and trials need one entry per stratum, at least one", argument="trials_a")
     if np.any(~np.isfinite(p)) or p.min() < 0 or p.max() > 1:
-        raise InputError(None, None, "rates_a", "pass rates must lie between 0 and 1")
+        raise UsageError("pass rates must lie between 0 and 1", argument="rates_a")
     if na.min() < 1 or nb.min() < 1:
-        raise InputError(None, None, "trials_a", "every stratum needs at least one run per arm")
+        raise UsageError("every stratum needs at least one run per arm", argument="trials_a")
     return 1.0 - p, na, nb
 
 
@@ -90,7 +90,9 @@ def _mcnemar_critical(d: np.ndarray, alpha: float) -> np.ndarray:
 @functools.lru_cache(maxsize=64)
 def _mcnemar_table(g: int, alpha: float):
     d = np.arange(g + 1)
-    return d, _mcnemar_critical(d, alpha)
+    c = np.array(_mcnemar_critical(d, alpha))
+    d.flags.writeable = c.flags.writeable = False    # cached: shared by every caller, so nobody may change them
+    return d, c
 
 
 def _mcnemar_power(delta, q, alpha, sign, discordance=None):
@@ -131,7 +133,7 @@ def shift_power(delta: float, rates_a, trials_a, trials_b, *, alpha: float = 0.0
     """
     check_level(alpha, "alpha")
     if direction not in DIRECTIONS:
-        raise InputError(None, None, "direction", f"direction={direction!r} must be one of {DIRECTIONS}")
+        raise UsageError(f"direction={direction!r} must be one of {DIRECTIONS}", argument="direction")
     q, na, nb = _arrays(rates_a, trials_a, trials_b)
     sign = 1.0 if direction == "regression" else -1.0
     if np.all(na == 1) and np.all(nb == 1):
@@ -153,7 +155,7 @@ def regression_limit(rates_a, trials_a, trials_b, *, alpha: float = 0.05, power:
     check_level(power, "power")
     check_level(alpha, "alpha")
     if direction not in DIRECTIONS:
-        raise InputError(None, None, "direction", f"direction={direction!r} must be one of {DIRECTIONS}")
+        raise UsageError(f"direction={direction!r} must be one of {DIRECTIONS}", argument="direction")
     q, na, nb = _arrays(rates_a, trials_a, trials_b)
     sign = 1.0 if direction == "regression" else -1.0
     paired = bool(np.all(na == 1) and np.all(nb == 1))

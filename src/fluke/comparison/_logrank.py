@@ -21,7 +21,7 @@ from dataclasses import dataclass
 import numpy as np
 from scipy import special
 
-from ..errors import InputError
+from ..errors import UsageError
 
 __all__ = ["LogRankResult", "logrank_batch", "logrank_test"]
 
@@ -93,26 +93,23 @@ def _check(time, died, group, strata):
     n = time.shape[0]
     for name, arr in (("died", died), ("group", group)):
         if arr.shape[0] != n:
-            raise InputError(None, None, name, f"{name} has {arr.shape[0]} entries but time has {n}; give one per run")
+            raise UsageError(f"{name} has {arr.shape[0]} entries but time has {n}; give one per run", argument=name)
     if n and not np.all(np.isfinite(time)):
-        raise InputError(None, None, "time", "time must be finite: every run needs an event index")
+        raise UsageError("time must be finite: every run needs an event index", argument="time")
     if n and time.min() < 0:
-        raise InputError(None, None, "time", f"time={time.min()!r} must be at least 0 (an event index)")
+        raise UsageError(f"time={time.min()!r} must be at least 0 (an event index)", argument="time")
     if strata is None:
         codes = np.zeros(n, dtype=np.int64)
     else:
         strata = np.asarray(strata).reshape(-1)
         if strata.shape[0] != n:
-            raise InputError(
-                None, None, "strata", f"strata has {strata.shape[0]} entries but time has {n}; give one per run"
-            )
+            raise UsageError(f"strata has {strata.shape[0]} entries but time has {n}; give one per run",
+                             argument="strata")
         codes = _codes(strata)
     if group.dtype != bool:
         labels = np.unique(group)
         if labels.size > 2:
-            raise InputError(
-                None, None, "group", f"group has {labels.size} distinct values; the test compares two arms"
-            )
+            raise UsageError(f"group has {labels.size} distinct values; the test compares two arms", argument="group")
         group = group == labels[-1] if labels.size == 2 else np.zeros(n, dtype=bool)
     return time, died.astype(bool), group, codes
 
@@ -123,9 +120,9 @@ def _weights(weights, n: int) -> np.ndarray | None:
         return None
     w = np.asarray(weights, dtype=float).reshape(-1)
     if w.size != n:
-        raise InputError(None, None, "weights", f"weights has {w.size} entries but time has {n}; give one per entry")
+        raise UsageError(f"weights has {w.size} entries but time has {n}; give one per entry", argument="weights")
     if n and (not np.all(np.isfinite(w)) or w.min() < 0 or np.any(w != np.floor(w))):
-        raise InputError(None, None, "weights", "weights must be whole numbers of runs, at least 0")
+        raise UsageError("weights must be whole numbers of runs, at least 0", argument="weights")
     return w
 
 
@@ -223,8 +220,8 @@ def logrank_batch(time, died, group, strata, *, with_variance: bool = False):
     group = np.asarray(group, dtype=bool)
     strata = np.asarray(strata)
     if time.ndim != 2 or not (time.shape == died.shape == group.shape == strata.shape):
-        raise InputError(None, None, "time", f"time, died, group and strata must be 2-D arrays of one shape; got "
-                         f"{time.shape}, {died.shape}, {group.shape}, {strata.shape}")
+        raise UsageError(f"time, died, group and strata must be 2-D arrays of one shape; got "
+                         f"{time.shape}, {died.shape}, {group.shape}, {strata.shape}", argument="time")
     pairs = time.shape[0]
     codes = _codes(strata).reshape(strata.shape)
     per_row = int(codes.max()) + 1 if codes.size else 0

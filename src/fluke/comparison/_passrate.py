@@ -37,7 +37,8 @@ from dataclasses import asdict, dataclass
 import numpy as np
 from scipy import special
 
-from ..errors import InputError
+from ..errors import UsageError
+from ..policies import UNKNOWN_POLICIES, UnknownPolicy
 from ..inference import clustered_interval
 from ._limit import DIRECTIONS, regression_limit, verdict_interval
 from ._stratified import StratifiedTest, stratified_test
@@ -46,8 +47,6 @@ from ._verdict import CLOSING_STATEMENT, DIFFERENT, TOO_SMALL, detection_z, verd
 
 __all__ = ["UNKNOWN_POLICIES", "PassRateComparison", "compare_pass_rates", "design_limits", "pass_rate_limit"]
 
-#: What may have been done with runs whose outcome is unknown before the counts were taken.
-UNKNOWN_POLICIES = ("failure", "exclude", "success")
 
 
 def limit_phrase(verdict: str, direction: str | None, difference: float, limit: float,
@@ -125,7 +124,7 @@ class PassRateComparison:
     power: float
     ceiling: float
     unknown: tuple[int, int]
-    unknown_policy: str
+    unknown_policy: UnknownPolicy
     paired: bool
     interval_reason: str | None = None
     statement: str = CLOSING_STATEMENT
@@ -151,8 +150,8 @@ class PassRateComparison:
         """What the claim rests on: strata, runs, unit, α, power, ceiling, prior, unknowns."""
         return (f"{self.strata} strata in {self.scenarios} scenarios (the unit), {self.runs_a} runs of A and "
                 f"{self.runs_b} of B; {self.test.method}; α = {self.alpha:g}, power = {self.power:g}, "
-                f"ceiling {self.ceiling:g} points; prior {self.prior}; {self.unknown[0] + self.unknown[1]} "
-                f"unknown outcomes counted as '{self.unknown_policy}'")
+                f"ceiling {self.ceiling:g} points; prior {self.prior}; "
+                f"{self.unknown_policy.describe(self.unknown[0] + self.unknown[1])} (unknown: {self.unknown_policy})")
 
     def limit_clause(self) -> str:
         """What the detection limit says, worded for the verdict it sits beside (:func:`limit_phrase`)."""
@@ -194,20 +193,20 @@ def _arrays(passes_a, trials_a, passes_b, trials_b):
                         ("trials_b", trials_b)):
         arr = np.asarray(value, dtype=float).reshape(-1)
         if arr.size and (not np.all(np.isfinite(arr)) or np.any(arr != np.round(arr))):
-            raise InputError(None, None, name, f"{name} must be whole numbers")
+            raise UsageError(f"{name} must be whole numbers", argument=name)
         out.append(arr.astype(np.int64))
     if len({a.size for a in out}) != 1:
-        raise InputError(None, None, "trials_b", "passes_a, trials_a, passes_b and trials_b need one "
-                         f"entry per stratum; got {[a.size for a in out]}")
+        raise UsageError("passes_a, trials_a, passes_b and trials_b need one "
+                         f"entry per stratum; got {[a.size for a in out]}", argument="trials_b")
     if out[0].size == 0:
-        raise InputError(None, None, "trials_a", "no strata: the two arms share no scenario to compare",
-                         hint="check the selectors and the scenario filter")
+        raise UsageError("no strata: the two arms share no scenario to compare",
+                         argument="trials_a", hint="check the selectors and the scenario filter")
     for k, n, kn, nn in ((out[0], out[1], "passes_a", "trials_a"), (out[2], out[3], "passes_b", "trials_b")):
         if n.min() < 1:
-            raise InputError(None, None, nn, f"{nn}={int(n.min())} must be at least 1 in every stratum",
-                             hint="compare only the strata both arms ran")
+            raise UsageError(f"{nn}={int(n.min())} must be at least 1 in every stratum",
+                             argument=nn, hint="compare only the strata both arms ran")
         if k.min() < 0 or np.any(k > n):
-            raise InputError(None, None, kn, f"{kn} must lie between 0 and {nn} in every stratum")
+            raise UsageError(f"{kn} must lie between 0 and {nn} in every stratum", argument=kn)
     return out
 
 
@@ -367,7 +366,7 @@ def compare_pass_rates(passes_a, trials_a, passes_b, trials_b, *, scenarios=None
                        power: float = 0.8, ceiling: float = 5.0, method: str = "auto",
                        prior: tuple[float, float] = (1.0, 1.0), draws: int = 20_000,
                        rng: np.random.Generator | None = None, unknown: tuple[int, int] = (0, 0),
-                       unknown_policy: str = "failure",
+                       unknown_policy: UnknownPolicy | str = "fail",
                        confidence_level: float = 0.95) -> PassRateComparison:
     """Compare B's pass rate with A's from per-stratum counts (see the module docstring).
 
@@ -384,20 +383,18 @@ def compare_pass_rates(passes_a, trials_a, passes_b, trials_b, *, scenarios=None
     """
     pa, na, pb, nb = _arrays(passes_a, trials_a, passes_b, trials_b)
     if not ceiling > 0:
-        raise InputError(None, None, "ceiling", f"ceiling={ceiling!r} must be a positive number of points")
+        raise UsageError(f"ceiling={ceiling!r} must be a positive number of points", argument="ceiling")
     if len(prior) != 2 or not (prior[0] > 0 and prior[1] > 0):
-        raise InputError(None, None, "prior", f"prior={prior!r} must be two positive numbers (a, b)")
+        raise UsageError(f"prior={prior!r} must be two positive numbers (a, b)", argument="prior")
     if draws < 100:
-        raise InputError(None, None, "draws", f"draws={draws} must be at least 100")
-    if unknown_policy not in UNKNOWN_POLICIES:
-        raise InputError(None, None, "unknown_policy", f"unknown_policy={unknown_policy!r} must be one of "
-                         + ", ".join(UNKNOWN_POLICIES))
+        raise UsageError(f"draws={draws} must be at least 100", argument="draws")
+    unknown_policy = UnknownPolicy.of(unknown_policy, argument="unknown_policy")
     unknown = (int(unknown[0]), int(unknown[1]))
     if min(unknown) < 0:
-        raise InputError(None, None, "unknown", f"unknown={unknown!r} must be counts of at least 0")
+        raise UsageError(f"unknown={unknown!r} must be counts of at least 0", argument="unknown")
     labels = np.arange(pa.size) if scenarios is None else np.asarray(scenarios).reshape(-1)
     if labels.size != pa.size:
-        raise InputError(None, None, "scenarios", f"scenarios has {labels.size} entries for {pa.size} strata")
+        raise UsageError(f"scenarios has {labels.size} entries for {pa.size} strata", argument="scenarios")
     test = stratified_test(na - pa, na, nb - pb, nb, method=method)
     limit, better = design_limits(pa, na, pb, nb, alpha=alpha, power=power)
     verdict = verdict_of(test.pvalue, limit, alpha=alpha, ceiling=ceiling)
@@ -420,7 +417,7 @@ def compare_pass_rates(passes_a, trials_a, passes_b, trials_b, *, scenarios=None
         reason = "one scenario: an interval over scenarios needs two"
     rng = np.random.default_rng(20261201) if rng is None else rng
     if not isinstance(rng, np.random.Generator):
-        raise InputError(None, None, "rng", "rng must be a numpy Generator, e.g. np.random.default_rng(1)")
+        raise UsageError("rng must be a numpy Generator, e.g. np.random.default_rng(1)", argument="rng")
     share, mc, p_method = _p_below(pa, na, pb, nb, prior, int(draws), rng)
     return PassRateComparison(
         strata=int(pa.size), scenarios=g, runs_a=int(na.sum()), runs_b=int(nb.sum()),

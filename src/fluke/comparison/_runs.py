@@ -6,7 +6,7 @@ from typing import Any, NamedTuple
 
 import numpy as np
 
-from ..errors import InputError
+from ..errors import UsageError
 from ._data import failure_counts, survival_data
 from ._steps import per_cell, per_step
 from ._verdict import compare_survival
@@ -53,8 +53,8 @@ def compare_runs(runs_a, runs_b, *, hard_index=None, alpha: float = 0.05, power:
     key_b = np.array([f"{s}{_SEP}{c}" for s, c in zip(b.scenario, b.condition, strict=True)], dtype=object)
     shared = np.intersect1d(key_a.astype(str), key_b.astype(str))
     if shared.size == 0:
-        raise InputError(None, None, "scenario", "the two arms share no scenario × condition, so there is "
-                         "nothing to compare", hint="check the selectors and --scenario")
+        raise UsageError("the two arms share no scenario × condition, so there is "
+                         "nothing to compare", argument="scenario", hint="check the selectors and --scenario")
     in_a, in_b = np.isin(key_a.astype(str), shared), np.isin(key_b.astype(str), shared)
     time = np.r_[a.time[in_a], b.time[in_b]]
     died = np.r_[a.died[in_a], b.died[in_b]]

@@ -26,7 +26,7 @@ from dataclasses import dataclass
 import numpy as np
 from scipy.special import gammaln, logsumexp
 
-from ..errors import InputError
+from ..errors import UsageError
 from ._verdict import DIFFERENT
 
 __all__ = ["SequentialTest", "matched_batches", "sequential_evalues", "sequential_power", "sequential_test"]
@@ -108,12 +108,12 @@ def sequential_evalues(failures_a, trials_a, failures_b, trials_b, *, prior_sd: 
     [1.0]
     """
     if not prior_sd > 0:
-        raise InputError(None, None, "prior_sd", f"prior_sd={prior_sd!r} must be positive")
+        raise UsageError(f"prior_sd={prior_sd!r} must be positive", argument="prior_sd")
     fa, na, fb, nb = (np.asarray(x, dtype=float) for x in (failures_a, trials_a, failures_b, trials_b))
     if not (fa.shape == na.shape == fb.shape == nb.shape) or fa.ndim < 2:
-        raise InputError(None, None, "failures_a", "the four count arrays need one shape (..., looks, strata)")
+        raise UsageError("the four count arrays need one shape (..., looks, strata)", argument="failures_a")
     if np.any((fa < 0) | (fa > na) | (fb < 0) | (fb > nb)):
-        raise InputError(None, None, "failures_a", "failures must lie between 0 and trials in every cell")
+        raise UsageError("failures must lie between 0 and trials in every cell", argument="failures_a")
     theta, logw = _grid(prior_sd)
     m = fa + fb
     lo = np.maximum(0, m - nb)
@@ -144,10 +144,10 @@ def sequential_test(failures_a, trials_a, failures_b, trials_b, *, alpha: float 
     'no decision yet'
     """
     if not 0 < alpha < 1:
-        raise InputError(None, None, "alpha", f"alpha={alpha!r} must lie strictly between 0 and 1")
+        raise UsageError(f"alpha={alpha!r} must lie strictly between 0 and 1", argument="alpha")
     arrays = [np.asarray(x, dtype=float) for x in (failures_a, trials_a, failures_b, trials_b)]
     if arrays[0].ndim != 2:
-        raise InputError(None, None, "failures_a", "give one row per look and one column per stratum")
+        raise UsageError("give one row per look and one column per stratum", argument="failures_a")
     e = sequential_evalues(*arrays, prior_sd=prior_sd)
     crossed = np.flatnonzero(e >= 1 / alpha)
     stopped = int(crossed[0]) + 1 if crossed.size else None

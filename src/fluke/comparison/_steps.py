@@ -23,7 +23,7 @@ from dataclasses import dataclass
 
 import numpy as np
 
-from ..errors import InputError
+from ..errors import UsageError
 from ._fisher import bh_qvalues, fisher_exact_many
 from ._stratified import stratified_pvalues
 
@@ -61,8 +61,8 @@ def _step_labels(steps: np.ndarray, time: np.ndarray, died: np.ndarray, labels, 
         return [None] * steps.size
     labels = np.asarray(labels, dtype=object).reshape(-1)
     if labels.size != time.size:
-        raise InputError(None, None, "labels", f"labels has {labels.size} entries but time has {time.size}; "
-                         "give one per run")
+        raise UsageError(f"labels has {labels.size} entries but time has {time.size}; "
+                         "give one per run", argument="labels")
     idx = np.searchsorted(steps, time[died])
     lab = labels[died].astype(str)
     names, codes = np.unique(lab, return_inverse=True)
@@ -90,13 +90,13 @@ def per_step(time, died, group, *, labels=None, strata=None, method: str = "auto
     died = np.asarray(died, dtype=bool).reshape(-1)
     group = np.asarray(group, dtype=bool).reshape(-1)
     if not (time.size == died.size == group.size):
-        raise InputError(None, None, "died", "time, died and group must have one entry per run")
+        raise UsageError("time, died and group must have one entry per run", argument="died")
     if strata is None:
         codes, n_strata = np.zeros(time.size, dtype=np.int64), 1
     else:
         strata = np.asarray(strata).reshape(-1)
         if strata.size != time.size:
-            raise InputError(None, None, "strata", f"strata has {strata.size} entries but time has {time.size}")
+            raise UsageError(f"strata has {strata.size} entries but time has {time.size}", argument="strata")
         codes = np.unique(strata, return_inverse=True)[1].reshape(-1)
         n_strata = int(codes.max()) + 1 if codes.size else 1
     from ._logrank import _weights
@@ -180,8 +180,8 @@ def per_cell(counts_a, counts_b) -> CellTable:
     for name, counts in (("counts_a", counts_a), ("counts_b", counts_b)):
         for key, (failures, trials) in counts.items():
             if not 0 <= failures <= trials:
-                raise InputError(None, None, name, f"{name}[{key!r}]: failures={failures} must lie between 0 "
-                                 f"and trials={trials}")
+                raise UsageError(f"{name}[{key!r}]: failures={failures} must lie between 0 "
+                                 f"and trials={trials}", argument=name)
     if not keys:
         p = q = np.empty(0)
     else:

@@ -35,7 +35,7 @@ from scipy import special
 from ..inference import lazy_stats as stats
 from scipy.special import gammaln
 
-from ..errors import InputError
+from ..errors import UsageError
 
 __all__ = ["METHODS", "StratifiedTest", "stratified_information", "stratified_pvalues", "stratified_test"]
 
@@ -80,17 +80,17 @@ def _counts(failures_a, trials_a, failures_b, trials_b):
     shape = arrays[0].shape
     for name, arr in zip(names, arrays, strict=True):
         if arr.shape != shape:
-            raise InputError(None, None, name, f"has shape {arr.shape} but failures_a has {shape}; "
-                             "give one entry per stratum")
+            raise UsageError(f"{name} has shape {arr.shape} but failures_a has {shape}; "
+                             "give one entry per stratum", argument=name)
         if arr.size and (not np.all(np.isfinite(arr)) or np.any(arr != np.round(arr))):
-            raise InputError(None, None, name, "counts must be whole numbers")
+            raise UsageError(f"{name}: counts must be whole numbers", argument=name)
     fa, na, fb, nb = (a.astype(np.int64) for a in arrays)
     for f, n, fn, nn in ((fa, na, "failures_a", "trials_a"), (fb, nb, "failures_b", "trials_b")):
         if n.size and n.min() < 1:
-            raise InputError(None, None, nn, f"{nn}={int(n.min())} must be at least 1 in every stratum",
-                             hint="compare only the strata both arms ran")
+            raise UsageError(f"{nn}={int(n.min())} must be at least 1 in every stratum",
+                             argument=nn, hint="compare only the strata both arms ran")
         if f.size and (f.min() < 0 or np.any(f > n)):
-            raise InputError(None, None, fn, f"{fn} must lie between 0 and {nn} in every stratum")
+            raise UsageError(f"{fn} must lie between 0 and {nn} in every stratum", argument=fn)
     return fa, na, fb, nb
 
 
@@ -152,11 +152,11 @@ def _paired(na, nb) -> bool:
 
 def _pick(method: str, fa, na, fb, nb, expected, low, high) -> str:
     if method not in ("auto", *METHODS):
-        raise InputError(None, None, "method", f"method={method!r} must be one of 'auto', "
-                         + ", ".join(repr(m) for m in METHODS))
+        raise UsageError(f"method={method!r} must be one of 'auto', "
+                         + ", ".join(repr(m) for m in METHODS), argument="method")
     if method != "auto":
         if method == "mcnemar" and not _paired(na, nb):
-            raise InputError(None, None, "method", "method='mcnemar' needs one run per arm in every stratum")
+            raise UsageError("method='mcnemar' needs one run per arm in every stratum", argument="method")
         return METHODS[method]
     if _paired(na, nb):
         return MCNEMAR
@@ -217,11 +217,11 @@ def stratified_pvalues(failures_a, trials_a, failures_b, trials_b, *, method: st
     """
     arrays = [np.atleast_2d(np.asarray(x)) for x in (failures_a, trials_a, failures_b, trials_b)]
     if len({a.shape for a in arrays}) != 1 or arrays[0].ndim != 2:
-        raise InputError(None, None, "failures_a", "the four count arrays must be 2-D and of one shape")
+        raise UsageError("the four count arrays must be 2-D and of one shape", argument="failures_a")
     fa, na, fb, nb = (a.astype(np.int64) for a in arrays)
     if method not in ("auto", *METHODS):
-        raise InputError(None, None, "method", f"method={method!r} must be one of 'auto', "
-                         + ", ".join(repr(m) for m in METHODS))
+        raise UsageError(f"method={method!r} must be one of 'auto', "
+                         + ", ".join(repr(m) for m in METHODS), argument="method")
     expected, var, low, high = _moments(fa, na, fb, nb)
     present = (na + nb) > 0
     v = var.sum(axis=1)

@@ -25,7 +25,7 @@ from dataclasses import dataclass
 import numpy as np
 from scipy import special
 
-from ..errors import InputError
+from ..errors import UsageError
 from ..format import fmt_is
 from ..inference import check_level
 from ._logrank import LogRankResult, logrank_test
@@ -113,7 +113,7 @@ def detection_limit(deaths: int, *, alpha: float = 0.05, power: float = 0.8) -> 
     inf
     """
     if deaths < 0:
-        raise InputError(None, None, "deaths", f"deaths={deaths} must be at least 0")
+        raise UsageError(f"deaths={deaths} must be at least 0", argument="deaths")
     z = detection_z(alpha, power)
     if deaths == 0:
         return math.inf
@@ -131,7 +131,7 @@ def runs_needed_per_arm(*, deaths: int, runs: int, ceiling: float = 1.3, alpha: 
     537
     """
     if ceiling <= 1:
-        raise InputError(None, None, "ceiling", f"ceiling={ceiling!r} must exceed 1 (a hazard ratio)")
+        raise UsageError(f"ceiling={ceiling!r} must exceed 1 (a hazard ratio)", argument="ceiling")
     if runs <= 0 or deaths <= 0:
         return None
     needed_deaths = (2 * detection_z(alpha, power) / math.log(ceiling)) ** 2
@@ -203,7 +203,7 @@ def compare_survival(time, died, group, *, strata=None, alpha: float = 0.05, pow
     ('too small to tell', 7.82)
     """
     if ceiling <= 1:
-        raise InputError(None, None, "ceiling", f"ceiling={ceiling!r} must exceed 1 (a hazard ratio)")
+        raise UsageError(f"ceiling={ceiling!r} must exceed 1 (a hazard ratio)", argument="ceiling")
     result = logrank_test(time, died, group, strata=strata, weights=weights)
     died_arr = np.asarray(died, dtype=bool).reshape(-1)
     group_arr = np.asarray(group).reshape(-1)

@@ -21,9 +21,10 @@ from typing import TYPE_CHECKING
 
 import numpy as np
 
-from ..errors import InputError
+from ..errors import UsageError
 from ._data import SurvivalData, survival_data
-from ._passrate import UNKNOWN_POLICIES, PassRateComparison, compare_pass_rates
+from ..policies import UnknownPolicy
+from ._passrate import PassRateComparison, compare_pass_rates
 from ._steps import CellTable, per_cell
 from ._verdict import CLOSING_STATEMENT
 from ._where import WhereComparison, compare_where
@@ -38,29 +39,26 @@ __all__ = ["VersionComparison", "compare_counted", "compare_pass_counts", "compa
 _SEP = "\x1f"
 
 
-def pass_counts(runs: Iterable[Run], *, unknown_policy: str = "failure") -> tuple[dict, int]:
+def pass_counts(runs: Iterable[Run], *, unknown_policy: UnknownPolicy | str = "fail") -> tuple[dict, int]:
     """``({(scenario, condition): (passes, trials)}, unknown)`` with the policy applied to unknowns.
 
-    ``unknown_policy`` says what a run whose outcome is unknown counts as: ``"failure"`` (the
-    default, as harnesses count it), ``"exclude"`` (left out) or ``"success"``.
+    ``unknown_policy`` (a :class:`fluke.policies.UnknownPolicy` or its name) says what a run whose
+    outcome is unknown counts as: ``"fail"`` (a failure, the default, as harnesses count it) or
+    ``"exclude"`` (left out).
 
     >>> from fluke.record import Run, Outcome
     >>> runs = [Run(scenario="s", outcome=Outcome(passed=True)), Run(scenario="s", trial=1, outcome=Outcome())]
     >>> pass_counts(runs), pass_counts(runs, unknown_policy="exclude")
     (({('s', ''): (1, 2)}, 1), ({('s', ''): (1, 1)}, 1))
     """
-    if unknown_policy not in UNKNOWN_POLICIES:
-        raise InputError(None, None, "unknown_policy", f"unknown_policy={unknown_policy!r} must be one of "
-                         + ", ".join(UNKNOWN_POLICIES))
+    policy = UnknownPolicy.of(unknown_policy, argument="unknown_policy")
     counts: dict[tuple[str, str], list[int]] = {}
     unknown = 0
     for run in runs:
         passed = run.outcome.passed
-        if passed is None:
-            unknown += 1
-            if unknown_policy == "exclude":
-                continue
-            passed = unknown_policy == "success"
+        unknown += passed is None
+        if not policy.keeps(passed):
+            continue
         cell = counts.setdefault((run.scenario, run.condition_key()), [0, 0])
         cell[0] += bool(passed)
         cell[1] += 1
@@ -68,7 +66,7 @@ def pass_counts(runs: Iterable[Run], *, unknown_policy: str = "failure") -> tupl
 
 
 def compare_pass_counts(counts_a: Mapping, counts_b: Mapping, *, unknown: tuple[int, int] = (0, 0),
-                        unknown_policy: str = "failure", **options) -> PassRateComparison:
+                        unknown_policy: UnknownPolicy | str = "fail", **options) -> PassRateComparison:
     """Compare two maps ``(scenario, condition) → (passes, trials)`` on the strata both ran.
 
     Strata are clustered by scenario. ``options`` go to :func:`compare_pass_rates` (alpha,
@@ -80,8 +78,8 @@ def compare_pass_counts(counts_a: Mapping, counts_b: Mapping, *, unknown: tuple[
     """
     keys = sorted(set(counts_a) & set(counts_b))
     if not keys:
-        raise InputError(None, None, "scenario", "the two arms share no scenario × condition, so there is "
-                         "nothing to compare", hint="check the selectors and the scenario filter")
+        raise UsageError("the two arms share no scenario × condition, so there is "
+                         "nothing to compare", argument="scenario", hint="check the selectors and the scenario filter")
     pa, na = np.array([counts_a[k] for k in keys], dtype=np.int64).T
     pb, nb = np.array([counts_b[k] for k in keys], dtype=np.int64).T
     return compare_pass_rates(pa, na, pb, nb, scenarios=np.array([k[0] for k in keys], dtype=object).astype(str),
@@ -175,8 +173,8 @@ def _arm_places(places: Mapping[tuple, int], codes: Mapping[tuple[str, str], int
 
 
 def compare_counted(counts_a: Mapping, counts_b: Mapping, places_a: Mapping, places_b: Mapping, *,
-                    unknown: tuple[int, int] = (0, 0), unknown_policy: str = "failure", alpha: float = 0.05,
-                    power: float = 0.8, ceiling: float = 5.0, hazard_ceiling: float = 1.3,
+                    unknown: tuple[int, int] = (0, 0), unknown_policy: UnknownPolicy | str = "fail",
+                    alpha: float = 0.05, power: float = 0.8, ceiling: float = 5.0, hazard_ceiling: float = 1.3,
                     rng: np.random.Generator | None = None, **options) -> VersionComparison:
     """:func:`compare_versions` from counts: ``counts_*`` map ``(scenario, condition)`` to
     ``(passes, trials)`` (the unknown-outcome policy applied; ``unknown`` how many there were),
@@ -212,7 +210,7 @@ def compare_counted(counts_a: Mapping, counts_b: Mapping, places_a: Mapping, pla
 
 
 def compare_versions(runs_a: Iterable[Run], runs_b: Iterable[Run], *, hard_index: Mapping[str, int] | None = None,
-                     unknown_policy: str = "failure", alpha: float = 0.05, power: float = 0.8,
+                     unknown_policy: UnknownPolicy | str = "fail", alpha: float = 0.05, power: float = 0.8,
                      ceiling: float = 5.0, hazard_ceiling: float = 1.3,
                      rng: np.random.Generator | None = None, **options) -> VersionComparison:
     """Compare B's runs with A's: pass rates first, where they die when that is known, per cell.

@@ -25,7 +25,7 @@ from dataclasses import asdict, dataclass
 
 import numpy as np
 
-from ..errors import InputError
+from ..errors import UsageError
 from ..format import fmt_interval
 from ._cox import HazardRatio, stratified_cox
 from ._steps import StepTable, per_step
@@ -103,7 +103,7 @@ def compare_where(time, died, group, *, strata=None, labels=None, unknown_step: 
     died = np.asarray(died, dtype=bool).reshape(-1)
     group = np.asarray(group, dtype=bool).reshape(-1)
     if not (time.size == died.size == group.size):
-        raise InputError(None, None, "died", "time, died and group need one entry per run")
+        raise UsageError("time, died and group need one entry per run", argument="died")
     unknown_step = (int(unknown_step[0]), int(unknown_step[1]))
     w = np.ones(time.size, dtype=np.int64) if weights is None else np.asarray(weights).reshape(-1).astype(np.int64)
     runs_b = int(w[group].sum())

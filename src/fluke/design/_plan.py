@@ -34,7 +34,7 @@ import numpy as np
 from scipy import special, stats
 
 from ..comparison import detection_z, pass_rate_limit
-from ..errors import InputError
+from ..errors import UsageError
 
 __all__ = ["Allocation", "CertificationPlan", "PairedPlan", "allocate_certification", "allocate_difference",
            "certification_plan", "certification_decided", "paired_power", "paired_sample_size", "spread_evenly"]
@@ -45,7 +45,7 @@ def _rates(rate, scenarios: int | None) -> np.ndarray:
     if r.size == 1 and scenarios:
         r = np.full(int(scenarios), float(r[0]))
     if r.size == 0 or np.any((r < 0) | (r > 1)) or not np.all(np.isfinite(r)):
-        raise InputError(None, None, "rate", "rate must be pass rates between 0 and 1 (one, or one per scenario)")
+        raise UsageError("rate must be pass rates between 0 and 1 (one, or one per scenario)", argument="rate")
     return r
 
 
@@ -123,21 +123,21 @@ def paired_sample_size(difference: float, rate, *, scenarios: int | None = None,
     (219, 5.0)
     """
     if not difference > 0 or difference >= 100:
-        raise InputError(None, None, "difference", f"difference={difference!r} must be between 0 and 100 points")
+        raise UsageError(f"difference={difference!r} must be between 0 and 100 points", argument="difference")
     z = detection_z(alpha, power)
     delta = difference / 100
     if (scenarios is None) == (runs is None):
-        raise InputError(None, None, "scenarios", "give scenarios (to plan runs) or runs (to plan scenarios), not both")
+        raise UsageError("give scenarios (to plan runs) or runs (to plan scenarios), not both", argument="scenarios")
     if runs is not None:
         if runs < 1:
-            raise InputError(None, None, "runs", f"runs={runs} must be at least 1")
+            raise UsageError(f"runs={runs} must be at least 1", argument="runs")
         r = _rates(rate, None)
         _, v0, _ = _pooled(r, delta)
         g = max(2, math.ceil(2 * z**2 * float(v0.mean()) / (runs * delta**2) - 1e-9))
         n = int(runs)
     else:
         if scenarios < 1:
-            raise InputError(None, None, "scenarios", f"scenarios={scenarios} must be at least 1")
+            raise UsageError(f"scenarios={scenarios} must be at least 1", argument="scenarios")
         r = _rates(rate, scenarios)
         _, v0, _ = _pooled(r, delta)
         g = r.size
@@ -182,7 +182,7 @@ def certification_plan(*, bar: float = 0.9, level: float = 0.95, scenarios: int 
     from ..inference import posterior, runs_to_certify, suite_runs_to_certify
 
     if not 0 < bar < 1 or not 0 < level < 1:
-        raise InputError(None, None, "bar", f"bar={bar!r} and level={level!r} must lie strictly between 0 and 1")
+        raise UsageError(f"bar={bar!r} and level={level!r} must lie strictly between 0 and 1", argument="bar")
     a, b = (float(x) for x in prior)
     base = posterior(np.zeros(1), np.zeros(1), prior=_prior(a, b))
     single = runs_to_certify(base, bar=bar, level=level)[0]
@@ -196,7 +196,7 @@ def certification_plan(*, bar: float = 0.9, level: float = 0.95, scenarios: int 
         remaining = tuple(float(x) for x in runs_to_certify(belief, bar=bar, level=level))
     else:
         if scenarios < 1:
-            raise InputError(None, None, "scenarios", f"scenarios={scenarios} must be at least 1")
+            raise UsageError(f"scenarios={scenarios} must be at least 1", argument="scenarios")
         suite = suite_runs_to_certify(posterior(np.zeros(scenarios), np.zeros(scenarios), prior=_prior(a, b)),
                                       bar=bar, level=level)
     return CertificationPlan(bar, level, int(scenarios), _whole(single), _whole(suite),
@@ -288,9 +288,9 @@ def allocate_certification(passes, trials, budget: int, *, bar: float = 0.9, lev
     k = np.asarray(passes, dtype=float).reshape(-1)
     n = np.asarray(trials, dtype=float).reshape(-1)
     if k.size == 0 or k.shape != n.shape or np.any(k > n) or k.min() < 0:
-        raise InputError(None, None, "passes", "passes and trials need one entry per scenario, 0 ≤ passes ≤ trials")
+        raise UsageError("passes and trials need one entry per scenario, 0 ≤ passes ≤ trials", argument="passes")
     if budget < 1:
-        raise InputError(None, None, "budget", f"budget={budget} must be at least 1 run")
+        raise UsageError(f"budget={budget} must be at least 1 run", argument="budget")
     a, b = prior[0] + k, prior[1] + n - k
     shown_below = special.betainc(a, b, bar) >= level
     base = _log_sf(a, b, bar)
@@ -329,9 +329,9 @@ def allocate_difference(passes_a, trials_a, passes_b, trials_b, budget: int, *,
     arrays = [np.asarray(x, dtype=float).reshape(-1) for x in (passes_a, trials_a, passes_b, trials_b)]
     ka, na, kb, nb = arrays
     if len({x.size for x in arrays}) != 1 or ka.size == 0 or min(na.min(), nb.min()) < 1:
-        raise InputError(None, None, "trials_a", "counts need one entry per scenario, every trial count at least 1")
+        raise UsageError("counts need one entry per scenario, every trial count at least 1", argument="trials_a")
     if budget < 2:
-        raise InputError(None, None, "budget", f"budget={budget} must be at least 2 runs (one per version)")
+        raise UsageError(f"budget={budget} must be at least 2 runs (one per version)", argument="budget")
     pa = (prior[0] + ka) / (prior[0] + prior[1] + na)
     pb = (prior[0] + kb) / (prior[0] + prior[1] + nb)
     va, vb = pa * (1 - pa), pb * (1 - pb)

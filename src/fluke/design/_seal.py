@@ -44,9 +44,10 @@ import yaml
 from ..errors import SpecError, UsageError
 from ..format import parse_problem
 from ..inference import check_unknown_policy
+from ..policies import UnknownPolicy
 from ..record import digest
 
-__all__ = ["Decision", "SealCheck", "check_seal", "evaluate_rule", "in_scope", "parse_rule",
+__all__ = ["RuleDecision", "SealCheck", "check_seal", "evaluate_rule", "in_scope", "parse_rule",
            "seal_body"]
 
 SEAL_FORMAT = 1
@@ -56,7 +57,7 @@ _DECISION = {"statistic", "outcome", "unit", "factors", "effect", "k", "bound", 
              "confidence_level", "unknown"}
 #: What a rule that does not say does with an unknown ``outcome.passed`` (the project's one policy).
 #: Not written into the parsed rule, so a seal made before the key existed still parses to itself.
-DEFAULT_UNKNOWN = "fail"
+DEFAULT_UNKNOWN = UnknownPolicy.FAIL
 _SCOPE = {"version", "identity", "condition", "scenarios"}
 
 
@@ -204,7 +205,7 @@ def in_scope(rule: dict, runs: Iterable) -> list:
 
 
 @dataclass(frozen=True)
-class Decision:
+class RuleDecision:
     """The statistic a rule names, the value compared, and whether it clears the threshold."""
 
     statistic: str
@@ -243,7 +244,7 @@ def _outcomes(runs, name, unknown):
     return np.array([r.outcome.reward for r in keep], dtype=float), keep, 0
 
 
-def evaluate_rule(rule: dict, runs: list) -> Decision:
+def evaluate_rule(rule: dict, runs: list) -> RuleDecision:
     """Compute the rule's statistic on ``runs`` (already scoped) and compare it to the threshold."""
     import numpy as np
 
@@ -258,7 +259,7 @@ def evaluate_rule(rule: dict, runs: list) -> Decision:
     y, kept, unknowns = _outcomes(runs, dec["outcome"], policy)
 
     def undecided(reason):
-        return Decision(stat, float("nan"), None, None, float("nan"), threshold, direction,
+        return RuleDecision(stat, float("nan"), None, None, float("nan"), threshold, direction,
                         False, len(kept), reason, {}, unknowns, policy)
 
     if not kept:
@@ -303,5 +304,5 @@ def evaluate_rule(rule: dict, runs: list) -> Decision:
         detail = {"k": dec["k"], "scenarios": int(n.size)}
     compared = {"lower": low, "upper": high, "estimate": est}[dec["bound"]]
     passed = compared > threshold if direction == "above" else compared < threshold
-    return Decision(stat, float(est), low, high, float(compared), threshold, direction,
+    return RuleDecision(stat, float(est), low, high, float(compared), threshold, direction,
                     bool(passed), len(kept), None, detail, unknowns, policy)

@@ -18,8 +18,8 @@ hashes of the runs it used, so repeated looks at a seal are visible to whoever r
 >>> import os, tempfile
 >>> from fluke.ledger import open_ledger
 >>> led = open_ledger(os.path.join(tempfile.mkdtemp(), "seal.db"))
->>> d = seal(led, "decision: {statistic: mean, above: 0.5}\\n")
->>> report = unseal(led, d[:10])
+>>> d = seal_rule(led, "decision: {statistic: mean, above: 0.5}\\n")
+>>> report = unseal_rule(led, d[:10])
 >>> report.intact, report.decision.reason, report.look
 (True, 'no run in scope has an outcome.passed', 1)
 >>> len(led.documents("unseal"))
@@ -34,9 +34,9 @@ from typing import Any
 
 from .._time import utc_time
 from ..errors import SelectorError
-from ._seal import Decision, SealCheck, check_seal, evaluate_rule, in_scope, seal_body
+from ._seal import RuleDecision, SealCheck, check_seal, evaluate_rule, in_scope, seal_body
 
-__all__ = ["UnsealReport", "find_seal", "seal", "unseal", "execution_start"]
+__all__ = ["UnsealReport", "execution_start", "find_seal", "seal_rule", "unseal_rule"]
 
 #: How far the ledger's recorded time of a seal may sit from its sealed time (it is written
 #: right after the body is made).
@@ -45,7 +45,7 @@ SEAL_CLOCK_SLACK = timedelta(minutes=1)
 _EPOCH_FLOOR = 946_684_800.0
 
 
-def seal(ledger, text: str | bytes) -> str:
+def seal_rule(ledger, text: str | bytes) -> str:
     """Validate a rule, store its seal in ``ledger`` (kind "seal"); return the digest."""
     return ledger.put_document("seal", seal_body(text))
 
@@ -109,7 +109,7 @@ class UnsealReport:
     check: SealCheck
     runs: int
     early: tuple[str, ...]
-    decision: Decision
+    decision: RuleDecision
     rule: dict
     edited: tuple[str, ...] = ()
     basis: dict[str, int] = field(default_factory=dict)
@@ -143,7 +143,7 @@ class UnsealReport:
                 + " (every run must also have been ingested after it)") if parts else "no runs in scope"
 
 
-def unseal(ledger, digest_prefix: str, *, text: bytes | str | None = None, record: bool = True) -> UnsealReport:
+def unseal_rule(ledger, digest_prefix: str, *, text: bytes | str | None = None, record: bool = True) -> UnsealReport:
     """Check a seal's digest, its time and the runs' order and content; decide the rule.
 
     With ``record`` (the default) the unseal is appended to the ledger as an ``"unseal"``
@@ -187,7 +187,7 @@ def unseal(ledger, digest_prefix: str, *, text: bytes | str | None = None, recor
     if "decision" in rule:
         decision = evaluate_rule(rule, runs)
     else:
-        decision = Decision("?", float("nan"), None, None, float("nan"), float("nan"), "above",
+        decision = RuleDecision("?", float("nan"), None, None, float("nan"), float("nan"), "above",
                             False, len(runs), "the sealed rule has no decision")
     looks = 1 + sum(1 for d in ledger.documents("unseal") if d.body.get("seal") == doc.digest)
     report = UnsealReport(doc.digest, str(body.get("sealed_at")), check, len(runs), tuple(early), decision,

@@ -29,7 +29,8 @@ import re
 from dataclasses import dataclass, field
 from typing import Any, Iterable, Iterator, Mapping
 
-from ..errors import InputError
+from ..errors import InputError, UsageError
+from ..policies import UnknownPolicy
 from ..format import safe
 
 #: fluke's comparison verdicts, in the words an outside consumer reads.
@@ -240,7 +241,7 @@ def verdicts(ledger, *, baseline: str | None = None, version: str | None = None,
         try:
             result = compare(ledger, base, info.version, unknown=unknown, alpha=alpha, power=power,
                              ceiling=ceiling, record=False)
-        except InputError as exc:   # nothing to compare (no shared scenario): said, not sunk
+        except (InputError, UsageError) as exc:   # nothing to compare (no shared scenario): said, not sunk
             if skipped is not None:
                 skipped.append(clean(f"{version_label(ledger, info.version)} against "
                                      f"{version_label(ledger, base)}: {exc.message}"))
@@ -254,19 +255,20 @@ def verdicts(ledger, *, baseline: str | None = None, version: str | None = None,
     return out
 
 
-def version_rates(ledger, *, version: str | None = None, unknown: str = "fail",
+def version_rates(ledger, *, version: str | None = None, unknown: UnknownPolicy | str = "fail",
                   level: float = 0.95) -> list[VersionRate]:
     """Each selected version's pass rate, its interval clustered by scenario, and per-scenario counts."""
     from ..analysis import interval
     from ..analysis._select import select_versions
 
+    unknown = UnknownPolicy.of(unknown)
     result = interval(ledger, unit="scenario", version=version, confidence_level=level, unknown=unknown)
     infos = {v.version: v for v in ledger.versions()}
     cells: dict[str, dict[str, list[int]]] = {}
     for c in ledger.counts(version=select_versions(ledger, version)):
         tally = cells.setdefault(c.version, {}).setdefault(c.scenario, [0, 0])
         tally[0] += int(c.passes)
-        tally[1] += int(c.trials) - (int(c.unknowns) if unknown == "exclude" else 0)
+        tally[1] += unknown.apply(int(c.trials), int(c.passes), int(c.unknowns))[0]
     out = []
     for v in result.versions:
         ci = v.interval
@@ -302,9 +304,7 @@ def collect(ledger, *, spec=None, baseline: str | None = None, version: str | No
 
     With ``stream`` the graded runs are an iterator, read as the export writes them (read it
     once): memory does not grow with the runs. Otherwise they are a list."""
-    from ..analysis import check_unknown
-
-    unknown = check_unknown(unknown)
+    unknown = UnknownPolicy.of(unknown)
     graded, loaded = graded_runs(ledger, spec=spec, version=version, scenario=scenario) if runs else ([], None)
     graded = graded if stream else list(graded)
     rates = version_rates(ledger, version=version, unknown=unknown)

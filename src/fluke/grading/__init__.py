@@ -1,7 +1,7 @@
 """Grade the path as well as the answer: specs, checks with severities, provenance and taint,
 the gate, and the luck rate.
 
->>> from fluke.grading import load_spec, grade_run, gate, luck_rate
+>>> from fluke.grading import load_spec, grade_run, evaluate_gate, luck_rate
 >>> from fluke.record import Run, UserMessage, ToolCall, Outcome
 >>> spec = load_spec({"tools": ["get_order", "refund"], "required": ["get_order"],
 ...                   "before": [["get_order", "refund"]]})
@@ -12,7 +12,7 @@ the gate, and the luck rate.
 >>> grade = grade_run(run, spec)
 >>> [v.check for v in grade.violations]
 ['before', 'required']
->>> gate([grade]).passed, str(luck_rate([grade]).pooled)
+>>> evaluate_gate([grade]).passed, str(luck_rate([grade]).pooled)
 (False, '100.0% (1/1 output-ok runs), 95% CrI [14.7%, 100.0%]')
 """
 
@@ -23,14 +23,14 @@ from ._spec import CHECKS, SEVERITIES, Spec, load_spec
 from ._matchers import equal
 from ._pairing import pair_ordered, pair_unordered
 from ._reference import MODES, ReferenceResult, call_text
-from ._text import redact
+from ._text import redact as redact_text   # one redaction for every output: fluke.record.redact_text
 from ._tally import GradeTally
-from ._verdict import CaseGate, GateResult, LuckRate, LuckReport, gate, luck_rate, luck_rates, luck_report
+from ._verdict import CaseGate, GateResult, LuckRate, LuckReport, evaluate_gate, luck_rate, luck_rates, luck_report
 
 __all__ = [
     "Agreement", "CHECKS", "CaseGate", "ChunkGrader", "ChunkGrades", "Disagreement", "GateResult", "GradeTally",
     "LuckRate", "LuckReport", "MODES", "ReferenceResult", "RunGrade", "SEVERITIES", "Spec", "Violation",
-    "call_text", "equal", "first_hard_index", "gate", "grade_body", "grade_run", "load_spec", "luck_rate",
-    "luck_rates", "luck_report", "make_grade", "pair_ordered", "pair_unordered", "redact", "reference_agreement",
+    "call_text", "equal", "evaluate_gate", "first_hard_index", "grade_body", "grade_run", "load_spec", "luck_rate",
+    "luck_rates", "luck_report", "make_grade", "pair_ordered", "pair_unordered", "redact_text", "reference_agreement",
     "row_order",
 ]

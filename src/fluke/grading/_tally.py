@@ -5,7 +5,7 @@ runs there were, how many had an unknown outcome, how many were output ok, how m
 were lucky, how many broke a hard check and how many failed each soft check; and per version
 the sums the reference summary averages. Its size grows with the cases, never with the runs,
 so a million grades cost what a thousand do; tallies of parts of a ledger (one per worker
-chunk) merge into the tally of the whole. :func:`fluke.grading.gate` is this tally over a list of grades.
+chunk) merge into the tally of the whole. :func:`fluke.grading.evaluate_gate` is this tally over a list of grades.
 
 >>> from fluke.grading import make_grade, Violation
 >>> long = Violation("max_steps", "soft", 9, "too long")
@@ -128,7 +128,7 @@ class GradeTally:
         return sum(c[_UNKNOWN] for (v, _), c in self.cases.items() if v == version)
 
     def gate(self):
-        """The gate (:func:`fluke.grading.gate`) over every run counted."""
+        """The gate (:func:`fluke.grading.evaluate_gate`) over every run counted."""
         from ._verdict import CaseGate, GateResult
 
         cases = []

@@ -16,7 +16,7 @@ unit is the run, and the pooled figure treats runs of different cases as exchang
 >>> report = luck_rate(grades)
 >>> report.pooled.lucky, report.pooled.green, str(report.pooled)
 (1, 2, '50.0% (1/2 output-ok runs), 95% CrI [6.1%, 93.9%]')
->>> gate(grades).passed
+>>> evaluate_gate(grades).passed
 True
 """
 
@@ -203,13 +203,13 @@ class GateResult:
                           for c in self.cases]}
 
 
-def gate(grades: Iterable[RunGrade]) -> GateResult:
+def evaluate_gate(grades: Iterable[RunGrade]) -> GateResult:
     """Hard fails on one occurrence; soft when a strict majority of a case's runs fail that check.
 
     >>> from fluke.grading._grade import make_grade, Violation
     >>> long = Violation("max_steps", "soft", 9, "too long")
     >>> two_of_three = [make_grade(h, "c", [long] if h != "z" else [], True) for h in "xyz"]
-    >>> gate(two_of_three).passed, gate(two_of_three[1:]).passed   # 2/3 fails; 1/2 does not
+    >>> evaluate_gate(two_of_three).passed, evaluate_gate(two_of_three[1:]).passed   # 2/3 fails; 1/2 does not
     (False, True)
     """
     from ._tally import GradeTally

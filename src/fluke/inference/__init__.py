@@ -25,7 +25,7 @@ _HOMES = {
     "._calibration": ("BrierDecomposition", "CalibrationReport", "CalibrationScore", "CalibrationTest",
         "ReliabilityTable", "brier_decomposition", "brier_score", "calibration_test", "reliability_table",
         "score_predictions"),
-    "._carry": ("Belief", "EarlierVersion", "believe"),
+    "._carry": ("Belief", "EarlierVersion", "belief_from_counts"),
     "._cells": ("Cells",),
     "._clustered": ("FEW_CLUSTERS", "BootstrapInterval", "ClusteredInterval", "ClusterRobustFit",
         "FewClustersWarning", "NaiveInterval", "check_level", "check_values", "cluster_bootstrap_cells",
@@ -42,8 +42,8 @@ _HOMES = {
     "._statement": ("Statement", "carried_text", "scenario_statement", "scenario_statements", "suite_statement"),
     "._suite": ("SuiteAnswers", "poisson_binomial_pmf", "runs_to_certify", "suite_questions",
         "suite_runs_to_certify"),
-    "._unknown": ("UNKNOWN_POLICIES", "UnknownOutcomes", "apply_unknown_policy", "check_unknown_policy",
-        "counts_with_unknowns", "describe_unknowns"),
+    "._unknown": ("UNKNOWN_POLICIES", "UnknownOutcomes", "UnknownPolicy", "apply_unknown_policy",
+        "check_unknown_policy", "counts_with_unknowns"),
     "._variance": ("Projection", "VarianceComponents", "grand_mean_sd", "variance_components",
         "variance_components_cells"),
     "._multiplicity": ("bh_qvalues", "bh_reject"),
@@ -73,9 +73,9 @@ __all__ = [
     "check_level", "check_values", "cluster_codes", "t_test_pvalue",
     # honest at the edges (issue 14): one belief per version, hierarchical families, unknown
     # outcomes, pass@k's default k and interval, few clusters, calibration matching, looking again
-    "Belief", "EarlierVersion", "believe", "as_beta", "HYPERPRIOR", "FamilyPosterior", "hyperprior_grid",
-    "UNKNOWN_POLICIES", "UnknownOutcomes", "apply_unknown_policy", "check_unknown_policy",
-    "counts_with_unknowns", "describe_unknowns", "default_ks", "pass_at_k_curve", "FEW_CLUSTERS",
+    "Belief", "EarlierVersion", "belief_from_counts", "as_beta", "HYPERPRIOR", "FamilyPosterior", "hyperprior_grid",
+    "UNKNOWN_POLICIES", "UnknownOutcomes", "UnknownPolicy", "apply_unknown_policy", "check_unknown_policy",
+    "counts_with_unknowns", "default_ks", "pass_at_k_curve", "FEW_CLUSTERS",
     "FewClustersWarning", "PredictionMatch", "match_predictions", "ResetRate", "reset_rate",
     "lazy_stats",
     # the same three from per-cell sums (rows, Σy, Σy²), as a ledger keeps them (issue 19)
@@ -90,7 +90,7 @@ if TYPE_CHECKING:
     from ._calibration import (BrierDecomposition, CalibrationReport, CalibrationScore, CalibrationTest,
                                ReliabilityTable, brier_decomposition, brier_score, calibration_test,
                                reliability_table, score_predictions)
-    from ._carry import Belief, EarlierVersion, believe
+    from ._carry import Belief, EarlierVersion, belief_from_counts
     from ._cells import Cells
     from ._clustered import (FEW_CLUSTERS, BootstrapInterval, ClusteredInterval, ClusterRobustFit, FewClustersWarning,
                              NaiveInterval, check_level, check_values, cluster_bootstrap_cells,
@@ -106,8 +106,8 @@ if TYPE_CHECKING:
     from ._reset_rate import ResetRate, reset_rate
     from ._statement import Statement, carried_text, scenario_statement, scenario_statements, suite_statement
     from ._suite import SuiteAnswers, poisson_binomial_pmf, runs_to_certify, suite_questions, suite_runs_to_certify
-    from ._unknown import (UNKNOWN_POLICIES, UnknownOutcomes, apply_unknown_policy, check_unknown_policy,
-                           counts_with_unknowns, describe_unknowns)
+    from ._unknown import (UNKNOWN_POLICIES, UnknownOutcomes, UnknownPolicy, apply_unknown_policy,
+                           check_unknown_policy, counts_with_unknowns)
     from ._variance import Projection, VarianceComponents, grand_mean_sd, variance_components, variance_components_cells
     from ._multiplicity import bh_qvalues, bh_reject
     from ._weekly import CanaryChart, WeeklyReview, canary_chart, p_greater, review_week

@@ -1,6 +1,6 @@
 """One belief per scenario from this version's runs and whatever earlier versions carry.
 
-:func:`believe` is the one place where a version's belief is formed: the declared prior,
+:func:`belief_from_counts` is the one place where a version's belief is formed: the declared prior,
 the evidence carried from earlier versions (each discounted by δ), the change check, and
 the batch. Every number printed about a version (the mean, P(θ > bar), the interval,
 P(next m pass), the runs to certify, the suite questions) comes from the one posterior it
@@ -17,7 +17,7 @@ Two rules:
   the batches' beta-binomial likelihoods. Carrying through two versions gives the same
   numbers as ``--carry-from`` the earlier one.
 
->>> b = believe([4], [5], prior=Prior(8, 2), earlier=[EarlierVersion("v1", [10], [10])], delta=0.5)
+>>> b = belief_from_counts([4], [5], prior=Prior(8, 2), earlier=[EarlierVersion("v1", [10], [10])], delta=0.5)
 >>> b.prior_text[0]
 'Beta(13, 2): declared Beta(8, 2) plus v1 10 of 10 runs kept at δ = 0.5 (5 passes, 0 failures)'
 >>> round(float(b.mean[0]), 4), b.posterior.alpha.tolist(), b.posterior.beta.tolist()
@@ -38,7 +38,7 @@ from ._statement import _g
 from ._suite import runs_to_certify, suite_questions, suite_runs_to_certify
 from ._unknown import check_unknown_policy, counts_with_unknowns
 
-__all__ = ["EarlierVersion", "Belief", "believe"]
+__all__ = ["EarlierVersion", "Belief", "belief_from_counts"]
 
 
 @dataclass(frozen=True)
@@ -124,7 +124,7 @@ class Belief:
             return np.nan_to_num(self.p_changed, nan=0.0) >= reset_at
 
 
-def believe(successes, trials, *, prior: Prior | BetaPosterior = UNIFORM,
+def belief_from_counts(successes, trials, *, prior: Prior | BetaPosterior = UNIFORM,
             earlier: Sequence[EarlierVersion] = (), delta=1.0, odds: float | None = None,
             label: str = "this version", prior_text: Sequence[str] | None = None, unknowns=None,
             unknown: str = "fail") -> Belief:
@@ -140,7 +140,7 @@ def believe(successes, trials, *, prior: Prior | BetaPosterior = UNIFORM,
     under ``"exclude"`` they are left out.
 
     >>> v1 = EarlierVersion("v1", [50], [50])
-    >>> b = believe([4], [5], earlier=[v1], odds=4)
+    >>> b = belief_from_counts([4], [5], earlier=[v1], odds=4)
     >>> round(float(b.p_changed[-1, 0]), 3), round(float(b.mean[0]), 3), b.runs_to_certify().tolist()
     (0.335, 0.881, [10.0])
     >>> b.carried_text[0][:60]

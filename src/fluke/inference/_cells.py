@@ -240,11 +240,11 @@ class Cells:
         >>> c.n.tolist(), c.sum.tolist(), c.unknowns, c.unknown_policy
         ([3, 3], [2.0, 1.0], 1, 'exclude')
         """
-        check_unknown_policy(policy)
+        policy = check_unknown_policy(policy)
         size = np.asarray(units).reshape(-1).size
         t, k, u = (_whole(name, x, size) for name, x in (("trials", trials), ("passes", passes),
                                                           ("unknowns", unknowns)))
         if np.any(k + u > t):
             raise UsageError("passes and unknowns must fit in the trials (passes ≤ trials − unknowns)")
-        cells = cls.from_sums(units, scenarios, t - u if policy == "exclude" else t, k, k)
+        cells = cls.from_sums(units, scenarios, policy.apply(t, k, u)[0], k, k)
         return replace(cells, unknowns=int(u.sum()), unknown_policy=policy, binary=True)

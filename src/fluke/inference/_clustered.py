@@ -46,7 +46,7 @@ from scipy import special
 
 from ._cells import Cells, check_values, cluster_codes
 from ._check import check_level  # noqa: F401  (re-exported; one level check)
-from ..errors import UsageError, UsageTypeError
+from ..errors import FlukeWarning, UsageError, UsageTypeError
 
 __all__ = [
     "BootstrapInterval", "ClusterRobustFit", "ClusteredInterval", "cluster_bootstrap_cells",
@@ -345,7 +345,7 @@ class BootstrapInterval:
     warning: str | None = None      # why the interval may be too narrow (few clusters)
 
 
-class FewClustersWarning(UserWarning):
+class FewClustersWarning(FlukeWarning):
     """A cluster bootstrap over fewer than :data:`FEW_CLUSTERS` clusters: its coverage falls short."""
 
 

@@ -22,7 +22,7 @@ import numpy as np
 
 from .._time import utc_time
 from ..errors import UsageError
-from ._unknown import check_unknown_policy, describe_unknowns
+from ._unknown import UnknownPolicy, check_unknown_policy
 
 __all__ = ["PredictionMatch", "match_predictions"]
 
@@ -47,7 +47,7 @@ class PredictionMatch:
 
     def describe(self) -> str:
         return (f"{self.outcome.size} runs scored against {self.predictions} predictions; "
-                f"{describe_unknowns(self.unknowns, self.unknown_policy)}; {self.before_any} runs recorded "
+                f"{UnknownPolicy.of(self.unknown_policy).describe(self.unknowns)}; {self.before_any} runs recorded "
                 "before any prediction for their scenario were not scored")
 
 
@@ -59,7 +59,7 @@ def _time(value) -> datetime:
 
 
 def match_predictions(predictions: Iterable[Mapping], runs: Iterable[tuple], *,
-                      unknown: str = "fail") -> PredictionMatch:
+                      unknown: UnknownPolicy | str = "fail") -> PredictionMatch:
     """Score each run against the latest prediction for its cell made strictly before it was recorded.
 
     ``predictions`` are the prediction documents' bodies (``version``, ``scenario``,
@@ -67,7 +67,7 @@ def match_predictions(predictions: Iterable[Mapping], runs: Iterable[tuple], *,
     ``(version, scenario, condition, passed, recorded_at)`` with ``passed`` True, False or
     None. Times are compared as times, not as strings.
     """
-    check_unknown_policy(unknown)
+    unknown = check_unknown_policy(unknown)
     by_cell: dict[tuple[str, str, str], list[tuple[datetime, Mapping]]] = {}
     count = 0
     for d in predictions:
@@ -90,10 +90,9 @@ def match_predictions(predictions: Iterable[Mapping], runs: Iterable[tuple], *,
             before_any += 1
             continue
         chosen = preds[at - 1][1]
-        if passed is None:
-            unknowns += 1
-            if unknown == "exclude":
-                continue
+        unknowns += passed is None
+        if not unknown.keeps(passed):
+            continue
         probs.append(float(chosen["probability"]))
         outcomes.append(0.0 if passed is None else float(bool(passed)))
         families.append(chosen.get("family"))

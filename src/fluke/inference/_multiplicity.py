@@ -8,7 +8,7 @@ from __future__ import annotations
 
 import numpy as np
 
-from ..errors import InputError
+from ..errors import UsageError
 
 __all__ = ["bh_qvalues", "bh_reject"]
 
@@ -27,7 +27,7 @@ def bh_qvalues(pvalues) -> np.ndarray:
     p = np.atleast_2d(p.reshape(-1) if p.ndim <= 1 else p.reshape(-1, shape[-1]))
     ok = ~np.isnan(p)
     if np.any((p[ok] < 0) | (p[ok] > 1)):
-        raise InputError(None, None, "pvalues", "pvalues must lie in [0, 1]")
+        raise UsageError("pvalues must lie in [0, 1]", argument="pvalues")
     m = ok.sum(axis=1, keepdims=True)
     filled = np.where(ok, p, np.inf)
     order = np.argsort(filled, axis=1, kind="stable")

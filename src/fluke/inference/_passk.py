@@ -35,7 +35,7 @@ import numpy as np
 from scipy import special
 from ._lazy import lazy_stats as stats
 from ._check import check_level
-from ..errors import UsageError
+from ..errors import FlukeWarning, UsageError
 
 __all__ = [
     "PassAtK", "PlugInWarning", "default_ks", "expected_pass_at_k", "pass_at_k", "pass_at_k_curve",
@@ -43,7 +43,7 @@ __all__ = [
 ]
 
 
-class PlugInWarning(UserWarning):
+class PlugInWarning(FlukeWarning):
     """A biased or target-changing pass@k formula was asked for."""
 
 

@@ -18,7 +18,7 @@ import numpy as np
 
 from ..errors import UsageError, UsageTypeError
 from ._beta import UNIFORM, Prior
-from ._carry import EarlierVersion, believe
+from ._carry import EarlierVersion, belief_from_counts
 
 __all__ = ["ResetRate", "reset_rate"]
 
@@ -51,7 +51,7 @@ def reset_rate(theta: float, trials: int, versions: int, *, odds: float, rng: np
                histories: int = 2000) -> ResetRate:
     """Simulate ``histories`` unchanged scenarios over ``versions`` versions of ``trials`` runs each.
 
-    Each history is run through :func:`believe` exactly as the account runs a real one.
+    Each history is run through :func:`belief_from_counts` exactly as the account runs a real one.
     """
     if not isinstance(rng, np.random.Generator):
         raise UsageTypeError("rng must be a numpy Generator, e.g. np.random.default_rng(2026)")
@@ -68,7 +68,7 @@ def reset_rate(theta: float, trials: int, versions: int, *, odds: float, rng: np
     n = np.full(int(histories), float(trials))
     k = rng.binomial(int(trials), theta, size=(int(versions), int(histories))).astype(float)
     earlier = [EarlierVersion(f"v{t}", k[t], n) for t in range(int(versions) - 1)]
-    b = believe(k[-1], n, prior=prior, earlier=earlier, delta=delta, odds=odds)
+    b = belief_from_counts(k[-1], n, prior=prior, earlier=earlier, delta=delta, odds=odds)
     flagged = b.resets(reset_at)[1:]
     per = float(flagged.mean())
     anyr = float(flagged.any(axis=0).mean())

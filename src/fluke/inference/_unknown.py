@@ -18,16 +18,14 @@ from dataclasses import dataclass
 import numpy as np
 
 from ..errors import UsageError
-from ..format import describe_unknowns  # noqa: F401  (the phrase lives with the other formatters)
+from ..policies import UNKNOWN_POLICIES, UnknownPolicy
 
-__all__ = ["UNKNOWN_POLICIES", "UnknownOutcomes", "apply_unknown_policy", "counts_with_unknowns",
-           "check_unknown_policy", "describe_unknowns"]
-
-UNKNOWN_POLICIES = ("fail", "exclude")
+__all__ = ["UNKNOWN_POLICIES", "UnknownOutcomes", "UnknownPolicy", "apply_unknown_policy", "counts_with_unknowns",
+           "check_unknown_policy"]
 
 
-def check_unknown_policy(policy: str) -> str:
-    """The policy, checked once at the boundary.
+def check_unknown_policy(policy: UnknownPolicy | str) -> UnknownPolicy:
+    """The policy, checked once at the boundary (:meth:`fluke.policies.UnknownPolicy.of`).
 
     >>> check_unknown_policy("drop")
     Traceback (most recent call last):
@@ -35,10 +33,7 @@ def check_unknown_policy(policy: str) -> str:
     fluke.errors.UsageError: unknown='drop' must be 'fail' (count it as a failure, the default) or 'exclude' (leave
     it out)
     """
-    if policy not in UNKNOWN_POLICIES:
-        raise UsageError(f"unknown={policy!r} must be 'fail' (count it as a failure, the default) or 'exclude' "
-                         "(leave it out)")
-    return policy
+    return UnknownPolicy.of(policy)
 
 
 @dataclass(frozen=True, eq=False)
@@ -48,16 +43,16 @@ class UnknownOutcomes:
     passed: np.ndarray
     keep: np.ndarray
     unknowns: int
-    policy: str
+    policy: UnknownPolicy
 
     def describe(self) -> str:
         """One phrase for every output: how many unknowns and what was done with them."""
-        return describe_unknowns(self.unknowns, self.policy)
+        return self.policy.describe(self.unknowns)
 
 
 
 
-def apply_unknown_policy(passed, policy: str = "fail") -> UnknownOutcomes:
+def apply_unknown_policy(passed, policy: UnknownPolicy | str = "fail") -> UnknownOutcomes:
     """Apply the policy to per-run outcomes: True/False/None (or 1/0/NaN).
 
     The returned ``passed`` holds the kept rows only (all rows under ``"fail"``); ``keep``
@@ -67,18 +62,18 @@ def apply_unknown_policy(passed, policy: str = "fail") -> UnknownOutcomes:
     >>> r.passed.tolist(), r.keep.tolist(), r.unknowns
     ([1.0, 0.0], [True, False, True], 1)
     """
-    check_unknown_policy(policy)
+    policy = check_unknown_policy(policy)
     values = np.asarray(passed, dtype=object).reshape(-1)
     unknown = np.array([v is None or (isinstance(v, float) and np.isnan(v)) for v in values], dtype=bool)
     known = np.zeros(values.size)
     if (~unknown).any():
         known[~unknown] = np.asarray([float(bool(v)) for v in values[~unknown]])
-    if policy == "fail":
-        return UnknownOutcomes(np.where(unknown, 0.0, known), np.ones(values.size, bool), int(unknown.sum()), policy)
-    return UnknownOutcomes(known[~unknown], ~unknown, int(unknown.sum()), policy)
+    if policy.excludes:
+        return UnknownOutcomes(known[~unknown], ~unknown, int(unknown.sum()), policy)
+    return UnknownOutcomes(np.where(unknown, 0.0, known), np.ones(values.size, bool), int(unknown.sum()), policy)
 
 
-def counts_with_unknowns(successes, trials, unknowns=None, policy: str = "fail"):
+def counts_with_unknowns(successes, trials, unknowns=None, policy: UnknownPolicy | str = "fail"):
     """Counts per scenario after the policy: ``trials`` are the known outcomes, ``unknowns`` the rest.
 
     Returns (successes, trials, total unknowns) as arrays and an int: under ``"fail"`` the
@@ -89,7 +84,7 @@ def counts_with_unknowns(successes, trials, unknowns=None, policy: str = "fail")
     >>> counts_with_unknowns([3, 5], [4, 5], [1, 2], "exclude")[1].tolist()
     [4.0, 5.0]
     """
-    check_unknown_policy(policy)
+    policy = check_unknown_policy(policy)
     k = np.asarray(successes, dtype=float)
     n = np.asarray(trials, dtype=float)
     if unknowns is None:
@@ -98,4 +93,5 @@ def counts_with_unknowns(successes, trials, unknowns=None, policy: str = "fail")
     if np.any(~np.isfinite(u) | (u < 0) | (u != np.round(u))):
         raise UsageError(f"unknowns={np.asarray(unknowns).tolist()} must be whole counts, at least 0")
     total = int(u.sum())
-    return (k, n + u, total) if policy == "fail" else (k, n.copy(), total)
+    trials_after, _ = policy.apply(n + u, k, u)     # the unknowns join the trials, then leave them if excluded
+    return k, trials_after, total

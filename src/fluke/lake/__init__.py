@@ -16,7 +16,7 @@ from typing import Any
 
 _EXPORTS: dict[str, str] = {
     "MANIFEST": "_layout", "LAYOUT_VERSION": "_layout", "RUN_COLUMNS": "_layout", "is_dataset": "_layout",
-    "run_schema": "_layout", "Dataset": "_layout",
+    "runs_arrow_schema": "_layout", "Dataset": "_layout",
     "write_dataset": "_write", "LakeExport": "_write",
     
 }

@@ -82,10 +82,10 @@ def schema(columns: tuple[tuple[str, str], ...]) -> Any:
     return pa.schema([(name, _type(pa, kind)) for name, kind in columns])
 
 
-def run_schema() -> Any:
+def runs_arrow_schema() -> Any:
     """The Arrow schema of the runs table.
 
-    >>> run_schema().field("cost").type
+    >>> runs_arrow_schema().field("cost").type
     MapType(map<string, double>)
     """
     return schema(RUN_COLUMNS)

@@ -28,7 +28,7 @@ from typing import Any, Sequence
 import orjson
 
 from ..errors import LedgerError, UsageError
-from ._layout import LAYOUT_VERSION, MANIFEST, RUN_COLUMNS, TABLES, pyarrow, run_schema, schema
+from ._layout import LAYOUT_VERSION, MANIFEST, RUN_COLUMNS, TABLES, pyarrow, runs_arrow_schema, schema
 
 #: Rows of one version held before they are written as a row group.
 ROW_GROUP = 65_536
@@ -97,13 +97,13 @@ class _Partition:
 
         if self.writer is None or self.in_file >= FILE_ROWS:
             self.close()
-            self.writer = pq.ParquetWriter(self.folder / f"part-{self.files:05d}.parquet", run_schema(),
+            self.writer = pq.ParquetWriter(self.folder / f"part-{self.files:05d}.parquet", runs_arrow_schema(),
                                            compression="zstd")
             self.files += 1
             self.in_file = 0
-        table = pa.Table.from_arrays([pa.array(c, type=f.type) for c, f in zip(self.columns, run_schema(),
+        table = pa.Table.from_arrays([pa.array(c, type=f.type) for c, f in zip(self.columns, runs_arrow_schema(),
                                                                                   strict=True)],
-                                     schema=run_schema())
+                                     schema=runs_arrow_schema())
         self.writer.write_table(table, row_group_size=ROW_GROUP)
         self.in_file += table.num_rows
         self.columns = [[] for _ in RUN_COLUMNS]

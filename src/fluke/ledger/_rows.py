@@ -293,7 +293,7 @@ def _invalid_run(exc: ValidationError, fields: dict[str, Any], body: str | bytes
     if isinstance(version, int) and not isinstance(version, bool) and version > FORMAT_VERSION:
         return FormatVersionError(ledger, f"stored run {body_hash(body)[:12]}", "format_version",
                                   f"was written by a newer fluke (run format {version}; this fluke reads "
-                                  f"{FORMAT_VERSION})", hint="upgrade with: pip install -U fluke")
+                                  f"{FORMAT_VERSION})", hint=FormatVersionError.HINT)
     return _bad_body(ledger, body, field, f"no longer validates as a run ({err['msg']})")
 
 

@@ -14,8 +14,9 @@ from __future__ import annotations
 from functools import cached_property
 from typing import Any
 
-from pydantic import BaseModel, ConfigDict, field_validator
+from pydantic import ConfigDict, field_validator
 
+from ._cached import CachedModel
 from ._canonical import digest
 from ._storable import IDENTITY_FIELDS, check_identity_text, check_json, check_name
 
@@ -26,7 +27,7 @@ Component = str | dict[str, Any] | None
 _VERSIONS: dict[tuple, str] = {}
 
 
-class Identity(BaseModel):
+class Identity(CachedModel):
     """Who ran, with what, where, judged by whom. Every field is a string or a dict."""
 
     model_config = ConfigDict(frozen=True, extra="forbid")

@@ -21,6 +21,7 @@ import orjson
 from pydantic import BaseModel, ConfigDict, Field, field_validator, model_serializer
 
 from ..errors import FormatVersionError, InputTypeError
+from ._cached import CachedModel
 from ._canonical import CANONICAL
 from ._events import Event, ToolCall
 from ._identity import Identity
@@ -77,7 +78,7 @@ class GoldCall(BaseModel):
     compare: list[str] | None = None
 
 
-class Run(BaseModel):
+class Run(CachedModel):
     """One execution of one scenario. Immutable and content-addressed (see :attr:`hash`)."""
 
     model_config = ConfigDict(frozen=True, extra="forbid", allow_inf_nan=False)
@@ -115,9 +116,8 @@ class Run(BaseModel):
     def _not_newer(cls, value: int) -> int:
         if value > FORMAT_VERSION:
             # A ValueError, so pydantic reports it with the field's location like any other.
-            raise FormatVersionError(
-                None, None, None, f"format_version {value} is newer than this fluke reads ({FORMAT_VERSION}); "
-                "upgrade with: pip install -U fluke")
+            raise FormatVersionError(None, None, "format_version", f"was written by a newer fluke (run format "
+                                     f"{value}; this fluke reads {FORMAT_VERSION})", hint=FormatVersionError.HINT)
         return value
 
     @field_validator("scenario", "unit", "tape")
@@ -180,8 +180,9 @@ def condition_key(condition: dict[str, Any]) -> str:
     return ",".join(f"{k}={condition[k]}" for k in sorted(condition)) if condition else ""
 
 
-#: Identities as JSON values, by version and date (runs of one version recur).
-_IDENTITY_JSON: dict[tuple[str, str | None], dict[str, Any]] = {}
+#: Identities as canonical JSON bytes (immutable: no caller can change what the next run is hashed
+#: with), by version and date (runs of one version recur).
+_IDENTITY_JSON: dict[tuple[str, str | None], bytes] = {}
 
 
 def json_default(value: Any) -> Any:
@@ -193,7 +194,9 @@ def json_default(value: Any) -> Any:
 
 def content_fields(run: Run) -> dict[str, Any]:
     """The run's fields, ``source`` left out, as orjson (with :func:`json_default`) should
-    serialise them: what its content hash is taken over. Read-only: parts are shared.
+    serialise them: what its content hash is taken over. A new dict on every call (the outcome
+    too); the identity is an ``orjson.Fragment`` of bytes, shared and immutable, and the
+    events and condition are the run's own.
 
     Serialising this through orjson is several times faster than pydantic's dump and gives
     the same JSON (a test holds it to that on every real run): the identity is converted
@@ -213,9 +216,9 @@ def content_fields(run: Run) -> dict[str, Any]:
     if shared is None:
         if len(_IDENTITY_JSON) >= 4096:
             _IDENTITY_JSON.clear()
-        shared = _IDENTITY_JSON[key] = identity.model_dump(mode="json")
-    values["identity"] = shared
-    values["outcome"] = values["outcome"].__dict__
+        shared = _IDENTITY_JSON[key] = orjson.dumps(identity.model_dump(mode="json"), option=CANONICAL)
+    values["identity"] = orjson.Fragment(shared)
+    values["outcome"] = dict(values["outcome"].__dict__)
     return values
 
 

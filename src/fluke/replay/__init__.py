@@ -17,14 +17,14 @@ every executor, Ray included, and resumable after a kill).
 """
 
 from ._effect import ContinuationEffect, continuation_effect
-from ._intervene import COUPLINGS, INTERVENTION, Arm, InterventionEffect, intervene
+from ._intervene import COUPLINGS, INTERVENTION, ContinuationArm, InterventionEffect, intervene
 from ._interventions import ACTIONS, Intervention, interventions_digest, parse_intervention
 from ._replay import ReplayOfRun, Replays, replay
 from ._serve import continuation_serve, replay_serve
 from ._stored import StoredIntervention, stored_interventions
-from ._sources import TOOL_LOG, Source, origin_identity, select_sources, tool_logs
+from ._sources import TOOL_LOG, LoggedRun, origin_identity, select_sources, tool_logs
 
-__all__ = ["ACTIONS", "COUPLINGS", "INTERVENTION", "TOOL_LOG", "Arm", "ContinuationEffect", "Intervention",
-           "InterventionEffect", "ReplayOfRun", "Replays", "Source", "StoredIntervention", "continuation_effect",
+__all__ = ["ACTIONS", "COUPLINGS", "INTERVENTION", "TOOL_LOG", "ContinuationArm", "ContinuationEffect", "Intervention",
+           "InterventionEffect", "ReplayOfRun", "Replays", "LoggedRun", "StoredIntervention", "continuation_effect",
            "continuation_serve", "intervene", "interventions_digest", "origin_identity", "parse_intervention",
            "replay", "replay_serve", "select_sources", "stored_interventions", "tool_logs"]

@@ -24,15 +24,15 @@ from dataclasses import dataclass
 from typing import Any, Callable, Sequence
 
 from ..comparison import wilson_interval
-from ..errors import InputError
+from ..errors import InputError, UsageError
 from ..runner import Case, evaluate
 from ._continue import Continuation
 from ._effect import ContinuationEffect, continuation_effect
 from ._interventions import Intervention, interventions_digest, replacement
 from ._replay import _logs
-from ._sources import Source, origin_identity
+from ._sources import LoggedRun, origin_identity
 
-__all__ = ["COUPLINGS", "INTERVENTION", "Arm", "InterventionEffect", "intervene"]
+__all__ = ["COUPLINGS", "INTERVENTION", "ContinuationArm", "InterventionEffect", "intervene"]
 
 COUPLINGS = ("coupled", "fresh")
 #: The ledger's document kind naming an intervention digest's interventions.
@@ -40,7 +40,7 @@ INTERVENTION = "intervention"
 
 
 @dataclass(frozen=True)
-class Arm:
+class ContinuationArm:
     """One arm's continuations: passes of judged, the interval, the version stored under, how
     many were refused (a request no recording or simulator could answer), and who served the calls."""
 
@@ -70,8 +70,8 @@ class InterventionEffect:
     coupling: str
     stale: bool
     effect: ContinuationEffect
-    baseline: Arm
-    intervened: Arm
+    baseline: ContinuationArm
+    intervened: ContinuationArm
 
     @property
     def target(self) -> str:
@@ -87,16 +87,17 @@ class InterventionEffect:
                 self.baseline.continuations + self.intervened.continuations)
 
 
-def _check(sources: Sequence[Source], interventions: Sequence[Intervention], step: int, n: int,
+def _check(sources: Sequence[LoggedRun], interventions: Sequence[Intervention], step: int, n: int,
            coupling: str) -> None:
     if coupling not in COUPLINGS:
-        raise InputError(None, None, "coupling", f"coupling={coupling!r} is not one of {', '.join(COUPLINGS)}")
+        raise UsageError(f"coupling={coupling!r} is not one of {', '.join(COUPLINGS)}", argument="coupling")
     if not isinstance(n, int) or n < 2:
-        raise InputError(None, None, "n", f"n={n!r} must be an integer of at least 2")
+        raise UsageError(f"n={n!r} must be an integer of at least 2", argument="n")
     if not isinstance(step, int) or step < 0:
-        raise InputError(None, None, "step", f"step={step!r} must be a tool-call index of at least 0")
+        raise UsageError(f"step={step!r} must be a tool-call index of at least 0", argument="step")
     if not interventions:
-        raise InputError(None, None, "interventions", "none given", hint="respond=, raise=, set:, forget=, remember:")
+        raise UsageError("interventions: none given", argument="interventions",
+                         hint="respond=, raise=, set:, forget=, remember:")
     if replacement(interventions) is not None:
         short = [s for s in sources if len(s.log["calls"]) <= step]
         if short:
@@ -104,9 +105,10 @@ def _check(sources: Sequence[Source], interventions: Sequence[Intervention], ste
                              f"the run made {len(short[0].log['calls'])} tool calls; it has no step {step} to replace")
 
 
-def intervene(sources: Sequence[Source], agent: Callable[..., Any], tools: Any, interventions: Sequence[Intervention],
-              *, step: int, n: int = 200, coupling: str = "coupled", seed: int = 0, stale: bool = False,
-              ledger: Any = None, executor: str = "local", workers: int | None = None,
+def intervene(sources: Sequence[LoggedRun], agent: Callable[..., Any], tools: Any,
+              interventions: Sequence[Intervention], *, step: int, n: int = 200, coupling: str = "coupled",
+              seed: int = 0, stale: bool = False, ledger: Any = None, executor: str = "local",
+              workers: int | None = None,
               progress: Callable | None = None) -> InterventionEffect:
     """Run ``n`` continuations per source run in each arm; return the effect and both arms."""
     _check(sources, interventions, step, n, coupling)
@@ -115,7 +117,7 @@ def intervene(sources: Sequence[Source], agent: Callable[..., Any], tools: Any, 
         ledger.put_document(INTERVENTION, {"digest": digest, "interventions": [i.to_dict() for i in interventions]})
     seeds = {"baseline": seed, "intervened": seed if coupling == "coupled" else seed + 1}
     continuation = Continuation(agent, tools, mode="continue")
-    arms: dict[str, tuple[Arm, dict[tuple[str, int], int]]] = {}
+    arms: dict[str, tuple[ContinuationArm, dict[tuple[str, int], int]]] = {}
     for arm, changes in (("baseline", ()), ("intervened", tuple(interventions))):
         forced = stale and arm == "intervened"   # the baseline is the honest one either way
         origin = {"verb": "intervene", "step": step, "arm": arm, "seed": seeds[arm],
@@ -142,7 +144,7 @@ def intervene(sources: Sequence[Source], agent: Callable[..., Any], tools: Any, 
                               stale, effect, base, treated)
 
 
-def _arm(result: Any, logs: dict[str, dict[str, Any]]) -> tuple[Arm, dict[tuple[str, int], int]]:
+def _arm(result: Any, logs: dict[str, dict[str, Any]]) -> tuple[ContinuationArm, dict[tuple[str, int], int]]:
     outcomes: dict[tuple[str, int], int] = {}
     served: Counter = Counter()
     refused = needed = 0
@@ -157,6 +159,6 @@ def _arm(result: Any, logs: dict[str, dict[str, Any]]) -> tuple[Arm, dict[tuple[
         outcomes[(r.run.condition["origin"], r.run.trial)] = int(r.run.outcome.passed)
     passes, judged = sum(outcomes.values()), len(outcomes)
     low, high = wilson_interval(passes, judged)
-    arm = Arm(result.version, passes, judged, low, high, refused, dict(sorted(served.items())), needed,
+    arm = ContinuationArm(result.version, passes, judged, low, high, refused, dict(sorted(served.items())), needed,
               len(result.results), result.added, result.resumed)
     return arm, outcomes

@@ -20,7 +20,7 @@ import json
 from dataclasses import asdict, dataclass
 from typing import Any, Sequence
 
-from ..errors import InputError
+from ..errors import UsageError
 from ..record import digest
 
 __all__ = ["ACTIONS", "Intervention", "edited_input", "edited_state", "interventions_digest", "parse_intervention",
@@ -40,11 +40,11 @@ class Intervention:
 
     def __post_init__(self) -> None:
         if self.action not in ACTIONS:
-            raise InputError(None, "intervention", "action", f"{self.action!r} is not one of {', '.join(ACTIONS)}")
+            raise UsageError(f"intervention {self.action!r} is not one of {', '.join(ACTIONS)}", argument="action")
         if self.action in ("set", "forget", "remember") and not self.name:
-            raise InputError(None, "intervention", "name", f"{self.action} needs a name")
+            raise UsageError(f"intervention {self.action} needs a name", argument="name")
         if self.action == "raise" and not isinstance(self.value, str):
-            raise InputError(None, "intervention", "value", "raise needs the exception's text")
+            raise UsageError("intervention raise needs the exception's text", argument="value")
 
     def describe(self) -> str:
         """One line saying what the intervention does."""
@@ -71,7 +71,7 @@ def parse_intervention(text: str) -> Intervention:
     head, sep, rest = text.partition("=")
     action, _, name = head.partition(":")
     if not sep or action not in ACTIONS:
-        raise InputError(None, "intervention", None, f"{text!r} is not ACTION=VALUE",
+        raise UsageError(f"intervention {text!r} is not ACTION=VALUE",
                          hint="respond=JSON, raise=TEXT, set:NAME=JSON, forget=KEY, remember:KEY=JSON")
     if action == "raise":
         return Intervention("raise", value=rest)
@@ -95,8 +95,8 @@ def edited_input(input: Any, interventions: Sequence[Intervention]) -> Any:
     if not sets:
         return input
     if not isinstance(input, dict):
-        raise InputError(None, "intervention", sets[0].name,
-                         f"the agent's input is a {type(input).__name__}, not a dict of policy parameters")
+        raise UsageError(f"intervention set:{sets[0].name}: the agent's input is a {type(input).__name__}, "
+                         "not a dict of policy parameters")
     return {**input, **{i.name: i.value for i in sets}}
 
 
@@ -106,8 +106,8 @@ def edited_state(state: Any, interventions: Sequence[Intervention]) -> Any:
     if not edits:
         return state
     if not isinstance(state, dict) or not isinstance(state.get("memory"), dict):
-        raise InputError(None, "intervention", edits[0].name,
-                         "the declared state has no `memory` dict to edit")
+        raise UsageError(f"intervention {edits[0].action}:{edits[0].name}: the declared state has no `memory` "
+                         "dict to edit")
     memory = dict(state["memory"])
     for edit in edits:
         if edit.action == "forget":
@@ -121,5 +121,5 @@ def replacement(interventions: Sequence[Intervention]) -> Intervention | None:
     """The ``respond`` or ``raise`` among ``interventions`` (at most one), or None."""
     found = [i for i in interventions if i.action in ("respond", "raise")]
     if len(found) > 1:
-        raise InputError(None, "intervention", None, "give at most one respond or raise per step")
+        raise UsageError("give at most one respond or raise intervention per step")
     return found[0] if found else None

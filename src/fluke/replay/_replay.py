@@ -16,7 +16,7 @@ from typing import Any, Callable, Sequence
 from ..comparison import clustered_mean, wilson_interval
 from ..runner import Case, evaluate
 from ._continue import Continuation
-from ._sources import Source, origin_identity
+from ._sources import LoggedRun, origin_identity
 
 __all__ = ["ReplayOfRun", "Replays", "replay"]
 
@@ -55,7 +55,7 @@ class Replays:
 Judged = tuple[bool, bool, "int | None", "str | None"]
 
 
-def _judged(source: Source, log: dict[str, Any] | None, passed: bool | None) -> Judged:
+def _judged(source: LoggedRun, log: dict[str, Any] | None, passed: bool | None) -> Judged:
     """(same calls and arguments, same outcome, first divergence step, the difference)."""
     recorded = source.log["calls"]
     if log is None:   # the replay itself raised before any tool answered
@@ -69,7 +69,7 @@ def _judged(source: Source, log: dict[str, Any] | None, passed: bool | None) -> 
     return True, passed == source.run.outcome.passed, None, None
 
 
-def replay(sources: Sequence[Source], agent: Callable[..., Any], tools: Any = None, *, k: int = 3,
+def replay(sources: Sequence[LoggedRun], agent: Callable[..., Any], tools: Any = None, *, k: int = 3,
            ledger: Any = None, executor: str = "local", workers: int | None = None,
            progress: Callable | None = None) -> Replays:
     """Replay each source run ``k`` times; store the replays in ``ledger`` (when given)."""

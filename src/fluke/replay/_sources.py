@@ -11,14 +11,14 @@ from __future__ import annotations
 from dataclasses import dataclass
 from typing import Any, Iterable, Sequence
 
-from ..errors import InputError
+from ..errors import InputError, UsageError
 from ..record import Identity, Run, digest
 from ..tools import TOOL_LOG
 
-__all__ = ["Source", "TOOL_LOG", "made_here", "origin_identity", "select_sources", "tool_logs"]
+__all__ = ["LoggedRun", "TOOL_LOG", "made_here", "origin_identity", "select_sources", "tool_logs"]
 
 @dataclass(frozen=True)
-class Source:
+class LoggedRun:
     """A recorded run and its tool log."""
 
     run: Run
@@ -30,7 +30,7 @@ def tool_logs(ledger: Any) -> dict[str, dict[str, Any]]:
     return {doc.body["run"]: doc.body for doc in ledger.documents(TOOL_LOG)}
 
 
-def select_sources(ledger: Any, selectors: Sequence[str] = (), *, scenario: str | None = None) -> list[Source]:
+def select_sources(ledger: Any, selectors: Sequence[str] = (), *, scenario: str | None = None) -> list[LoggedRun]:
     """The runs whose hash starts with one of ``selectors`` (when none is given, every logged run
     that is not itself a replay or a continuation), optionally of one ``scenario``; refused when
     a selector matches no logged run."""
@@ -49,9 +49,9 @@ def select_sources(ledger: Any, selectors: Sequence[str] = (), *, scenario: str 
                                       "`fluke runs` lists hashes")
             chosen.extend(h for h in hits if h not in chosen)
     if not chosen:
-        raise InputError(None, None, None, "the ledger holds no run with a tool log",
-                         hint="record runs with `fluke run SUITE.py` whose suite declares `tools`")
-    return [Source(r, logs[r.hash]) for r in chosen]
+        raise UsageError("the ledger holds no run with a tool log",
+                     hint="record runs with `fluke run SUITE.py` whose suite declares `tools`")
+    return [LoggedRun(r, logs[r.hash]) for r in chosen]
 
 
 def made_here(run: Run) -> bool:
@@ -68,8 +68,8 @@ def origin_identity(runs: Iterable[Run], origin: dict[str, Any]) -> Identity:
     runs = list(runs)
     versions = {r.version for r in runs}
     if len(versions) != 1:
-        raise InputError(None, None, "runs", f"come from {len(versions)} versions; give runs of one version",
-                         hint="select runs by hash prefix or --scenario")
+        raise UsageError(f"the runs come from {len(versions)} versions; give runs of one version",
+                         argument="runs", hint="select runs by hash prefix or --scenario")
     base = runs[0].identity
     body = base.model_dump()
     body["harness"] = {"of": base.harness, "origin": {"version": base.version,

@@ -23,7 +23,7 @@ from typing import Any, Callable, Iterable, Mapping
 
 from pydantic import TypeAdapter, ValidationError
 
-from ..errors import InputError, InputTypeError
+from ..errors import InputError, InputTypeError, UsageError
 from ..record import IDENTITY_FIELDS, Event, Identity, Outcome, Run, Source
 from ..tools import TOOL_LOG, Logged, ToolAgent, accepts_tools, takes_any_keyword
 from ._executors import Attempt, Job, executor_for
@@ -172,18 +172,18 @@ def evaluate(cases: Iterable[Any], agent: Callable[..., Any], *, k: int, spec: A
     (1, (2, 2))
     """
     if not isinstance(k, int) or isinstance(k, bool) or k < 1:
-        raise InputError(None, None, "k", f"k={k!r} must be an integer of at least 1")
+        raise UsageError(f"k={k!r} must be an integer of at least 1", argument="k")
     if not callable(agent):
-        raise InputError(None, None, "agent", f"is a {type(agent).__name__}, not callable",
-                         hint="agent(input, *, trial, rng) -> Trajectory")
+        raise UsageError(f"agent is a {type(agent).__name__}, not callable",
+                         argument="agent", hint="agent(input, *, trial, rng) -> Trajectory")
     if tools is not None:
         if not (accepts_tools(agent) or takes_any_keyword(agent)):
-            raise InputError(None, None, "tools", "are declared but the agent takes no `tools` keyword",
-                             hint="agent(input, *, trial, rng, tools) -> Trajectory")
+            raise UsageError("tools are declared but the agent takes no `tools` keyword",
+                             argument="tools", hint="agent(input, *, trial, rng, tools) -> Trajectory")
         agent = ToolAgent(agent, tools)
     elif accepts_tools(agent):
-        raise InputError(None, None, "tools", "the agent takes a `tools` keyword but no tools are declared",
-                         hint="define `tools = fluke.tools.Tools(...)` in the suite, or pass tools=")
+        raise UsageError("the agent takes a `tools` keyword but no tools are declared",
+                         argument="tools", hint="define `tools = fluke.tools.Tools(...)` in the suite, or pass tools=")
     suite = [as_case(c, position=i) for i, c in enumerate(cases)]
     keys = [(c.scenario, Run(scenario=c.scenario, condition=dict(c.condition)).condition_key()) for c in suite]
     if len(set(keys)) != len(keys):

@@ -25,7 +25,7 @@ from typing import Any, Callable, Iterable, Iterator
 
 import numpy as np
 
-from ..errors import InputError, require
+from ..errors import require, UsageError
 
 EXECUTORS = ("local", "threads", "processes", "ray")
 
@@ -194,9 +194,9 @@ def executor_for(name: str, *, workers: int | None, address: str | None = None) 
     True
     """
     if workers is not None and workers < 1:
-        raise InputError(None, None, "workers", f"workers={workers} must be at least 1")
+        raise UsageError(f"workers={workers} must be at least 1", argument="workers")
     if address and name != "ray":
-        raise InputError(None, None, "address", f"address={address!r} is for the ray executor, not {name}")
+        raise UsageError(f"address={address!r} is for the ray executor, not {name}", argument="address")
     if name == "local":
         return run_local
     if name == "threads":
@@ -205,4 +205,4 @@ def executor_for(name: str, *, workers: int | None, address: str | None = None) 
         return lambda jobs, agent: run_processes(jobs, agent, workers=workers)
     if name == "ray":
         return lambda jobs, agent: run_ray(jobs, agent, workers=workers, address=address)
-    raise InputError(None, None, "executor", f"executor={name!r} is not one of {', '.join(EXECUTORS)}")
+    raise UsageError(f"executor={name!r} is not one of {', '.join(EXECUTORS)}", argument="executor")

@@ -15,7 +15,7 @@ from __future__ import annotations
 from typing import Any
 
 from ..adapters import read_document
-from ..errors import InputError
+from ..errors import UsageError
 from ..record import Run
 
 
@@ -24,6 +24,5 @@ def read_trajectory(doc: Any, *, format: str) -> Run:
     the registry's own dispatch (:func:`fluke.adapters.read_document`)."""
     runs = list(read_document(doc, format=format, identity={"scenario": "agent"}))
     if len(runs) != 1:
-        raise InputError(None, None, None, f"holds {len(runs)} runs, not one",
-                         hint="return one conversation per agent call")
+        raise UsageError(f"the document holds {len(runs)} runs, not one", hint="return one conversation per agent call")
     return runs[0]

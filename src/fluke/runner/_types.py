@@ -147,12 +147,12 @@ class EvaluationResult:
                            version=r.run.version, trial=r.run.trial) for r in self.results]
 
     def gate(self) -> Any:
-        """The gate (:func:`fluke.grading.gate`): a hard violation, a run that raised
+        """The gate (:func:`fluke.grading.evaluate_gate`): a hard violation, a run that raised
         included, fails on one occurrence; a soft check only when a strict majority of a
         case's runs fail it; warnings never."""
-        from ..grading import gate
+        from ..grading import evaluate_gate
 
-        return gate(self.grades())
+        return evaluate_gate(self.grades())
 
     def passes(self) -> tuple[int, int]:
         """``(passed, judged)``: runs whose output passed, of those with a known verdict."""

@@ -10,7 +10,7 @@ loses track and proceeds wrongly (label ``fail``).
 
 The planted truth: at each point the agent does the right thing with probability
 ``works_rate`` up to the case's limit and ``fails_rate`` past it. :func:`search` charts the
-space by a run policy (``explore``: :func:`fluke.boundary.explore` re-planned after every
+space by a run policy (``explore``: :func:`fluke.boundary.plan_exploration` re-planned after every
 batch; ``even``: the fewest-runs point next; ``random``) and counts the runs until the chart's
 regions match the truth on a share ``target`` of the points.
 
@@ -28,7 +28,7 @@ from dataclasses import dataclass, field
 
 import numpy as np
 
-from ..boundary import Space, explore, regions_of
+from ..boundary import Space, plan_exploration, regions_of
 from ..errors import UsageError
 from ..record import AgentMessage, Identity, Outcome, Run, Source, ToolCall, UserMessage
 
@@ -125,7 +125,7 @@ def search(agent: PlantedAgent, policy: str, rng: np.random.Generator, *, bar: f
     spent = 0
     while spent < max_runs:
         if policy == "explore":
-            add = np.array(explore(passes, runs, budget=batch, bar=bar, floor=floor, prob=prob).runs)
+            add = np.array(plan_exploration(passes, runs, budget=batch, bar=bar, floor=floor, prob=prob).runs)
         elif policy == "even":
             add = np.zeros(n, dtype=int)
             for _ in range(batch):

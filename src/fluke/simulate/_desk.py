@@ -28,7 +28,7 @@ from typing import Any
 
 import numpy as np
 
-from ..errors import InputError
+from ..errors import UsageError
 from ..record import AgentMessage, Identity, Outcome, Run, Source, ToolCall, UserMessage
 
 __all__ = ["DESK_SPEC", "SupportDesk", "desk_agent", "support_desk"]
@@ -138,9 +138,9 @@ def support_desk(*, scenarios: int = 24, trials: int = 24, planted_factor: float
                  seed: int = 0) -> SupportDesk:
     """Both versions of the desk on the same scenarios, each under both conditions."""
     if scenarios < 1 or trials < 1:
-        raise InputError(None, None, "scenarios", f"scenarios={scenarios} and trials={trials} must be at least 1")
+        raise UsageError(f"scenarios={scenarios} and trials={trials} must be at least 1", argument="scenarios")
     if planted_factor <= 0:
-        raise InputError(None, None, "planted_factor", f"planted_factor={planted_factor} must be positive")
+        raise UsageError(f"planted_factor={planted_factor} must be positive", argument="planted_factor")
     rng = np.random.default_rng(seed)
     v2_rates = dict(V1_RATES, check_policy=min(1.0, V1_RATES["check_policy"] * planted_factor))
     rates = {"v1": dict(V1_RATES), "v2": v2_rates}

@@ -31,7 +31,7 @@ from ..comparison import (
     stratified_pvalues,
     verdicts_of,
 )
-from ..errors import InputError
+from ..errors import UsageError
 from ._staged import BASELINE_RATES, STAGES, draw_failures
 
 __all__ = ["NullPairs", "NullRun", "calibrate_null", "null_pairs"]
@@ -56,9 +56,9 @@ def null_pairs(pairs: int, *, tasks: int = 50, runs_per_task: int = 40,
     ((2, 24), 12, [0, 0, 0, 0])
     """
     if pairs < 1:
-        raise InputError(None, None, "pairs", f"pairs={pairs} must be at least 1")
+        raise UsageError(f"pairs={pairs} must be at least 1", argument="pairs")
     if tasks < 1 or runs_per_task < 1:
-        raise InputError(None, None, "tasks", f"tasks={tasks} and runs_per_task={runs_per_task} must be at least 1")
+        raise UsageError(f"tasks={tasks} and runs_per_task={runs_per_task} must be at least 1", argument="tasks")
     per_arm = tasks * runs_per_task
     stage = draw_failures(rates, (pairs, 2 * per_arm), rng=rng)
     died = stage >= 0
@@ -103,7 +103,7 @@ def calibrate_null(pairs: int = 200, *, tasks: int = 50, runs_per_task: int = 40
     within each pair) and counts the pairs where some step came out below alpha.
     """
     if test not in TESTS:
-        raise InputError(None, None, "test", f"test={test!r} must be one of {', '.join(TESTS)}")
+        raise UsageError(f"test={test!r} must be one of {', '.join(TESTS)}", argument="test")
     ceiling = (5.0 if test == "pass rate" else 1.3) if ceiling is None else float(ceiling)
     # in chunks of about two million episodes, so 10,000 pairs fit in memory
     chunk = max(1, 2_000_000 // (2 * tasks * runs_per_task))

@@ -23,7 +23,7 @@ from dataclasses import dataclass, field
 
 import numpy as np
 
-from ..errors import InputError
+from ..errors import UsageError
 from ..record import AgentMessage, Identity, Outcome, Run, ToolCall, UserMessage, digest
 
 __all__ = [
@@ -46,10 +46,10 @@ BASELINE_RATES = {"review": 0.10, "sample": 0.10, "measure": 0.10}
 def _rates_vector(rates: dict[str, float]) -> np.ndarray:
     unknown = sorted(set(rates) - set(STAGES))
     if unknown:
-        raise InputError(None, None, "rates", f"rates names unknown stage(s) {unknown}; the stages are {list(STAGES)}")
+        raise UsageError(f"rates names unknown stage(s) {unknown}; the stages are {list(STAGES)}", argument="rates")
     vec = np.array([float(rates.get(s, 0.0)) for s in STAGES])
     if np.any((vec < 0) | (vec > 1)):
-        raise InputError(None, None, "rates", f"rates={rates!r}: every rate must lie in [0, 1]")
+        raise UsageError(f"rates={rates!r}: every rate must lie in [0, 1]", argument="rates")
     return vec
 
 
@@ -143,9 +143,9 @@ def draw_arm(rates: dict[str, float], *, tasks: int = 50, runs_per_task: int = 4
     ([0, 0, 1, 1, 2, 2], np.True_)
     """
     if tasks < 1:
-        raise InputError(None, None, "tasks", f"tasks={tasks} must be at least 1")
+        raise UsageError(f"tasks={tasks} must be at least 1", argument="tasks")
     if runs_per_task < 1:
-        raise InputError(None, None, "runs_per_task", f"runs_per_task={runs_per_task} must be at least 1")
+        raise UsageError(f"runs_per_task={runs_per_task} must be at least 1", argument="runs_per_task")
     failed = draw_failures(rates, (tasks * runs_per_task,), rng=_salt_rng(salt))
     return StagedArm(name, salt, tasks, runs_per_task, failed)
 
@@ -183,7 +183,7 @@ def plant_change(*, factor: float = 2.0) -> PlantedChange:
     (True, True)
     """
     if factor <= 0:
-        raise InputError(None, None, "factor", f"factor={factor!r} must be positive")
+        raise UsageError(f"factor={factor!r} must be positive", argument="factor")
     return PlantedChange(STAGES[secrets.randbelow(len(STAGES))], float(factor), secrets.token_hex(16))
 
 

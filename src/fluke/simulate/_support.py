@@ -28,7 +28,7 @@ from dataclasses import dataclass
 
 import numpy as np
 
-from ..errors import InputError
+from ..errors import UsageError
 from ..design import FactorialPlan, Tape, factorial_plan
 from ..record import AgentMessage, Identity, Outcome, Run, Source, ToolCall, UserMessage
 
@@ -90,21 +90,14 @@ def simulate_support(environments: int = 40, *, trials: int = 1, memory_effect: 
     (recorded in the runs' ``seed`` field and in ``plan.order``).
     """
     if environments < 1 or trials < 1:
-        raise InputError(
-            None, None, "environments", f"environments={environments} and trials={trials} must be at least 1"
-        )
+        raise UsageError(f"environments={environments} and trials={trials} must be at least 1", argument="environments")
     if tapes not in ("shared", "independent"):
-        raise InputError(None, None, "tapes", f"tapes={tapes!r} must be 'shared' or 'independent'")
+        raise UsageError(f"tapes={tapes!r} must be 'shared' or 'independent'", argument="tapes")
     if not 0.0 <= fault_rate <= 1.0:
-        raise InputError(None, None, "fault_rate", f"fault_rate={fault_rate} must lie between 0 and 1")
+        raise UsageError(f"fault_rate={fault_rate} must lie between 0 and 1", argument="fault_rate")
     if memory_effect < 0 or tool_effect < 0 or 0.55 + memory_effect + tool_effect > 1.0:
-        raise InputError(
-            None,
-            None,
-            "memory_effect",
-            f"memory_effect={memory_effect} and tool_effect={tool_effect} must be "
-            "non-negative and sum to at most 0.45 (pass probabilities stay below 1)",
-        )
+        raise UsageError(f"memory_effect={memory_effect} and tool_effect={tool_effect} must be "
+            "non-negative and sum to at most 0.45 (pass probabilities stay below 1)", argument="memory_effect")
     envs = [f"env-{i:04d}" for i in range(environments)]
     plan = factorial_plan({"memory": [False, True], "retry": [1, 3]}, envs,
                           rng=np.random.default_rng([seed, 0]))

@@ -37,6 +37,7 @@ from dataclasses import dataclass, field
 from typing import Any, Callable, Iterable, Mapping
 
 from ..errors import ClaimFailed, InconclusiveClaim, UsageError
+from ..policies import INCONCLUSIVE_POLICIES, InconclusivePolicy
 
 
 def _sync(agent: Callable[..., Any]) -> Callable[..., Any]:
@@ -120,10 +121,10 @@ class AgentRuns:
         return f"{len(errored)} of {len(self)} runs errored: {first}"
 
 
-INCONCLUSIVE = ("warn", "fail", "pass")
+INCONCLUSIVE = INCONCLUSIVE_POLICIES
 
 
-def check_inconclusive(value: Any, where: str = "on_inconclusive") -> str:
+def check_inconclusive(value: Any, where: str = "on_inconclusive") -> InconclusivePolicy:
     """The declared policy for a claim too small to tell: ``warn``, ``fail`` or ``pass``.
 
     >>> check_inconclusive("warn")
@@ -133,9 +134,7 @@ def check_inconclusive(value: Any, where: str = "on_inconclusive") -> str:
     ...
     fluke.errors.UsageError: on_inconclusive='ignore' is not one of warn, fail, pass
     """
-    if value not in INCONCLUSIVE:
-        raise UsageError(f"{where}={value!r} is not one of {', '.join(INCONCLUSIVE)}")
-    return value
+    return InconclusivePolicy.of(value, argument=where)
 
 
 def run_agent(agent: Callable[..., Any], cases: Iterable[Any], *, k: int, identity: Mapping[str, Any] | None,
@@ -189,9 +188,9 @@ class Expectation:
             self.runs.on_claim(claim)
         if claim.holds:
             return self
-        policy = self.runs.on_inconclusive
-        if claim.status == TOO_SMALL and policy != "fail":
-            if policy == "warn":
+        policy = InconclusivePolicy.of(self.runs.on_inconclusive)
+        if claim.status == TOO_SMALL and policy.lets_pass:
+            if policy.warns:
                 warnings.warn(InconclusiveClaim(claim.message() + "\non_inconclusive: warn (declared: fail to make "
                                                 "this an error)"), stacklevel=3)
             return self

@@ -39,6 +39,8 @@ from typing import Any
 
 import pytest
 
+from ..policies import INCONCLUSIVE_POLICIES
+
 #: The ``user_properties`` names the plugin writes (they cross from xdist workers to the controller).
 CLAIM_PROPERTY = "fluke_claim"
 RUNS_PROPERTY = "fluke_runs"
@@ -54,7 +56,7 @@ def pytest_addoption(parser: pytest.Parser) -> None:
                     help="Also write the session's claims as JUnit XML here (a test case per claim).")
     parser.addini("fluke_ledger", "Ledger for runs made by tests (default: FLUKE_LEDGER, else fluke.db in rootdir).",
                   default=None)
-    group.addoption("--fluke-on-inconclusive", default=None, choices=("warn", "fail", "pass"),
+    group.addoption("--fluke-on-inconclusive", default=None, choices=INCONCLUSIVE_POLICIES,
                     help="What a claim too small to tell does (default: the ini value, else warn).")
     parser.addini("fluke_on_inconclusive", "What a claim too small to tell does: warn (default), fail or pass.",
                   default=None)
@@ -200,7 +202,7 @@ def fluke_runs(request: pytest.FixtureRequest):
             raise _fail(f"fluke: {exc}") from None
 
         def record(claim: Any) -> None:
-            node.user_properties.append((CLAIM_PROPERTY, {**claim.as_dict(), "on_inconclusive": policy}))
+            node.user_properties.append((CLAIM_PROPERTY, {**claim.as_dict(), "on_inconclusive": policy.value}))
 
         runs.on_claim = record
         error_line = runs.error_line()

@@ -24,7 +24,7 @@ from dataclasses import dataclass
 from typing import Any, Callable, Mapping
 
 from ..design import Tape
-from ..errors import InputError
+from ..errors import InputError, UsageError
 from ._record import ToolRecord, state_digest
 
 __all__ = ["Divergence", "Failure", "Request", "Served", "ToolFailure", "ToolSession", "Tools"]
@@ -134,9 +134,9 @@ class Tools:
         self.functions = dict(functions or {})
         for name, fn in self.functions.items():
             if not callable(fn):
-                raise InputError(None, "tools", name, f"is a {type(fn).__name__}, not callable")
+                raise UsageError(f"tools: {name} is a {type(fn).__name__}, not callable", argument=name)
         if simulator is not None and not callable(simulator):
-            raise InputError(None, "tools", "simulator", "is not callable",
+            raise UsageError("simulator is not callable", argument="simulator",
                              hint="a class taking a Tape whose objects have apply(request, state) -> (response, state)")
         self.simulator = simulator
         self.state = state

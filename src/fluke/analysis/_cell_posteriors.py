@@ -171,6 +171,7 @@ def beliefs(ledger, *, version: str | None = None, prior: str = "uniform", carry
     d = inf.footprint_discount([tags.get(s, []) for s, _ in cells], touched, inside=delta) if touched \
         else np.full(len(cells), float(delta))
     label = version_label(ledger, version)
-    found = inf.believe(k, n, prior=base, earlier=earlier, delta=d, odds=odds, label=label, prior_text=prior_text)
+    found = inf.belief_from_counts(k, n, prior=base, earlier=earlier, delta=d, odds=odds, label=label,
+                                   prior_text=prior_text)
     return Beliefs(version, label, cells, k, n, found, families, [e.label for e in earlier],
                    d if earlier else None, account, odds, np.array([r.unknowns for r in rows]), unknown)

@@ -5,7 +5,7 @@ the comparison's own interval for B − A (the stratified test inverted, paired 
 streams both arms' runs once for the spend difference paired by scenario; the subgroups need
 only the counts per scenario × condition cell that the comparison already has.
 
->>> from fluke.analysis._compare_decide import group_of
+>>> from fluke.analysis._margin_subgroups import group_of
 >>> group_of("group=rushed,lang=fr", "group"), group_of("lang=fr", "group"), group_of("lang=fr", "condition")
 ('rushed', '(none)', 'lang=fr')
 """
@@ -13,6 +13,8 @@ only the counts per scenario × condition cell that the comparison already has.
 from __future__ import annotations
 
 from typing import Any
+
+from ..policies import UnknownPolicy
 
 
 def group_of(condition: str, key: str) -> str:
@@ -26,14 +28,15 @@ def group_of(condition: str, key: str) -> str:
     return "(none)"
 
 
-def arm_cells(arm, unknown: str) -> dict[tuple[str, str], tuple[int, int]]:
+def arm_cells(arm, unknown: UnknownPolicy | str) -> dict[tuple[str, str], tuple[int, int]]:
     """``{(scenario, condition): (passes, trials)}`` of an arm, from its counts or its streamed runs."""
     if arm.counted is not None:
         return arm.counted.pass_counts(unknown)[0]
+    policy = UnknownPolicy.of(unknown)
     out: dict[tuple[str, str], list[int]] = {}
     for r in arm.runs:
         passed = r.outcome.passed
-        if passed is None and unknown == "exclude":
+        if not policy.keeps(passed):
             continue
         cell = out.setdefault((r.scenario, r.condition_key()), [0, 0])
         cell[0] += passed is True
