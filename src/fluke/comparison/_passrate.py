@@ -79,12 +79,12 @@ at 80% power; an improvement below 3.0 points'
             return f"the design had {shown} power only for {word} of {pts(chosen)} or more; this one was seen anyway"
         return f"the design had {shown} power for {word} of {pts(chosen)} or more"
     if not math.isfinite(limit):
-        return (f"no regression of B up to half its pass rate would have been found with {shown} power "
+        return (f"no regression of B that the runs leave room for would have been found with {shown} power "
                 f"(ceiling {ceiling:g})")
     line = (f"could not have detected a difference below {limit:.1f} points "
             f"(ceiling {ceiling:g}) in the direction of a regression of B, at {shown} power")
     if math.isinf(improvement_limit):
-        line += "; no improvement up to half its failure rate would have been found"
+        line += "; no improvement that the runs leave room for would have been found"
     elif not math.isnan(improvement_limit) and f"{improvement_limit:.1f}" != f"{limit:.1f}":
         line += f"; an improvement below {pts(improvement_limit)}"
     return line
