@@ -35,7 +35,7 @@ import functools
 import math
 
 import numpy as np
-from scipy import special
+from scipy import optimize, special
 
 from ..errors import InputError
 from ..inference import check_level
@@ -224,14 +224,10 @@ def regression_limit(rates_a, trials_a, trials_b, *, alpha: float = 0.05, power:
 
     if reach(1.0) < power:
         return math.inf
-    low, high = 0.0, 1.0
-    for _ in range(_BISECT):
-        mid = (low + high) / 2
-        if reach(mid) >= power:
-            high = mid
-        else:
-            low = mid
-    return 100 * high
+    if reach(0.0) >= power:
+        return 0.0
+    # the power rises with δ: Brent's root of power(δ) − power, to 1e-9 of a share (as 30 halvings)
+    return 100 * optimize.brentq(lambda d: reach(d) - power, 0.0, 1.0, xtol=2.0**-_BISECT)
 
 
 def _shifted_variance(delta, k, na, nb):

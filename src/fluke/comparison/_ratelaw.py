@@ -54,27 +54,23 @@ def clipped_moments(mean, concentration, delta: float) -> ClippedMoments:
     """
     mu = np.asarray(mean, dtype=float).reshape(-1)
     c = np.broadcast_to(np.asarray(concentration, dtype=float).reshape(-1), mu.shape)
-    pairs, back = np.unique(np.stack([mu, c]), axis=1, return_inverse=True)
-    if pairs.shape[1] < mu.size:   # strata with the same counts share one law: compute it once
-        m = clipped_moments(pairs[0], pairs[1], delta)
-        back = back.reshape(-1)
-        return ClippedMoments(m.x[back], m.x2[back], m.xb[back], m.xb2[back], m.xxb[back])
     d = float(delta)
     point = ~(c < _POINT) | (mu <= 0) | (mu >= 1)
     cc = np.where(point, 1.0, c)
-    a = np.where(point, 0.5, mu * cc)
-    b = np.where(point, 0.5, (1 - mu) * cc)
-    with np.errstate(invalid="ignore"):
-        m0 = special.betaincc(a, b, d) if d > 0 else np.ones_like(mu)
-        m1 = mu * (special.betaincc(a + 1, b, d) if d > 0 else 1.0)
-        second = mu * (a + 1) / (cc + 1)
-        m2 = second * (special.betaincc(a + 2, b, d) if d > 0 else 1.0)
-    above = (mu > d).astype(float)
-    m0 = np.where(point, above, m0)
-    m1 = np.where(point, mu * above, m1)
-    m2 = np.where(point, mu * mu * above, m2)
-    x2 = np.where(point, mu * mu, second)
-    return ClippedMoments(x=mu, x2=x2, xb=m1 - d * m0, xb2=m2 - 2 * d * m1 + d * d * m0, xxb=m2 - d * m1)
+    second = np.where(point, mu * mu, mu * (mu * cc + 1) / (cc + 1))
+    # unclipped where the law has no mass below δ (beyond 12 standard deviations): E[x^k; x > δ] = E[x^k]
+    m0, m1, m2 = (mu > d).astype(float), mu * (mu > d), mu * mu * (mu > d)
+    m0, m1, m2 = np.where(point, m0, 1.0), np.where(point, m1, mu), np.where(point, m2, second)
+    near = ~point & (d > 0) & (mu - 12 * np.sqrt(mu * (1 - mu) / (cc + 1)) < d)
+    if near.any():
+        # strata with the same counts share one law: each incomplete beta is taken once per law
+        laws, back = np.unique(np.stack([mu[near], cc[near]]), axis=1, return_inverse=True)
+        back = back.reshape(-1)
+        a, b = laws[0] * laws[1], (1 - laws[0]) * laws[1]
+        m0[near] = special.betaincc(a, b, d)[back]
+        m1[near] = mu[near] * special.betaincc(a + 1, b, d)[back]
+        m2[near] = second[near] * special.betaincc(a + 2, b, d)[back]
+    return ClippedMoments(x=mu, x2=second, xb=m1 - d * m0, xb2=m2 - 2 * d * m1 + d * d * m0, xxb=m2 - d * m1)
 
 
 def fitted_concentration(successes, trials) -> float:
