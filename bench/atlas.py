@@ -15,10 +15,12 @@ regression of L in every scenario and reports:
 * **coverage of the new-tasks interval** (``new_tasks_interval``: scenarios as a sample, CR2
   with Bell–McCaffrey df) of the population difference, over the same regression draws;
 * **coverage of the pass@k interval** (k = min(3, runs of A), A's runs alone) of the
-  population pass@k of the design's scenario rates.
+  population pass@k of the design's scenario rates;
+* **P(first)** of the leaderboard (:func:`p_first_calibration`, over :data:`BOARDS`): per
+  decile of the claim, how often the version truly had the top mean rate.
 
 Each figure comes with its Monte Carlo error (2 standard errors). Run
-``python bench/atlas.py`` for the full grid (about 20 minutes on one core) or
+``python bench/atlas.py`` for the full grid (about 25 CPU minutes) or
 ``python bench/atlas.py --small`` for the grid the test suite runs; ``--markdown`` prints the
 table docs/atlas.md keeps.
 

@@ -104,13 +104,17 @@ def test_compare_one_domain_is_too_small_to_tell_with_its_limit_in_points(ledger
     fixed, broken, tasks = _paired(("retail",))
     r = result.pass_rates
     discordant = fixed + broken
-    # one run per arm per task: the limit is where exact McNemar reaches 80% power under the regression
-    # (retail's rates show no spread beyond the discordance: the oracle's plain trinomial holds)
+    # one run per arm per task: the limit is where exact McNemar reaches 80% power under the regression.
+    # The mean q(1 − q) cannot exceed q̄(1 − q̄) under any law of the rates; retail's 12 discordant of
+    # 40 (0.15) is above it (0.85 · 0.15 = 0.1275), noise, read at that bound (no spread)
     failures = 2 * tasks - r.passes_a - r.passes_b
+    m = failures / (2 * tasks)
+    assert discordant / (2 * tasks) > m * (1 - m)
+    discordant = 2 * tasks * m * (1 - m)
     delta = r.detection_limit / 100
     assert mcnemar_power_by_loop(tasks, discordant, failures, delta) == pytest.approx(0.8, abs=2e-3)
     assert mcnemar_power_by_loop(tasks, discordant, failures, delta * 0.97) < 0.8
-    assert result.verdict == "too small to tell" and r.uninformative == tasks - discordant
+    assert result.verdict == "too small to tell" and r.uninformative == tasks - fixed - broken
     text = result.render("text")
     assert f"{r.uninformative} of {tasks} scenario cells carry no information" in text
     assert f"below {r.detection_limit:.1f} points" in text and "runs per arm would be needed" in text

@@ -127,7 +127,9 @@ def paired_law(q, discordance: float):
 
     With one run per arm the discordant share estimates 2·E[x(1 − x)]; what the mean's
     x̄(1 − x̄) holds beyond it is the spread of the rates across scenarios, τ² = x̄(1 − x̄) − h.
-    Returns (mean, concentration); concentration inf when there is no spread.
+    Returns (mean, concentration); concentration inf when there is no spread. No law of the
+    rates has E[x(1 − x)] above x̄(1 − x̄): a discordance above it is noise and is read at
+    that bound (no spread).
 
     >>> mean, c = paired_law(np.full(40, 0.2), 0.16)
     >>> round(float(mean), 2), c
