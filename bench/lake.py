@@ -12,8 +12,9 @@ count verb on ``--ledger parquet:DIR`` in its own process, with that process's p
 
     summary, believe, passk, compare, leaderboard, consistency, fixcheck, interval
 
-and prints one table (seconds, peak MB, exit code) with the machine's load average before
-and after.
+and prints one table (wall seconds, CPU seconds of the verb's process tree, peak MB, exit code,
+and the load average when the verb began) with the machine's load average before and after: on
+a shared machine the CPU time is the figure that the other jobs do not inflate.
 
     python bench/lake.py --rows 1000000                  # 10^6 rows, 2,000 scenarios
     python bench/lake.py --rows 100000000 --scenarios 20000
@@ -142,12 +143,14 @@ def main() -> None:
     build(folder, args.rows, args.scenarios)
     chosen = [v for v in args.verbs.split(",") if v]
     print(f"load before: {os.getloadavg()}", flush=True)
-    print("| verb | seconds | peak RSS (MB) | exit |\n|---|---|---|---|", flush=True)
+    print("| verb | seconds | CPU s | peak RSS (MB) | exit | load |\n|---|---|---|---|---|---|", flush=True)
     for name, cmd in verbs(f"parquet:{folder}").items():
         if chosen and name not in chosen:
             continue
-        seconds, mb, code = measure(cmd, timeout=args.timeout)
-        print(f"| `{name}` | {seconds:.2f} | {mb:,.0f} | {code} |", flush=True)
+        load = os.getloadavg()[0]
+        took = measure(cmd, timeout=args.timeout)
+        seconds, mb, code = took
+        print(f"| `{name}` | {seconds:.2f} | {took.cpu:.2f} | {mb:,.0f} | {code} | {load:.1f} |", flush=True)
     print(f"load after: {os.getloadavg()}", flush=True)
 
 

@@ -19,10 +19,27 @@ Known limit: a bespoke secret with no prefix, no telling key name and no assignm
 
 from __future__ import annotations
 
+import functools
 import re
+import threading
 from typing import Any
 
 from . import _gitleaks
+
+class _Lazy:
+    """A regular expression compiled when first used: compiling the thirty-odd patterns here at
+    import cost every verb several milliseconds of start-up, most of them never run."""
+
+    __slots__ = ("_source", "_flags", "_compiled")
+
+    def __init__(self, source: str, flags: int = 0) -> None:
+        self._source, self._flags, self._compiled = source, flags, None
+
+    def __getattr__(self, name: str) -> Any:   # .sub, .search, .finditer, .pattern, ...
+        if self._compiled is None:
+            self._compiled = re.compile(self._source, self._flags)
+        return getattr(self._compiled, name)
+
 
 _MARK = "[REDACTED]"
 _B64 = "A-Za-z0-9+/"
@@ -68,11 +85,11 @@ _PATTERNS: list[tuple[str, tuple[str, ...], str]] = [
     ("langsmith-key", ("lsv2_",), r"\blsv2_(?:pt|sk)_[a-f0-9]{32}_[a-f0-9]{10}"),
     ("pinecone-key", ("pcsk_",), r"\bpcsk_[A-Za-z0-9]{4,}_[A-Za-z0-9]{40,}"),
 ]
-_SHAPES = [(f"[REDACTED:{name}]", anchors, re.compile(pattern, re.DOTALL)) for name, anchors, pattern in _PATTERNS]
+_SHAPES = [(f"[REDACTED:{name}]", anchors, _Lazy(pattern, re.DOTALL)) for name, anchors, pattern in _PATTERNS]
 
 #: The password of a URL's user info, any scheme: ``scheme://user:PASSWORD@host``. The user
 #: and host stay; the password runs to the last ``@`` before the host (it may hold an ``@``).
-_URL_PASSWORD = re.compile(r"(?ai)\b([a-z][a-z0-9+.-]*://[^\s:/?#@\[\]\"'<>]*:)([^\s/?#\"'<>]+)(@)")
+_URL_PASSWORD = _Lazy(r"(?ai)\b([a-z][a-z0-9+.-]*://[^\s:/?#@\[\]\"'<>]*:)([^\s/?#\"'<>]+)(@)")
 
 #: A bare AWS secret access key: exactly 40 characters of base64, bounded by characters that
 #: cannot continue it. Hex digests (SHA-1 is 40 hex characters), UUIDs and ids are not eaten:
@@ -80,13 +97,13 @@ _URL_PASSWORD = re.compile(r"(?ai)\b([a-z][a-z0-9+.-]*://[^\s:/?#@\[\]\"'<>]*:)(
 #: 72% of random keys do) or follow a word that names it (``aws``, ``secret``, ``access key``)
 #: within 80 characters. More than two slashes reads as a path. Known limit: a key with no
 #: ``/`` or ``+`` and no such word nearby passes.
-_AWS_SECRET = re.compile(rf"(?<![{_B64}])[{_B64}]{{40}}(?![{_B64}=]|\.\w)")
-_AWS_CONTEXT = re.compile(r"(?ai)aws|secret|access[\s_-]?key")
+_AWS_SECRET = _Lazy(rf"(?<![{_B64}])[{_B64}]{{40}}(?![{_B64}=]|\.\w)")
+_AWS_CONTEXT = _Lazy(r"(?ai)aws|secret|access[\s_-]?key")
 
 # Keep the word (Bearer, password=) so the reader sees what was hidden.
-_BEARER = re.compile(r"(?ai)\b(bearer)(\s+)[A-Za-z0-9\-._~+/]{8,}=*")
-_AUTH_HEADER = re.compile(r"(?ai)\b((?:proxy-)?authorization\"?\s*[=:]\s*\"?(?:[A-Za-z]+\s+)?)([^\s\"',;&]+)")
-_ASSIGNED = re.compile(
+_BEARER = _Lazy(r"(?ai)\b(bearer)(\s+)[A-Za-z0-9\-._~+/]{8,}=*")
+_AUTH_HEADER = _Lazy(r"(?ai)\b((?:proxy-)?authorization\"?\s*[=:]\s*\"?(?:[A-Za-z]+\s+)?)([^\s\"',;&]+)")
+_ASSIGNED = _Lazy(
     r"(?ai)(?<![a-z0-9])((?:aws_)?(?:password|passwd|pwd|secret(?:_access)?(?:_key)?|api[_-]?key|access[_-]?token|"
     r"auth[_-]?token|refresh[_-]?token|session[_-]?token|client[_-]?secret|private[_-]?key(?:[_-]?id)?)"
     r"\"?\s*[=:]\s*)(\"?)([^\s\"',;&]+)")
@@ -180,12 +197,25 @@ def _maintained(text: str) -> str:
     return "".join(out)
 
 
+def _key(key: str) -> tuple[bool, str]:
+    """Whether a dict key names a secret, and the key redacted: worked out once per short key,
+    since the same keys come back in every row of a document (a comparison's ten thousand cells)."""
+    return _short_key(key) if len(key) <= 128 else _key_now(key)
+
+
+def _key_now(key: str) -> tuple[bool, str]:
+    return _SECRET_KEY.match(key) is not None, redact_text(key)
+
+
+_short_key = functools.lru_cache(maxsize=4096)(_key_now)
+
+
 def _hide(value: Any) -> Any:
     """Every non-empty string inside ``value`` replaced by the mark (the value of a secret key)."""
     if isinstance(value, str):
         return _MARK if value else value
     if isinstance(value, dict):
-        return {redact_text(k) if isinstance(k, str) else k: _hide(v) for k, v in value.items()}
+        return {_key(k)[1] if isinstance(k, str) else k: _hide(v) for k, v in value.items()}
     if isinstance(value, (list, tuple)):
         return type(value)(_hide(v) for v in value)
     return value
@@ -206,8 +236,7 @@ def redact(value: Any) -> Any:
         out = {}
         for k, v in value.items():
             if isinstance(k, str):
-                secret_key = _SECRET_KEY.match(k) is not None
-                k = redact_text(k)
+                secret_key, k = _key(k)
                 out[k] = _hide(v) if secret_key else redact(v)
             else:
                 out[k] = redact(v)
@@ -257,7 +286,7 @@ _KEY_WORDS = (b"passw", b"pwd", b"secret", b"private", b"authorization", b"crede
               *(b"api" + sep + b"key" for sep in (b"", b"_", b"-")),
               *(word + sep + b"token" for word in (b"access", b"auth", b"refresh", b"session")
                 for sep in (b"", b"_", b"-")))
-_ESCAPE = re.compile(r"\\(?:u[0-9a-fA-F]{4}|.)")
+_ESCAPE = _Lazy(r"\\(?:u[0-9a-fA-F]{4}|.)")
 #: Bytes of base64 to 1, others to 0: a bare AWS key needs 40 ones in a row, which a
 #: substring test finds faster than the pattern can.
 _B64_BYTES = bytes(1 if chr(b).isascii() and (chr(b).isalnum() or chr(b) in "+/") else 0 for b in range(256))
@@ -281,26 +310,167 @@ def _key_sized_run(ones: bytes) -> bool:
 _GATE: list[Any] = []
 
 
+def _meanings() -> dict[bytes, list[tuple[int, Any]]]:
+    """Every literal the quick test looks for (lower-cased), with what it stands for: ``(0, literal)``
+    a literal of :data:`_GATE_LITERALS` in its own case, ``(1, None)`` a word of :data:`_KEY_WORDS`,
+    ``(2, keyword)`` a keyword of gitleaks' rules (:func:`fluke._gitleaks.keywords_match`)."""
+    meaning: dict[bytes, list[tuple[int, Any]]] = {}
+    for literal in _GATE_LITERALS:
+        meaning.setdefault(literal.lower(), []).append((0, literal))
+    for word in _KEY_WORDS:
+        meaning.setdefault(word, []).append((1, None))
+    for keyword in _gitleaks.keywords():
+        meaning.setdefault(keyword.encode(), []).append((2, keyword))
+    return meaning
+
+
 def _gate() -> tuple[Any, list[tuple[tuple[int, Any], ...]]]:
-    """Every literal the quick test looks for, as one Aho-Corasick DFA over the lower-cased text
-    (one pass over a document: it was three, and seven substring searches), with what each
-    pattern stands for: ``(0, literal)`` a literal of :data:`_GATE_LITERALS` in its own case
-    (checked where it was found), ``(1, None)`` a word of :data:`_KEY_WORDS`, ``(2, keyword)``
-    a keyword of gitleaks' rules (:func:`fluke._gitleaks.keywords_match`)."""
+    """Every literal of :func:`_meanings` as one Aho-Corasick DFA over the lower-cased text (one
+    pass over a document: it was three, and seven substring searches), with what each stands for."""
     if not _GATE:
         import ahocorasick_rs
 
-        meaning: dict[bytes, list[tuple[int, Any]]] = {}
-        for literal in _GATE_LITERALS:
-            meaning.setdefault(literal.lower(), []).append((0, literal))
-        for word in _KEY_WORDS:
-            meaning.setdefault(word, []).append((1, None))
-        for keyword in _gitleaks.keywords():
-            meaning.setdefault(keyword.encode(), []).append((2, keyword))
+        meaning = _meanings()
         patterns = list(meaning)
         _GATE.append((ahocorasick_rs.BytesAhoCorasick(patterns, implementation=ahocorasick_rs.Implementation.DFA),
                       [tuple(meaning[p]) for p in patterns]))
     return _GATE[0]
+
+
+def _found_by_automaton(data: bytes) -> tuple[bool, dict[str, list[int]]]:
+    """(a literal or a key word is in ``data``, where each gitleaks keyword begins), by the
+    Aho-Corasick DFA of :func:`_gate`."""
+    automaton, meaning = _gate()
+    keywords: dict[str, list[int]] = {}
+    # bytes.lower maps byte to byte: a position in the lower-cased text is the same in ``data``
+    for k, start, _ in automaton.find_matches_as_indexes(data.lower(), overlapping=True):
+        for kind, what in meaning[k]:
+            if kind == 1 or (kind == 0 and data.startswith(what, start)):
+                return True, {}
+            if kind == 2:
+                keywords.setdefault(what, []).append(start)
+    return False, keywords
+
+
+def _key_sized_by_translation(data: bytes) -> bool:
+    return _key_sized_run(data.translate(_B64_BYTES))
+
+
+#: The quick test's engine: ``"hyperscan"`` (Intel's SIMD matcher, the ``hyperscan`` package, where
+#: it is installed) or ``"automaton"`` (the Aho-Corasick DFA of ``ahocorasick-rs`` and substring
+#: searches). Both answer alike (``tests/record/test_scan_engines.py``); Hyperscan in about a third
+#: of the time, after building its databases (about 10 ms, five times the automaton's). None (the
+#: default): the automaton for the first :data:`SWITCH_BYTES` a process scans, then Hyperscan.
+ENGINE: str | None = None
+#: Bytes scanned by the automaton before an unset :data:`ENGINE` moves to Hyperscan.
+SWITCH_BYTES = 4 * 2 ** 20
+_SCANNED = [0]
+_HS: list[Any] = []
+
+
+class _Hyperscan:
+    """The literals of :func:`_meanings` in one Hyperscan database (ASCII case folded by Hyperscan,
+    a literal whose case matters compiled in its own case), and a second one that tells whether a
+    text holds 40 base64 characters in a row (before the exact test of :func:`_key_sized_run`)."""
+
+    def __init__(self) -> None:
+        import hyperscan
+
+        self.stop = hyperscan.ScanTerminated
+        #: per expression: None (found: the text may hold a secret) or a gitleaks keyword to note
+        self.actions: list[str | None] = []
+        exprs, flags = [], []
+        for pattern, meanings in _meanings().items():
+            kinds = {kind for kind, _ in meanings}
+            if kinds - {0}:
+                exprs.append(pattern)
+                flags.append(hyperscan.HS_FLAG_CASELESS)
+                self.actions.append(None if 1 in kinds else next(what for kind, what in meanings if kind == 2))
+            for kind, what in meanings:
+                if kind == 0:
+                    exprs.append(what)
+                    flags.append(0)
+                    self.actions.append(None)
+        self.sizes = [0 if a is None else len(a.encode()) for a in self.actions]
+        self.words = self._database(hyperscan, [re.escape(e.decode("latin-1")).encode("latin-1") for e in exprs],
+                                    flags)
+        self.runs = self._database(hyperscan, [rb"[A-Za-z0-9+/]{40}"], [hyperscan.HS_FLAG_SINGLEMATCH])
+        self._scratch_of = hyperscan.Scratch
+        self._local = threading.local()   # a scan's scratch space is its own: one a thread
+
+    @staticmethod
+    def _database(hyperscan: Any, exprs: list[bytes], flags: list[int]) -> Any:
+        db = hyperscan.Database(mode=hyperscan.HS_MODE_BLOCK)
+        db.compile(expressions=exprs, ids=list(range(len(exprs))), elements=len(exprs), flags=flags)
+        return db
+
+    def _scratch(self) -> tuple[Any, Any]:
+        mine = getattr(self._local, "scratch", None)
+        if mine is None:
+            mine = self._local.scratch = (self._scratch_of(self.words), self._scratch_of(self.runs))
+        return mine
+
+    def found(self, data: bytes) -> tuple[bool, dict[str, list[int]]]:
+        keywords: dict[str, list[int]] = {}
+        actions, sizes = self.actions, self.sizes
+
+        def on_match(index: int, _start: int, end: int, _flags: int, _context: Any) -> bool:
+            what = actions[index]
+            if what is None:
+                return True   # stops the scan: the answer is known
+            keywords.setdefault(what, []).append(end - sizes[index])
+            return False
+
+        try:
+            self.words.scan(data, match_event_handler=on_match, scratch=self._scratch()[0])
+        except self.stop:
+            return True, {}
+        return False, keywords
+
+    def key_sized(self, data: bytes) -> bool:
+        try:
+            self.runs.scan(data, match_event_handler=_stop, scratch=self._scratch()[1])
+        except self.stop:
+            return _key_sized_run(data.translate(_B64_BYTES))
+        return False
+
+
+def _stop(*_: Any) -> bool:
+    return True
+
+
+def _engine(size: int) -> tuple[Any, Any]:
+    """(find the literals, look for a key-sized run of base64) of the engine for a text of ``size``
+    bytes (:data:`ENGINE`)."""
+    engine = ENGINE
+    if engine is None:
+        _SCANNED[0] += size
+        engine = "hyperscan" if _SCANNED[0] > SWITCH_BYTES and _hyperscan_installed() else "automaton"
+        if engine == "hyperscan" and not _HS:
+            try:
+                _HS.append(_Hyperscan())
+            except Exception:  # noqa: BLE001 - a CPU Hyperscan does not run on: the automaton answers alike
+                _INSTALLED[:] = [False]
+                engine = "automaton"
+    if engine == "hyperscan":
+        if not _HS:
+            _HS.append(_Hyperscan())
+        return _HS[0].found, _HS[0].key_sized
+    return _found_by_automaton, _key_sized_by_translation
+
+
+_INSTALLED: list[bool] = []
+
+
+def _hyperscan_installed() -> bool:
+    if not _INSTALLED:
+        try:
+            import hyperscan  # noqa: F401
+        except ImportError:
+            _INSTALLED.append(False)
+        else:
+            _INSTALLED.append(True)
+    return _INSTALLED[0]
 
 
 def may_hold_secret(text: str | bytes) -> bool:
@@ -319,20 +489,11 @@ def may_hold_secret(text: str | bytes) -> bool:
     data = text.encode("utf-8", "surrogatepass") if isinstance(text, str) else text
     if b"@" in data and b"://" in data:   # "@" first: it is rare, ":" is in every key of a JSON text
         return True
-    automaton, meaning = _gate()
-    # bytes.lower maps byte to byte: a position in the lower-cased text is the same in ``data``
-    hits = automaton.find_matches_as_indexes(data.lower(), overlapping=True)
-    if hits:
-        keywords: dict[str, list[int]] = {}
-        for k, start, _ in hits:
-            for kind, what in meaning[k]:
-                if kind == 1 or (kind == 0 and data.startswith(what, start)):
-                    return True
-                if kind == 2:
-                    keywords.setdefault(what, []).append(start)
-        if keywords and _gitleaks.keywords_match(data, keywords):
-            return True
-    if not _key_sized_run(data.translate(_B64_BYTES)):
+    find, key_sized = _engine(len(data))
+    found, keywords = find(data)
+    if found or (keywords and _gitleaks.keywords_match(data, keywords)):
+        return True
+    if not key_sized(data):
         return False
     text = data.decode("utf-8", "surrogatepass")
     # An escape (\n, \u0009) would join its letter to a key after it: read it as a space.
@@ -344,7 +505,7 @@ def may_hold_secret(text: str | bytes) -> bool:
 
 
 #: A query parameter of a connection URL that names a secret (``password``, ``sslpassword``…).
-_URL_PARAM = re.compile(r"(?ai)([?&;][^=&#\s]*(?:pass|secret|token|key)[^=&#\s]*=)([^&#\s]*)")
+_URL_PARAM = _Lazy(r"(?ai)([?&;][^=&#\s]*(?:pass|secret|token|key)[^=&#\s]*=)([^&#\s]*)")
 
 
 def redact_url(url: str) -> str:

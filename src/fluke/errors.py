@@ -16,7 +16,13 @@ value quoted from a bad record, a ledger URL with its password).
 
 from __future__ import annotations
 
-from ._redact import redact_text   # plain ``re``: keeps this module free of pydantic
+
+def redact_text(text: str) -> str:
+    """:func:`fluke._redact.redact_text`, imported when an error is first made: the patterns it
+    compiles (and gitleaks' rules) cost a verb that raises nothing its start-up."""
+    from ._redact import redact_text as redact   # plain ``re``: keeps this module free of pydantic
+
+    return redact(text)
 
 
 def _safe(text: str | None) -> str | None:

@@ -4,7 +4,8 @@ import numpy as np
 import pytest
 
 from fluke.analysis import interval
-from fluke.analysis._interval import outcome_values, scoped_runs
+from fluke.analysis._facts import scoped_runs
+from fluke.analysis._interval import outcome_values
 from fluke.inference import cluster_bootstrap_interval, clustered_interval, variance_components
 from fluke.ledger import open_ledger
 from fluke.record import Identity, Outcome, Run

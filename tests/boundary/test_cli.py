@@ -135,3 +135,45 @@ def test_pass_rates_per_kind_follow_every_version_in_the_order_recorded(ledger):
     assert seen == [("account-desk-v1", "frontier", 12 * 18), ("account-desk-v1", "regression", 12 * 5),
                     ("account-desk-v2", "frontier", 6 * 18), ("account-desk-v2", "regression", 6 * 6)]
     assert doc["label"].endswith("(account-desk-v2)")   # the chart is the latest version's
+
+
+def test_boundary_past_the_memory_budget_is_refused_before_it_reads_a_run(ledger, monkeypatch):
+    """The chart holds a few tuples per run of the charted version (BOUNDARY_BYTES each); past the memory
+    available (FLUKE_MEMORY_BUDGET here) it says so in one line, exit 2, as the report does."""
+    from fluke.analysis._boundary import BOUNDARY_BYTES
+
+    path, space = ledger
+    with open_ledger(path, create=False) as led:
+        runs = led.count(version=[led.versions()[-1].version])
+    assert runs == 23 * 12
+    need = runs * BOUNDARY_BYTES
+    monkeypatch.setenv("FLUKE_MEMORY_BUDGET", str(need - 1))
+    done = _run("--ledger", path, "boundary", "--space", space)
+    assert done.exit_code == 2 and "Traceback" not in done.output
+    assert f"boundary on {runs} runs would need about {need / 1024:.1f} KB of memory" in done.output, done.output
+    assert "--version" in done.output
+    monkeypatch.setenv("FLUKE_MEMORY_BUDGET", str(need))
+    assert _run("--ledger", path, "boundary", "--space", space).exit_code == 0
+
+
+def test_boundary_bytes_bound_what_the_chart_holds_per_run(tmp_path):
+    """The per-run figure the budget uses bounds what _rows keeps (tracemalloc: about 127 B a run here), on 6,000
+    runs with conditions, tags and labels: so the refusal never comes too late."""
+    import tracemalloc
+
+    from fluke.analysis._boundary import BOUNDARY_BYTES, _rows
+
+    runs = [Run(scenario=f"s{i % 50}", trial=i // 50, identity=Identity(model="m"), tags=[f"kind/{i % 3}"],
+                condition={"case": ("unique", "same_name")[i % 2], "records": (1, 2, 5)[i % 3]},
+                outcome=Outcome(passed=i % 4 != 0, label=("complete", "fail", "should_ask", None)[i % 4]))
+            for i in range(6_000)]
+    led = open_ledger(str(tmp_path / "m.db"))
+    led.ingest(runs)
+    v = led.versions()[0].version
+    _rows(led, v, "fail")   # warm: the shared stand-ins and caches, once
+    tracemalloc.start()
+    rows, kinds, _ = _rows(led, v, "fail")
+    held = tracemalloc.get_traced_memory()[0]
+    tracemalloc.stop()
+    assert len(rows) == len(kinds) == 6_000
+    assert held < 6_000 * BOUNDARY_BYTES, held / 6_000

@@ -9,21 +9,28 @@ import sys
 
 PROBE = """
 import json, sys
+watch = json.loads(sys.argv[2])
 sys.argv = ["fluke", *json.loads(sys.argv[1])]
 from fluke.cli import main
 try:
     main()
 except SystemExit:
     pass
-heavy = ("scipy", "pydantic", "numpy", "fluke.record", "fluke.record._run", "fluke.record._events",
-         "fluke.adapters._registry")
-print(json.dumps(sorted(m for m in heavy if m in sys.modules)), file=sys.stderr)
+print(json.dumps(sorted(m for m in watch if m in sys.modules)), file=sys.stderr)
 """
+HEAVY = ("scipy", "pydantic", "numpy", "fluke.record", "fluke.record._run", "fluke.record._events",
+         "fluke.adapters._registry")
+#: What a count verb printing to a pipe or a file does without (issue 37: summary's start-up): rich's
+#: console and table (its text is drawn plainly, ``fluke.analysis._render.plain_text``), the ingest
+#: machinery, the secret patterns compiled only when a string may hold one, difflib (a misspelt verb), and
+#: rich's table of character widths (every character of a count table is one cell wide).
+LAZY = ("rich.console", "rich.table", "rich.cells", "fluke.ledger._ingest", "fluke.ledger._overlap", "difflib",
+        "shutil")
 
 
-def loaded(*args: str, cwd=None) -> list[str]:
-    done = subprocess.run([sys.executable, "-c", PROBE, json.dumps(list(args))], capture_output=True, text=True,
-                          cwd=cwd, timeout=120)
+def loaded(*args: str, cwd=None, watch=HEAVY) -> list[str]:
+    done = subprocess.run([sys.executable, "-c", PROBE, json.dumps(list(args)), json.dumps(list(watch))],
+                          capture_output=True, text=True, cwd=cwd, timeout=120)
     return json.loads(done.stderr.strip().splitlines()[-1])
 
 
@@ -70,3 +77,21 @@ def test_summary_builds_no_run_model(tmp_path):
         found = loaded("--ledger", url, *args, cwd=tmp_path)
         assert not {"pydantic", "fluke.record._run", "fluke.record._events"} & set(found), (args, found)
     assert {"pydantic", "fluke.record._run"} <= set(loaded("--ledger", url, "runs", cwd=tmp_path))
+
+
+def test_summary_to_a_pipe_loads_neither_rich_console_nor_the_ingest(tmp_path):
+    """The probe's output is a pipe: ``summary`` draws its tables without rich's console, opens the
+    ledger without the ingest machinery, and compiles none of the secret patterns its strings do not
+    need; on a terminal rich draws them (checked here by what a misspelt verb loads: difflib)."""
+    from fluke.ledger import open_ledger
+    from fluke.record import Identity, Outcome, Run
+
+    url = str(tmp_path / "l.db")
+    open_ledger(url).ingest([Run(scenario=f"s{i}", identity=Identity(model="m"), outcome=Outcome(passed=i % 2 == 0))
+                             for i in range(40)])
+    for args in (["summary"], ["--json", "summary"], ["summary", "--all"]):
+        assert loaded("--ledger", url, *args, cwd=tmp_path, watch=LAZY) == [], args
+    assert "difflib" in loaded("--ledger", url, "sumary", cwd=tmp_path, watch=LAZY)
+    probe = "import fluke._redact as r, sys; r.redact_text('scn-1 0/1'); print(r._ASSIGNED._compiled is None)"
+    assert subprocess.run([sys.executable, "-c", probe], capture_output=True, text=True,
+                          timeout=60).stdout.strip() == "True"

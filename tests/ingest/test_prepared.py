@@ -198,3 +198,19 @@ def test_a_second_process_that_dies_part_way_is_an_error_naming_the_file(tmp_pat
     monkeypatch.setattr(_fluke_jsonl, "_prepare_lines", _dies_after_one_batch)
     got = _read_all(path, monkeypatch, True)
     assert got[0] == "error" and str(path) in got[1] and "could not be read to the end" in got[1]
+
+
+@pytest.mark.parametrize("load, forked", [(0.2, 2), (1.5, 0), (40.0, 0)])
+def test_auto_forks_readers_only_where_a_core_is_idle(tmp_path, monkeypatch, load, forked):
+    """``workers="auto"`` on two cores: two reading processes at a load average below 1, none
+    above it (a busy machine's readers add CPU and time); the runs are the same either way."""
+    monkeypatch.setattr(_fluke_jsonl, "BESIDE_BYTES", 0)
+    monkeypatch.setattr(_fluke_jsonl.os, "cpu_count", lambda: 2)
+    monkeypatch.setattr(_fluke_jsonl.os, "getloadavg", lambda: (load, load, load))
+    path = tmp_path / "runs.jsonl"
+    path.write_bytes(b"".join(orjson.dumps(_run(i)) + b"\n" for i in range(300)))
+    notes: list[str] = []
+    got = [item.body for item in read_file(path, prepared=True, workers="auto", notes=notes)]
+    assert got == [item.body for item in read_file(path, prepared=True, workers=0)] and len(got) == 300
+    assert [note.split(";")[0] for note in notes] == \
+        ([f"read by {forked} forked processes beside the one storing the runs"] if forked else [])

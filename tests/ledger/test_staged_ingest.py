@@ -81,6 +81,25 @@ def test_a_bad_record_many_batches_in_leaves_every_table_as_it_was(tmp_path, sma
     reader.close()
 
 
+def test_a_staged_ingest_commits_a_few_batches_at_a_time(tmp_path, small_batches):
+    """Batches of 50 runs, committed _ingest.COMMIT_BATCHES at a time: another connection sees
+    the runs grow by that many batches (and by the rest at the end), and the file is kept whole."""
+    db = tmp_path / "l.db"
+    with open_ledger(str(db)) as ledger:
+        ledger.ingest(read_file(_write(tmp_path / "first.jsonl", 0, 120), prepared=True))
+    raw = sqlite3.connect(db)
+    seen = []
+    step = 50 * _ingest.COMMIT_BATCHES
+    with open_ledger(str(db)) as ledger:
+        result = ledger.ingest(read_file(_write(tmp_path / "big.jsonl", 1000, 2030), prepared=True),
+                               progress=lambda n: seen.append(raw.execute("SELECT COUNT(*) FROM runs").fetchone()[0]))
+        assert result.added == 2030 and ledger.count() == 2150
+    raw.close()
+    committed = sorted(set(seen) - {120})
+    assert committed and all((n - 120) % step == 0 for n in committed), (step, committed)
+    assert len(committed) >= 2030 // step - 1   # the transactions came one by one, not at the end
+
+
 def _child(db: Path, jsonl: Path, *, delay: float) -> subprocess.Popen:
     """``fluke ingest`` in its own process, batches small and each write slowed by ``delay``."""
     code = textwrap.dedent(f"""
@@ -139,6 +158,7 @@ def test_kill_9_mid_ingest_leaves_a_ledger_that_opens_answers_and_holds_none_of_
 
 def test_the_write_ahead_log_stays_about_a_batch_long(tmp_path, monkeypatch):
     monkeypatch.setattr(_ingest, "BATCH_BYTES", 2 ** 20)
+    monkeypatch.setattr(_ingest, "COMMIT_BATCHES", 1)   # a transaction per batch of 1 MiB
     monkeypatch.setattr("fluke.ledger.Ledger.HOLD_BYTES", 2 ** 20)
     db = tmp_path / "l.db"
     jsonl = _write(tmp_path / "big.jsonl", 0, 6000)
@@ -162,8 +182,8 @@ def test_the_write_ahead_log_stays_about_a_batch_long(tmp_path, monkeypatch):
             stop.set()
             thread.join()
         stored = sum(len(body) for (body,) in ledger.query("SELECT body FROM runs"))
-    # One transaction would put every stored byte through the log (> 25 MB here); in batches
-    # of 1 MiB the log holds a few batches at most.
+    # One transaction would put every stored byte through the log (> 25 MB here); in
+    # transactions of 1 MiB the log holds a few of them at most.
     assert stored > 20e6 and 0 < peak[0] < stored / 4, (peak[0], stored)
 
 
@@ -171,6 +191,7 @@ def test_the_log_is_checkpointed_by_a_thread_beside_the_ingest(tmp_path, monkeyp
     from fluke.ledger import _checkpoint
 
     monkeypatch.setattr(_ingest, "BATCH_BYTES", 2 ** 20)
+    monkeypatch.setattr(_ingest, "COMMIT_BATCHES", 1)
     monkeypatch.setattr("fluke.ledger.Ledger.HOLD_BYTES", 2 ** 20)
     passes, real = [], _checkpoint.Checkpointer._checkpoint
 

@@ -49,3 +49,47 @@ def test_report_peak_memory_does_not_grow_with_the_ledger(tmp_path):
     assert (small["shown"], small["total"], big["shown"], big["total"]) == (1_000, 5_000, 1_000, 50_000)
     grown_mb = (big["peak_kb"] - small["peak_kb"]) / 1024
     assert grown_mb < 60, (small, big)
+
+
+def test_the_page_written_a_piece_at_a_time_is_the_page_rendered_whole(tmp_path):
+    """report() writes its page section by section (a board, a chart, a table at a time) in chunks; the
+    file is exactly the page rendered as one string from the same data, with 120 scenario cells so the
+    boards' "show all" charts, their tables and the paired view's charts are all drawn."""
+    from fluke.analysis import report
+    from fluke.record import Identity, Outcome, Run
+    from fluke.report import render_redacted
+
+    runs = [Run(scenario=f"s{s}", trial=t, identity=Identity(model=m),
+                outcome=Outcome(passed=(s * 7 + t * 3 + (m == "b")) % 5 != 0))
+            for m in ("a", "b") for s in range(120) for t in range(3)]
+    with open_ledger(str(tmp_path / "p.db")) as ledger:
+        ledger.ingest(runs)
+        result = report(ledger, out=tmp_path / "p.html")
+    page = (tmp_path / "p.html").read_text(encoding="utf-8")
+    assert page == render_redacted(result.data)
+    assert page.count('data-chart="suite-board-') >= 4 and "show all 120 cells" in page
+    assert len(result.data.paired.rows) == 120 and len(page) > 200_000
+
+
+def test_redacting_a_section_at_a_time_equals_redacting_the_whole_page(tmp_path):
+    """redacted() dumps, redacts and reads back one section at a time; the result is the model read
+    back from the whole page's JSON redacted at once, on a report whose explorer carries secrets."""
+    from fluke._redact import redact
+    from fluke.analysis import report
+    from fluke.record import Identity, Outcome, Run, ToolCall
+    from fluke.report import ReportData, redacted
+
+    secret = "sk-proj-abcdefghijklmnopqrstuvwx"
+    runs = [Run(scenario=f"s{s}", trial=t, identity=Identity(model=m), tags=[f"family/{s % 3}"],
+                events=[ToolCall(tool="login", args={"key": secret, "note": f"token {secret}"}, ok=t % 2 == 0)],
+                outcome=Outcome(passed=(s + t + (m == "b")) % 3 != 0))
+            for m in ("a", "b") for s in range(60) for t in range(2)]
+    with open_ledger(str(tmp_path / "r.db")) as ledger:
+        ledger.ingest(runs)
+        data = report(ledger, out=tmp_path / "r.html").data
+    raw = data.model_copy(update={"title": f"title {secret}"})
+    got = redacted(raw)
+    want = ReportData.model_validate(redact(raw.model_dump(mode="json")))
+    assert got == want and got.model_dump(mode="json") == want.model_dump(mode="json")
+    assert secret not in got.model_dump_json() and secret in raw.model_dump_json()
+    assert got.explorer is not None and len(got.explorer.runs) == 240

@@ -33,7 +33,8 @@ def read(lines: Iterable[tuple[int, Any]], *, file: str, identity: dict[str, Any
     validated by the model as always, with the same errors. ``workers`` (with ``prepared``):
     how many forked processes read, parse and prepare the lines of a file of
     :data:`BESIDE_BYTES` or more while this one stores them; 0 (the default) forks none,
-    ``"auto"`` :data:`BESIDE_PROCESSES` where there are two cores or more. ``notes`` is told
+    ``"auto"`` :data:`BESIDE_PROCESSES` where there are two cores or more and one is idle
+    (:func:`auto_workers`). ``notes`` is told
     when processes were forked, and from a process running other threads.
     """
     filled: dict[tuple, dict[str, Any]] = {}   # --identity merged into each identity the file gives
@@ -86,11 +87,30 @@ BESIDE_SHARE = 4
 BESIDE_PROCESSES = 2
 
 
+def auto_workers(cores: int | None = None, load: float | None = None) -> int:
+    """The reading processes ``workers="auto"`` forks: :data:`BESIDE_PROCESSES` where there are
+    two cores or more and the machine's 1-minute load average leaves a core idle beside the
+    ingest's own (``load < cores - 1``), else none. Forked readers make an ingest faster only
+    on idle cores: each line then travels to the storing process through a pipe, which costs
+    CPU of its own, so on a busy machine they add to the CPU and to the time (docs/ledger.md).
+
+    >>> auto_workers(2, 0.3), auto_workers(2, 1.2), auto_workers(8, 3.0), auto_workers(1, 0.0)
+    (2, 0, 2, 0)
+    """
+    cores = (os.cpu_count() or 1) if cores is None else cores
+    if load is None:
+        try:
+            load = os.getloadavg()[0]
+        except OSError:   # no load average here: as on an idle machine
+            load = 0.0
+    return BESIDE_PROCESSES if cores > 1 and load < cores - 1 else 0
+
+
 def _beside(path: Path, workers: int | str) -> int:
     """How many processes read ``path`` beside this one (0: this one reads it)."""
     cores = os.cpu_count() or 1
     if workers == "auto":
-        workers = BESIDE_PROCESSES if cores > 1 else 0
+        workers = auto_workers(cores)
     if not isinstance(workers, int) or isinstance(workers, bool) or workers < 0:
         from ..errors import UsageError
 
@@ -141,9 +161,10 @@ def _read_beside(path: Path, *, file: str, identity: dict[str, Any], count: int)
     workers, pumps, queues, pipes = [], [], [], []
 
     def pump(here: Any, ahead: queue.Queue) -> None:
+        stream = open(here.fileno(), "rb", buffering=0, closefd=False)
         while not stop.is_set():
             try:
-                data = here.recv_bytes()
+                data = _message(stream)
             except (EOFError, OSError):   # the reading process ended (after its last batch, or killed)
                 data = None
             while not stop.is_set():
@@ -204,6 +225,41 @@ def _read_beside(path: Path, *, file: str, identity: dict[str, Any], count: int)
             pumping.join()
         for here in pipes:
             here.close()
+
+
+def _message(stream: Any) -> bytearray | None:
+    """One message a reading process sent (``Connection.send``'s framing: a 4-byte big-endian
+    length, or -1 and 8 bytes of it), read straight into one buffer of its size; None at the
+    end of the pipe. ``Connection.recv_bytes`` gathers a message of megabytes in pieces and
+    copies it twice (a third of the storing process's system time here).
+
+    >>> import io, multiprocessing
+    >>> here, there = multiprocessing.Pipe(duplex=False)
+    >>> there.send_bytes(b"abc"); there.close()
+    >>> stream = open(here.fileno(), "rb", buffering=0, closefd=False)
+    >>> _message(stream), _message(stream), _message(io.BytesIO(b"\\xff\\xff\\xff\\xff" + bytes(7) + b"\\x01z"))
+    (bytearray(b'abc'), None, bytearray(b'z'))
+    """
+    header = _exactly(stream, 4, end_ok=True)
+    if header is None:
+        return None
+    size = int.from_bytes(header, "big", signed=True)
+    if size == -1:
+        size = int.from_bytes(_exactly(stream, 8), "big")
+    return _exactly(stream, size)
+
+
+def _exactly(stream: Any, size: int, *, end_ok: bool = False) -> Any:
+    buffer = bytearray(size)
+    view, got = memoryview(buffer), 0
+    while got < size:
+        n = stream.readinto(view[got:])
+        if not n:
+            if end_ok and got == 0:
+                return None
+            raise EOFError("the reading process's pipe ended inside a message")
+        got += n
+    return buffer
 
 
 #: Batches taken off each pipe ahead of the runs stored (each at most :data:`BESIDE_LINES`

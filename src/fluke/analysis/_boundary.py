@@ -47,10 +47,32 @@ def _space(space) -> Any:
     return load_space(space)
 
 
+#: What the chart holds of one run of the charted version (its scenario, shared condition and label, its
+#: tags and outcome: two small tuples), for the memory check; the other versions' runs are only counted.
+BOUNDARY_BYTES = 240
+
+
+def _facts(ledger, version: str):
+    """The runs of ``version``, each reduced as it streams (:func:`fluke.analysis.reduce_body`)."""
+    import orjson
+
+    from ._facts import reduce_body
+
+    for body, _ in ledger.run_bodies(version=version):
+        yield reduce_body(body, orjson.loads(body))
+
+
 def _rows(ledger, version: str, unknown: str):
-    """``(scenario, condition, label)`` and ``(version, tags, passed)`` of a version's runs; unknowns counted."""
+    """``(scenario, condition, label)`` and ``(version, tags, passed)`` of a version's runs; unknowns counted.
+
+    Refused before a run is read when holding them would pass the memory available
+    (:func:`fluke.analysis.check_budget`, :data:`BOUNDARY_BYTES` a run)."""
+    from ._budget import check_budget
+
+    check_budget(ledger.count(version=[version]), "boundary", BOUNDARY_BYTES,
+                 hint="chart fewer runs: record the condition space's runs under their own version (--version)")
     rows, kinds, unknowns = [], [], 0
-    for run in ledger.runs(version=version):
+    for run in _facts(ledger, version):
         passed = run.outcome.passed
         if passed is None:
             unknowns += 1
@@ -74,7 +96,7 @@ def _kind_rows(ledger, version: str, own: list):
         if info.version == version:
             yield from ((label, tags, passed) for _, tags, passed in own)
         else:
-            yield from ((label, run.tags, run.outcome.passed) for run in ledger.runs(version=info.version))
+            yield from ((label, run.tags, run.outcome.passed) for run in _facts(ledger, info.version))
 
 
 def stored_incidents(ledger) -> list:

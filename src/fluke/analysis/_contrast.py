@@ -21,7 +21,8 @@ from typing import Any, Sequence
 from ..errors import InputError, UsageError
 from ..format import fmt_num, fmt_p
 from ._document import Column, Span, Table, line
-from ._interval import _ci, outcome_values, scoped_runs
+from ._facts import scoped_runs
+from ._interval import _ci, outcome_values
 from ._result import Result
 from ._select import check_level
 from ._unknowns import check_unknown, closing_notes

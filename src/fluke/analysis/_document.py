@@ -12,8 +12,9 @@ remember which of its strings came from a run.
 
 from __future__ import annotations
 
+from collections.abc import Sequence as SequenceBase
 from dataclasses import dataclass, field
-from typing import Sequence, Union
+from typing import Callable, Sequence, Union
 
 #: Styles a span may carry; the renderers map them to colours or to Markdown emphasis.
 STYLES = ("bold", "dim", "good", "bad", "warn", "code")
@@ -61,6 +62,28 @@ class Column:
 
 #: How many rows a table shows by default (``--all`` shows every one).
 TABLE_ROWS = 25
+
+
+class Rows(SequenceBase):
+    """A table's rows made when a renderer reads them: ``make(item)`` is one row of ``items``.
+    A table shows its first rows, so a comparison of 10,000 cells formats the 8 it prints, and
+    all of them only when every row is asked for (``--all``, a GitHub summary).
+
+    >>> rows = Rows([3, 1, 2], lambda n: [str(n), "x" * n])
+    >>> len(rows), rows[:2], rows[-1]
+    (3, [['3', 'xxx'], ['1', 'x']], ['2', 'xx'])
+    """
+
+    def __init__(self, items: Sequence, make: Callable[[object], Sequence[Cell]]):
+        self._items, self._make = items, make
+
+    def __len__(self) -> int:
+        return len(self._items)
+
+    def __getitem__(self, index):
+        if isinstance(index, slice):
+            return [self._make(item) for item in self._items[index]]
+        return self._make(self._items[index])
 
 
 @dataclass(frozen=True)

@@ -1,22 +1,27 @@
-"""Each run reduced, as it streams, to what the comparing verbs read of it.
+"""Each run reduced, as it streams, to what the verbs that read runs need of it: one reduction.
 
-``compare``, ``fixcheck`` and ``consistency`` need of a run its scenario, condition, trial,
-hash, version, whether it passed, where it died (``died_at``, or its first hard violation
-under a grading spec, or its last event when that is a failed tool call) and the name of the
-event at that step. :class:`RunFacts` keeps exactly that, in a few hundred bytes whatever the
-run's size, and reads like a :class:`fluke.record.Run` for those fields, so the statistics in
+``compare``, ``fixcheck`` and ``consistency`` (an arm's runs), ``contrast`` (the runs in
+scope) and ``report`` (its one pass over the runs) all read a stored run through
+:class:`RunFacts`, made by :func:`reduce_body` from the stored JSON or :func:`reduce_run` from
+a :class:`fluke.record.Run`. It keeps the run's scenario, trial, hash, version and label, its
+sampling unit, condition and tags, its outcome (passed, reward, died_at, label), and of its
+events their number, the last one and the one at each step it may have died at (``died_at``,
+or its first hard violation under a grading spec), in a few hundred bytes whatever the run's
+size. It reads like a :class:`fluke.record.Run` for those fields, so the statistics in
 :mod:`fluke.comparison` (``compare_versions``, ``outcome_arrays``) take it unchanged and give
-the same answer. The outcome and the handful of kept events are shared between runs of the
-same shape, so a million runs hold a million small objects, not twenty million events.
+the same answer. Outcomes, conditions, tags and the handful of kept events are shared between
+runs of the same shape, so a million runs hold a million small objects, not twenty million
+events. A fact a verb newly needs of every run is one slot here and one line in each of the
+two functions.
 
 >>> from fluke.record import Outcome, Run, ToolCall, UserMessage
->>> run = Run(scenario="s", trial=2, outcome=Outcome(passed=False),
+>>> run = Run(scenario="s", trial=2, unit="u1", condition={"temp": 0}, outcome=Outcome(passed=False, reward=0.5),
 ...           events=[UserMessage(text="hi " * 1000), ToolCall(tool="refund", ok=False)])
 >>> facts = reduce_run(run)
 >>> facts.scenario, facts.trial, facts.outcome.passed, len(facts.events), facts.events[-1].tool
 ('s', 2, False, 2, 'refund')
->>> facts.hash == run.hash, facts.condition_key()
-(True, '')
+>>> facts.hash == run.hash, facts.condition_key(), facts.condition, facts.sampling_unit, facts.outcome.reward
+(True, 'temp=0', {'temp': 0}, 'u1', 0.5)
 
 :func:`reduce_body` gives the same from a run's stored JSON without building the Run (several
 times faster; a test holds the two equal on real runs):
@@ -34,12 +39,12 @@ and ``steps`` tables instead (no run is read), as :class:`CountedArm`:
 >>> import os, tempfile
 >>> from fluke.ledger import open_ledger
 >>> ledger = open_ledger(os.path.join(tempfile.mkdtemp(), "facts.db"))
->>> _ = ledger.ingest([run, Run(scenario="s", trial=3, outcome=Outcome(passed=None))])
+>>> _ = ledger.ingest([run, Run(scenario="s", trial=3, condition={"temp": 0}, outcome=Outcome(passed=None))])
 >>> arm = counted_arm(ledger, run.version[:8], places=True)
 >>> arm.size, arm.counted.pass_counts("fail"), arm.counted.pass_counts("exclude")
-(2, ({('s', ''): (0, 2)}, 1), ({('s', ''): (0, 1)}, 1))
+(2, ({('s', 'temp=0'): (0, 2)}, 1), ({('s', 'temp=0'): (0, 1)}, 1))
 >>> arm.counted.places
-{('s', '', 'failed call', 1, 'refund'): 1}
+{('s', 'temp=0', 'failed call', 1, 'refund'): 1}
 >>> counted_arm(ledger, run.version[:8] + "@0-1") is None    # trials are read from the runs
 True
 """
@@ -50,10 +55,14 @@ import hashlib
 from dataclasses import dataclass
 from typing import Any, Mapping
 
-from ..record import Identity, ToolCall, condition_key
+# fluke.record's pydantic models are imported where a run is reduced: the counted arms (what
+# ``compare`` reads from the tables) never build one.
 
-#: Shared stand-ins: one outcome per (passed, died_at), one event per (tool, ok) or kind.
+#: Shared stand-ins: one outcome per (passed, reward, died_at, label), one event per (tool, ok) or kind,
+#: one condition mapping per condition key, one tuple per set of tags.
 _OUTCOMES: dict[tuple, "_Outcome"] = {}
+_CONDITIONS: dict[str, dict] = {}
+_TAGS: dict[tuple, tuple] = {}
 _MARKS: dict[tuple, Any] = {}
 _EVENTS: dict[tuple, "_Events"] = {}
 _STRINGS: dict[str, str] = {}
@@ -61,10 +70,10 @@ _IDENTITIES: dict[bytes, tuple[str, str]] = {}
 
 
 class _Outcome:
-    __slots__ = ("passed", "died_at")
+    __slots__ = ("passed", "reward", "died_at", "label")
 
-    def __init__(self, passed, died_at):
-        self.passed, self.died_at = passed, died_at
+    def __init__(self, passed, reward, died_at, label):
+        self.passed, self.reward, self.died_at, self.label = passed, reward, died_at, label
 
 
 class _Kind:
@@ -81,6 +90,8 @@ def _mark_of(doc: dict) -> Any:
     if doc.get("kind") == "tool":
         key = ("tool", doc.get("tool"), doc.get("ok"))
         if key not in _MARKS:
+            from ..record import ToolCall
+
             _MARKS[key] = ToolCall.model_construct(tool=doc.get("tool"), ok=doc.get("ok"))
         return _MARKS[key]
     key = ("kind", doc.get("kind"))
@@ -90,6 +101,8 @@ def _mark_of(doc: dict) -> Any:
 
 
 def _mark(event) -> Any:
+    from ..record import ToolCall
+
     if isinstance(event, ToolCall):
         key = ("tool", event.tool, event.ok)
         if key not in _MARKS:
@@ -126,15 +139,19 @@ def _intern(text: str) -> str:
 
 
 class RunFacts:
-    """One run reduced: ``scenario``, ``trial``, ``hash``, ``version``, ``outcome`` (passed,
-    died_at), ``events`` (its length, the last event and the event at each step it may have
-    died at) and :meth:`condition_key`. ``label`` is the identity label of its version."""
+    """One run reduced: ``scenario``, ``trial``, ``hash``, ``version``, ``label`` (the identity
+    label of its version), ``sampling_unit`` (its declared unit, else its scenario), ``condition``
+    (the mapping; :meth:`condition_key` its key), ``tags``, ``outcome`` (passed, reward, died_at,
+    label) and ``events`` (its length, the last event and the event at each step it may have died at)."""
 
-    __slots__ = ("scenario", "trial", "hash", "version", "label", "outcome", "events", "_condition")
+    __slots__ = ("scenario", "trial", "hash", "version", "label", "sampling_unit", "condition", "tags", "outcome",
+                 "events", "_condition")
 
-    def __init__(self, scenario, trial, run_hash, version, label, outcome, events, condition):
+    def __init__(self, scenario, trial, run_hash, version, label, sampling_unit, condition, tags, outcome, events):
         self.scenario, self.trial, self.hash, self.version = scenario, trial, run_hash, version
-        self.label, self.outcome, self.events, self._condition = label, outcome, events, condition
+        self.label, self.sampling_unit, self.tags = label, sampling_unit, tags
+        self.outcome, self.events = outcome, events
+        self._condition, self.condition = condition
 
     def condition_key(self) -> str:
         return self._condition
@@ -151,12 +168,28 @@ def _shape(size: int, kept: tuple) -> _Events:
     return shape
 
 
-def _outcome(passed, died_at) -> _Outcome:
-    okey = (passed, died_at)
+def _outcome(passed, reward, died_at, label) -> _Outcome:
+    okey = (passed, reward, died_at, label)
     outcome = _OUTCOMES.get(okey)
     if outcome is None:
         outcome = _OUTCOMES[okey] = _Outcome(*okey)
     return outcome
+
+
+def _condition(condition: Mapping) -> tuple[str, dict]:
+    """``(key, mapping)`` of a condition, the mapping shared by every run with that key."""
+    key = condition_key(condition) if condition else ""
+    shared = _CONDITIONS.get(key)
+    if shared is None:
+        shared = _CONDITIONS[_intern(key)] = dict(condition or {})
+    return _intern(key), shared
+
+
+def _tags(tags) -> tuple:
+    if not tags:
+        return ()
+    key = tuple(tags)
+    return _TAGS.setdefault(key, key)
 
 
 def identity_names(ident: dict) -> tuple[str, str]:
@@ -164,47 +197,86 @@ def identity_names(ident: dict) -> tuple[str, str]:
     ikey = repr(sorted(ident.items())).encode()
     named = _IDENTITIES.get(ikey)
     if named is None:
+        from ..record import Identity
+
         identity = Identity.model_validate(ident)
         named = _IDENTITIES[ikey] = (_intern(identity.version), _intern(identity.label()))
     return named
 
 
+def _kept(size: int, died_at, hard, run_hash: str) -> list[int]:
+    """The steps whose event a reduction keeps: the last, ``died_at`` and the first hard violation."""
+    steps = {size - 1} if size else set()
+    if died_at is not None:
+        steps.add(died_at)
+    if hard is not None and hard.get(run_hash) is not None:
+        steps.add(int(hard[run_hash]))
+    return sorted(i for i in steps if 0 <= i < size)
+
+
 def reduce_body(body: str | bytes, doc: dict, hard: Mapping[str, int | None] | None = None) -> RunFacts:
     """:func:`reduce_run` of the run stored as ``body`` (its JSON; ``doc`` is it parsed), without the Run."""
+    from ..record import condition_key
+
     raw = body.encode() if isinstance(body, str) else body
     run_hash = hashlib.sha256(raw).hexdigest()
     events = doc.get("events") or ()
     size = len(events)
     outcome = doc.get("outcome") or {}
     died_at = outcome.get("died_at")
-    steps = {size - 1} if size else set()
-    if died_at is not None:
-        steps.add(died_at)
-    if hard is not None and hard.get(run_hash) is not None:
-        steps.add(int(hard[run_hash]))
-    kept = tuple(sorted((i, _mark_of(events[i])) for i in steps if 0 <= i < size))
+    kept = tuple((i, _mark_of(events[i])) for i in _kept(size, died_at, hard, run_hash))
     named = identity_names(doc.get("identity") or {})
-    return RunFacts(_intern(doc["scenario"]), doc.get("trial", 0), run_hash, named[0], named[1],
-                    _outcome(outcome.get("passed"), died_at), _shape(size, kept),
-                    _intern(condition_key(doc.get("condition") or {})))
+    scenario = _intern(doc["scenario"])
+    unit = doc.get("unit")
+    return RunFacts(scenario, doc.get("trial", 0), run_hash, named[0], named[1],
+                    scenario if unit is None else _intern(unit), _condition(doc.get("condition")),
+                    _tags(doc.get("tags")),
+                    _outcome(outcome.get("passed"), outcome.get("reward"), died_at, outcome.get("label")),
+                    _shape(size, kept))
 
 
 def reduce_run(run, hard: Mapping[str, int | None] | None = None) -> RunFacts:
     """``run`` reduced to :class:`RunFacts`; ``hard`` (hash → first hard violation) names one more
     step whose event is kept (see :func:`fluke.comparison.survival_data`)."""
     events = run.events
-    size = len(events)
     run_hash = run.hash
-    steps = {size - 1} if size else set()
-    died_at = run.outcome.died_at
-    if died_at is not None:
-        steps.add(died_at)
-    if hard is not None and hard.get(run_hash) is not None:
-        steps.add(int(hard[run_hash]))
-    kept = tuple(sorted((i, _mark(events[i])) for i in steps if 0 <= i < size))
+    o = run.outcome
+    kept = tuple((i, _mark(events[i])) for i in _kept(len(events), o.died_at, hard, run_hash))
     identity = run.identity
     return RunFacts(_intern(run.scenario), run.trial, run_hash, _intern(identity.version), _intern(identity.label()),
-                    _outcome(run.outcome.passed, died_at), _shape(size, kept), _intern(run.condition_key()))
+                    _intern(run.sampling_unit), _condition(run.condition), _tags(run.tags),
+                    _outcome(o.passed, o.reward, o.died_at, o.label), _shape(len(events), kept))
+
+
+def scoped_runs(ledger, version: str | None, condition: str | None) -> list[RunFacts]:
+    """The runs of the versions ``version`` names (all when ``None``) with ``condition``, each
+    reduced as it streams (:func:`reduce_body`); never empty.
+
+    >>> import os, tempfile
+    >>> from fluke.ledger import open_ledger
+    >>> from fluke.record import Outcome, Run
+    >>> ledger = open_ledger(os.path.join(tempfile.mkdtemp(), "scoped.db"))
+    >>> _ = ledger.ingest([Run(scenario="s", trial=t, unit="u", outcome=Outcome(passed=t == 0)) for t in range(3)])
+    >>> [(r.sampling_unit, r.trial, r.outcome.passed) for r in scoped_runs(ledger, None, None)]
+    [('u', 0, True), ('u', 1, False), ('u', 2, False)]
+    """
+    import orjson
+
+    from ..errors import InputError
+    from ..format import fluke_command
+    from ._budget import check_budget
+    from ._select import FACT_BYTES, require_runs, select_versions
+
+    require_runs(ledger)
+    chosen = select_versions(ledger, version)
+    check_budget(ledger.count(version=chosen), "the runs in scope", FACT_BYTES,
+                 hint="narrow the scope with --version or --condition")
+    runs = [reduce_body(body, orjson.loads(body)) for body, _ in ledger.run_bodies(version=chosen, condition=condition)]
+    if not runs:
+        raise InputError(ledger.url, None, None, "no runs match",
+                         hint="loosen --version/--condition; see what the ledger holds with: "
+                              f"{fluke_command(ledger, 'summary')}")
+    return runs
 
 
 @dataclass(frozen=True)
@@ -269,11 +341,7 @@ def counted_arm(ledger, text: str, *, scenario: str | None = None, condition: st
     if not cells:
         raise SelectorError(f"{text!r} names {len(chosen)} version(s) but no runs"
                             + (f" in scenario {scenario!r}" if scenario else ""))
-    where: dict[tuple, int] = {}
-    if places:
-        for row in ledger.steps(version=chosen, scenario=scenario, condition=condition):
-            key = (row.scenario, row.condition, row.cause, row.step, row.event)
-            where[key] = where.get(key, 0) + row.runs
+    where = ledger.places(version=chosen, scenario=scenario, condition=condition) if places else {}
     label = {i.version: i.label() for i in versions(ledger)}
     kept = tuple(v for v in chosen if v in seen)
     counted = CountedArm({k: (n, p, u) for k, (n, p, u) in cells.items()}, where)

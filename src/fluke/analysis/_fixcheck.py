@@ -192,12 +192,13 @@ def fixcheck(ledger, first: str, candidate: str, *, control: str | None = None, 
     failures that pass on a re-run by chance; the chance share is reported beside it. A run whose
     outcome is unknown is a failure (``unknown="fail"``) or is left out (``"exclude"``), in every arm.
 
-    Each arm's outcomes are read from the ledger's ``trial_outcomes`` table (no run is read);
-    ``stream`` reads every run instead (the same answer: the check that the table is right).
-    Runs are taken per input in trial order (:func:`fix_arrays`).
+    Each arm's outcomes are read from the ledger's ``trial_outcomes`` table (no run is read), one
+    byte a run, and reduced a part of whole inputs at a time (:func:`read_fix_tally`); ``stream``
+    reads every run instead (the same answer: the check that the table is right). Runs are taken
+    per input in trial order (:func:`fix_arrays`).
     """
+    from ..comparison import check_tally, fix_tally
     from ..comparison import consistency as consistency_of
-    from ..comparison import failure_counts, fix_check
 
     unknown = check_unknown(unknown)
     if within < 1:
@@ -206,29 +207,156 @@ def fixcheck(ledger, first: str, candidate: str, *, control: str | None = None, 
         raise UsageError(f"q={q!r} must lie between 0 and 1")
     import numpy as np
 
-    arm_first, first_a, u_first, n_first = fix_arrays(ledger, first, scenario=scenario, unknown=unknown,
-                                                      stream=stream)
-    arm_cand, cand_a, u_cand, n_cand = fix_arrays(ledger, candidate, scenario=scenario, unknown=unknown,
-                                                  stream=stream)
-    disjoint(arm_first, arm_cand)
-    arm_ctrl, ctrl_a, u_ctrl, n_ctrl = (fix_arrays(ledger, control, scenario=scenario, unknown=unknown,
-                                                   stream=stream) if control else (None, None, 0, None))
-    if arm_ctrl is not None:
-        disjoint(arm_first, arm_cand, arm_ctrl)
-    if not first_a[1].any():
+    if not stream:
+        arms, unknowns, tally, names = read_fix_tally(ledger, first, candidate, control, scenario=scenario,
+                                                      unknown=unknown, within=within)
+        arm_first, arm_cand, arm_ctrl = arms
+    else:
+        arm_first, first_a, u_first, n_first = fix_arrays(ledger, first, scenario=scenario, unknown=unknown,
+                                                          stream=True)
+        arm_cand, cand_a, u_cand, n_cand = fix_arrays(ledger, candidate, scenario=scenario, unknown=unknown,
+                                                      stream=True)
+        disjoint(arm_first, arm_cand)
+        arm_ctrl, ctrl_a, u_ctrl, n_ctrl = (fix_arrays(ledger, control, scenario=scenario, unknown=unknown,
+                                                       stream=True) if control else (None, None, 0, None))
+        if arm_ctrl is not None:
+            disjoint(arm_first, arm_cand, arm_ctrl)
+        # one set of input names for the three arms; each arm's codes moved into it (no label per run)
+        names = np.unique(np.concatenate([x for x in (n_first, n_cand, n_ctrl) if x is not None]))
+
+        def recode(arrays, own):
+            return (np.searchsorted(names, own)[arrays[0]], *arrays[1:]) if arrays is not None else None
+
+        tally = fix_tally(recode(first_a, n_first), recode(cand_a, n_cand), recode(ctrl_a, n_ctrl), within=within,
+                          names=names)
+        unknowns = (u_first, u_cand, u_ctrl)
+    if not tally.first_failures.any():
         raise InputError(None, first, "outcome.passed", "the first run has no failing inputs to re-run",
                          hint="pick a first run with failures, or a wider --scenario")
-    # one set of input names for the three arms; each arm's codes moved into it (no label per run)
-    names = np.unique(np.concatenate([x for x in (n_first, n_cand, n_ctrl) if x is not None]))
+    check = check_tally(tally, names, q=q)
+    present = tally.first_runs > 0
+    return FixCheckResult(arm_first, arm_cand, arm_ctrl, check,
+                          consistency_of(tally.first_failures[present], tally.first_runs[present]), within,
+                          unknowns, unknown, stream)
 
-    def recode(arrays, own):
-        return (np.searchsorted(names, own)[arrays[0]], *arrays[1:]) if arrays is not None else None
 
-    first_a, cand_a, ctrl_a = recode(first_a, n_first), recode(cand_a, n_cand), recode(ctrl_a, n_ctrl)
-    check = fix_check(first_a, cand_a, ctrl_a, within=within, q=q, names=names)
-    _, f, n = failure_counts(*first_a[:2])
-    return FixCheckResult(arm_first, arm_cand, arm_ctrl, check, consistency_of(f, n), within,
-                          (u_first, u_cand, u_ctrl), unknown, stream)
+def _input_label(scenario: str, condition: str) -> str:
+    return f"{scenario}|{condition}" if condition else scenario
+
+
+#: Runs of each arm the fix check reduces at a time (:func:`read_fix_tally`): its arrays are of that length.
+PART_RUNS = 2_000_000
+
+
+def _parts(sequences: list, limit: int):
+    """The inputs of every arm's :class:`fluke.ledger.OutcomeSequences` side by side, in input
+    order, in parts of about ``limit`` runs of each arm: lists holding, for each arm, ``(first
+    input, end input, first run, end run)`` of the inputs in that part (None where it has none)."""
+    keys = sorted(set().union(*(s.inputs for s in sequences)))
+    # each arm's inputs, where they fall among all of them (both lists are in input order)
+    place = {key: i for i, key in enumerate(keys)}
+    import numpy as np
+
+    at = [np.fromiter((place[k] for k in s.inputs), dtype=np.int64, count=len(s.inputs)) for s in sequences]
+    ends = [np.cumsum(s.sizes) for s in sequences]
+    runs = np.zeros(len(keys), dtype=np.int64)
+    for where, s in zip(at, sequences, strict=True):
+        runs[where] = np.maximum(runs[where], s.sizes)
+    start = 0
+    total = np.cumsum(runs)
+    while start < len(keys):
+        before = total[start - 1] if start else 0
+        stop = max(int(np.searchsorted(total, before + limit, side="right")), start + 1)
+        part = []
+        for where, end in zip(at, ends, strict=True):
+            lo, hi = np.searchsorted(where, [start, stop])
+            part.append(None if lo == hi else (int(lo), int(hi), int(end[lo - 1]) if lo else 0, int(end[hi - 1])))
+        yield part
+        start = stop
+
+
+def read_fix_tally(ledger, first: str, candidate: str, control: str | None = None, *, scenario: str | None = None,
+                   unknown: str = "fail", within: int = 3):
+    """``(arms, unknowns, tally, names)``: each of the fix check's arms read as its inputs' outcome
+    sequences, one byte a run (:meth:`fluke.ledger.Ledger.outcome_sequences`), then reduced side
+    by side a part of whole inputs at a time (:data:`PART_RUNS` runs of each arm) to a
+    :class:`fluke.comparison.FixTally`, so the fix check's arrays never hold a whole arm;
+    ``names`` are the inputs (``scenario`` or ``scenario|condition``) sorted, one per entry of the
+    tally. The errors are those of :func:`fix_arrays` (an arm with no runs; two arms selecting
+    the same runs), in the same order.
+
+    >>> import os, tempfile
+    >>> from fluke.ledger import open_ledger
+    >>> from fluke.record import Outcome, Run
+    >>> ledger = open_ledger(os.path.join(tempfile.mkdtemp(), "rt.db"))
+    >>> _ = ledger.ingest([Run(scenario=s, trial=t, outcome=Outcome(passed=t > 1)) for s in "ab" for t in range(4)])
+    >>> arms, unknowns, tally, names = read_fix_tally(ledger, "@0", "@1-3")
+    >>> names.tolist(), tally.first_failures.tolist(), tally.candidate_once.tolist(), arms[1].size
+    (['a', 'b'], [1, 1], [0, 0], 6)
+    """
+    import numpy as np
+
+    from ..comparison import FixTally, fix_tally
+    from ..errors import SelectorError
+    from ._budget import check_budget
+    from ._facts import OUTCOME_BYTES, _chosen
+    from ._select import parse_trials, versions
+
+    texts = [first, candidate] + ([control] if control else [])
+    label = {i.version: i.label() for i in versions(ledger)}
+    arms, sequences = [], []
+    for i, text in enumerate(texts):
+        selector, _, trials_text = text.partition("@")
+        chosen = _chosen(ledger, selector)
+        trials = parse_trials(trials_text, text) if trials_text else None
+        check_budget(ledger.count(version=chosen, scenario=scenario), f"the arm {text!r}",
+                     ledger.SEQUENCE_BYTES or OUTCOME_BYTES,
+                     hint="narrow the arm to fewer versions, trials (@0-4) or scenarios (--scenario)")
+        got = ledger.outcome_sequences(version=chosen, scenario=scenario, trials=trials)
+        if not len(got):
+            raise SelectorError(f"{text!r} names {len(chosen)} version(s) but no runs"
+                                + (f" in scenario {scenario!r}" if scenario else "")
+                                + (f" with trials {sorted(trials)}" if trials else ""))
+        kept = tuple(v for v in chosen if v in set(got.versions))
+        arms.append(Arm(text, kept, tuple(label[v] for v in kept), tuple(sorted(trials)) if trials is not None
+                        else None, (), size=len(got)))
+        sequences.append(got)
+        if i:
+            disjoint(*arms)
+    unknowns = tuple(int((s.outcome == 2).sum()) for s in sequences)
+    labels = [np.asarray([_input_label(*k) for k in s.inputs], dtype=str) for s in sequences]
+    tallies, named = [], []
+    for part in _parts(sequences, PART_RUNS):
+        names = np.unique(np.concatenate([lab[p[0]:p[1]] for lab, p in zip(labels, part, strict=True) if p]))
+        arrays = []
+        for s, lab, p in zip(sequences, labels, part, strict=True):
+            if p is None:
+                arrays.append((np.zeros(0, np.intp), np.zeros(0, bool), np.zeros(0, float)))
+                continue
+            lo, hi, start, end = p
+            sizes = s.sizes[lo:hi]
+            codes = np.repeat(np.searchsorted(names, lab[lo:hi]), sizes)
+            # each run's place within its input: the order the sequences already give
+            order = (np.arange(end - start) - np.repeat(np.cumsum(sizes) - sizes, sizes)).astype(float)
+            outcome = s.outcome[start:end]
+            keep = outcome != 2 if unknown == "exclude" else slice(None)
+            arrays.append((codes[keep], outcome[keep] != 0, order[keep]))
+        arrays += [None] * (3 - len(arrays))
+        tallies.append(fix_tally(*arrays, within=within, names=names))
+        named.append(names)
+    names = np.concatenate(named)
+    order = np.argsort(names, kind="stable")
+    names = names[order]
+    if names.size > 1 and not bool(np.all(names[1:] > names[:-1])):
+        # two (scenario, condition) pairs printed as one input ("a|b=1" and ("a", "b=1")) in
+        # different parts: read the arms whole, which counts them as one input, as the runs do
+        got = [fix_arrays(ledger, text, scenario=scenario, unknown=unknown)[1:] for text in texts]
+        names = np.unique(np.concatenate([g[2] for g in got]))
+        coded = [(np.searchsorted(names, g[2])[g[0][0]], *g[0][1:]) for g in got] + [None] * (3 - len(got))
+        tally = fix_tally(*coded, within=within, names=names)
+    else:
+        tally = FixTally.joined(tallies).take(order)
+    return (tuple(arms) + (None,) * (3 - len(arms)), unknowns + (0,) * (3 - len(unknowns)), tally, names)
 
 
 def fix_arrays(ledger, text: str, *, scenario: str | None = None, unknown: str = "fail", stream: bool = False):

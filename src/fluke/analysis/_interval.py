@@ -44,43 +44,6 @@ def labels(ledger) -> dict[str, str]:
     return {v.version: v.label() for v in ledger_versions(ledger)}
 
 
-class ScopedRun:
-    """What interval and contrast read of a run, kept as it streams (not the whole run):
-    ``version``, ``scenario``, ``sampling_unit``, ``condition``, ``hash`` and ``outcome``."""
-
-    __slots__ = ("version", "scenario", "sampling_unit", "condition", "hash", "outcome")
-
-    def __init__(self, run, shared: dict):
-        self.version = shared.setdefault(run.version, run.version)
-        self.scenario = shared.setdefault(run.scenario, run.scenario)
-        self.sampling_unit = shared.setdefault(run.sampling_unit, run.sampling_unit)
-        key = ("condition", run.condition_key())
-        self.condition = shared.setdefault(key, run.condition)
-        self.hash = run.hash
-        okey = ("outcome", run.outcome.passed, run.outcome.reward)
-        self.outcome = shared.setdefault(okey, _Outcome(run.outcome.passed, run.outcome.reward))
-
-
-class _Outcome:
-    __slots__ = ("passed", "reward")
-
-    def __init__(self, passed, reward):
-        self.passed, self.reward = passed, reward
-
-
-def scoped_runs(ledger, version: str | None, condition: str | None) -> list:
-    """The runs of the versions ``version`` names (all when ``None``) with ``condition``, each
-    reduced as it streams to a :class:`ScopedRun`; never empty."""
-    require_runs(ledger)
-    shared: dict = {}
-    runs = [ScopedRun(r, shared) for r in ledger.runs(version=select_versions(ledger, version), condition=condition)]
-    if not runs:
-        raise InputError(ledger.url, None, None, "no runs match",
-                         hint="loosen --version/--condition; see what the ledger holds with: "
-                              f"{fluke_command(ledger, 'summary')}")
-    return runs
-
-
 def outcome_values(runs: Sequence, outcome: str, unknown: str = "exclude") -> tuple[list[float], list]:
     """(values, runs kept): a run without the chosen outcome is left out (and counted by the caller),
     except that ``unknown="fail"`` counts a run whose ``passed`` is unknown as 0."""

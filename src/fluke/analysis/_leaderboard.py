@@ -31,7 +31,7 @@ from ..errors import UsageError
 from ..format import fmt_interval, fmt_num, fmt_p, fmt_prob, natural_key
 from ._document import Column, Heading, Span, Table, blank, line, note
 from ._result import Result
-from ._unknowns import apply_to_counts, check_unknown, unknown_fields, unknown_note
+from ._unknowns import check_unknown, unknown_fields, unknown_note
 from ._select import check_level, require_runs, versions as ledger_versions
 
 #: Above this many runs, cost and latency are read only when asked for (a scan of every stored run:
@@ -360,8 +360,8 @@ def leaderboard(ledger, versions: Sequence[str] | None = None, *, baseline: str 
     strata = [s if not c else f"{s} {c}" for s, c in common]
 
     def board_under(policy: str):
-        n = [[apply_to_counts(cells[key][v][1], cells[key][v][0], cells[key][v][2], policy)[0] for key in common]
-             for v in chosen]
+        apply = check_unknown(policy).apply
+        n = [[apply(cells[key][v][1], cells[key][v][0], cells[key][v][2])[0] for key in common] for v in chosen]
         return leaderboard_counts(k, n, labels=[labels[v] for v in chosen], scenarios=[s for s, _ in common],
                                   strata=strata, baseline=None if base is None else labels[base],
                                   correction=correction, alpha=alpha, power=power, ceiling=ceiling,

@@ -93,8 +93,8 @@ def ingest(ledger, files: Sequence[str], *, input_format: str | None = None, ide
     no such option says so. ``progress(path)``, when given, returns a callback ``f(n)`` told how
     many runs are in so far. ``workers``: processes forked to read a large fluke JSONL file
     beside the one storing it (0, the default here, forks none; ``"auto"``, the command line's
-    default, two where there are two cores or more, as measured in docs/ledger.md); the summary
-    says when processes were forked.
+    default, two where there are two cores or more and one is idle by the load average, as
+    measured in docs/ledger.md); the summary says when processes were forked.
     """
     from ..adapters import read_file
 

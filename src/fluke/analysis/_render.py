@@ -29,7 +29,6 @@ from __future__ import annotations
 
 import io
 import re
-import shutil
 import sys
 from typing import Iterable, Sequence
 
@@ -123,10 +122,12 @@ def make_console(file=None, *, width: int | None = None, colour: bool | None = N
     >>> make_console(io.StringIO()).width == PIPE_WIDTH
     True
     """
+    import shutil
+
     from rich.console import Console
 
     file = file if file is not None else sys.stdout
-    tty = hasattr(file, "isatty") and file.isatty()
+    tty = is_terminal(file)
     if width is None:
         width = shutil.get_terminal_size((100, 24)).columns if tty else PIPE_WIDTH
     return Console(file=file, width=width, highlight=False, markup=False, emoji=False,
@@ -135,11 +136,126 @@ def make_console(file=None, *, width: int | None = None, colour: bool | None = N
                    soft_wrap=False, legacy_windows=False)
 
 
+def is_terminal(file) -> bool:
+    """Whether ``file`` is a terminal (colours and its width) rather than a pipe or a file."""
+    return hasattr(file, "isatty") and file.isatty()
+
+
 def to_text(blocks: Sequence[Block], *, width: int | None = None, all_rows: bool = False) -> str:
     """Blocks as plain text (no colour), at ``width`` columns (default: never wrapped)."""
-    buffer = io.StringIO()
-    render_text(blocks, make_console(buffer, width=width or PIPE_WIDTH, colour=False), all_rows=all_rows)
-    return "\n".join(line.rstrip() for line in buffer.getvalue().split("\n")).rstrip("\n")
+    if width is None or width >= PIPE_WIDTH:
+        text = plain_text(blocks, all_rows=all_rows)
+    else:
+        buffer = io.StringIO()
+        render_text(blocks, make_console(buffer, width=width, colour=False), all_rows=all_rows)
+        text = buffer.getvalue()
+    return "\n".join(line.rstrip() for line in text.split("\n")).rstrip("\n")
+
+
+# -- text for a pipe or a file, without rich ----------------------------------------------------
+#: Characters outside ASCII that fluke's own text uses, each one cell wide as rich counts it
+#: (``tests/analysis/test_plain_text.py`` asks rich): a table of them needs no width table.
+NARROW = frozenset("—–…·•≤≥±×→←↑↓≈≠√∞µ°")
+
+
+def _narrow(text: str) -> bool:
+    return text.isascii() or all(c.isascii() or c in NARROW for c in text)
+
+
+def _width(text: str) -> int:
+    """Terminal cells ``text`` takes (a wide character two), as rich counts them."""
+    if _narrow(text):
+        return len(text)
+    from rich.cells import cell_len
+
+    return cell_len(text)
+
+
+def _zero_width(text: str) -> bool:
+    """Does ``text`` hold a character of no width (a combining mark, a zero-width space)? rich
+    lays such a table out by rules of its own, so it draws that one."""
+    if _narrow(text):
+        return False
+    from rich.cells import cell_len
+
+    return any(cell_len(ch) == 0 for ch in text)
+
+
+def _plain_line(spans: Iterable[Span]) -> str:
+    text = "".join(safe(span.text) for span in spans)
+    if "\t" in text:   # rich expands a tab to the next stop of 8 cells: let it say where that is
+        from rich.text import Text
+
+        lines = []
+        for part in text.split("\n"):
+            expanded = Text(part)
+            expanded.expand_tabs(8)
+            lines.append(expanded.plain)
+        return "\n".join(lines)
+    return text
+
+
+def _plain_table(table: Table, rows: Sequence) -> list[str] | None:
+    """The lines rich draws for ``table`` (``SIMPLE_HEAD``, no edge, padding collapsed) at a width
+    that never folds a cell: each column as wide as its widest cell, two spaces between columns,
+    the header underlined across the whole table. None if a cell holds a character of no width, or
+    the table has no columns or a row more cells than columns (rich has rules of its own for those)."""
+    names = [safe(col.name, newlines=False) for col in table.columns]
+    if not names or any(len(row) > len(names) for row in rows):
+        return None
+    cells = [[_cell_text(c)[0] for c in row] + [""] * (len(names) - len(row)) for row in rows]
+    if any(_zero_width(name) for name in names) or any(_zero_width(c) for row in cells for c in row):
+        return None
+    widths = [max([_width(name)] + [_width(r[j]) for r in cells]) for j, name in enumerate(names)]
+    right = [col.align == "right" for col in table.columns]
+
+    def row_line(values: Sequence[str]) -> str:
+        out = []
+        for value, width, flush_right in zip(values, widths, right, strict=False):
+            if flush_right:   # rich strips what trails a right-justified cell before padding it
+                value = value.rstrip()
+            pad = " " * (width - _width(value))
+            out.append(pad + value if flush_right else value + pad)
+        return "  ".join(out)
+
+    return [row_line(names), "─" * (sum(widths) + 2 * (len(widths) - 1))] + [row_line(r) for r in cells]
+
+
+def plain_text(blocks: Sequence[Block], *, all_rows: bool = False, how_all: str = "--all") -> str:
+    """What :func:`render_text` prints on a console that is not a terminal (no colour, never
+    wrapped), made without rich: a verb whose output goes to a pipe or a file skips loading and
+    running rich's console. Checked against rich's own output (``tests/analysis/test_plain_text.py``).
+
+    >>> from fluke.analysis._document import Column
+    >>> print(plain_text([Table("", [Column("s", key=True), Column("n", align="right")], [["a", "10"]])]), end="")
+    s   n
+    ─────
+    a  10
+    """
+    out: list[str] = []
+    for block in blocks:
+        if isinstance(block, Details):
+            out.append(_plain_line([Span(block.summary)]) + "\n")
+            out.append(plain_text(block.blocks, all_rows=all_rows, how_all=how_all))
+        elif isinstance(block, Heading):
+            out.append(_plain_line([Span(block.text)]) + "\n")
+        elif isinstance(block, Line):
+            out.append(_plain_line(block.spans) + "\n")
+        else:
+            rows, hidden = _shown(block, all_rows)
+            lines = _plain_table(block, rows)
+            if lines is None:
+                buffer = io.StringIO()
+                render_text([block], make_console(buffer), all_rows=all_rows, how_all=how_all)
+                out.append(buffer.getvalue())
+                continue
+            if block.title:
+                out.append(_plain_line([Span(block.title)]) + "\n")
+            out.extend(line + "\n" for line in lines)
+            out.extend(_plain_line([Span(text)]) + "\n" for text in block.notes)
+            if hidden:
+                out.append(_plain_line([Span(_more_text(block, hidden, how_all))]) + "\n")
+    return "".join(out)
 
 
 # -- Markdown ----------------------------------------------------------------------------------

@@ -264,7 +264,7 @@ def report(ledger, *, out: str | Path = "fluke-report.html", versions: Sequence[
     one version, the boundary chart, the families boards group by) and keeps at most ``max_runs``
     whole for the run explorer. Boards over 50 cells group the rest by the family tag their
     scenarios declare: the first tag starting with ``family_prefix``."""
-    from ..report import headline_from, redacted, render_redacted
+    from ..report import headline_from, redacted, write_redacted
     from . import _report_page as page
     from ._believe import believe
     from ._report_collect import frame
@@ -299,6 +299,8 @@ def report(ledger, *, out: str | Path = "fluke-report.html", versions: Sequence[
     believed = [believe(ledger, version=v, bar=bar, level=level).to_dict() for v in chosen if scan.tally.runs.get(v)]
     data = frame(ledger, chosen, labels, scan.tally, None, [page.board_section(d) for d in believed], title=title,
                  family_prefix=family_prefix)
+    questions = [page.questions_section(d) for d in believed]
+    del believed    # the verbs' documents, a row per scenario cell: drawn now, so not held to the end
     if space is not None:
         from ._boundary import boundary as chart_space
 
@@ -309,6 +311,7 @@ def report(ledger, *, out: str | Path = "fluke-report.html", versions: Sequence[
     grades = _grades(ledger, chosen, scan, spec, docs)
     shown = explorer(ledger, scan, labels, spec=grades.spec if spec is not None else None,
                      violations=stored_violations(ledger, grades.stored) if grades.stored else None)
+    scan.picked.clear()     # the explorer's runs are flattened now: their stored bodies are no longer needed
     missing = {k: v for k, v in data.missing.items() if k != "suite_questions"}
     warnings = list(dict.fromkeys(w for g in grades.results.values() if (w := g.vocabulary_warning)))
     luck = [page.luck_section(g.to_dict(), v) for v, g in grades.results.items() if v in g.luck]
@@ -321,7 +324,7 @@ def report(ledger, *, out: str | Path = "fluke-report.html", versions: Sequence[
     else:
         missing.pop("luck", None)
     data = data.model_copy(update={
-        "suite_questions": [page.questions_section(d) for d in believed] or None, "luck": luck or None,
+        "suite_questions": questions or None, "luck": luck or None,
         "explorer": shown if shown.total else None, "warnings": warnings, "missing": missing})
     if len(chosen) == 2:
         data = _compared(ledger, data, labels, grades, spec=spec, alpha=alpha, power=power, ceiling=ceiling,
@@ -345,10 +348,10 @@ def report(ledger, *, out: str | Path = "fluke-report.html", versions: Sequence[
                                            "missing": {k: v for k, v in data.missing.items() if k != name}})
     data = data.model_copy(update={"headline": headline_from(data)})
     data = redacted(data)
-    html = render_redacted(data)
     tmp = path.with_name(path.name + ".part")
     try:
-        tmp.write_text(html, encoding="utf-8")
+        with open(tmp, "w", encoding="utf-8") as fh:    # a section at a time: the page is never held whole
+            write_redacted(data, fh)
         tmp.replace(path)  # nothing half-written: the report appears whole or not at all
     finally:
         tmp.unlink(missing_ok=True)

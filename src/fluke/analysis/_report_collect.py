@@ -31,6 +31,7 @@ from ..report._model import (
     SuiteBoard,
     VersionRef,
 )
+from ._facts import reduce_run
 from ._report_paired import paired_from
 from ._report_tally import RunTally, death_step_of
 
@@ -138,12 +139,14 @@ def explorer_run(run: Run, violations: Iterable[Mapping[str, Any]] = (), *, labe
             events.append(ExplorerEvent(index=i, kind="user", text=_clip(e.text)))
         else:
             events.append(ExplorerEvent(index=i, kind="agent", actor=e.agent or "", text=_clip(e.text)))
+    facts = reduce_run(run)
+    o = facts.outcome
     marks = [ExplorerViolation(check=str(v["check"]), severity=str(v["severity"]), index=v.get("index"),
                                message=_clip(str(v.get("message", "")))) for v in violations]
-    return ExplorerRun(hash=run.hash, version=run.version, label=label or run.identity.label(),
-                       scenario=run.scenario, trial=run.trial, condition=run.condition_key(),
-                       passed=run.outcome.passed, reward=run.outcome.reward, outcome=run.outcome.label,
-                       died_at=run.outcome.died_at if run.outcome.died_at is not None else death_step(run),
+    return ExplorerRun(hash=facts.hash, version=facts.version, label=label or facts.label,
+                       scenario=facts.scenario, trial=facts.trial, condition=facts.condition_key(),
+                       passed=o.passed, reward=o.reward, outcome=o.label,
+                       died_at=o.died_at if o.died_at is not None else death_step_of(o.passed, None, len(facts.events)),
                        events=events, violations=marks)
 
 
@@ -154,8 +157,7 @@ def boundary_cells(runs: Iterable[Run]) -> list[BoundaryCell]:
     """
     tally = RunTally()
     for run in runs:
-        tally.add("", run.scenario, run.condition_key(), passed=run.outcome.passed, label=run.outcome.label,
-                  died_at=run.outcome.died_at, events=len(run.events))
+        tally.add_facts(reduce_run(run), version="")
     return cells_from_outcomes(tally.outcomes.get("", {}))
 
 

@@ -22,7 +22,6 @@ the versions they cover whole and says which versions are ungraded.
 
 from __future__ import annotations
 
-import hashlib
 from collections.abc import Callable, Mapping, Sequence
 from dataclasses import dataclass, field
 from typing import Any
@@ -56,9 +55,9 @@ def _graded_keys(ledger, digest: str) -> set[int]:
 
 
 def scan_runs(ledger, chosen: Sequence[str], *, digests: Sequence[str] = (), max_runs: int = 1000) -> Scan:
-    """One pass over the runs of ``chosen`` (full hashes): see the module docstring."""
-    from ..record import condition_key
-    from ._facts import identity_names
+    """One pass over the runs of ``chosen`` (full hashes), each reduced as it streams
+    (:func:`fluke.analysis.reduce_body`): see the module docstring."""
+    from ._facts import reduce_body
 
     held = {v: 0 for v in chosen}
     for r in ledger.counts(version=list(chosen)):
@@ -67,21 +66,15 @@ def scan_runs(ledger, chosen: Sequence[str], *, digests: Sequence[str] = (), max
     keys = {d: _graded_keys(ledger, d) for d in digests}
     covered: dict[str, dict[str, int]] = {d: {} for d in digests}
     for body, source in ledger.run_bodies(version=list(chosen)):
-        doc = orjson.loads(body)
-        run_hash = hashlib.sha256(body.encode() if isinstance(body, str) else body).hexdigest()
-        outcome = doc.get("outcome") or {}
-        passed = outcome.get("passed")
-        version = identity_names(doc.get("identity") or {})[0]
-        cond = condition_key(doc.get("condition") or {})
-        tally.add(version, doc["scenario"], cond, passed=passed, label=outcome.get("label"),
-                  died_at=outcome.get("died_at"), events=len(doc.get("events") or ()), tags=doc.get("tags") or (),
-                  conditioned=bool(doc.get("condition")))
-        pick.offer(version, doc["scenario"], cond, doc.get("trial", 0), run_hash, passed, item=(run_hash, body, source))
+        facts = reduce_body(body, orjson.loads(body))
+        tally.add_facts(facts)
+        pick.offer(facts.version, facts.scenario, facts.condition_key(), facts.trial, facts.hash, facts.outcome.passed,
+                   item=(facts.hash, body, source))
         if keys:
-            k = _key(run_hash)
+            k = _key(facts.hash)
             for digest, graded in keys.items():
                 if k in graded:
-                    covered[digest][version] = covered[digest].get(version, 0) + 1
+                    covered[digest][facts.version] = covered[digest].get(facts.version, 0) + 1
     return Scan(tally, pick.picked(), max_runs, covered)
 
 
@@ -121,14 +114,17 @@ def explorer(ledger, scan: Scan, labels: Mapping[str, str], *, spec: Any = None,
     from ..report._model import Explorer
     from ._report_collect import explorer_run
 
-    runs = [(version, row_run(body, source, ledger=ledger.name)) for version, (_, body, source) in scan.picked]
-    marks: dict[str, list] = {}
-    if spec is not None:
-        from ..grading import grade_run
+    stored = violations([h for _, (h, _, _) in scan.picked]) if spec is None and violations is not None else {}
+    shown = []
+    for version, (_, body, source) in scan.picked:     # one run whole at a time, flattened as it is built
+        run = row_run(body, source, ledger=ledger.name)
+        if spec is not None:
+            from ..grading import grade_run
 
-        marks = violations_of(grade_run(run, spec) for _, run in runs)
-    elif violations is not None:
-        marks = violations([run.hash for _, run in runs])
+            marks = violations_of([grade_run(run, spec)]).get(run.hash, ())
+        else:
+            marks = stored.get(run.hash, ())
+        shown.append(explorer_run(run, marks, label=labels[version]))
     total = sum(scan.tally.runs.values())
-    return Explorer(runs=[explorer_run(run, marks.get(run.hash, ()), label=labels[v]) for v, run in runs],
+    return Explorer(runs=shown,
                     total=total, rule="" if total <= scan.max_runs else PICK_RULE)

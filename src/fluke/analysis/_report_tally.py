@@ -66,10 +66,18 @@ class RunTally:
         if tags:
             known.update(tags)
 
+    def add_facts(self, facts: Any, version: str | None = None) -> None:
+        """Count one run reduced to :class:`fluke.analysis.RunFacts` (under ``version`` when given)."""
+        o = facts.outcome
+        self.add(facts.version if version is None else version, facts.scenario, facts.condition_key(),
+                 passed=o.passed, label=o.label, died_at=o.died_at, events=len(facts.events), tags=facts.tags,
+                 conditioned=bool(facts.condition))
+
     def add_run(self, run: Any) -> None:
-        """Count a :class:`fluke.record.Run`."""
-        self.add(run.version, run.scenario, run.condition_key(), passed=run.outcome.passed, label=run.outcome.label,
-                 died_at=run.outcome.died_at, events=len(run.events), tags=run.tags, conditioned=bool(run.condition))
+        """Count a :class:`fluke.record.Run` (through :func:`fluke.analysis.reduce_run`)."""
+        from ._facts import reduce_run
+
+        self.add_facts(reduce_run(run))
 
     def families(self, version: str, prefix: str = "") -> dict[str, str | None]:
         """Scenario → its family tag in ``version``: the first of its tags (in sorted order) that

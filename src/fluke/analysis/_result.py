@@ -22,12 +22,13 @@ happen in one place.
 from __future__ import annotations
 
 import re
+import sys
 from typing import Any, ClassVar
 
 import orjson
 
 from ._document import Block
-from ._render import make_console, render_text, to_markdown, to_text
+from ._render import is_terminal, make_console, plain_text, render_text, to_markdown, to_text
 
 #: The version of every JSON document fluke prints. Bump on an incompatible change.
 JSON_FORMAT_VERSION = 1
@@ -125,6 +126,10 @@ class Result:
 
     def print(self, file=None, *, all_rows: bool = False) -> None:
         """Print the text rendering (with colour on a terminal), as lifelines' ``print_summary`` does."""
+        file = file if file is not None else sys.stdout
+        if not is_terminal(file):   # no colour, no wrapping: the same text, without rich's console
+            file.write(plain_text(self.blocks(), all_rows=all_rows))
+            return
         render_text(self.blocks(), make_console(file), all_rows=all_rows)
 
     def __str__(self) -> str:

@@ -77,10 +77,10 @@ class _LazyGroup(click.Group):
 
     def resolve_command(self, ctx: click.Context, args: list[str]):
         """Click's lookup, with the nearest verb suggested for a misspelt one (``belive`` → ``believe``)."""
-        import difflib
-
         name = click.utils.make_str(args[0]) if args else ""
         if args and self.get_command(ctx, name) is None and not name.startswith("-"):
+            import difflib
+
             near = difflib.get_close_matches(name, list(VERBS), n=2, cutoff=0.6)
             hint = f"; did you mean {' or '.join(repr(n) for n in near)}?" if near else ""
             raise click.UsageError(f"no verb {name!r}{hint}", ctx)

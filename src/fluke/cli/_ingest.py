@@ -25,7 +25,8 @@ from ._common import Context, json_option, pass_context, progress_bar
                    "reader's options.")
 @click.option("--workers", default="auto", show_default=True, metavar="N|auto",
               help="Processes forked to read a fluke JSONL file of 8 MiB or more while this one stores it "
-                   "(0: none; auto: 2 where there are two cores or more).")
+                   "(0: none; auto: 2 where there are two cores or more and the load average leaves one idle, "
+                   "else none).")
 @json_option
 @pass_context
 def ingest(ctx: Context, files: tuple[str, ...], input_format: str | None, identity: tuple[str, ...],

@@ -22,11 +22,14 @@ from __future__ import annotations
 
 from collections.abc import Iterable, Mapping
 from dataclasses import dataclass
+from typing import TYPE_CHECKING
 
 import numpy as np
 
 from ..errors import InputError
-from ..record import Run, ToolCall
+
+if TYPE_CHECKING:   # the pydantic run model is imported by the functions that read runs
+    from ..record import Run
 
 __all__ = ["SurvivalData", "failure_counts", "outcome_arrays", "survival_data"]
 
@@ -54,6 +57,8 @@ class SurvivalData:
 
 
 def _label(event) -> str:
+    from ..record import ToolCall
+
     return event.tool if isinstance(event, ToolCall) else event.kind
 
 
@@ -71,6 +76,8 @@ def survival_data(runs: Iterable[Run], *, hard_index: Mapping[str, int] | None =
     """
     if unknown_step not in ("exclude", "last event"):
         raise InputError(None, None, "unknown_step", f"unknown_step={unknown_step!r} must be 'exclude' or 'last event'")
+    from ..record import ToolCall
+
     legacy = unknown_step == "last event"
     time, died, scen, cond, label, trial, causes = [], [], [], [], [], [], []
     unknown = 0

@@ -18,6 +18,10 @@ itself, from the first run's own consistency (1 − C once; within k, one minus 
 an input which failed once fails k more times), which the candidate's share must clear before
 a control is worth running.
 
+Every figure needs of the arms only whole-number sums per input (:class:`FixTally`: runs,
+failures, tries, fixed once and within), so :func:`fix_check` is :func:`check_tally` of
+:func:`fix_tally`, and a reader can tally its inputs a part at a time and join the parts.
+
 >>> import numpy as np
 >>> first = ["a", "a", "b", "b", "c", "c"], [1, 0, 1, 1, 1, 0], [0, 1, 0, 1, 0, 1]
 >>> cand = ["a", "a", "b", "b", "c", "c"], [0, 0, 0, 1, 0, 0], [2, 3, 2, 3, 2, 3]
@@ -28,6 +32,7 @@ a control is worth running.
 
 from __future__ import annotations
 
+import dataclasses
 from dataclasses import dataclass
 
 import numpy as np
@@ -35,12 +40,12 @@ from ..inference import lazy_stats as stats
 
 from ..errors import InputError
 from ._consistency import consistency
-from ._data import failure_counts
 from ._fisher import bh_qvalues, fisher_exact_many
-from ._intervals import ClusteredMean, clustered_mean
+from ._intervals import ClusteredMean, clustered_mean_sums
 from ._verdict import CLOSING_STATEMENT
 
-__all__ = ["ByInputTest", "FixCheck", "InputFlag", "RerunBar", "RerunRule", "fix_check", "rerun_bar", "rerun_rule"]
+__all__ = ["ByInputTest", "FixCheck", "FixTally", "InputFlag", "RerunBar", "RerunRule", "check_tally", "fix_check",
+           "fix_tally", "rerun_bar", "rerun_rule"]
 
 
 @dataclass(frozen=True)
@@ -221,27 +226,21 @@ def _rows(first, rerun, within: int, n_names: int, cap=None):
     r_code, r_failed, r_order = rerun
     f_rank, _ = _ranked(f_code, f_order, n_names)
     r_rank, r_count = _ranked(r_code, r_order, n_names)
-    # inputs × re-run rank: 1 failed, 0 passed, NaN not run
-    grid = np.full((n_names, max(int(r_count.max()) if r_count.size else 0, 1)), np.nan)
-    grid[r_code, r_rank] = r_failed
+    # each input's re-runs in rank order, one after another: the re-run at rank k of input c
+    # is at starts[c] + k (no inputs × ranks grid)
+    starts = np.cumsum(r_count) - r_count
+    by_rank = np.ones(max(r_code.size, 1), dtype=bool)
+    by_rank[starts[r_code] + r_rank] = r_failed
     rows = np.flatnonzero(f_failed)
     code, rank = f_code[rows], f_rank[rows]
     avail = r_count[code]
     tries = np.minimum(within, avail) if cap is None else np.minimum(np.minimum(within, avail), cap)
     j = np.arange(within)[None, :]
-    fails = grid[code[:, None], (rank[:, None] + j) % np.maximum(avail, 1)[:, None]]
-    once = np.where(avail > 0, fails[:, 0] == 0, np.nan)
-    fixed = np.where(avail > 0, np.any((j < tries[:, None]) & (fails == 0), axis=1), np.nan)
+    at = np.where(avail[:, None] > 0, starts[code][:, None] + (rank[:, None] + j) % np.maximum(avail, 1)[:, None], 0)
+    passes = ~by_rank[at]
+    once = np.where(avail > 0, passes[:, 0], np.nan)
+    fixed = np.where(avail > 0, np.any((j < tries[:, None]) & passes, axis=1), np.nan)
     return code, once, fixed, tries
-
-
-def _rule(rows, confidence_level) -> RerunRule:
-    labels, once, fixed, tries = rows
-    ok = tries > 0
-    return RerunRule(clustered_mean(once[ok], labels[ok], confidence_level=confidence_level),
-                     clustered_mean(fixed[ok], labels[ok], confidence_level=confidence_level),
-                     int(tries[ok].min()) if ok.any() else 0, int(ok.sum()),
-                     int(np.unique(labels[ok]).size), int((~ok).sum()))
 
 
 def rerun_rule(first_inputs, first_failed, first_order, rerun_inputs, rerun_failed, rerun_order,
@@ -256,15 +255,121 @@ def rerun_rule(first_inputs, first_failed, first_order, rerun_inputs, rerun_fail
     """
     if within < 1:
         raise InputError(None, None, "within", f"within={within} must be at least 1")
-    names, (first, rerun) = _coded([(first_inputs, first_failed, first_order),
-                                    (rerun_inputs, rerun_failed, rerun_order)], ["first run", "re-run"], names)
-    return _rule(_rows(first, rerun, within, names.size), confidence_level)
+    tally = fix_tally((first_inputs, first_failed, first_order), (rerun_inputs, rerun_failed, rerun_order),
+                      within=within, names=names)
+    return _tally_rule(tally, tally.candidate_tries, tally.candidate_once, tally.candidate_fixed, confidence_level)
 
 
-def _per_input(codes, failed, failing, n_names: int):
-    """Failures and runs of one arm on each of the ``failing`` input codes."""
-    return (np.bincount(codes, weights=failed, minlength=n_names)[failing].astype(int),
-            np.bincount(codes, minlength=n_names)[failing])
+@dataclass(frozen=True)
+class FixTally:
+    """What the fix check needs of its arms, per input: one entry per input (in the order of the
+    names the inputs are coded into), whole numbers only.
+
+    Runs and failures of each arm; for each re-run arm, the tries each of the input's failing
+    first-run episodes gets (held to the control's where there is one), and how many of them were
+    fixed once and fixed within those tries; with a control, Σ(candidate − control)² of both
+    over the episodes (the sums are the differences of the arms' sums). A tally of some inputs
+    and a tally of others make, :meth:`joined`, the tally of both: the fix check can read its
+    arms an input at a time (:func:`fix_tally` on each part, :func:`check_tally` at the end).
+    """
+
+    within: int
+    first_runs: np.ndarray
+    first_failures: np.ndarray
+    candidate_runs: np.ndarray
+    candidate_failures: np.ndarray
+    candidate_tries: np.ndarray
+    candidate_once: np.ndarray
+    candidate_fixed: np.ndarray
+    control_runs: np.ndarray | None = None
+    control_failures: np.ndarray | None = None
+    control_tries: np.ndarray | None = None
+    control_once: np.ndarray | None = None
+    control_fixed: np.ndarray | None = None
+    once_squares: np.ndarray | None = None
+    within_squares: np.ndarray | None = None
+
+    def _arrays(self) -> dict:
+        return {f.name: getattr(self, f.name) for f in dataclasses.fields(self) if f.name != "within"}
+
+    def take(self, index) -> "FixTally":
+        """The tally of the inputs at ``index`` (in that order).
+
+        >>> t = fix_tally((["a", "b"], [1, 1], [0, 0]), (["a", "b", "b"], [0, 1, 0], [1, 1, 2]))
+        >>> t.take([1]).candidate_once.tolist()
+        [0]
+        """
+        return dataclasses.replace(self, **{k: None if v is None else v[index] for k, v in self._arrays().items()})
+
+    @classmethod
+    def joined(cls, parts: list) -> "FixTally":
+        """One tally of the inputs of every part, part after part (parts of disjoint inputs)."""
+        first = parts[0]
+        return dataclasses.replace(first, **{k: None if v is None else np.concatenate([getattr(p, k) for p in parts])
+                                             for k, v in first._arrays().items()})
+
+
+def _input_sums(code, values, n: int) -> np.ndarray:
+    return np.bincount(code, weights=values, minlength=n).round().astype(np.int64)
+
+
+def fix_tally(first, candidate, control=None, *, within: int = 3, names=None) -> FixTally:
+    """:class:`FixTally` of the arms (each ``(inputs, failed, order)``, as :func:`fix_check` takes
+    them), one entry per name (``names`` sorted and distinct; inputs as labels or as codes into it,
+    or without it the sorted labels of all three arms).
+
+    >>> t = fix_tally((["a", "b"], [1, 1], [0, 0]), (["a", "a", "b"], [1, 0, 0], [1, 2, 1]))
+    >>> t.first_failures.tolist(), t.candidate_tries.tolist(), t.candidate_once.tolist(), t.candidate_fixed.tolist()
+    ([1, 1], [2, 1], [0, 1], [1, 1])
+    """
+    if within < 1:
+        raise InputError(None, None, "within", f"within={within} must be at least 1")
+    arms, labels = [first, candidate], ["first run", "candidate"]
+    if control is not None:
+        arms.append(control)
+        labels.append("control")
+    names, coded = _coded(arms, labels, names)
+    g = names.size
+    first_a, cand_a = coded[0], coded[1]
+    cand_rows = _rows(first_a, cand_a, within, g)
+    ctrl_rows = None
+    if control is not None:
+        ctrl_rows = _rows(first_a, coded[2], within, g)
+        # hold both arms to the same number of tries per episode, or "within N" favours the arm
+        # that happened to be re-run more often
+        cap = np.minimum(cand_rows[3], ctrl_rows[3])
+        cand_rows, ctrl_rows = _rows(first_a, cand_a, within, g, cap), _rows(first_a, coded[2], within, g, cap)
+
+    def rule(rows):
+        code, once, fixed, tries = rows
+        ok = tries > 0
+        per_input = np.zeros(g, dtype=np.int64)
+        per_input[code] = tries               # one number of tries for every episode of an input
+        return per_input, _input_sums(code[ok], once[ok], g), _input_sums(code[ok], fixed[ok], g)
+
+    def runs(arm):
+        return np.bincount(arm[0], minlength=g).astype(np.int64), _input_sums(arm[0], arm[1], g)
+
+    out = dict(zip(("first_runs", "first_failures"), runs(first_a), strict=True))
+    out.update(zip(("candidate_runs", "candidate_failures"), runs(cand_a), strict=True))
+    out.update(zip(("candidate_tries", "candidate_once", "candidate_fixed"), rule(cand_rows), strict=True))
+    if control is not None:
+        out.update(zip(("control_runs", "control_failures"), runs(coded[2]), strict=True))
+        out.update(zip(("control_tries", "control_once", "control_fixed"), rule(ctrl_rows), strict=True))
+        both = (cand_rows[3] > 0) & (ctrl_rows[3] > 0)
+        code = cand_rows[0][both]
+        out["once_squares"] = _input_sums(code, (cand_rows[1][both] - ctrl_rows[1][both]) ** 2, g)
+        out["within_squares"] = _input_sums(code, (cand_rows[2][both] - ctrl_rows[2][both]) ** 2, g)
+    return FixTally(within, **out)
+
+
+def _tally_rule(t: FixTally, tries, once, fixed, confidence_level) -> RerunRule:
+    episodes = t.first_failures
+    ok = (tries > 0) & (episodes > 0)
+    return RerunRule(clustered_mean_sums(episodes[ok], once[ok], once[ok], confidence_level=confidence_level),
+                     clustered_mean_sums(episodes[ok], fixed[ok], fixed[ok], confidence_level=confidence_level),
+                     int(tries[ok].min()) if ok.any() else 0, int(episodes[ok].sum()), int(ok.sum()),
+                     int(episodes[~ok].sum()))
 
 
 def fix_check(first, candidate, control=None, *, within: int = 3, q: float = 0.05,
@@ -279,7 +384,8 @@ def fix_check(first, candidate, control=None, *, within: int = 3, q: float = 0.0
     Fisher tests (BH across inputs, flagged when q < ``q``);
     the by-input test is a sign test over inputs of the change in failure share. With ``names``
     (sorted, distinct) every arm's inputs are integer codes into it, as the ledger's
-    ``trial_outcomes`` gives them, and no label is compared per run.
+    ``trial_outcomes`` gives them, and no label is compared per run. The same as
+    :func:`check_tally` of :func:`fix_tally`.
 
     >>> first = (["a", "b", "c", "d"], [1, 1, 1, 1], [0, 0, 0, 0])
     >>> cand = (["a", "b", "c", "d"] * 3, [0] * 12, [1, 1, 1, 1, 2, 2, 2, 2, 3, 3, 3, 3])
@@ -288,38 +394,42 @@ def fix_check(first, candidate, control=None, *, within: int = 3, q: float = 0.0
     >>> fc.difference_once.estimate, fc.by_input.improved, round(fc.by_input.pvalue, 3)
     (1.0, 4, 0.125)
     """
-    if within < 1:
-        raise InputError(None, None, "within", f"within={within} must be at least 1")
-    arms, labels = [first, candidate], ["first run", "candidate"]
-    if control is not None:
-        arms.append(control)
-        labels.append("control")
-    names, coded = _coded(arms, labels, names)
-    first_a, cand_a, g = coded[0], coded[1], names.size
-    cand_rows = _rows(first_a, cand_a, within, g)
-    cand = _rule(cand_rows, confidence_level)
-    failing = np.unique(first_a[0][first_a[1]])
+    arms = [first, candidate] + ([control] if control is not None else [])
+    names, coded = _coded(arms, ["first run", "candidate", "control"][:len(arms)], names)
+    coded += [None] * (3 - len(coded))
+    return check_tally(fix_tally(*coded, within=within, names=names), names, q=q, confidence_level=confidence_level)
+
+
+def check_tally(tally: FixTally, names, *, q: float = 0.05, confidence_level: float = 0.95) -> FixCheck:
+    """:func:`fix_check` from the arms' :class:`FixTally` (``names``: the inputs, one per entry).
+
+    >>> first = (["a", "b", "c"], [1, 1, 1], [0, 0, 0])
+    >>> cand = (["a", "b", "c"] * 2, [0, 1, 0, 0, 0, 1], [1, 1, 1, 2, 2, 2])
+    >>> tally = fix_tally(first, cand)
+    >>> check = check_tally(tally, ["a", "b", "c"])
+    >>> once = check.candidate.fixed_once
+    >>> once == fix_check(first, cand).candidate.fixed_once, round(once.estimate, 3)
+    (True, 0.667)
+    """
+    t, within = tally, tally.within
+    names = np.asarray(names).astype(str).reshape(-1)
+    control = t.control_runs is not None
+    cand = _tally_rule(t, t.candidate_tries, t.candidate_once, t.candidate_fixed, confidence_level)
+    failing = np.flatnonzero(t.first_failures > 0)
     ctrl_rule = diff_once = diff_within = None
-    if control is not None:
-        ctrl_a = coded[2]
-        ctrl_rows = _rows(first_a, ctrl_a, within, g)
-        # hold both arms to the same number of tries per episode, or "within N" favours the arm
-        # that happened to be re-run more often
-        cap = np.minimum(cand_rows[3], ctrl_rows[3])
-        cand_rows, ctrl_rows = _rows(first_a, cand_a, within, g, cap), _rows(first_a, ctrl_a, within, g, cap)
-        cand, ctrl_rule = _rule(cand_rows, confidence_level), _rule(ctrl_rows, confidence_level)
+    if control:
+        ctrl_rule = _tally_rule(t, t.control_tries, t.control_once, t.control_fixed, confidence_level)
         # the same failing episodes on both sides: keep those both arms re-ran
-        both = (cand_rows[3] > 0) & (ctrl_rows[3] > 0)
-        labels = cand_rows[0][both]
-        diff_once = clustered_mean(cand_rows[1][both] - ctrl_rows[1][both], labels,
-                                   confidence_level=confidence_level)
-        diff_within = clustered_mean(cand_rows[2][both] - ctrl_rows[2][both], labels,
-                                     confidence_level=confidence_level)
-        reference, ref_runs = "control", ctrl_a
+        both = (t.candidate_tries > 0) & (t.control_tries > 0) & (t.first_failures > 0)
+        rows = t.first_failures[both]
+        diff_once = clustered_mean_sums(rows, (t.candidate_once - t.control_once)[both], t.once_squares[both],
+                                        confidence_level=confidence_level)
+        diff_within = clustered_mean_sums(rows, (t.candidate_fixed - t.control_fixed)[both], t.within_squares[both],
+                                          confidence_level=confidence_level)
+        reference, fr, nr = "control", t.control_failures[failing], t.control_runs[failing]
     else:
-        reference, ref_runs = "first run", first_a
-    fc, nc = _per_input(cand_a[0], cand_a[1], failing, g)
-    fr, nr = _per_input(ref_runs[0], ref_runs[1], failing, g)
+        reference, fr, nr = "first run", t.first_failures[failing], t.first_runs[failing]
+    fc, nc = t.candidate_failures[failing], t.candidate_runs[failing]
     keep = (nc > 0) & (nr > 0)
     p = np.full(failing.size, np.nan)
     if keep.any():
@@ -328,13 +438,13 @@ def fix_check(first, candidate, control=None, *, within: int = 3, q: float = 0.0
     with np.errstate(invalid="ignore", divide="ignore"):
         worse = fc * nr > fr * nc
     flags = tuple(InputFlag(str(names[failing[i]]), int(fc[i]), int(nc[i]), int(fr[i]), int(nr[i]),
-                            float(p[i]), float(qv[i]), bool(qv[i] < q and (control is not None or worse[i])))
+                            float(p[i]), float(qv[i]), bool(qv[i] < q and (control or worse[i])))
                   for i in np.flatnonzero(keep))
-    if control is None:
+    if not control:
         # the first run selected these inputs by failing, so a test against it would call an
         # unchanged agent improved; give instead the bar an unchanged re-run reaches by itself
-        _, f_first, n_first = failure_counts(first_a[0], first_a[1])   # on codes: the same order as names
-        bar = rerun_bar(f_first, n_first, tries=cand.tries or within)
+        present = t.first_runs > 0
+        bar = rerun_bar(t.first_failures[present], t.first_runs[present], tries=cand.tries or within)
         return FixCheck(cand, None, None, None, flags, ByInputTest(0, 0, 0, float("nan")), reference, bar=bar)
     with np.errstate(invalid="ignore", divide="ignore"):
         change = fc[keep] / nc[keep] - fr[keep] / nr[keep]

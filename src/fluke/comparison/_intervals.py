@@ -22,7 +22,7 @@ from ..inference import check_level
 from ..errors import InputError
 from ..inference import clustered_interval
 
-__all__ = ["ClusteredMean", "clustered_mean", "wilson_interval"]
+__all__ = ["ClusteredMean", "clustered_mean", "clustered_mean_sums", "wilson_interval"]
 
 
 def _check_level(confidence_level: float) -> float:
@@ -99,7 +99,47 @@ def clustered_mean(values, clusters, *, confidence_level: float = 0.95) -> Clust
     nan = float("nan")
     if y.size == 0:
         return ClusteredMean(nan, nan, nan, nan, 0, 0, confidence_level, "no rows")
-    fit = clustered_interval(y, labels, confidence_level=confidence_level)
+    return _mean_of(clustered_interval(y, labels, confidence_level=confidence_level), confidence_level)
+
+
+def clustered_mean_sums(rows, sums, squares, *, confidence_level: float = 0.95) -> ClusteredMean:
+    """:func:`clustered_mean` from per-cluster rows, Σy and Σy² (one entry per cluster, in the
+    order :func:`clustered_mean` would code their labels; clusters of 0 rows are left out).
+
+    With whole-number values (shares of 0/1 rows, differences of them) the sums are exact, so the
+    answer is :func:`clustered_mean`'s on the rows themselves: the fix check sums its rows per
+    input as it reads them, and never holds them all.
+
+    >>> m = clustered_mean_sums([2, 2, 2], [1, 2, 0], [1, 2, 0])
+    >>> m == clustered_mean([1, 0, 1, 1, 0, 0], ["a", "a", "b", "b", "c", "c"])
+    True
+    """
+    from ..inference import Cells, clustered_interval_cells
+
+    _check_level(confidence_level)
+    n = np.asarray(rows, dtype=np.int64).reshape(-1)
+    total = np.asarray(sums, dtype=float).reshape(-1)
+    square = np.asarray(squares, dtype=float).reshape(-1)
+    if not (n.shape == total.shape == square.shape):
+        raise InputError(None, None, "sums", "rows, sums and squares need one entry per cluster")
+    keep = n > 0
+    n, total, square = n[keep], total[keep], square[keep]
+    nan = float("nan")
+    rows_all = int(n.sum())
+    if rows_all == 0:
+        return ClusteredMean(nan, nan, nan, nan, 0, 0, confidence_level, "no rows")
+    # the centre Cells.from_rows takes: the mean, where the spread is under 1/1000 of the mean square
+    mean = float(total.sum()) / rows_all
+    spread = max(float(square.sum()) / rows_all - mean * mean, 0.0)
+    shift = 0.0 if spread >= 1e-3 * (spread + mean * mean) else mean
+    codes = np.arange(n.size)
+    cells = Cells(codes, codes, n, total - n * shift, square - 2 * shift * total + n * shift * shift, codes, codes,
+                  shift=shift, binary=bool(np.all(square == total) and np.all(total >= 0)))
+    return _mean_of(clustered_interval_cells(cells, confidence_level=confidence_level), confidence_level)
+
+
+def _mean_of(fit, confidence_level: float) -> ClusteredMean:
+    nan = float("nan")
     if fit.clusters < 2:
         return ClusteredMean(fit.statistic, nan, nan, nan, fit.rows, fit.clusters, confidence_level,
                              "one cluster: no interval")

@@ -203,7 +203,9 @@ def rank_bootstrap(passes, trials, scenarios, *, replicates: int = 2000, seed: i
         m = min(block, replicates - start)
         picks = rng.integers(0, g, size=(m, g)) + (g * np.arange(m))[:, None]
         weights = np.bincount(picks.reshape(-1), minlength=m * g).reshape(m, g).astype(float)
-        boot[start:start + m] = (weights @ sums.T) / (weights @ sizes)[:, None]
+        # einsum's own loop, not a BLAS product: these products are small, and BLAS's worker
+        # threads spent ten times their CPU spinning for them on a loaded machine (same sums to rounding)
+        boot[start:start + m] = np.einsum("rg,vg->rv", weights, sums) / np.einsum("rg,g->r", weights, sizes)[:, None]
     ranks = 1 + (boot[:, None, :] > boot[:, :, None] + 1e-12).sum(axis=2)
     point = rates.mean(axis=1)
     rank = 1 + (point[None, :] > point[:, None] + 1e-12).sum(axis=1)
@@ -380,10 +382,14 @@ def leaderboard_counts(passes, trials, *, labels, scenarios=None, strata=None, b
     spread = rates.max(axis=0) - rates.min(axis=0)
     split = rates.var(axis=0)   # among equal spreads, a stratum that splits the versions evenly separates more
     top, bottom = rates.max(axis=0), rates.min(axis=0)
-    sep = [SeparatingStratum(stratum_names[c], str(names[codes[c]]), float(100 * spread[c]), labels[best[c]],
-                             float(100 * rates[best[c], c]), labels[worst[c]], float(100 * rates[worst[c], c]),
-                             (int((rates[:, c] == top[c]).sum()), int((rates[:, c] == bottom[c]).sum())))
-           for c in np.lexsort((-split, -spread)) if spread[c] > 0]
+    # column by column as Python lists (a leaderboard of 10,000 strata builds up to 10,000 of these)
+    at_top, at_bottom = (rates == top).sum(axis=0).tolist(), (rates == bottom).sum(axis=0).tolist()
+    cluster = names[codes].astype(str).tolist()
+    spread_points, top_points, bottom_points = (100 * spread).tolist(), (100 * top).tolist(), (100 * bottom).tolist()
+    best, worst = best.tolist(), worst.tolist()
+    sep = [SeparatingStratum(stratum_names[c], cluster[c], spread_points[c], labels[best[c]], top_points[c],
+                             labels[worst[c]], bottom_points[c], (at_top[c], at_bottom[c]))
+           for c in np.lexsort((-split, -spread)).tolist() if spread_points[c] > 0]
     unsolved = tuple(stratum_names[c] for c in range(s) if k[:, c].sum() == 0)
     return Leaderboard(tuple(standings), tuple(found), groups, tuple(sep), unsolved, int(s), int(names.size),
                        baseline, correction, float(alpha), float(power), float(ceiling), float(confidence_level),

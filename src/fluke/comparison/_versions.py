@@ -14,18 +14,22 @@ failure step is known and the per-cell Fisher tests.
 
 from __future__ import annotations
 
+import itertools
 from collections.abc import Iterable, Mapping
-from dataclasses import asdict, dataclass
+from dataclasses import dataclass
+from typing import TYPE_CHECKING
 
 import numpy as np
 
 from ..errors import InputError
-from ..record import Run
 from ._data import SurvivalData, survival_data
 from ._passrate import UNKNOWN_POLICIES, PassRateComparison, compare_pass_rates
 from ._steps import CellTable, per_cell
 from ._verdict import CLOSING_STATEMENT
 from ._where import WhereComparison, compare_where
+
+if TYPE_CHECKING:
+    from ..record import Run
 
 __all__ = ["VersionComparison", "compare_counted", "compare_pass_counts", "compare_versions", "pass_counts",
            "places_of"]
@@ -105,7 +109,7 @@ class VersionComparison:
     def to_dict(self) -> dict:
         """Plain data for JSON: the pass rates and where as their own dicts, the cells, the rest."""
         return {"verdict": self.verdict, "pass_rates": self.pass_rates.to_dict(), "where": self.where.to_dict(),
-                "cells": [asdict(c) for c in self.cells.cells], "cells_only_a": list(self.cells.only_a),
+                "cells": [c.to_dict() for c in self.cells.cells], "cells_only_a": list(self.cells.only_a),
                 "cells_only_b": list(self.cells.only_b), "excluded": dict(self.excluded),
                 "died_from": dict(self.died_from), "statement": self.statement}
 
@@ -134,22 +138,40 @@ def places_of(data: SurvivalData) -> dict[tuple, int]:
     return out
 
 
-def _arm_places(places: Mapping[tuple, int], shared: set):
-    """``(time, died, strata, labels, weights)`` of an arm's places in the shared strata, and its
-    failed runs with no known step, and where each time came from."""
-    died_from = {"died_at": 0, "hard violation": 0, "failed call": 0, "unknown step": 0, "censored": 0}
-    rows = []
-    for (scenario, condition, cause, step, event), n in places.items():
-        died_from[cause] += n
-        if cause != "unknown step" and n and (scenario, condition) in shared:
-            rows.append((scenario, condition, step, cause != "censored", event, n))
-    rows.sort()
-    time = np.array([r[2] for r in rows], dtype=np.int64)
-    died = np.array([r[3] for r in rows], dtype=bool)
-    strata = np.array([f"{r[0]}{_SEP}{r[1]}" for r in rows], dtype=object)
-    labels = np.array([r[4] for r in rows], dtype=object)
-    weights = np.array([r[5] for r in rows], dtype=np.int64)
-    return (time, died, strata, labels, weights), died_from["unknown step"], died_from
+#: Where a run's place can come from (the ledger's ``steps`` causes), each counted in ``died_from``.
+CAUSES = ("died_at", "hard violation", "failed call", "unknown step", "censored")
+
+
+def _stratum_codes(shared: set) -> dict[tuple[str, str], int]:
+    """Each shared ``(scenario, condition)`` numbered in the order of its joined key
+    (scenario, :data:`_SEP`, condition): the order the stratified statistics sum strata in."""
+    return {k: i for i, k in enumerate(sorted(shared, key=lambda k: f"{k[0]}{_SEP}{k[1]}"))}
+
+
+def _arm_places(places: Mapping[tuple, int], codes: Mapping[tuple[str, str], int]):
+    """``(time, died, strata, labels, weights)`` of an arm's places in the shared strata (``codes``
+    numbers them), and its failed runs with no known step, and where each time came from.
+
+    Column by column over the places (no per-place tuple is sorted or joined; the ledger's
+    :class:`fluke.ledger.Places` hands its columns over as read): a million runs come as a
+    hundred thousand places or more."""
+    size = len(places)
+    columns = getattr(places, "columns", None)     # fluke.ledger.Places: the columns as read
+    if columns is not None:
+        scenario, condition, cause, step, event, runs = columns
+        weights = np.fromiter(runs, dtype=np.int64, count=size)
+    else:
+        weights = np.fromiter(places.values(), dtype=np.int64, count=size)
+        scenario, condition, cause, step, event = zip(*places, strict=True) if size else ((),) * 5
+    stratum = np.fromiter(map(codes.get, zip(scenario, condition, strict=True), itertools.repeat(-1)),
+                          dtype=np.int64, count=size)
+    cause = np.array(cause, dtype=object)
+    died_from = {c: int(weights[cause == c].sum()) for c in CAUSES}
+    keep = (cause != "unknown step") & (weights > 0) & (stratum >= 0)
+    time = np.fromiter(step, dtype=np.int64, count=size)[keep]
+    died = (cause != "censored")[keep]
+    labels = np.array(event, dtype=object)[keep]
+    return (time, died, stratum[keep], labels, weights[keep]), died_from["unknown step"], died_from
 
 
 def compare_counted(counts_a: Mapping, counts_b: Mapping, places_a: Mapping, places_b: Mapping, *,
@@ -175,10 +197,13 @@ def compare_counted(counts_a: Mapping, counts_b: Mapping, places_a: Mapping, pla
     excluded = {"a": sum(n for k, (_, n) in counts_a.items() if k not in shared),
                 "b": sum(n for k, (_, n) in counts_b.items() if k not in shared),
                 "unknown_a": int(unknown[0]), "unknown_b": int(unknown[1])}
-    (ta, da, sa, la, wa), hidden_a, from_a = _arm_places(places_a, shared)
-    (tb, db, sb, lb, wb), hidden_b, from_b = _arm_places(places_b, shared)
+    codes = _stratum_codes(shared)
+    (ta, da, sa, la, wa), hidden_a, from_a = _arm_places(places_a, codes)
+    (tb, db, sb, lb, wb), hidden_b, from_b = _arm_places(places_b, codes)
+    # the strata as dense codes in the order of their names (what np.unique of the names gives)
+    strata = np.unique(np.r_[sa, sb], return_inverse=True)[1].reshape(-1)
     where = compare_where(np.r_[ta, tb], np.r_[da, db], np.r_[np.zeros(ta.size, bool), np.ones(tb.size, bool)],
-                          strata=np.r_[sa, sb].astype(str), labels=np.r_[la, lb], weights=np.r_[wa, wb],
+                          strata=strata, labels=np.r_[la, lb], weights=np.r_[wa, wb],
                           unknown_step=(hidden_a, hidden_b), alpha=alpha, power=power, ceiling=hazard_ceiling)
     fails = lambda counts: {k: (n - p, n) for k, (p, n) in counts.items()}
     cells = per_cell(fails(counts_a), fails(counts_b))

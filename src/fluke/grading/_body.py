@@ -25,14 +25,16 @@ from __future__ import annotations
 import hashlib
 import heapq
 from dataclasses import dataclass
-from typing import Any, Iterable
+from typing import Any, ClassVar, Iterable, Union
 
+import msgspec
 import orjson
 
 from ..record import FORMAT_VERSION, Identity
 from ._grade import RunGrade, grade_run
 from ._spec import Spec
 from ._tally import GradeTally
+from ._text import secret_checks
 
 _sha256 = hashlib.sha256
 _VERSIONS: dict[bytes, str] = {}     # identity JSON -> version hash (runs of one version recur)
@@ -51,22 +53,94 @@ def _view(d: dict) -> _Fields:
 class _BodyRun:
     """What :func:`grade_run` reads of a run, taken from a decoded body."""
 
-    __slots__ = ("hash", "scenario", "trial", "version", "events", "outcome", "error", "gold")
+    __slots__ = ("hash", "scenario", "trial", "version", "events", "outcome", "error", "gold", "anchors")
 
 
-def _version(identity: dict) -> str:
-    key = orjson.dumps(identity, option=orjson.OPT_SORT_KEYS)
+def _version(identity: dict | bytes) -> str:
+    """The version hash of an identity (a dict, or its canonical JSON), remembered."""
+    key = identity if isinstance(identity, bytes) else orjson.dumps(identity, option=orjson.OPT_SORT_KEYS)
     version = _VERSIONS.get(key)
     if version is None:
         if len(_VERSIONS) >= 4096:
             _VERSIONS.clear()
-        version = _VERSIONS[key] = Identity.model_validate(identity).version
+        value = orjson.loads(key) if isinstance(identity, bytes) else identity
+        version = _VERSIONS[key] = Identity.model_validate(value).version
     return version
+
+
+# What grade_run reads of a stored body, decoded by msgspec in one pass. A tool call's result
+# stays its JSON text (msgspec.Raw), which is what provenance and the secret check read of it
+# (grading/_grade.py's _text), so it is neither parsed into objects nor written back to JSON.
+# Every field named here is one the canonical body always holds; a body without one, or of
+# another shape, is read the slower way below (_body_run_dicts).
+class _UserEvent(msgspec.Struct, tag_field="kind", tag="user"):
+    text: str
+    kind: ClassVar[str] = "user"
+
+
+class _AgentEvent(msgspec.Struct, tag_field="kind", tag="agent"):
+    text: str
+    kind: ClassVar[str] = "agent"
+
+
+class _ToolEvent(msgspec.Struct, tag_field="kind", tag="tool"):
+    tool: str
+    args: Any
+    ok: Any
+    requestor: str
+    result: msgspec.Raw
+    error: Any
+    t_start: Any
+    kind: ClassVar[str] = "tool"
+
+
+class _Body(msgspec.Struct):
+    format_version: int
+    scenario: str
+    trial: Any
+    error: Any
+    identity: msgspec.Raw
+    events: list[Union[_UserEvent, _AgentEvent, _ToolEvent]]
+    outcome: dict
+    gold: Any = None
+
+
+_DECODE = msgspec.json.Decoder(_Body).decode
 
 
 def body_run(body: str | bytes) -> _BodyRun | None:
     """The run a stored body holds, as plain objects; None when it needs the long way."""
     raw = body.encode() if isinstance(body, str) else body
+    try:
+        d = _DECODE(raw)
+    except (msgspec.DecodeError, msgspec.ValidationError):
+        return _body_run_dicts(body, raw)
+    if d.format_version != FORMAT_VERSION:
+        return None
+    run = _BodyRun()
+    run.hash = _sha256(raw).hexdigest()
+    run.scenario, run.trial, run.error, run.events = d.scenario, d.trial, d.error, d.events
+    try:
+        run.version = _version(bytes(d.identity))
+        run.outcome = _view(d.outcome)
+        run.gold = None if d.gold is None else [_view(g) for g in d.gold]
+    except (orjson.JSONDecodeError, KeyError, TypeError, AttributeError):
+        return None
+    run.anchors = _anchors(body, raw)
+    return run
+
+
+def _anchors(body: str | bytes, raw: bytes) -> tuple | None:
+    """The secret checks whose anchors occur anywhere in the body: an anchor in any of the
+    run's strings is in its JSON as it is (no escape), unless a writer other than fluke's
+    spelled characters as \\u escapes; then None, and grade_run tests each part itself."""
+    text = body if isinstance(body, str) else raw.decode()
+    return None if "\\u" in text else secret_checks(text)
+
+
+def _body_run_dicts(body: str | bytes, raw: bytes) -> _BodyRun | None:
+    """:func:`body_run` through ``orjson.loads``, each event's dict read in place: for a body
+    the structs above do not take (a field missing or of another type)."""
     try:
         d = orjson.loads(raw)
         if d["format_version"] != FORMAT_VERSION:
@@ -81,6 +155,7 @@ def body_run(body: str | bytes) -> _BodyRun | None:
         run.gold = None if gold is None else [_view(g) for g in gold]
     except (orjson.JSONDecodeError, KeyError, TypeError, AttributeError):
         return None
+    run.anchors = _anchors(body, raw)
     return run
 
 

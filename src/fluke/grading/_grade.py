@@ -25,6 +25,7 @@ from dataclasses import dataclass, field
 from typing import Any
 
 import orjson
+from msgspec import Raw
 
 from ..format import plural
 from ..record import Run
@@ -217,10 +218,16 @@ def _secrets(events: list, severity: str, in_texts: tuple, in_rest: tuple) -> li
 
 
 def _text(value: Any) -> str:
+    """A tool result as provenance and the secret check read it: a string as it is, any other
+    value as its JSON. A stored body's result comes as its JSON already (``msgspec.Raw``,
+    grading/_body.py): the bytes the canonical body holds, which are what this would write."""
     if value is None:
         return ""
     if isinstance(value, str):
         return value
+    if type(value) is Raw:
+        raw = bytes(value)
+        return orjson.loads(raw) if raw[:1] == b'"' else "" if raw == b"null" else raw.decode()
     return orjson.dumps(value, option=orjson.OPT_NON_STR_KEYS).decode()
 
 
@@ -270,7 +277,9 @@ def grade_run(run: Run, spec: "Spec | dict | str") -> RunGrade:
     add = out.append
 
     prov = c.provenance
-    want_secrets = m.secrets
+    # a stored body (grading/_body.py) says which secret checks' anchors occur anywhere in it:
+    # none, and no part of the run can match, so the parts are not gathered or tested
+    want_secrets = m.secrets and getattr(run, "anchors", None) != ()
     texts, owners, said, calls = _told(events, prov or want_secrets)
     dumps: list[bytes] = []     # every call's arguments as JSON, for the secret check
     if prov:

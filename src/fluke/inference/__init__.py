@@ -8,32 +8,48 @@ counts of passes and trials); clustered intervals, variance components, pass@k a
 (0.469, 0.5333)
 """
 
-from ._account import (ChangeDetection, RunningAccount, as_beta, betabinom_cdf, detect_change, discount,
-                       footprint_discount, running_account, surprise)
-from ._beta import UNIFORM, BetaMixture, BetaPosterior, Prior, check_counts, log_marginal, parse_prior, posterior
-from ._calibration import (BrierDecomposition, CalibrationReport, CalibrationScore, CalibrationTest,
-                           ReliabilityTable, brier_decomposition, brier_score, calibration_test,
-                           reliability_table, score_predictions)
-from ._carry import Belief, EarlierVersion, believe
-from ._cells import Cells
-from ._clustered import (FEW_CLUSTERS, BootstrapInterval, ClusteredInterval, ClusterRobustFit, FewClustersWarning,
-                         NaiveInterval, check_level, check_values, cluster_bootstrap_cells, cluster_bootstrap_interval,
-                         cluster_codes, cluster_robust_ols, clustered_interval, clustered_interval_cells)
-from ._family import (HYPERPRIOR, FamilyFit, FamilyPosterior, FamilyPriors, family_priors, fit_family_prior,
-                      hyperprior_grid)
-from ._lazy import lazy_stats
-from ._matching import PredictionMatch, match_predictions
-from ._passk import (PassAtK, PlugInWarning, default_ks, expected_pass_at_k, pass_at_k, pass_at_k_curve,
-                     pass_at_k_from_average, pass_at_k_plugin, pass_hat_k)
-from ._pvalue import t_test_pvalue
-from ._reset_rate import ResetRate, reset_rate
-from ._statement import Statement, carried_text, scenario_statement, scenario_statements, suite_statement
-from ._suite import SuiteAnswers, poisson_binomial_pmf, runs_to_certify, suite_questions, suite_runs_to_certify
-from ._unknown import (UNKNOWN_POLICIES, UnknownOutcomes, apply_unknown_policy, check_unknown_policy,
-                       counts_with_unknowns, describe_unknowns)
-from ._variance import Projection, VarianceComponents, grand_mean_sd, variance_components, variance_components_cells
-from ._multiplicity import bh_qvalues, bh_reject
-from ._weekly import CanaryChart, WeeklyReview, canary_chart, p_greater, review_week
+from __future__ import annotations
+
+import importlib
+from typing import TYPE_CHECKING
+
+# Each name is imported from its module when it is first asked for (as in fluke.record): a verb that
+# answers from counts needs a few of these modules, not all twenty.
+
+#: Where each public name lives (a module of this package).
+_HOMES = {
+    "._account": ("ChangeDetection", "RunningAccount", "as_beta", "betabinom_cdf", "detect_change", "discount",
+        "footprint_discount", "running_account", "surprise"),
+    "._beta": ("UNIFORM", "BetaMixture", "BetaPosterior", "Prior", "check_counts", "log_marginal", "parse_prior",
+        "posterior"),
+    "._calibration": ("BrierDecomposition", "CalibrationReport", "CalibrationScore", "CalibrationTest",
+        "ReliabilityTable", "brier_decomposition", "brier_score", "calibration_test", "reliability_table",
+        "score_predictions"),
+    "._carry": ("Belief", "EarlierVersion", "believe"),
+    "._cells": ("Cells",),
+    "._clustered": ("FEW_CLUSTERS", "BootstrapInterval", "ClusteredInterval", "ClusterRobustFit",
+        "FewClustersWarning", "NaiveInterval", "check_level", "check_values", "cluster_bootstrap_cells",
+        "cluster_bootstrap_interval", "cluster_codes", "cluster_robust_ols", "clustered_interval",
+        "clustered_interval_cells"),
+    "._family": ("HYPERPRIOR", "FamilyFit", "FamilyPosterior", "FamilyPriors", "family_priors", "fit_family_prior",
+        "hyperprior_grid"),
+    "._lazy": ("lazy_stats",),
+    "._matching": ("PredictionMatch", "match_predictions"),
+    "._passk": ("PassAtK", "PlugInWarning", "default_ks", "expected_pass_at_k", "pass_at_k", "pass_at_k_curve",
+        "pass_at_k_from_average", "pass_at_k_plugin", "pass_hat_k"),
+    "._pvalue": ("t_test_pvalue",),
+    "._reset_rate": ("ResetRate", "reset_rate"),
+    "._statement": ("Statement", "carried_text", "scenario_statement", "scenario_statements", "suite_statement"),
+    "._suite": ("SuiteAnswers", "poisson_binomial_pmf", "runs_to_certify", "suite_questions",
+        "suite_runs_to_certify"),
+    "._unknown": ("UNKNOWN_POLICIES", "UnknownOutcomes", "apply_unknown_policy", "check_unknown_policy",
+        "counts_with_unknowns", "describe_unknowns"),
+    "._variance": ("Projection", "VarianceComponents", "grand_mean_sd", "variance_components",
+        "variance_components_cells"),
+    "._multiplicity": ("bh_qvalues", "bh_reject"),
+    "._weekly": ("CanaryChart", "WeeklyReview", "canary_chart", "p_greater", "review_week"),
+}
+_HOME_OF = {name: module for module, names in _HOMES.items() for name in names}
 
 __all__ = [
     "bh_qvalues", "bh_reject",
@@ -65,3 +81,46 @@ __all__ = [
     # the same three from per-cell sums (rows, Σy, Σy²), as a ledger keeps them (issue 19)
     "Cells", "cluster_bootstrap_cells", "clustered_interval_cells", "variance_components_cells",
 ]
+assert sorted(__all__) == sorted(_HOME_OF)
+
+if TYPE_CHECKING:
+    from ._account import (ChangeDetection, RunningAccount, as_beta, betabinom_cdf, detect_change, discount,
+                           footprint_discount, running_account, surprise)
+    from ._beta import UNIFORM, BetaMixture, BetaPosterior, Prior, check_counts, log_marginal, parse_prior, posterior
+    from ._calibration import (BrierDecomposition, CalibrationReport, CalibrationScore, CalibrationTest,
+                               ReliabilityTable, brier_decomposition, brier_score, calibration_test,
+                               reliability_table, score_predictions)
+    from ._carry import Belief, EarlierVersion, believe
+    from ._cells import Cells
+    from ._clustered import (FEW_CLUSTERS, BootstrapInterval, ClusteredInterval, ClusterRobustFit, FewClustersWarning,
+                             NaiveInterval, check_level, check_values, cluster_bootstrap_cells,
+                             cluster_bootstrap_interval, cluster_codes, cluster_robust_ols, clustered_interval,
+                             clustered_interval_cells)
+    from ._family import (HYPERPRIOR, FamilyFit, FamilyPosterior, FamilyPriors, family_priors, fit_family_prior,
+                          hyperprior_grid)
+    from ._lazy import lazy_stats
+    from ._matching import PredictionMatch, match_predictions
+    from ._passk import (PassAtK, PlugInWarning, default_ks, expected_pass_at_k, pass_at_k, pass_at_k_curve,
+                         pass_at_k_from_average, pass_at_k_plugin, pass_hat_k)
+    from ._pvalue import t_test_pvalue
+    from ._reset_rate import ResetRate, reset_rate
+    from ._statement import Statement, carried_text, scenario_statement, scenario_statements, suite_statement
+    from ._suite import SuiteAnswers, poisson_binomial_pmf, runs_to_certify, suite_questions, suite_runs_to_certify
+    from ._unknown import (UNKNOWN_POLICIES, UnknownOutcomes, apply_unknown_policy, check_unknown_policy,
+                           counts_with_unknowns, describe_unknowns)
+    from ._variance import Projection, VarianceComponents, grand_mean_sd, variance_components, variance_components_cells
+    from ._multiplicity import bh_qvalues, bh_reject
+    from ._weekly import CanaryChart, WeeklyReview, canary_chart, p_greater, review_week
+
+
+def __getattr__(name: str) -> object:
+    home = _HOME_OF.get(name)
+    if home is None:
+        raise AttributeError(f"module {__name__!r} has no attribute {name!r}")
+    value = getattr(importlib.import_module(home, __name__), name)
+    globals()[name] = value       # asked once: later look-ups are plain module attributes
+    return value
+
+
+def __dir__() -> list[str]:
+    return sorted(set(globals()) | set(_HOME_OF))

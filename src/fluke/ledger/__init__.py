@@ -21,8 +21,9 @@ from typing import TYPE_CHECKING, Any
 if TYPE_CHECKING:
     from ._base import Ledger
 
-__all__ = ["CountRow", "Document", "ExportResult", "IngestResult", "Ledger", "SourceOverlap", "StepRow", "StoredRun",
-           "TrialOutcomes", "UnitCell", "VersionInfo", "export_runs", "open_ledger", "row_run", "utcnow"]
+__all__ = ["CountRow", "Document", "ExportResult", "IngestResult", "Ledger", "OutcomeSequences", "Places",
+           "SourceOverlap", "StepRow", "StoredRun", "TrialOutcomes", "UnitCell", "VersionInfo", "export_runs",
+           "open_ledger", "row_run", "utcnow"]
 
 _LAZY = {
     "Ledger": "._base",
@@ -32,9 +33,11 @@ _LAZY = {
     "IngestResult": "._types",
     "StoredRun": "._types",
     "StepRow": "._types",
+    "Places": "._types",
     "VersionInfo": "._types",
     "SourceOverlap": "._overlap",
     "TrialOutcomes": "._types",
+    "OutcomeSequences": "._types",
     "UnitCell": "._types",
     "ExportResult": "._export",
     "export_runs": "._export",

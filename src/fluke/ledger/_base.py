@@ -25,7 +25,6 @@ from ..errors import EmptyLedgerError, LedgerError, SelectorError
 from ..record import IDENTITY_FIELDS, canonical_json, redact_url
 from ._migrations import MIGRATIONS
 from ._rows import body_hash, body_holds, hash_key, row_run, version_id
-from ._ingest import ingest_runs, utcnow
 from ._documents import DocumentStore
 from ._tables import TableReads
 from ._types import IngestResult, StoredRun, VersionInfo
@@ -261,6 +260,8 @@ class Ledger(TableReads, DocumentStore):
         for name, statements in MIGRATIONS:
             if name in applied:
                 continue
+            from ._ingest import utcnow
+
             with self.atomic():
                 # Another process (an xdist worker opening the same new file) may have applied it
                 # between our read of ``applied`` and taking the write lock: check again under it.
@@ -297,6 +298,8 @@ class Ledger(TableReads, DocumentStore):
         if self.read_only:
             raise LedgerError(f"{self.name}: is read-only here, so nothing can be ingested into it; "
                               "copy it somewhere writable or choose another --ledger")
+        from ._ingest import ingest_runs   # the ingest machinery loads only for a verb that stores runs
+
         return ingest_runs(self, runs, progress=progress)
 
     def _where(self, *, scenario: str | None = None, version: str | Sequence[str] | None = None,

@@ -17,7 +17,6 @@ import orjson
 
 from ..errors import LedgerError
 from ..record import canonical_json, digest
-from ._ingest import utcnow
 from ._types import Document
 
 
@@ -32,6 +31,8 @@ class DocumentStore:
 
     def put_document(self, kind: str, body: dict[str, Any]) -> str:
         """Append a document (idempotent by content); return its SHA-256 digest."""
+        from ._ingest import utcnow   # not at the top: a verb that only reads loads no ingest machinery
+
         doc_digest = digest(body)
         with self.atomic():
             self.execute("INSERT INTO documents (kind, digest, body, recorded_at) VALUES (?, ?, ?, ?) "
@@ -57,6 +58,8 @@ class DocumentStore:
 
         A body is a dict or its canonical JSON already serialised (a grading worker's output).
         """
+        from ._ingest import utcnow
+
         now = utcnow()
         params = [(spec_digest, run_hash,
                    body if isinstance(body, str) else body.decode() if isinstance(body, bytes)

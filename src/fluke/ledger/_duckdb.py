@@ -5,7 +5,8 @@ Nothing is kept at ingest here, so the tallies the count verbs read (``counts``,
 ``unit_cells``) are made by grouping the runs table in DuckDB, over the Parquet files, the first
 time a statement of the shared :class:`fluke.ledger.Ledger` code reads one (then kept as a
 table of the in-memory database while the ledger is open: a verb reads ``counts`` several
-times). ``trial_outcomes`` is one ordered query (:data:`TRIAL_OUTCOMES`). The aggregate SQL
+times). ``trial_outcomes`` is one ordered query (:data:`TRIAL_OUTCOMES`), and the fix check's
+``outcome_sequences`` the same query's outcomes alone, one byte a run. The aggregate SQL
 (:data:`TALLY_VIEWS`) is plain SQL that PostgreSQL and SQLite run too, over any table with the
 columns of :data:`fluke.lake.RUN_COLUMNS`.
 
@@ -47,16 +48,16 @@ TALLY_VIEWS: dict[str, str] = {
                    "FROM runs GROUP BY vid, unit, scenario, condition"),
 }
 
-#: Every run's outcome in the order :meth:`fluke.ledger.Ledger.trial_outcomes` gives (input,
-#: trial, version, ingest, key), the inputs and versions as dense codes in sorted order.
-TRIAL_OUTCOMES = (
-    "WITH r AS (SELECT vid, scenario, condition, trial, ingest, k, "
-    "CASE WHEN passed THEN 0 WHEN passed IS NULL THEN 2 ELSE 1 END AS outcome FROM runs{where}), "
-    "i AS (SELECT scenario, condition, CAST(row_number() OVER (ORDER BY scenario, condition) - 1 AS INTEGER) AS i "
-    "FROM (SELECT DISTINCT scenario, condition FROM r) d), "
-    "v AS (SELECT vid, CAST(row_number() OVER (ORDER BY vid) - 1 AS INTEGER) AS v FROM (SELECT DISTINCT vid FROM r) d) "
-    "SELECT v.v, i.i, r.trial, CAST(r.outcome AS UTINYINT) FROM r JOIN i ON i.scenario = r.scenario "
-    "AND i.condition = r.condition JOIN v ON v.vid = r.vid ORDER BY i.i, r.trial, v.v, r.ingest, r.k")
+#: Every run's version, trial and outcome in the order :meth:`fluke.ledger.Ledger.trial_outcomes`
+#: gives (input, trial, version, ingest, key); its inputs' sizes come from :data:`OUTCOME_INPUTS`,
+#: in the same order. ``{columns}``: all three, or the outcome alone (:meth:`LakeLedger.outcome_sequences`).
+TRIAL_OUTCOMES = ("SELECT {columns} FROM (SELECT vid, trial, "
+                  "CAST(CASE WHEN passed THEN 0 WHEN passed IS NULL THEN 2 ELSE 1 END AS UTINYINT) AS outcome, "
+                  "scenario, condition, ingest, k FROM runs{where}) r "
+                  "ORDER BY scenario, condition, trial, vid, ingest, k")
+#: The runs of each input and version, inputs in the order of :data:`TRIAL_OUTCOMES`.
+OUTCOME_INPUTS = ("SELECT scenario, condition, vid, COUNT(*) FROM runs{where} GROUP BY scenario, condition, vid "
+                  "ORDER BY scenario, condition, vid")
 
 #: The tables a verb may add to (a verdict recorded, grades stored): each write is a new file.
 APPENDED = ("documents", "grades")
@@ -245,6 +246,115 @@ class LakeLedger(Ledger):
                                   "which only the count verbs can do without")
             yield body, source
 
+    #: What a reader of :meth:`outcome_sequences` holds per run: its byte, and a share of one
+    #: part of the fix check's arrays.
+    SEQUENCE_BYTES = 2
+    #: Whether :meth:`outcome_sequences` sorts the runs here (:meth:`_sorted_here`) rather than in
+    #: DuckDB, whose sort of 10^8 rows spills past :data:`MEMORY_LIMIT` (3× the CPU time).
+    SORT_HERE = True
+
+    def _outcome_where(self, version, scenario, condition, trials) -> tuple[str, list]:
+        where, params = self._where(scenario=scenario, version=version, runs=False)
+        where, params = self._condition_where(where, params, condition)
+        if trials is not None:
+            wanted = sorted({int(t) for t in trials})
+            where += (" AND " if where else " WHERE ") + "list_contains(?, trial)"
+            params = [*params, wanted]
+        return where, params
+
+    def _inputs(self, cur: Any, where: str, params: list) -> tuple:
+        """``(inputs, sizes, vids)`` of the runs matching ``where`` (:data:`OUTCOME_INPUTS`)."""
+        import numpy as np
+
+        inputs: list[tuple[str, str]] = []
+        sizes: list[int] = []
+        vids: set[int] = set()
+        for scen, cond, vid, n in cur.execute(OUTCOME_INPUTS.format(where=where), params).fetchall():
+            if not inputs or inputs[-1] != (scen, cond):
+                inputs.append((scen, cond))
+                sizes.append(0)
+            sizes[-1] += int(n)
+            vids.add(int(vid))
+        return tuple(inputs), np.asarray(sizes, dtype=np.int64), sorted(vids)
+
+    @staticmethod
+    def _fetch(cur: Any, query: str, params: list, dtypes: list, total: int) -> list | None:
+        """The columns of ``query`` written into numpy arrays of ``dtypes`` batch by batch as DuckDB
+        hands the rows over; None when there are not exactly ``total`` of them."""
+        import numpy as np
+
+        arrays = [np.empty(total, dtype) for dtype in dtypes]
+        relation = cur.sql(query, params=params)
+        reader = (relation.to_arrow_reader(1 << 20) if hasattr(relation, "to_arrow_reader")
+                  else cur.execute(query, params).fetch_record_batch(1 << 20))   # duckdb before 1.4
+        at = 0
+        for batch in reader:
+            n = batch.num_rows
+            if at + n > total:
+                return None
+            for target, column in zip(arrays, batch.columns, strict=True):
+                target[at:at + n] = column.to_numpy(zero_copy_only=False)
+            at += n
+        return arrays if at == total else None
+
+    def _ordered_outcomes(self, where: str, params: list, columns: str, into: list) -> tuple:
+        """``(inputs, sizes, vids)`` of the runs matching ``where``, and their ``columns`` of
+        :data:`TRIAL_OUTCOMES` as numpy arrays of the dtypes ``into``, in its order."""
+        cur = self._conn.cursor()
+        inputs, sizes, vids = self._inputs(cur, where, params)
+        arrays = self._fetch(cur, TRIAL_OUTCOMES.format(columns=columns, where=where), params, into, int(sizes.sum()))
+        cur.close()
+        if arrays is None:
+            raise LedgerError(f"{self.name}: the runs changed while they were read")
+        return inputs, sizes, vids, arrays
+
+    def _sorted_here(self, cur: Any, where: str, params: list, inputs: tuple, sizes: Any, vids: list):
+        """The outcomes of :data:`TRIAL_OUTCOMES`' order without asking DuckDB to sort them: each
+        run's input (a join with the ``inputs``, a few rows), trial, version and outcome streamed
+        unsorted, then one stable sort here of a key packing input, trial and version into 64 bits.
+        None where it cannot tell that order (the key does not fit; two runs of one version share
+        an input and trial, which only the ingest and content key order): DuckDB then sorts."""
+        import numpy as np
+
+        pa = require("pyarrow", package="pyarrow", extra="lake", purpose="A Parquet dataset")
+        total = int(sizes.sum())
+        if total == 0:
+            return np.empty(0, np.uint8)
+        trials = cur.execute(f"SELECT MIN(trial), MAX(trial) FROM runs{where}", params).fetchall()[0]
+        low, high = int(trials[0]), int(trials[1])
+        bits = [max(len(inputs) - 1, 1).bit_length(), max(high - low, 1).bit_length(),
+                max(len(vids) - 1, 1).bit_length() if len(vids) > 1 else 0]
+        if sum(bits) > 62:
+            return None
+        cur.register("fluke_inputs", pa.table({"scenario": [i[0] for i in inputs], "condition": [i[1] for i in inputs],
+                                               "i": np.arange(len(inputs), dtype=np.int64)}))
+        columns = "f.i, r.trial, CAST(CASE WHEN r.passed THEN 0 WHEN r.passed IS NULL THEN 2 ELSE 1 END AS UTINYINT)"
+        dtypes: list = [np.int64, np.int64, np.uint8]
+        if bits[2]:
+            columns += ", r.vid"
+            dtypes.append(np.int64)
+        query = (f"SELECT {columns} FROM (SELECT * FROM runs{where}) r JOIN fluke_inputs f "
+                 "ON f.scenario = r.scenario AND f.condition = r.condition")
+        got = self._fetch(cur, query, params, dtypes, total)
+        cur.unregister("fluke_inputs")
+        if got is None:
+            return None
+        key, trial, outcome = got[0], got[1], got[2]      # the key is made in the input's array
+        key <<= bits[1] + bits[2]
+        trial -= low
+        trial <<= bits[2]
+        key |= trial
+        if bits[2]:
+            key |= np.searchsorted(np.asarray(vids, dtype=np.int64), got[3])
+        del got, trial
+        order = np.argsort(key, kind="stable")
+        step = 1 << 22
+        for start in range(0, total, step):      # two runs with one key: the order is not the key's
+            near = key[order[start:start + step + 1]]
+            if (near[1:] == near[:-1]).any():
+                return None
+        return outcome[order]
+
     def trial_outcomes(self, *, version: str | Sequence[str] | None = None, scenario: str | None = None,
                        condition: str | None = None, trials: Iterable[int] | None = None):
         """:meth:`fluke.ledger.Ledger.trial_outcomes`, as one ordered query in DuckDB."""
@@ -252,34 +362,39 @@ class LakeLedger(Ledger):
 
         from ._types import TrialOutcomes
 
-        where, params = self._where(scenario=scenario, version=version, runs=False)
-        where, params = self._condition_where(where, params, condition)
-        if trials is not None:
-            wanted = sorted({int(t) for t in trials})
-            where += (" AND " if where else " WHERE ") + "list_contains(?, trial)"
-            params = [*params, wanted]
+        where, params = self._outcome_where(version, scenario, condition, trials)
+        names = dict(self.query("SELECT vid, version FROM versions"))
+        with self.faults():
+            inputs, sizes, vids, (vid, trial, outcome) = self._ordered_outcomes(
+                where, params, "vid, trial, outcome", [np.int64, np.int64, np.uint8])
+        return TrialOutcomes(tuple(names[v] for v in vids), inputs,
+                             np.searchsorted(np.asarray(vids, dtype=np.int64), vid).astype(np.int32),
+                             np.repeat(np.arange(len(inputs), dtype=np.int32), sizes), trial, outcome)
+
+    def outcome_sequences(self, *, version: str | Sequence[str] | None = None, scenario: str | None = None,
+                          condition: str | None = None, trials: Iterable[int] | None = None):
+        """:meth:`fluke.ledger.Ledger.outcome_sequences`: the runs per input (a group-by), then their
+        outcomes, one byte a run, put in order here (:meth:`_sorted_here`), or where that cannot
+        tell the order, from one ordered query (:data:`TRIAL_OUTCOMES`) that DuckDB sorts (spilling
+        to its temporary folder past :data:`MEMORY_LIMIT`)."""
+        import numpy as np
+
+        from ._types import OutcomeSequences
+
+        where, params = self._outcome_where(version, scenario, condition, trials)
+        names = dict(self.query("SELECT vid, version FROM versions"))
         with self.faults():
             cur = self._conn.cursor()
-            size = int(cur.execute(f"SELECT COUNT(*) FROM runs{where}", params).fetchall()[0][0])
-            ver, inp = np.empty(size, np.int32), np.empty(size, np.int32)
-            trial, outcome = np.empty(size, np.int64), np.empty(size, np.uint8)
-            query = TRIAL_OUTCOMES.format(where=where)
-            relation = cur.sql(query, params=params)
-            reader = (relation.to_arrow_reader(1 << 20) if hasattr(relation, "to_arrow_reader")
-                      else cur.execute(query, params).fetch_record_batch(1 << 20))   # duckdb before 1.4
-            at = 0
-            for batch in reader:
-                n = batch.num_rows
-                for target, column in zip((ver, inp, trial, outcome), batch.columns, strict=True):
-                    target[at:at + n] = column.to_numpy(zero_copy_only=False)
-                at += n
-            inputs = tuple(tuple(r) for r in cur.execute(
-                f"SELECT DISTINCT scenario, condition FROM runs{where} ORDER BY scenario, condition",
-                params).fetchall())
-            vids = [v for (v,) in cur.execute(f"SELECT DISTINCT vid FROM runs{where} ORDER BY vid",
-                                                     params).fetchall()]
-        names = dict(self.query("SELECT vid, version FROM versions"))
-        return TrialOutcomes(tuple(names[v] for v in vids), inputs, ver, inp, trial, outcome)
+            inputs, sizes, vids = self._inputs(cur, where, params)
+            outcome = self._sorted_here(cur, where, params, inputs, sizes, vids) if self.SORT_HERE else None
+            if outcome is None:
+                outcome = self._fetch(cur, TRIAL_OUTCOMES.format(columns="outcome", where=where), params, [np.uint8],
+                                      int(sizes.sum()))
+                if outcome is None:
+                    raise LedgerError(f"{self.name}: the runs changed while they were read")
+                outcome = outcome[0]
+            cur.close()
+        return OutcomeSequences(tuple(names[v] for v in vids), inputs, sizes, outcome)
 
     def _refuse(self, what: str) -> LedgerError:
         return LedgerError(f"{self.name}: a DuckDB file is read here, not written, so {what} cannot be stored in "

@@ -7,8 +7,9 @@ then written at its end in one short transaction (SQLite's write lock is held on
 the writing). A larger one opens its transaction then and writes each batch as it is
 built, so what is held never grows with the size of the input, however many runs it has.
 On PostgreSQL that is still one transaction; on SQLite, whose write-ahead log would then
-hold every page of the ingest, each batch is a transaction of its own while the ingest is
-pending (:class:`_Staged`), and the ingest is still all or nothing.
+hold every page of the ingest, the batches are committed a few at a time
+(:data:`COMMIT_BATCHES`) while the ingest is pending (:class:`_Staged`), and the ingest is still
+all or nothing.
 
 Versions and counts are written at the end, in key order (see :mod:`fluke.ledger._writer`).
 On PostgreSQL concurrent ingests take turns to write (a transaction-level advisory lock, taken
@@ -66,7 +67,7 @@ def ingest_runs(ledger: "Ledger", runs: Iterable[Run | Prepared], *, progress: A
     versions: list[tuple[int, str, str]] = []    # (vid, version, identity JSON) of those
     held: list[Rows] = []                        # batches built before the transaction began
     held_bytes = 0
-    offered: dict[tuple, list[int]] = {}         # trials and passes of every run offered
+    offered: dict[tuple, dict] = {}              # trials and passes of every run offered (_writer.tally)
     overlap = OverlapCheck()                     # where the first runs are stored from, afterwards
     seen = 0
     writer: Any = None
@@ -129,7 +130,7 @@ RETRIES = 5
 
 
 def _write_held(ledger: "Ledger", held: list[Rows], versions: list[tuple[int, str, str]],
-                offered: dict[tuple, list[int]], recorded_at: str) -> tuple[int, Any]:
+                offered: dict[tuple, dict], recorded_at: str) -> tuple[int, Any]:
     """Write an ingest held whole (every batch built before its transaction) in one short
     transaction; return how many runs it added, and its writer. One the server broke off as transient (a
     deadlock or serialisation failure on PostgreSQL) left nothing, and is written again from
@@ -150,22 +151,33 @@ def _write_held(ledger: "Ledger", held: list[Rows], versions: list[tuple[int, st
     raise AssertionError("unreachable")  # pragma: no cover
 
 
+#: A staged ingest commits once it has written this many batches since its last commit: each
+#: commit writes every page of the two key indexes its runs touched through the log (the keys
+#: are random: at a million runs most of their pages, whatever the batch), so fewer, longer
+#: transactions write less, while a batch's rows, the memory the ingest holds, stay as small
+#: as before (SQLite's page cache, bounded, spills a long transaction's pages to the log).
+COMMIT_BATCHES = 4
+
+
 class _Staged:
-    """One ingest committed a batch per transaction, and still all or nothing.
+    """One ingest committed a few batches per transaction, and still all or nothing.
 
     Its record goes into ``pending`` first (one transaction): readers skip the runs of a
-    pending ingest. Each batch of runs is then its own transaction, so the write-ahead log
-    is checkpointed as the ingest goes and stays about a batch long. The last transaction
-    writes the versions and counts and takes the ingest out of ``pending``: all its runs
-    appear at once. If anything fails before that, its runs are removed (a batch per
-    transaction) and so is its record; if the process dies, the next ingest or writable
-    open of the ledger removes them. The caller holds the ledger's ingest lock throughout,
-    so no other ingest stores or skips a run of one that may yet be removed.
+    pending ingest. Its batches of runs are then written in transactions of
+    :data:`COMMIT_BATCHES` batches each, so the write-ahead log is checkpointed as the ingest
+    goes and stays a few transactions long. The last transaction writes the versions and
+    counts and takes the ingest out of ``pending``: all its runs appear at once. If anything
+    fails before that, the open transaction is rolled back, its runs are removed (a batch per
+    transaction) and so is its record; if the process dies, the next ingest or writable open
+    of the ledger removes them. The caller holds the ledger's ingest lock throughout, so no
+    other ingest stores or skips a run of one that may yet be removed.
     """
 
     def __init__(self, ledger: "Ledger", writer: Any, recorded_at: str, stack: contextlib.ExitStack) -> None:
         self.ledger, self.writer, self.versions = ledger, writer, []
         self.done = False
+        self.open: Any = None   # the transaction batches are being written in, if one is open
+        self.batches = 0        # batches written in it
         with ledger.atomic():
             writer.begin(recorded_at)
             writer.stage()
@@ -173,25 +185,47 @@ class _Staged:
         self.log = ledger._checkpointer()   # checkpoints beside the batches (the undo, after it stops)
         if self.log is not None:
             stack.push(self._stop)
+        stack.push(self._abandon)           # first of the three: the open transaction rolled back
 
     def put_runs(self, batch: Any) -> None:
-        if self.log is not None:
-            self.log.before_write()
-        with self.ledger.atomic():
-            self.writer.put_runs(batch)
+        if self.open is None:
+            if self.log is not None:
+                self.log.before_write()
+            self.open = self.ledger.atomic()
+            self.open.__enter__()
+        self.writer.put_runs(batch)
+        self.batches += 1
+        if self.batches >= COMMIT_BATCHES:
+            self._commit()
+
+    def _commit(self) -> None:
+        """Commit the open transaction (a failed commit is rolled back by :meth:`Ledger.atomic`)."""
+        opened, self.open, self.batches = self.open, None, 0
+        if opened is None:
+            return
+        opened.__exit__(None, None, None)
         if self.log is not None:
             self.log.committed()
 
     def put_versions(self, versions: list[tuple[int, str, str]]) -> None:
         self.versions = versions
 
-    def finish(self, offered: dict[tuple, list[int]]) -> int:
+    def finish(self, offered: dict[tuple, dict]) -> int:
+        self._commit()
         with self.ledger.atomic():
             self.writer.put_versions(self.versions)
             added = self.writer.finish(offered)
             self.writer.unstage()
         self.done = True
         return added
+
+    def _abandon(self, *exc: Any) -> bool:
+        opened, self.open = self.open, None
+        if opened is not None:   # the ingest failed with a transaction open: roll it back
+            error = exc if exc and exc[0] is not None else (RuntimeError, RuntimeError("abandoned"), None)
+            with contextlib.suppress(BaseException):
+                opened.__exit__(*error)
+        return False
 
     def _stop(self, *exc: Any) -> bool:
         log, self.log = self.log, None
@@ -215,11 +249,19 @@ class _Staged:
 def _young_garbage() -> Any:
     """Collect cyclic garbage less often while an ingest runs: each line parsed makes a few
     hundred objects that die young (none in cycles), and a collection every 700 of them
-    cost about 8% of an ingest here. Restored afterwards."""
+    cost about 8% of an ingest here. The objects alive when it starts (the modules, the run
+    model: about 30,000 the collector tracks, at a fluke ingest's start here) are frozen
+    meanwhile, so the older collections that do run do not walk them again. Both restored
+    afterwards."""
     before = gc.get_threshold()
     gc.set_threshold(max(before[0], 50_000), *before[1:])
+    frozen = gc.get_freeze_count() == 0   # not frozen by the caller (or by an ingest inside this one)
+    if frozen:
+        gc.freeze()
     try:
         yield
     finally:
+        if frozen:
+            gc.unfreeze()
         gc.set_threshold(*before)
 

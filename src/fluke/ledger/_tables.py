@@ -15,7 +15,7 @@ from __future__ import annotations
 
 from typing import Any, Iterable, Sequence
 
-from ._types import CountRow, StepRow, TrialOutcomes, UnitCell
+from ._types import CountRow, Places, StepRow, TrialOutcomes, UnitCell
 
 
 class TableReads:
@@ -37,9 +37,9 @@ class TableReads:
         where, params = self._condition_where(where, params, condition)
         rows = self.query(f"SELECT vid, scenario, condition, trials, passes, unknowns FROM counts{where}", params)
         names = dict(self.query("SELECT vid, version FROM versions"))
-        out = [CountRow(names[v], s, c, int(n), int(k), int(u)) for v, s, c, n, k, u in rows]
-        out.sort(key=lambda r: (r.version, r.scenario, r.condition))
-        return out
+        # sorted as tuples (version, scenario and condition are the table's key), then built
+        ordered = sorted((names[v], s, c, int(n), int(k), int(u)) for v, s, c, n, k, u in rows)
+        return [CountRow(*row) for row in ordered]
 
     def steps(self, *, version: str | Sequence[str] | None = None, scenario: str | None = None,
               condition: str | None = None) -> list[StepRow]:
@@ -62,6 +62,35 @@ class TableReads:
         out = [StepRow(names[v], s, c, cause, int(t), e, int(n)) for v, s, c, cause, t, e, n in rows]
         out.sort(key=lambda r: (r.version, r.scenario, r.condition, r.cause, r.step, r.event))
         return out
+
+    def places(self, *, version: str | Sequence[str] | None = None, scenario: str | None = None,
+               condition: str | None = None) -> Places:
+        """Runs per place ``(scenario, condition, cause, step, event)`` summed over the versions
+        given: the :meth:`steps` table, grouped by the database when there are several versions,
+        read as columns (:class:`fluke.ledger.Places`, which reads as a mapping) with no row
+        object built: ``compare`` reads a million runs' places this way. Places whose runs sum
+        to zero are left out.
+
+        >>> import tempfile, os
+        >>> from fluke.ledger import open_ledger
+        >>> from fluke.record import Identity, Outcome, Run
+        >>> ledger = open_ledger(os.path.join(tempfile.mkdtemp(), "pl.db"))
+        >>> _ = ledger.ingest([Run(scenario="s", trial=t, identity=Identity(model=m), outcome=Outcome(passed=False,
+        ...                        died_at=2)) for t in range(2) for m in ("a", "b")])
+        >>> ledger.places()
+        {('s', '', 'died_at', 2, 'end'): 4}
+        >>> sum(r.runs for r in ledger.steps(version=ledger.select_versions("model=a")))
+        2
+        """
+        where, params = self._where(scenario=scenario, version=version, runs=False)
+        where, params = self._condition_where(where, params, condition)
+        if isinstance(version, str) or (version is not None and len(set(version)) == 1):
+            # one version: the table's key already makes each place one row
+            sql = f"SELECT scenario, condition, cause, step, event, runs FROM steps{where}"
+        else:
+            sql = ("SELECT scenario, condition, cause, step, event, CAST(SUM(runs) AS BIGINT) FROM steps"
+                   f"{where} GROUP BY scenario, condition, cause, step, event")
+        return Places(self.query(sql, params))
 
     def trial_outcomes(self, *, version: str | Sequence[str] | None = None, scenario: str | None = None,
                        condition: str | None = None, trials: Iterable[int] | None = None) -> TrialOutcomes:
@@ -86,6 +115,33 @@ class TableReads:
         from ._tallies import read_trial_outcomes
 
         return read_trial_outcomes(self, version=version, scenario=scenario, condition=condition, trials=trials)
+
+    #: Bytes a reader of :meth:`outcome_sequences` holds per run (None: the fix check's own
+    #: figure for the arrays of :meth:`trial_outcomes`, from which the sequences are made here).
+    SEQUENCE_BYTES: int | None = None
+
+    def outcome_sequences(self, *, version: str | Sequence[str] | None = None, scenario: str | None = None,
+                          condition: str | None = None, trials: Iterable[int] | None = None):
+        """Each input's outcomes in trial order, one byte a run (:class:`OutcomeSequences`): the
+        order of :meth:`trial_outcomes`, without the trials and versions of the runs.
+
+        >>> import tempfile, os
+        >>> from fluke.ledger import open_ledger
+        >>> from fluke.record import Outcome, Run
+        >>> ledger = open_ledger(os.path.join(tempfile.mkdtemp(), "os.db"))
+        >>> _ = ledger.ingest([Run(scenario=s, trial=t, outcome=Outcome(passed=t > 0)) for s in "ab" for t in (2, 0)])
+        >>> got = ledger.outcome_sequences()
+        >>> got.inputs, got.sizes.tolist(), got.outcome.tolist()
+        ((('a', ''), ('b', '')), [2, 2], [1, 0, 1, 0])
+        """
+        import numpy as np
+
+        from ._types import OutcomeSequences
+
+        got = self.trial_outcomes(version=version, scenario=scenario, condition=condition, trials=trials)
+        used = np.unique(got.version).tolist()
+        return OutcomeSequences(tuple(got.versions[v] for v in used), got.inputs,
+                                np.bincount(got.input, minlength=len(got.inputs)).astype(np.int64), got.outcome)
 
     def unit_cells(self, *, version: str | Sequence[str] | None = None, scenario: str | None = None,
                    condition: str | None = None) -> list[UnitCell]:

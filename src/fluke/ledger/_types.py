@@ -9,8 +9,10 @@
 
 from __future__ import annotations
 
+from collections.abc import Iterator, Mapping, Sequence
 from dataclasses import dataclass, field
 from functools import cached_property
+from operator import itemgetter
 from typing import TYPE_CHECKING, Any
 
 import orjson
@@ -202,6 +204,26 @@ class TrialOutcomes:
 
 
 @dataclass(frozen=True)
+class OutcomeSequences:
+    """Each input's outcomes in trial order, one byte a run, as
+    :meth:`fluke.ledger.Ledger.outcome_sequences` reads them: what the fix check's re-run rule needs.
+
+    ``inputs`` are the ``(scenario, condition)`` pairs in order, ``sizes`` the runs of each,
+    ``outcome`` (0 passed, 1 failed, 2 unknown) the runs of the first input, then of the
+    second, ..., each input's in the order of :class:`TrialOutcomes` (trial, version, ingest,
+    key); ``versions`` the versions with runs among them.
+    """
+
+    versions: tuple[str, ...]
+    inputs: tuple[tuple[str, str], ...]
+    sizes: Any
+    outcome: Any
+
+    def __len__(self) -> int:
+        return len(self.outcome)
+
+
+@dataclass(frozen=True)
 class UnitCell:
     """The runs of one version in one sampling unit, scenario and condition, summed.
 
@@ -221,3 +243,44 @@ class UnitCell:
     rewarded: int
     reward_sum: float
     reward_squares: float
+
+
+class Places(Mapping):
+    """Runs per place ``(scenario, condition, cause, step, event)``, held as the columns the
+    ledger read them in (what :meth:`fluke.ledger.Ledger.places` returns). It reads as a mapping
+    (a dict is built on first look-up), and ``columns`` hands the six columns to code that works
+    on whole columns (``fluke.comparison.compare_counted``) without a tuple per place being built
+    and hashed: a million runs come as a hundred thousand places or more.
+
+    >>> p = Places([("s", "", "censored", 3, "", 2), ("s", "", "died_at", 1, "pay", 1)])
+    >>> p[("s", "", "died_at", 1, "pay")], len(p), p == {("s", "", "censored", 3, ""): 2, ("s", "", "died_at", 1,
+    ... "pay"): 1}
+    (1, 2, True)
+    >>> p.columns[3], p.columns[5]
+    ((3, 1), (2, 1))
+    """
+
+    __slots__ = ("columns", "_map")
+
+    def __init__(self, rows: Sequence[Sequence[Any]]):
+        rows = [r for r in rows if r[5]]
+        self.columns: tuple[tuple, ...] = tuple(tuple(map(itemgetter(i), rows)) for i in range(6))
+        self._map: dict | None = None
+
+    def _mapping(self) -> dict:
+        if self._map is None:
+            s, c, cause, step, event, runs = self.columns
+            self._map = dict(zip(zip(s, c, cause, step, event, strict=True), runs, strict=True))
+        return self._map
+
+    def __getitem__(self, key):
+        return self._mapping()[key]
+
+    def __iter__(self) -> Iterator:
+        return iter(self._mapping())
+
+    def __len__(self) -> int:
+        return len(self.columns[5])
+
+    def __repr__(self) -> str:
+        return repr(self._mapping())

@@ -70,8 +70,8 @@ class RunWriter:
         self.ingest = 0
         self.recorded_at = ""
         self.added = 0
-        #: trials, passes and unknowns of the runs offered but not added, per (vid, scenario, condition)
-        self.skipped: dict[tuple, list[int]] = {}
+        #: the tally (:func:`tally`) of the runs offered but not added
+        self.skipped: dict[tuple, dict] = {}
         #: runs skipped because another run of their trial, with other content, was kept; a few of them
         self.same_trial = 0
         self.same_trial_examples: list[SameTrial] = []
@@ -179,21 +179,24 @@ class RunWriter:
         if found is None or _text(found[0]) != _text(row.body):
             _collision(row.key)
 
-    def finish(self, offered: dict[tuple, list[int]]) -> int:
+    def finish(self, offered: dict[tuple, dict]) -> int:
         """Add the tally of the runs added (``offered`` less those skipped) to ``counts`` and
         ``steps``, and their trial outcomes and unit sums to ``trial_outcomes`` and
         ``unit_cells``; return how many runs this ingest added."""
         counts: dict[tuple, list[int]] = {}
         steps: dict[tuple, int] = {}
-        for group, (n, k, u) in offered.items():
-            n_skipped, k_skipped, u_skipped = self.skipped.get(group, (0, 0, 0))
-            if n > n_skipped:
-                row = counts.setdefault(group[:3], [0, 0, 0])
-                row[0] += n - n_skipped
-                row[1] += k - k_skipped
-                row[2] += u - u_skipped
-                if group[3] is not None:
-                    steps[group[:3] + group[3]] = n - n_skipped
+        none: dict = {}
+        for group, places in offered.items():
+            skipped = self.skipped.get(group, none)
+            for place, packed in places.items():
+                n, k, u = unpacked(packed - skipped.get(place, 0))   # no field borrows: skipped ones were offered
+                if n:
+                    row = counts.setdefault(group, [0, 0, 0])
+                    row[0] += n
+                    row[1] += k
+                    row[2] += u
+                    if place is not None:
+                        steps[group + place] = n
         cur = self.conn.cursor()
         if counts:   # in key order: one lock order for every ingest
             cur.executemany(self._sql(_UPSERT_COUNTS), [(*g, *c) for g, c in sorted(counts.items())])
@@ -204,31 +207,54 @@ class RunWriter:
         return self.added
 
 
-def tally(counts: dict[tuple, list[int]], rows: Iterable[RunRow]) -> None:
-    """Add runs to ``counts``: ``[trials, passes, unknowns]`` per ``(vid, scenario, condition, place)``;
-    a ``passed`` of None is an unknown outcome (a trial that did not pass, counted apart), and
-    ``place`` is where the run died or was censored (:func:`fluke.record.place_of`; None
-    for an unknown outcome). :meth:`RunWriter.finish` sums the places away for the ``counts``
-    table and keeps them for the ``steps`` table.
+#: A group's trials, passes and unknowns are packed into one integer, 40 bits each: a run adds
+#: one of these (failed, passed, unknown outcome).
+_FAILED, _PASSED, _UNKNOWN = 1, 1 + (1 << 40), 1 + (1 << 80)
+_FIELD = (1 << 40) - 1
+#: One tuple per distinct place, shared by every group it is met in (a few hundred in a file).
+_PLACES: dict[tuple, tuple] = {}
+
+
+def tally(counts: dict[tuple, dict], rows: Iterable[RunRow]) -> None:
+    """Add runs to ``counts``: per ``(vid, scenario, condition)``, per ``place`` (where the run
+    died or was censored, :func:`fluke.record.place_of`; None for an unknown outcome), the
+    trials, passes and unknowns packed in one integer (:func:`unpacked`); a ``passed`` of
+    None is an unknown outcome (a trial that did not pass, counted apart).
+    :meth:`RunWriter.finish` sums the places away for the ``counts`` table and keeps them for
+    the ``steps`` table. Packed, and each place one shared tuple, a group and place take about
+    65 bytes (a tuple key and a list of three counts took over 200): an ingest of a million
+    runs over 10,000 scenarios meets hundreds of thousands (tests/ledger/test_steps.py).
 
     >>> from fluke.ledger._rows import RunRow
     >>> counts = {}
     >>> tally(counts, [RunRow(0, 0, vid, "s", "", ok, None, "", None, 0, "s", None)
     ...                for vid, ok in [(1, 1), (1, None), (2, 1)]])
-    >>> counts
-    {(1, 's', '', None): [2, 1, 1], (2, 's', '', None): [1, 1, 0]}
+    >>> {group: {place: unpacked(n) for place, n in places.items()} for group, places in counts.items()}
+    {(1, 's', ''): {None: (2, 1, 1)}, (2, 's', ''): {None: (1, 1, 0)}}
     """
+    shared = _PLACES
+    if len(shared) > 100_000:   # a stream of ever new places: start over rather than grow
+        shared.clear()
+    get = counts.get
     for row in rows:
-        group = (row.vid, row.scenario, row.condition, row.place)
-        triple = counts.get(group)
-        if triple is None:
-            triple = counts[group] = [0, 0, 0]
-        triple[0] += 1
+        group = (row.vid, row.scenario, row.condition)
+        places = get(group)
+        if places is None:
+            places = counts[group] = {}
+        place = row.place
+        if place is not None:
+            place = shared.setdefault(place, place)
         ok = row.passed
-        if ok:
-            triple[1] += 1
-        elif ok is None:
-            triple[2] += 1
+        places[place] = places.get(place, 0) + (_PASSED if ok else _FAILED if ok is not None else _UNKNOWN)
+
+
+def unpacked(packed: int) -> tuple[int, int, int]:
+    """``(trials, passes, unknowns)`` of a packed tally (:func:`tally`).
+
+    >>> unpacked(3 * _FAILED + 2 * _PASSED + _UNKNOWN)
+    (6, 2, 1)
+    """
+    return packed & _FIELD, (packed >> 40) & _FIELD, packed >> 80
 
 
 def _collision(key: int, which: str = "content") -> None:

@@ -122,7 +122,11 @@ class LinePreparer:
             return None
         run = _decode(line)
         for name in _NAMES:
-            if not _storable_names(getattr(run, name)):
+            value = getattr(run, name)
+            if type(value) is str:   # the usual case, checked here without a call
+                if "\x00" in value or len(value) > MAX_NAME:
+                    return None
+            elif value and not _storable_names(value):
                 return None   # a NUL, or too long a name: the model's check refuses it, naming the field
         source = run.source
         for name in _UNSETTABLE:   # outside the body, or absent when None: not written

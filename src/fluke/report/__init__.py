@@ -11,7 +11,7 @@ True
 """
 
 from ._headline import headline_from
-from ._html import headline_panel, redacted, render_html, render_redacted, script_json
+from ._html import headline_panel, redacted, render_html, render_redacted, script_json, write_redacted
 from ._model import (
     REPORT_FORMAT_VERSION,
     SECTIONS,
@@ -88,4 +88,5 @@ __all__ = [
     "render_html",
     "render_redacted",
     "script_json",
+    "write_redacted",
 ]

@@ -14,6 +14,7 @@ from __future__ import annotations
 
 import base64
 import hashlib
+from collections.abc import Iterator
 from functools import cache
 from importlib import resources
 
@@ -49,19 +50,44 @@ def script_json(value: object) -> str:
 
 
 def redacted(data: ReportData) -> ReportData:
-    """A copy of ``data`` with every string passed through :func:`fluke.record.redact`."""
-    return ReportData.model_validate(redact(data.model_dump(mode="json")))
+    """A copy of ``data`` with every string passed through :func:`fluke.record.redact`, a section
+    at a time (dumped, redacted and read back), so that only one section's JSON is held at once.
+
+    >>> redacted(ReportData(title="key sk-abcdefghijklmnopqrstu")).title
+    'key [REDACTED:api-key]'
+    """
+    update = {}
+    for name in type(data).model_fields:
+        if getattr(data, name) is None:
+            continue
+        update[name] = _field_adapter(name).validate_python(redact(data.model_dump(mode="json", include={name})[name]))
+    return data.model_copy(update=update)
 
 
-def _section(name: str, data: ReportData) -> str:
+@cache
+def _field_adapter(name: str):
+    from pydantic import TypeAdapter
+
+    return TypeAdapter(ReportData.model_fields[name].annotation)
+
+
+def _section_pieces(name: str, data: ReportData) -> Iterator[str]:
+    """One section of the page, in the pieces its renderer gives (a board at a time, say)."""
     heading, what = TITLES[name]
     anchor = name.replace("_", "-")
     if getattr(data, name) is None:
         reason = data.missing.get(name, "nothing in this report feeds it yet")
-        return (f'<section class="card off" id="{anchor}" aria-labelledby="{anchor}-h">'
-                f'<h2 id="{anchor}-h">{esc(heading)}</h2><p class="missing">Not computed: {esc(reason)}.</p></section>')
-    return (f'<section class="card" id="{anchor}" aria-labelledby="{anchor}-h"><h2 id="{anchor}-h">{esc(heading)}</h2>'
-            f'<p class="what">{esc(what)}</p>{RENDERERS[name](data)}</section>')
+        yield (f'<section class="card off" id="{anchor}" aria-labelledby="{anchor}-h">'
+               f'<h2 id="{anchor}-h">{esc(heading)}</h2><p class="missing">Not computed: {esc(reason)}.</p></section>')
+        return
+    yield (f'<section class="card" id="{anchor}" aria-labelledby="{anchor}-h"><h2 id="{anchor}-h">{esc(heading)}</h2>'
+           f'<p class="what">{esc(what)}</p>')
+    drawn = RENDERERS[name](data)
+    if isinstance(drawn, str):
+        yield drawn
+    else:
+        yield from drawn
+    yield "</section>"
 
 
 _PARTS = (("happened", "What happened"), ("infer", "What we infer"), ("conditional_on", "Conditional on"),
@@ -108,6 +134,32 @@ def render_redacted(data: ReportData) -> str:
     >>> render_redacted(redacted(ReportData(title="t"))) == render_html(ReportData(title="t"))
     True
     """
+    return "".join(_pieces(data))
+
+
+def write_redacted(data: ReportData, out) -> int:
+    """Write :func:`render_redacted` of ``data`` to ``out`` (a text file) piece by piece, never
+    holding the whole page (tens of MB for a suite of 10,000 scenarios); returns the characters written.
+
+    >>> import io
+    >>> out = io.StringIO()
+    >>> n = write_redacted(redacted(ReportData(title="t")), out)
+    >>> out.getvalue() == render_html(ReportData(title="t")), n == len(out.getvalue())
+    (True, True)
+    """
+    written = 0
+    for piece in _pieces(data):
+        for start in range(0, len(piece), _CHUNK):    # encoded a chunk at a time, not a section's whole copy
+            written += out.write(piece[start:start + _CHUNK])
+    return written
+
+
+#: Characters handed to the file at a time by :func:`write_redacted`.
+_CHUNK = 1 << 20
+
+
+def _pieces(data: ReportData):
+    """The page in order, a section (or the explorer's JSON) at a time."""
     css, js = _static("report.css"), _static("report.js")
     csp = (f"default-src 'none'; style-src {_sha256(css)}; script-src {_sha256(js)}; img-src data:; "
            "base-uri 'none'; form-action 'none'")
@@ -120,9 +172,7 @@ def render_redacted(data: ReportData) -> str:
         f"generated {data.generated_at}" if data.generated_at else "",
         f"ledger {data.ledger}" if data.ledger else "",
         f"{len(data.present())} of {len(SECTIONS)} sections computed") if x)
-    runs = data.explorer.model_dump(mode="json")["runs"] if data.explorer else []
-    body = "".join(_section(name, data) for name in SECTIONS)
-    return (
+    yield (
         "<!doctype html>\n<html lang=\"en\"><head><meta charset=\"utf-8\">"
         f'<meta http-equiv="Content-Security-Policy" content="{csp}">'  # our own text: quotes stay literal
         '<meta name="referrer" content="no-referrer">'
@@ -133,9 +183,15 @@ def render_redacted(data: ReportData) -> str:
         f'<ul class="versions" aria-label="versions in this report">{versions}</ul></header>'
         f'<div class="glance">{headline_panel(data)}</div>'
         f'<div class="layout"><nav class="toc" aria-label="sections"><ol>{toc}</ol></nav>'
-        f'<main id="main">{body}</main></div>'
-        f'<footer><p>Written by fluke (report format {data.format_version}). Every figure is conditional on '
-        "the versions named above and on what each section states; trajectory text is untrusted and shown "
-        "as plain text with secrets redacted.</p></footer>"
-        f'<script type="application/json" id="fluke-data">{script_json({"runs": runs})}</script>'
-        f"<script>{js}</script></body></html>\n")
+        '<main id="main">')
+    for name in SECTIONS:
+        yield from _section_pieces(name, data)
+    yield ('</main></div>'
+           f'<footer><p>Written by fluke (report format {data.format_version}). Every figure is conditional on '
+           "the versions named above and on what each section states; trajectory text is untrusted and shown "
+           "as plain text with secrets redacted.</p></footer>"
+           '<script type="application/json" id="fluke-data">')
+    runs = data.explorer.model_dump(mode="json")["runs"] if data.explorer else []
+    yield script_json({"runs": runs})
+    del runs
+    yield f"</script><script>{js}</script></body></html>\n"

@@ -7,7 +7,7 @@ from __future__ import annotations
 
 import math
 
-from collections.abc import Callable
+from collections.abc import Callable, Iterable, Iterator
 
 from . import _charts as charts
 from ._model import ReportData
@@ -63,6 +63,13 @@ def _details(summary: str, inner: str) -> str:
     return f"<details><summary>{esc(summary)}</summary>{inner}</details>"
 
 
+def _opened(summary: str, *inner: str) -> Iterator[str]:
+    """:func:`_details` of the pieces ``inner``, a piece at a time (no copy of a large table or chart)."""
+    yield f"<details><summary>{esc(summary)}</summary>"
+    yield from inner
+    yield "</details>"
+
+
 def _chart(svg: str) -> str:
     return f'<div class="chart-wrap">{svg}</div>'
 
@@ -107,47 +114,53 @@ def family_groups(board, rows) -> tuple[str, dict[str, list]]:
     return "scenario prefix", groups
 
 
-def _board_charts(board, key: str) -> str:
+def _board_charts(board, key: str) -> Iterator[str]:
     """The board's chart: the worst :data:`SHOW` cells, the rest behind "show all", grouped by
-    family (:func:`family_groups`) when the rest holds more than one."""
+    family (:func:`family_groups`) when the rest holds more than one; a chart at a time."""
     rows = sorted(board.rows, key=lambda r: (r.p_above_bar, r.mean, natural_key(r.scenario)))
     shown, rest = rows[:SHOW], rows[SHOW:]
     out = charts.suite_board_chart(board.model_copy(update={"rows": shown}), key=key)
     if not rest:
-        return _chart(out)
+        yield _chart(out)
+        return
+    yield f'<p class="sub">The {len(shown)} worst of {len(rows)} cells; the rest below.</p>' + _chart(out)
+    yield f"<details><summary>{esc(f'show all {len(rows)} cells ({len(rest)} more)')}</summary>"
     by, families = family_groups(board, rest)
     if len(families) > 1:
         none = "(no family tag)" if by == "family tag" else "(no family)"
-        inner = "".join(f'<h4 class="family" data-family="{esc(fam)}">{esc(fam or none)} ({len(rs)})</h4>'
-                        + _chart(charts.suite_board_chart(board.model_copy(update={"rows": rs}), key=f"{key}-{j}"))
-                        for j, (fam, rs) in enumerate(sorted(families.items(),
-                                                             key=lambda kv: (kv[0] == "", natural_key(kv[0])))))
-        inner = f'<p class="sub">Grouped by {esc(by)}, each group worst first.</p>' + inner
+        yield f'<p class="sub">Grouped by {esc(by)}, each group worst first.</p>'
+        for j, (fam, rs) in enumerate(sorted(families.items(), key=lambda kv: (kv[0] == "", natural_key(kv[0])))):
+            yield (f'<h4 class="family" data-family="{esc(fam)}">{esc(fam or none)} ({len(rs)})</h4>'
+                   '<div class="chart-wrap">')
+            yield charts.suite_board_chart(board.model_copy(update={"rows": rs}), key=f"{key}-{j}")
+            yield "</div>"
     else:
-        inner = _chart(charts.suite_board_chart(board.model_copy(update={"rows": rest}), key=f"{key}-rest"))
-    return (f'<p class="sub">The {len(shown)} worst of {len(rows)} cells; the rest below.</p>' + _chart(out)
-            + _details(f"show all {len(rows)} cells ({len(rest)} more)", inner))
+        yield '<div class="chart-wrap">'
+        yield charts.suite_board_chart(board.model_copy(update={"rows": rest}), key=f"{key}-rest")
+        yield "</div>"
+    yield "</details>"
 
 
-def suite_board(data: ReportData) -> str:
-    out = []
+def suite_board(data: ReportData) -> Iterator[str]:
+    """The boards, a piece at a time (a board of 10,000 cells is megabytes of HTML)."""
     for i, board in enumerate(data.suite_board or []):
         k = sum(r.successes for r in board.rows)
         n = sum(r.trials for r in board.rows)
         clear = sum(r.p_above_bar >= 0.95 for r in board.rows)
-        out.append(f'<h3>{esc(board.label)} <span class="mono sub">{esc(board.version[:12])}</span></h3>'
+        yield (f'<h3>{esc(board.label)} <span class="mono sub">{esc(board.version[:12])}</span></h3>'
                    f'<p>{len(board.rows)} scenario cells, {esc(fmt_count_share(k, n))} runs passed; '
                    f'{clear} of {len(board.rows)} clear the bar {board.bar:g} with probability ≥ 0.95.</p>')
         if board.rows and all(r.trials == 1 for r in board.rows):
-            out.append(_one_run_board(board) + _cond(board.conditional_on))
+            yield _one_run_board(board) + _cond(board.conditional_on)
         else:
-            out.append(_LEGEND + _board_charts(board, str(i)) + _cond(board.conditional_on))
+            yield _LEGEND
+            yield from _board_charts(board, str(i))
+            yield _cond(board.conditional_on)
         rows = [[r.scenario + (f" [{r.condition}]" if r.condition else ""), fmt_count_share(r.successes, r.trials),
                  f"{r.mean:.3f}", f"{r.lo:.3f}–{r.hi:.3f}", fmt_prob(r.p_above_bar)]
                 for r in sorted(board.rows, key=lambda r: (r.p_above_bar, r.mean, natural_key(r.scenario)))]
-        out.append(_details("the numbers", _table(["scenario", "passed", "mean", f"{board.level:.0%} interval",
-                                                   f"P(θ > {board.bar:g})"], rows, {1, 2, 3, 4})))
-    return "".join(out)
+        yield from _opened("the numbers", _table(["scenario", "passed", "mean", f"{board.level:.0%} interval",
+                                                  f"P(θ > {board.bar:g})"], rows, {1, 2, 3, 4}))
 
 
 #: Rows a board or paired chart shows before "show all".
@@ -160,7 +173,8 @@ def _cell(r) -> str:
     return r.scenario + (f" [{r.condition}]" if r.condition else "")
 
 
-def paired(data: ReportData) -> str:
+def paired(data: ReportData) -> Iterator[str]:
+    """The paired view, a piece at a time (its charts, then its table)."""
     view = data.paired
     assert view is not None
     chips = "".join(f'<li class="mv tone-{_MOVE_TONE.get(m, "neutral")}"><b>{n}</b> {esc(m)}</li>'
@@ -179,16 +193,18 @@ def paired(data: ReportData) -> str:
             body = f'<ul class="cells">{items}</ul>'
             out.append(f"<h3>{esc(move)} ({len(cells)})</h3>{body}" if move in ("broken", "fixed")
                        else _details(f"{move}: {len(cells)} cells", body))
-        return "".join(out) + _cond(view.conditional_on)
+        yield "".join(out) + _cond(view.conditional_on)
+        return
     shown, rest = view.rows[:SHOW], view.rows[SHOW:]
-    out.append(_chart(charts.paired_chart(shown, label_a=view.label_a, label_b=view.label_b)))
+    yield "".join(out) + _chart(charts.paired_chart(shown, label_a=view.label_a, label_b=view.label_b))
     if rest:
-        out.append(_details(f"show all {len(view.rows)} cells ({len(rest)} more, weaker evidence)",
-                            _chart(charts.paired_chart(rest, label_a=view.label_a, label_b=view.label_b, key="rest"))))
-    out.append(_cond(view.conditional_on))
+        yield from _opened(f"show all {len(view.rows)} cells ({len(rest)} more, weaker evidence)",
+                           '<div class="chart-wrap">',
+                           charts.paired_chart(rest, label_a=view.label_a, label_b=view.label_b, key="rest"), "</div>")
+    yield _cond(view.conditional_on)
     rows = [[_cell(r), f"{r.passes_a}/{r.runs_a}", f"{r.passes_b}/{r.runs_b}", f"{100 * r.shift:+.1f}",
              fmt_prob(r.p_b_better), r.move] for r in view.rows]
-    return "".join(out) + _details("the numbers", _table(
+    yield from _opened("the numbers", _table(
         ["scenario", "A passed", "B passed", "shift (points)", "P(θ_B > θ_A)", "move"], rows, {1, 2, 3, 4}))
 
 
@@ -431,7 +447,8 @@ def explorer(data: ReportData) -> str:
             'report does not.</p></noscript>')
 
 
-RENDERERS: dict[str, Callable[[ReportData], str]] = {
+#: Section → its renderer: the section's HTML, as one string or a piece at a time.
+RENDERERS: dict[str, Callable[[ReportData], str | Iterable[str]]] = {
     "paired": paired, "leaderboard": leaderboard, "decision": decision,
     "suite_board": suite_board, "suite_questions": suite_questions, "luck": luck, "judges": judges,
     "contrasts": contrasts,
