@@ -27,10 +27,3 @@ def test_small_grid_power_at_the_printed_limit_and_interval_coverage(index):
     assert abs(cell.power - 0.8) <= 0.04 + cell.power_mc, atlas.markdown([cell])
     assert cell.coverage >= 0.93 - cell.coverage_mc, atlas.markdown([cell])
 
-
-def test_small_grid_p_first_is_calibrated_per_decile():
-    atlas = _atlas()
-    rows = atlas.p_first_calibration(atlas.BOARDS[0], boards=80, draws=300, seed=4)
-    assert len(rows) >= 3 and sum(r[2] for r in rows) >= 0.5 * 4 * 80   # deciles with 30 claims or more
-    for lo, hi, count, claim, share, mc in rows:
-        assert abs(claim - share) <= 0.05 + mc, atlas.p_first_markdown([(atlas.BOARDS[0], rows)])
