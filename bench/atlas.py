@@ -15,10 +15,12 @@ regression of L in every scenario and reports:
 * **coverage of the new-tasks interval** (``new_tasks_interval``: scenarios as a sample, CR2
   with Bell–McCaffrey df) of the population difference, over the same regression draws;
 * **coverage of the pass@k interval** (k = min(3, runs of A), A's runs alone) of the
-  population pass@k of the design's scenario rates.
+  population pass@k of the design's scenario rates;
+* **P(first)** of the leaderboard (:func:`p_first_calibration`, over :data:`BOARDS`): per
+  decile of the claim, how often the version truly had the top mean rate.
 
 Each figure comes with its Monte Carlo error (2 standard errors). Run
-``python bench/atlas.py`` for the full grid (about 20 minutes on one core) or
+``python bench/atlas.py`` for the full grid (about 25 CPU minutes) or
 ``python bench/atlas.py --small`` for the grid the test suite runs; ``--markdown`` prints the
 table docs/atlas.md keeps.
 
@@ -36,7 +38,7 @@ from dataclasses import dataclass
 
 import numpy as np
 
-from fluke.comparison import compare_pass_rates, design_limits, stratified_pvalues
+from fluke.comparison import compare_pass_rates, design_limits, p_first_posterior, stratified_pvalues
 from fluke.inference import pass_at_k
 
 
@@ -139,6 +141,67 @@ def atlas_cell(design: Design, *, reps: int = 1000, limits: int = 100, coverage_
                 better_power, better_refused, new / coverage_reps, passk, coverage_reps, _mc(better_power, reps))
 
 
+@dataclass(frozen=True)
+class Board:
+    """A leaderboard design: versions × scenarios × runs, logit(rate) = a_s + b_v, b_v ~ N(0, spread)."""
+
+    versions: int
+    scenarios: int
+    runs: int
+    spread: float
+
+    @property
+    def name(self) -> str:
+        return f"{self.versions} versions × {self.scenarios} × {self.runs} runs, spread {self.spread:g}"
+
+
+def p_first_calibration(board: Board, *, boards: int = 300, draws: int = 400, seed: int = 0):
+    """P(first) (the leaderboard's column) against how often the version truly had the top mean rate.
+
+    Returns rows (decile low, high, claims in it, mean claim, share truly first, its 2-SE
+    Monte Carlo error) for the deciles holding at least 30 claims. The truth is the version
+    whose mean true rate over the board's drawn scenarios is highest.
+
+    >>> rows = p_first_calibration(Board(4, 30, 10, 0.4), boards=40, draws=200)
+    >>> sum(r[2] for r in rows) <= 160 and all(0 <= r[3] <= 1 for r in rows)
+    True
+    """
+    rng = np.random.default_rng(seed)
+    claims, truth = [], []
+    v, g, n = board.versions, board.scenarios, board.runs
+    for r in range(boards):
+        a, b = rng.normal(1, 1.2, g), rng.normal(0, board.spread, v)
+        p = 1 / (1 + np.exp(-(a[None, :] + b[:, None])))
+        first = p_first_posterior(rng.binomial(n, p), np.full((v, g), n), draws=draws, seed=r)
+        means = p.mean(axis=1)
+        claims += first.tolist()
+        truth += (means == means.max()).tolist()
+    claims, truth = np.array(claims), np.array(truth, dtype=float)
+    rows = []
+    for lo in np.round(np.arange(0.0, 1.0, 0.1), 1):
+        hi = lo + 0.1
+        m = (claims >= lo) & ((claims < hi) | ((hi > 0.95) & (claims <= 1.0)))
+        if m.sum() >= 30:
+            share = float(truth[m].mean())
+            rows.append((float(lo), float(hi), int(m.sum()), float(claims[m].mean()), share, _mc(share, int(m.sum()))))
+    return rows
+
+
+BOARDS = [Board(4, 30, 10, 0.4), Board(5, 30, 2, 0.15), Board(4, 50, 1, 0.2), Board(3, 10, 5, 0.3),
+          Board(8, 100, 3, 0.1)]
+
+
+def p_first_markdown(results) -> str:
+    """The P(first) table: one row per board and decile; ⚠ where |claim − truth| exceeds 0.05 plus its error."""
+    lines = ["| leaderboard design | P(first) decile | claims | mean P(first) | truly first |",
+             "|---|---|---|---|---|"]
+    for board, rows in results:
+        for lo, hi, count, claim, share, mc in rows:
+            flag = "" if abs(claim - share) <= 0.05 + mc else " ⚠"
+            lines.append(f"| {board.name} | {lo:.1f}–{hi:.1f} | {count} | {claim:.3f} | {share:.3f} ± {mc:.3f}{flag} |")
+    return "\n".join(lines)
+
+
 SMALL = [Design(30, 10, 10, 0.98), Design(50, 1, 1, 0.6), Design(30, 5, 40, 0.7)]
 FULL = [Design(g, n, n, p) for g in (3, 10, 30, 100, 200) for n in (1, 3, 10, 20)
         for p in (0.05, 0.5, 0.9, 0.99)] + [Design(g, 2, 20, p) for g in (10, 30) for p in (0.5, 0.9)]
@@ -193,8 +256,14 @@ def main(argv=None) -> int:
                   f"improvement {cell.better_limit:6.1f} power {cell.better_power:.3f}  pass@k {cell.passk:.3f}  "
                   f"refused {cell.refused:.2f}/{cell.better_refused:.2f}", flush=True,
                   file=sys.stderr if args.markdown else sys.stdout)
+    boards = [(b, p_first_calibration(b, boards=60 if args.small else 300, seed=i)) for i, b in enumerate(
+        BOARDS[:1] if args.small else BOARDS)]
     if args.markdown:
         print(markdown(cells))
+        print()
+        print(p_first_markdown(boards))
+    else:
+        print(p_first_markdown(boards))
     return 0
 
 

@@ -100,19 +100,42 @@ def test_compare_leads_with_the_paired_pass_rate_test_on_all_tau2_tasks(ledger):
 
 
 def test_compare_one_domain_is_too_small_to_tell_with_its_limit_in_points(ledger):
-    result = analysis.compare(ledger, "model=gpt-4.1", f"model={FINE_TUNED}", scenario="airline/*", record=False)
-    fixed, broken, tasks = _paired(("airline",))
+    result = analysis.compare(ledger, "model=gpt-4.1", f"model={FINE_TUNED}", scenario="retail/*", record=False)
+    fixed, broken, tasks = _paired(("retail",))
     r = result.pass_rates
     discordant = fixed + broken
-    # one run per arm per task: the limit is where exact McNemar reaches 80% power under the regression
+    # one run per arm per task: the limit is where exact McNemar reaches 80% power under the regression.
+    # The mean q(1 − q) cannot exceed q̄(1 − q̄) under any law of the rates; retail's 12 discordant of
+    # 40 (0.15) is above it (0.85 · 0.15 = 0.1275), noise, read at that bound (no spread)
     failures = 2 * tasks - r.passes_a - r.passes_b
+    m = failures / (2 * tasks)
+    assert discordant / (2 * tasks) > m * (1 - m)
+    discordant = 2 * tasks * m * (1 - m)
     delta = r.detection_limit / 100
     assert mcnemar_power_by_loop(tasks, discordant, failures, delta) == pytest.approx(0.8, abs=2e-3)
     assert mcnemar_power_by_loop(tasks, discordant, failures, delta * 0.97) < 0.8
-    assert result.verdict == "too small to tell" and r.uninformative == tasks - discordant
+    assert result.verdict == "too small to tell" and r.uninformative == tasks - fixed - broken
     text = result.render("text")
     assert f"{r.uninformative} of {tasks} scenario cells carry no information" in text
     assert f"below {r.detection_limit:.1f} points" in text and "runs per arm would be needed" in text
+
+
+def test_compare_refuses_a_paired_limit_the_room_cannot_carry(ledger):
+    # τ²-airline, 20 tasks × 1 run: the McNemar limit (about 46 points) is larger than the room to fall
+    # at the low end the 40 runs allow (one-sided 95% Clopper–Pearson of 23 passes in 40, about 43
+    # points): no limit is printed, the verdict is too small to tell with the runs that would settle it
+    from scipy.stats import beta
+
+    result = analysis.compare(ledger, "model=gpt-4.1", f"model={FINE_TUNED}", scenario="airline/*", record=False)
+    fixed, broken, tasks = _paired(("airline",))
+    r = result.pass_rates
+    passes = r.passes_a + r.passes_b
+    room = float(beta.ppf(0.05, passes, 2 * tasks - passes + 1))
+    assert room == pytest.approx(0.433, abs=1e-3)
+    assert mcnemar_power_by_loop(tasks, fixed + broken, 2 * tasks - passes, room) < 0.8
+    assert r.detection_limit == math.inf and result.verdict == "too small to tell"
+    text = result.render("text")
+    assert "leave room for would have been found" in text and "runs per arm would be needed" in text
 
 
 def test_compare_prints_one_p_value_for_one_number(ledger):

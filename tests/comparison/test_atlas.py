@@ -26,3 +26,4 @@ def test_small_grid_power_at_the_printed_limit_and_interval_coverage(index):
     assert cell.refused == 0.0
     assert abs(cell.power - 0.8) <= 0.04 + cell.power_mc, atlas.markdown([cell])
     assert cell.coverage >= 0.93 - cell.coverage_mc, atlas.markdown([cell])
+

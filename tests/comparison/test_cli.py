@@ -71,7 +71,9 @@ def test_compare_one_domain_is_too_small_to_tell_with_runs_needed(tau_ledger):
     assert doc["strata"] == 20 and doc["a"]["compared"] == 20
     assert doc["verdict"] == "too small to tell" and doc["runs_needed_per_arm"] > 20
     text = fluke(tau_ledger, "compare", "model=gpt-4.1", f"model={FINE_TUNED}", "--scenario", "airline/*").output
-    assert "runs per arm would be needed" in text and f"below {doc['detection_limit']:.1f} points" in text
+    # the paired limit (about 46 points) is beyond the room to fall at its 95% low end: refused (null)
+    assert doc["detection_limit"] is None
+    assert "runs per arm would be needed" in text and "leave room for" in text
     assert f"{doc['uninformative']} of 20 scenario cells carry no information" in text
 
 

@@ -19,14 +19,26 @@ from ._realdata import tau1_airline_runs
 
 
 def test_clustered_se_equals_statsmodels_cluster_robust():
+    from fluke.inference import clustered_interval
+
     rng = np.random.default_rng(8)
     groups = rng.integers(0, 23, 300)
     y = rng.normal(size=300) + rng.normal(size=23)[groups]
-    ours = clustered_mean(y, groups)
     fit = sm.OLS(y, np.ones(300)).fit(cov_type="cluster", cov_kwds={"groups": groups})
+    cr1 = clustered_interval(y, groups, sandwich="CR1", scale="t")
+    assert cr1.statistic == pytest.approx(fit.params[0])
+    assert cr1.standard_error == pytest.approx(fit.bse[0], rel=1e-10)
+    # the fix check's interval is CR2 (issue 35): for the mean, each cluster's residual sum S_g is
+    # scaled by (1 − n_g/N)^(−1/2), so V = Σ S_g² / (1 − n_g/N) / N²; t on the Bell–McCaffrey df
+    ours = clustered_mean(y, groups)
+    e = y - y.mean()
+    sums = np.bincount(groups, weights=e)
+    sizes = np.bincount(groups)
+    v = float(np.sum(sums**2 / (1 - sizes / 300))) / 300**2
     assert ours.estimate == pytest.approx(fit.params[0])
-    assert ours.se == pytest.approx(fit.bse[0], rel=1e-10)
-    half = stats.t.ppf(0.975, 22) * ours.se
+    assert ours.se == pytest.approx(np.sqrt(v), rel=1e-10)
+    assert "CR2" in ours.method and 1 < ours.df < 22
+    half = stats.t.ppf(0.975, ours.df) * ours.se
     assert (ours.low, ours.high) == pytest.approx((ours.estimate - half, ours.estimate + half))
 
 

@@ -162,3 +162,8 @@ def test_one_run_per_scenario_predicts_exact_mcnemar_power():
     fa, fb = rng.binomial(ones, 0.1), rng.binomial(ones, 0.2)
     simulated = float(np.mean(stratified_pvalues(fa, ones, fb, ones) < 0.05))
     assert abs(predicted - simulated) < 3 * np.sqrt(0.8 * 0.2 / 4000)
+    # and the plan is sized for the exact test: the power it prints is the power it asked for
+    # (201 scenarios gave 0.771 by the normal size; McNemar needs more)
+    assert plan.power_at_plan == pytest.approx(predicted) and 0.8 <= predicted < 0.81
+    assert plan.detection_limit <= 10.0
+    assert simulated >= 0.8 - 3 * np.sqrt(0.8 * 0.2 / 4000)

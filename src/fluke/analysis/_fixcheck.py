@@ -48,7 +48,7 @@ def _mean(m, *, test: bool = True) -> dict[str, Any] | None:
     if m is None:
         return None
     out = {"estimate": m.estimate, "low": m.low, "high": m.high, "se": m.se, "rows": m.rows,
-           "clusters": m.clusters, "reason": m.reason}
+           "clusters": m.clusters, "reason": m.reason, "method": m.method, "df": m.df}
     if test:
         out["pvalue"] = m.pvalue
     return out
@@ -108,7 +108,9 @@ class FixCheckResult(Result):
             "flags": [dataclasses.asdict(f) for f in check.flags], "flags_against": check.reference,
             "by_input": dataclasses.asdict(check.by_input) if check.control is not None else None,
             "bar": None if check.bar is None else {**dataclasses.asdict(check.bar), "clears": check.clears_bar},
-            "conditional_on": "first-run failing episodes as rows; intervals clustered by input (CR1, t on G−1)",
+            "conditional_on": ("first-run failing episodes as rows; intervals clustered by input (cluster means "
+                               "with t on G−1 when inputs hold equal rows, else CR2 with Bell–McCaffrey df; "
+                               "Wilson score for shares)"),
             "statement": check.statement,
             **unknown_fields(sum(self.unknowns), self.unknown_policy),
             "unknowns_by_arm": dict(zip(("first", "candidate", "control"), self.unknowns, strict=True)),

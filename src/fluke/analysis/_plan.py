@@ -124,8 +124,10 @@ class PlanResult(Result):
         parts = []
         if self.paired is not None:
             source = (" (per-scenario posterior means from the ledger, uniform prior)" if self.versions else "")
-            parts.append(f"pass rate {self.paired.rate:.3g} for the first version{source}, the CMH normal "
-                         "approximation, independent runs, the same scenarios for both versions")
+            how = ("exact McNemar power (one run per arm)" if self.paired.runs_per_scenario == 1
+                   else "the CMH normal approximation")
+            parts.append(f"pass rate {self.paired.rate:.3g} for the first version{source}, {how}, "
+                         "independent runs, the same scenarios for both versions")
         if self.certification is not None:
             parts.append(f"prior {self.certification.prior} per scenario, scenarios independent, clean runs")
         if self.allocation is not None:

@@ -1,4 +1,4 @@
-"""Intervals: Wilson's for a share, and a mean clustered by sampling unit (CR1, Student t).
+"""Intervals: Wilson's for a share, and a mean clustered by sampling unit (CR2, Bell–McCaffrey df).
 
 The clustered mean is :func:`fluke.inference.clustered_interval` (one mechanism); this module
 only keeps the shape the comparisons report, with undefined cases as NaN and a reason.
@@ -54,9 +54,12 @@ def wilson_interval(successes: int, trials: int, *, confidence_level: float = 0.
 class ClusteredMean:
     """A mean over rows with a confidence interval clustered by sampling unit.
 
-    The standard error is the CR1 sandwich (cluster sums of residuals, scaled by G/(G−1)); the
-    interval uses Student t on G−1 degrees of freedom. Undefined (NaN) with fewer than two
-    clusters, and ``reason`` says so.
+    The interval is :func:`fluke.inference.clustered_interval`'s, the one ``fluke interval``
+    prints: cluster means with t on G − 1 df when clusters are equal, else the CR2 sandwich
+    with Bell–McCaffrey degrees of freedom ``df``, through the Wilson score on the effective
+    sample size for pass/fail rows (``method`` says which). Its coverage holds with few,
+    unequal clusters, where CR1 with t on G − 1 covered 84–89% (issue 35). Undefined (NaN)
+    with fewer than two clusters, and ``reason`` says so.
     """
 
     estimate: float
@@ -67,18 +70,21 @@ class ClusteredMean:
     clusters: int
     confidence_level: float
     reason: str | None = None
+    df: float = float("nan")
+    method: str = ""
 
     @property
     def pvalue(self) -> float:
-        """Two-sided p-value of "the mean is 0" on G−1 degrees of freedom."""
+        """Two-sided p-value of "the mean is 0", t on the interval's degrees of freedom."""
         if not (self.se > 0) or self.clusters < 2:
             return float("nan")
         t = self.estimate / self.se
-        return float(2 * special.stdtr(self.clusters - 1, -abs(t)))
+        df = self.df if self.df > 0 else self.clusters - 1
+        return float(2 * special.stdtr(df, -abs(t)))
 
 
 def clustered_mean(values, clusters, *, confidence_level: float = 0.95) -> ClusteredMean:
-    """Mean of ``values`` with a CR1 interval clustered by ``clusters`` (labels, one per row).
+    """Mean of ``values`` with an interval clustered by ``clusters`` (labels, one per row): CR2, Bell–McCaffrey df.
 
     >>> m = clustered_mean([1.0], ["only"])
     >>> m.reason
@@ -93,10 +99,7 @@ def clustered_mean(values, clusters, *, confidence_level: float = 0.95) -> Clust
     nan = float("nan")
     if y.size == 0:
         return ClusteredMean(nan, nan, nan, nan, 0, 0, confidence_level, "no rows")
-    # the fix check's figures keep the CR1 t interval they were calibrated with (issue 35 moved
-    # `fluke interval` to CR2 and the Wilson score; carrying that here is still open)
-    return _mean_of(clustered_interval(y, labels, confidence_level=confidence_level, sandwich="CR1", scale="t"),
-                    confidence_level)
+    return _mean_of(clustered_interval(y, labels, confidence_level=confidence_level), confidence_level)
 
 
 def clustered_mean_sums(rows, sums, squares, *, confidence_level: float = 0.95) -> ClusteredMean:
@@ -132,8 +135,7 @@ def clustered_mean_sums(rows, sums, squares, *, confidence_level: float = 0.95) 
     codes = np.arange(n.size)
     cells = Cells(codes, codes, n, total - n * shift, square - 2 * shift * total + n * shift * shift, codes, codes,
                   shift=shift, binary=bool(np.all(square == total) and np.all(total >= 0)))
-    return _mean_of(clustered_interval_cells(cells, confidence_level=confidence_level, sandwich="CR1", scale="t"),
-                    confidence_level)
+    return _mean_of(clustered_interval_cells(cells, confidence_level=confidence_level), confidence_level)
 
 
 def _mean_of(fit, confidence_level: float) -> ClusteredMean:
@@ -142,4 +144,4 @@ def _mean_of(fit, confidence_level: float) -> ClusteredMean:
         return ClusteredMean(fit.statistic, nan, nan, nan, fit.rows, fit.clusters, confidence_level,
                              "one cluster: no interval")
     return ClusteredMean(fit.statistic, fit.standard_error, fit.low, fit.high, fit.rows, fit.clusters,
-                         confidence_level)
+                         confidence_level, df=float(fit.df), method=fit.method)

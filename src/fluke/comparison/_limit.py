@@ -35,11 +35,12 @@ import functools
 import math
 
 import numpy as np
-from scipy import special
+from scipy import optimize, special
 
 from ..errors import UsageError
 from ..inference import check_level
 from ..inference import lazy_stats as stats
+from ._ratelaw import clipped_moments
 
 __all__ = ["DIRECTIONS", "regression_limit", "shift_power", "verdict_interval"]
 
@@ -60,19 +61,47 @@ def _arrays(rates_a, trials_a, trials_b):
     return 1.0 - p, na, nb
 
 
-def _normal_power(delta, q, na, nb, alpha, sign):
+def _falling(q, sign, law):
+    """The share that falls under the shift, as a law per stratum: (mean, concentration).
+
+    A regression lowers the pass share 1 − q, an improvement the failure share q; without a
+    law each stratum's share is taken as known (a point mass).
+    """
+    if law is None:
+        return (1 - q if sign > 0 else q), np.full(q.size, np.inf)
+    mean, concentration = (np.asarray(x, dtype=float).reshape(-1) for x in law)
+    return (mean if sign > 0 else 1 - mean), concentration
+
+
+def _normal_power(delta, q, na, nb, alpha, sign, law=None):
     n = na + nb
     w = na * nb / n
-    qb = np.clip(q + sign * delta, 0.0, 1.0)
-    shift = np.abs(qb - q)
     unbiased = np.where(n > 1, n / np.maximum(n - 1, 1), 1.0)
     var_q = q * (1 - q) * unbiased
+    if law is None:
+        qb = np.clip(q + sign * delta, 0.0, 1.0)
+        s = qb - q
+        c_b = c_0 = 0.0
+    else:
+        # the unclipped shift on the plug-in moments, corrected by the expectation under each
+        # stratum's rate law of what stopping at 0 takes off: the fall is E[min(y, δ)], not δ,
+        # where a scenario may sit below δ; away from 0 the corrections vanish
+        s = np.full(q.shape, sign * delta)
+        m = clipped_moments(*(np.broadcast_to(x, q.shape) for x in _falling(q, sign, law)), delta)
+        share = nb / n
+        unclipped_b = (m.x - delta) - (m.x2 - 2 * delta * m.x + delta * delta)
+        c_b = (m.xb - m.xb2) - unclipped_b
+        pooled = (na * m.x + nb * m.xb) / n
+        pooled2 = (na * na * m.x2 + 2 * na * nb * m.xxb + nb * nb * m.xb2) / (n * n)
+        pooled_u = m.x - delta * share
+        pooled_u2 = m.x2 - 2 * delta * share * m.x + (delta * share) ** 2
+        c_0 = (pooled - pooled2) - (pooled_u - pooled_u2)
+    shift = np.abs(s) if law is None else (m.x - m.xb)
     # q_B(1 − q_B) = q(1 − q) + s(1 − 2q) − s² for q_B = q + s; the pooled share moves by s·n_B/N
-    s = qb - q
-    var_b = np.maximum(var_q + s * (1 - 2 * q) - s * s, 0.0)
+    var_b = np.maximum(var_q + s * (1 - 2 * q) - s * s + c_b, 0.0)
     v1 = float(np.sum(w * (nb * var_q + na * var_b) / n))
     sp = s * nb / n
-    v0 = float(np.sum(w * np.maximum(var_q + sp * (1 - 2 * q) - sp * sp, 0.0)))
+    v0 = float(np.sum(w * np.maximum(var_q + sp * (1 - 2 * q) - sp * sp + c_0, 0.0)))
     if not v1 > 0:
         return 0.0
     z = special.ndtri(1 - alpha / 2)
@@ -95,14 +124,43 @@ def _mcnemar_table(g: int, alpha: float):
     return d, c
 
 
-def _mcnemar_power(delta, q, alpha, sign, discordance=None):
+def paired_law(q, discordance: float):
+    """The one Beta law of a paired design's pass shares: mean 1 − mean(q), spread from the discordance.
+
+    With one run per arm the discordant share estimates 2·E[x(1 − x)]; what the mean's
+    x̄(1 − x̄) holds beyond it is the spread of the rates across scenarios, τ² = x̄(1 − x̄) − h.
+    Returns (mean, concentration); concentration inf when there is no spread. No law of the
+    rates has E[x(1 − x)] above x̄(1 − x̄): a discordance above it is noise and is read at
+    that bound (no spread).
+
+    >>> mean, c = paired_law(np.full(40, 0.2), 0.16)
+    >>> round(float(mean), 2), c
+    (0.8, inf)
+    >>> round(paired_law(np.full(40, 0.2), 0.12)[1], 2)
+    3.0
+    """
+    q = np.asarray(q, dtype=float)
+    mean = 1.0 - float(q.mean())
+    tau2 = mean * (1 - mean) - float(discordance)
+    if not tau2 > 1e-12 or not 0 < mean < 1:
+        return mean, math.inf
+    tau2 = min(tau2, mean * (1 - mean) * (1 - 1e-6))
+    return mean, mean * (1 - mean) / tau2 - 1
+
+
+def _mcnemar_power(delta, q, alpha, sign, discordance=None, law=None):
+    if law is None and discordance is not None and np.ndim(discordance) > 0:
+        # several discordances the runs allow: the power is the least of them
+        return min(_mcnemar_power(delta, q, alpha, sign, float(h)) for h in discordance)
     g = q.size
-    m = float(q.mean())
-    h = float(np.mean(q * (1 - q))) if discordance is None else discordance
-    # B cannot fall below 0 nor rise above 1: a shift beyond the mean room there is not a shift
-    delta = min(delta, 1 - m) if sign > 0 else min(delta, m)
-    pf = max(h - sign * delta * m, 0.0) if sign > 0 else h + delta * m
-    pb = h + delta * (1 - m) if sign > 0 else max(h - delta * (1 - m), 0.0)
+    if law is None and discordance is not None:
+        law = paired_law(q, discordance)
+    # y is the share that falls (pass for a regression, failure for an improvement), y_B = max(y − δ, 0):
+    # pairs with y in A only, and in B only, are McNemar's discordant pairs
+    m = clipped_moments(*_falling(q, sign, law), delta)
+    pb = float(np.mean(m.x - m.xxb))
+    pf = float(np.mean(m.xb - m.xxb))
+    pf, pb = max(pf, 0.0), max(pb, 0.0)
     total = min(pf + pb, 1.0)
     if not total > 0:
         return 0.0
@@ -120,13 +178,16 @@ def _mcnemar_power(delta, q, alpha, sign, discordance=None):
 
 
 def shift_power(delta: float, rates_a, trials_a, trials_b, *, alpha: float = 0.05,
-                direction: str = "regression", discordance: float | None = None) -> float:
+                direction: str = "regression", discordance: float | None = None, law=None) -> float:
     """Power of the stratified test against a shift of ``delta`` (a share, 0–1) in every stratum.
 
     ``rates_a`` are the per-stratum pass rates the shift starts from; ``direction`` is
     ``"regression"`` (B lower) or ``"improvement"``. Designs with one run per arm in every
     stratum get the exact McNemar power; ``discordance`` then gives the mean q(1 − q) read
-    off the runs (D/(2G)) instead of the one implied by ``rates_a``.
+    off the runs (D/(2G)) instead of the one implied by ``rates_a``, and with it the spread of
+    the rates (:func:`paired_law`); several discordances give the least power over them. ``law`` is each stratum's
+    pass share as a Beta law, (mean, concentration) (:mod:`fluke.comparison._ratelaw`): the
+    shift is then clipped at 0 and 1 scenario by scenario under it, not at the known rates.
 
     >>> round(shift_power(0.05, [0.98] * 30, [6] * 30, [6] * 30), 3)
     0.612
@@ -137,12 +198,12 @@ def shift_power(delta: float, rates_a, trials_a, trials_b, *, alpha: float = 0.0
     q, na, nb = _arrays(rates_a, trials_a, trials_b)
     sign = 1.0 if direction == "regression" else -1.0
     if np.all(na == 1) and np.all(nb == 1):
-        return _mcnemar_power(float(delta), q, alpha, sign, discordance)
-    return _normal_power(float(delta), q, na, nb, alpha, sign)
+        return _mcnemar_power(float(delta), q, alpha, sign, discordance, law)
+    return _normal_power(float(delta), q, na, nb, alpha, sign, law)
 
 
 def regression_limit(rates_a, trials_a, trials_b, *, alpha: float = 0.05, power: float = 0.8,
-                     direction: str = "regression", discordance: float | None = None) -> float:
+                     direction: str = "regression", discordance: float | None = None, law=None) -> float:
     """The smallest shift in points found with ``power`` at ``alpha`` (see the module docstring).
 
     inf when no shift up to 100 points reaches the power.
@@ -162,19 +223,15 @@ def regression_limit(rates_a, trials_a, trials_b, *, alpha: float = 0.05, power:
 
     def reach(delta):
         if paired:
-            return _mcnemar_power(delta, q, alpha, sign, discordance)
-        return _normal_power(delta, q, na, nb, alpha, sign)
+            return _mcnemar_power(delta, q, alpha, sign, discordance, law)
+        return _normal_power(delta, q, na, nb, alpha, sign, law)
 
     if reach(1.0) < power:
         return math.inf
-    low, high = 0.0, 1.0
-    for _ in range(_BISECT):
-        mid = (low + high) / 2
-        if reach(mid) >= power:
-            high = mid
-        else:
-            low = mid
-    return 100 * high
+    if reach(0.0) >= power:
+        return 0.0
+    # the power rises with δ: Brent's root of power(δ) − power, to 1e-9 of a share (as 30 halvings)
+    return 100 * optimize.brentq(lambda d: reach(d) - power, 0.0, 1.0, xtol=2.0**-_BISECT)
 
 
 def _shifted_variance(delta, k, na, nb):

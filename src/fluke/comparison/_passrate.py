@@ -41,6 +41,7 @@ from ..errors import UsageError
 from ..policies import UNKNOWN_POLICIES, UnknownPolicy
 from ..inference import clustered_interval
 from ._limit import DIRECTIONS, regression_limit, verdict_interval
+from ._ratelaw import fitted_concentration, posterior_law
 from ._stratified import StratifiedTest, stratified_test
 from ..format import fmt_interval, fmt_is
 from ._verdict import CLOSING_STATEMENT, DIFFERENT, TOO_SMALL, detection_z, verdict_of
@@ -77,12 +78,12 @@ at 80% power; an improvement below 3.0 points'
             return f"the design had {shown} power only for {word} of {pts(chosen)} or more; this one was seen anyway"
         return f"the design had {shown} power for {word} of {pts(chosen)} or more"
     if not math.isfinite(limit):
-        return (f"no regression of B up to half its pass rate would have been found with {shown} power "
+        return (f"no regression of B that the runs leave room for would have been found with {shown} power "
                 f"(ceiling {ceiling:g})")
     line = (f"could not have detected a difference below {limit:.1f} points "
             f"(ceiling {ceiling:g}) in the direction of a regression of B, at {shown} power")
     if math.isinf(improvement_limit):
-        line += "; no improvement up to half its failure rate would have been found"
+        line += "; no improvement that the runs leave room for would have been found"
     elif not math.isnan(improvement_limit) and f"{improvement_limit:.1f}" != f"{limit:.1f}":
         line += f"; an improvement below {pts(improvement_limit)}"
     return line
@@ -236,19 +237,34 @@ def pass_rate_limit(variance, trials_a, trials_b, *, alpha: float = 0.05, power:
 ROOM_SHARE = 0.5
 
 
+#: the one-sided confidence the room of a paired design is read at
+ROOM_CONFIDENCE = 0.95
+
+
+def _room_bound(successes: float, trials: float) -> float:
+    """The lower one-sided :data:`ROOM_CONFIDENCE` Clopper–Pearson bound of a share."""
+    if successes <= 0:
+        return 0.0
+    return float(special.betaincinv(successes, trials - successes + 1, 1 - ROOM_CONFIDENCE))
+
+
 def design_limits(passes_a, trials_a, passes_b, trials_b, *, alpha: float = 0.05, power: float = 0.8):
     """The (regression, improvement) detection limits in points of a design with these counts.
 
     Each stratum starts from its pooled pass share (both arms: the estimate under no
-    difference); a paired design (one run per arm everywhere) reads its mean q(1 − q) off the
-    discordant pairs. See :func:`fluke.comparison.regression_limit`.
+    difference). Where a shift runs into 0 or 1, each stratum's rate is read through its
+    posterior under a Beta law fitted across the strata (:mod:`fluke.comparison._ratelaw`):
+    a scenario seen at 0 of 40 may still sit above 0, and falls by E[min(x, δ)], not δ. See
+    :func:`fluke.comparison.regression_limit`.
 
     A limit larger than half the room the shift has (:data:`ROOM_SHARE` of the mean pass
-    share for a regression, of the mean failure share for an improvement; the whole room for
-    a paired design, whose exact limit already stops there) is refused (inf: *too small to
-    tell*): such a shift runs into 0 or 1 in many strata, and which strata can still move is
-    more than the plug-in rates can tell. In the atlas (docs/atlas.md) the
-    power at those printed limits ranged from 0.33 to 1.00 where 0.80 was promised.
+    share for a regression, of the mean failure share for an improvement) is refused (inf:
+    *too small to tell*): which strata can still move by that much is more than the runs can
+    tell. A paired design (one run per arm everywhere: exact McNemar, the spread of the rates
+    read off the discordant pairs) is refused when its limit exceeds the room at the low end
+    of what the runs allow, or when fewer discordant pairs, as the runs also allow, would
+    leave no shift within that room with the power (:func:`_paired_limits`). The atlas
+    (docs/atlas.md) checks the power at every printed limit.
 
     >>> [round(x, 1) for x in design_limits([12] * 30, [20] * 30, [12] * 30, [20] * 30)]
     [8.1, 7.9]
@@ -257,16 +273,39 @@ def design_limits(passes_a, trials_a, passes_b, trials_b, *, alpha: float = 0.05
     """
     pa, na, pb, nb = (np.asarray(x, dtype=float).reshape(-1) for x in (passes_a, trials_a, passes_b, trials_b))
     rates = (pa + pb) / (na + nb)
-    discordance = None
     if np.all(na == 1) and np.all(nb == 1):
-        discordance = float(np.sum(pa != pb)) / (2 * pa.size)
-    # a paired design's exact McNemar limit already stops the shift at the room; it is refused
-    # only beyond the room itself (a shift that cannot happen)
-    share = 1.0 if discordance is not None else ROOM_SHARE
-    rooms = (share * 100 * float(rates.mean()), share * 100 * float(1 - rates.mean()))
-    limits = (regression_limit(rates, na, nb, alpha=alpha, power=power, direction=d, discordance=discordance)
-              for d in DIRECTIONS)
+        return _paired_limits(pa, pb, alpha=alpha, power=power)
+    law = posterior_law(pa + pb, na + nb, fitted_concentration(pa + pb, na + nb))
+    rooms = (ROOM_SHARE * 100 * float(rates.mean()), ROOM_SHARE * 100 * float(1 - rates.mean()))
+    limits = (regression_limit(rates, na, nb, alpha=alpha, power=power, direction=d, law=law) for d in DIRECTIONS)
     return tuple(x if x <= room else math.inf for x, room in zip(limits, rooms, strict=True))
+
+
+def _paired_limits(pa, pb, *, alpha, power):
+    """The exact McNemar limits of a paired design, or inf where the runs cannot vouch for one.
+
+    The printed limit reads the spread of the rates off the discordant pairs. It is refused
+    when, at the low end of what the 2G runs allow (one-sided :data:`ROOM_CONFIDENCE`
+    Clopper–Pearson), the room to move is smaller than the limit, or fewer discordant pairs
+    (rates more spread: more scenarios a shift cannot move by its full size) leave no shift
+    within that room with the power.
+    """
+    g = pa.size
+    rates = (pa + pb) / 2
+    ones = np.ones(g)
+    d = float(np.sum(pa != pb))
+    h, low = d / (2 * g), _room_bound(d, g) / 2
+    k = float(np.sum(pa + pb))
+    rooms = (100 * _room_bound(k, 2 * g), 100 * _room_bound(2 * g - k, 2 * g))
+    out = []
+    for direction, room in zip(DIRECTIONS, rooms, strict=True):
+        limit = regression_limit(rates, ones, ones, alpha=alpha, power=power, direction=direction, discordance=h)
+        if limit <= room and low < h:
+            worst = regression_limit(rates, ones, ones, alpha=alpha, power=power, direction=direction,
+                                     discordance=(h, low))
+            limit = limit if worst <= room else math.inf
+        out.append(limit if limit <= room else math.inf)
+    return tuple(out)
 
 
 def _runs_needed(pa, na, pb, nb, *, ceiling, alpha, power):
