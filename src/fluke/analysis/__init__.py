@@ -15,8 +15,9 @@ True
 
 from __future__ import annotations
 
-import importlib
 from typing import Any
+
+from .._lazy import lazy_exports
 
 #: public name -> module that defines it (imported on first use, so ``import fluke.analysis`` is cheap): the
 #: verbs, their result types and the constants they name; helpers stay in their modules (text formatting
@@ -67,10 +68,5 @@ def render(result, fmt: str = "text", **options: Any) -> str:
     return result.render(fmt, **options)
 
 
-def __getattr__(name: str) -> Any:
-    module = _EXPORTS.get(name)
-    if module is None:
-        raise AttributeError(f"module 'fluke.analysis' has no attribute {name!r}")
-    value = getattr(importlib.import_module(f"{__name__}.{module}"), name)
-    globals()[name] = value
-    return value
+__getattr__, __dir__ = lazy_exports(__name__, {f".{m}": tuple(n for n, h in _EXPORTS.items() if h == m)
+                                               for m in set(_EXPORTS.values())}, globals())

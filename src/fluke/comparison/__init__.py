@@ -24,8 +24,9 @@ Pure functions over counts and numpy arrays (and, in :func:`compare_versions`,
 
 from __future__ import annotations
 
-import importlib
 from typing import TYPE_CHECKING
+
+from .._lazy import lazy_exports
 
 # Each name is imported from its module when it is first asked for (as in fluke.record): compare needs
 # a dozen of these modules, leaderboard another few, and neither needs the fix check, the sequential
@@ -114,14 +115,4 @@ if TYPE_CHECKING:
     from ._where import ASSUMPTIONS, WhereComparison, compare_where
 
 
-def __getattr__(name: str) -> object:
-    home = _HOME_OF.get(name)
-    if home is None:
-        raise AttributeError(f"module {__name__!r} has no attribute {name!r}")
-    value = getattr(importlib.import_module(home, __name__), name)
-    globals()[name] = value       # asked once: later look-ups are plain module attributes
-    return value
-
-
-def __dir__() -> list[str]:
-    return sorted(set(globals()) | set(_HOME_OF))
+__getattr__, __dir__ = lazy_exports(__name__, _HOMES, globals())

@@ -10,8 +10,9 @@ counts of passes and trials); clustered intervals, variance components, pass@k a
 
 from __future__ import annotations
 
-import importlib
 from typing import TYPE_CHECKING
+
+from .._lazy import lazy_exports
 
 # Each name is imported from its module when it is first asked for (as in fluke.record): a verb that
 # answers from counts needs a few of these modules, not all twenty.
@@ -113,14 +114,4 @@ if TYPE_CHECKING:
     from ._weekly import CanaryChart, WeeklyReview, canary_chart, p_greater, review_week
 
 
-def __getattr__(name: str) -> object:
-    home = _HOME_OF.get(name)
-    if home is None:
-        raise AttributeError(f"module {__name__!r} has no attribute {name!r}")
-    value = getattr(importlib.import_module(home, __name__), name)
-    globals()[name] = value       # asked once: later look-ups are plain module attributes
-    return value
-
-
-def __dir__() -> list[str]:
-    return sorted(set(globals()) | set(_HOME_OF))
+__getattr__, __dir__ = lazy_exports(__name__, _HOMES, globals())

@@ -16,8 +16,9 @@ b'{"a":2,"b":1}'
 
 from __future__ import annotations
 
-import importlib
 from typing import TYPE_CHECKING
+
+from .._lazy import lazy_exports
 
 #: Where each public name lives (a module of this package, or ``fluke._redact``).
 _HOMES = {
@@ -56,14 +57,4 @@ if TYPE_CHECKING:
                        content_json, json_default, run_schema)
 
 
-def __getattr__(name: str) -> object:
-    home = _HOME_OF.get(name)
-    if home is None:
-        raise AttributeError(f"module {__name__!r} has no attribute {name!r}")
-    value = getattr(importlib.import_module(home, __name__), name)
-    globals()[name] = value       # asked once: later look-ups are plain module attributes
-    return value
-
-
-def __dir__() -> list[str]:
-    return sorted(set(globals()) | set(_HOME_OF))
+__getattr__, __dir__ = lazy_exports(__name__, _HOMES, globals())
