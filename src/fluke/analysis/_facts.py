@@ -367,10 +367,12 @@ def _chosen(ledger, selector: str) -> list[str]:
 OUTCOME_BYTES = 200
 
 
-def trial_arm(ledger, text: str, *, scenario: str | None = None):
+def trial_arm(ledger, text: str, *, scenario: str | None = None, sequences: bool = False):
     """``(arm, outcomes)``: the arm ``text`` names (trials picked with ``@``) and its runs'
     :class:`fluke.ledger.TrialOutcomes`, read from the ledger's ``trial_outcomes`` table (no run
-    is read). The arm, its versions and the errors are those of :func:`fluke.analysis.select_arm`.
+    is read); with ``sequences``, its :class:`fluke.ledger.OutcomeSequences` instead (each input's
+    outcomes in trial order, what the fix check streams). The arm, its versions and the errors are
+    those of :func:`fluke.analysis.select_arm`.
 
     >>> import os, tempfile
     >>> from fluke.ledger import open_ledger
@@ -388,9 +390,11 @@ def trial_arm(ledger, text: str, *, scenario: str | None = None):
     selector, _, trials_text = text.partition("@")
     chosen = _chosen(ledger, selector)
     trials = parse_trials(trials_text, text) if trials_text else None
-    check_budget(ledger.count(version=chosen, scenario=scenario), f"the arm {text!r}", OUTCOME_BYTES,
+    check_budget(ledger.count(version=chosen, scenario=scenario), f"the arm {text!r}",
+                 (ledger.SEQUENCE_BYTES or OUTCOME_BYTES) if sequences else OUTCOME_BYTES,
                  hint="narrow the arm to fewer versions, trials (@0-4) or scenarios (--scenario)")
-    got = ledger.trial_outcomes(version=chosen, scenario=scenario, trials=trials)
+    read = ledger.outcome_sequences if sequences else ledger.trial_outcomes
+    got = read(version=chosen, scenario=scenario, trials=trials)
     if not len(got):
         raise SelectorError(f"{text!r} names {len(chosen)} version(s) but no runs"
                             + (f" in scenario {scenario!r}" if scenario else "")

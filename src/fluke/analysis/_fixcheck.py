@@ -297,29 +297,13 @@ def read_fix_tally(ledger, first: str, candidate: str, control: str | None = Non
     import numpy as np
 
     from ..comparison import FixTally, fix_tally
-    from ..errors import SelectorError
-    from ._budget import check_budget
-    from ._facts import OUTCOME_BYTES, _chosen
-    from ._select import parse_trials, versions
+    from ._facts import trial_arm
 
     texts = [first, candidate] + ([control] if control else [])
-    label = {i.version: i.label() for i in versions(ledger)}
     arms, sequences = [], []
     for i, text in enumerate(texts):
-        selector, _, trials_text = text.partition("@")
-        chosen = _chosen(ledger, selector)
-        trials = parse_trials(trials_text, text) if trials_text else None
-        check_budget(ledger.count(version=chosen, scenario=scenario), f"the arm {text!r}",
-                     ledger.SEQUENCE_BYTES or OUTCOME_BYTES,
-                     hint="narrow the arm to fewer versions, trials (@0-4) or scenarios (--scenario)")
-        got = ledger.outcome_sequences(version=chosen, scenario=scenario, trials=trials)
-        if not len(got):
-            raise SelectorError(f"{text!r} names {len(chosen)} version(s) but no runs"
-                                + (f" in scenario {scenario!r}" if scenario else "")
-                                + (f" with trials {sorted(trials)}" if trials else ""))
-        kept = tuple(v for v in chosen if v in set(got.versions))
-        arms.append(Arm(text, kept, tuple(label[v] for v in kept), tuple(sorted(trials)) if trials is not None
-                        else None, (), size=len(got)))
+        arm, got = trial_arm(ledger, text, scenario=scenario, sequences=True)
+        arms.append(arm)
         sequences.append(got)
         if i:
             disjoint(*arms)
