@@ -86,6 +86,30 @@ def test_the_runner_stores_each_runs_tool_log_in_a_real_ledger(tmp_path):
         assert [e.tool for e in r.run.events] == ["echo"]
 
 
+def agent_that_raises(text, *, tools):
+    tools.call("echo", x=text)
+    raise RuntimeError("the model timed out")
+
+
+@pytest.mark.parametrize("executor", ["local", "processes"])
+def test_an_agent_that_raises_is_stored_as_errored_with_the_calls_it_made(tmp_path, executor):
+    from fluke.ledger import open_ledger
+    from fluke.tools import TOOL_LOG
+
+    with open_ledger(str(tmp_path / "t.db")) as ledger:
+        evaluate([{"scenario": "s", "input": "hi"}], agent_that_raises, k=2, ledger=ledger, identity={"model": "m"},
+                 tools=Tools(simulator=Counter, state={"n": 0}), executor=executor, workers=2)
+        docs = {d.body["run"]: d.body for d in ledger.documents(TOOL_LOG)}
+        stored = list(ledger.runs())
+    assert len(stored) == 2 and all(r.error == "agent raised RuntimeError: the model timed out" for r in stored)
+    assert all(r.outcome.label == "error" and r.outcome.passed is None for r in stored)
+    assert sorted(docs) == sorted(r.hash for r in stored)
+    for r in stored:
+        log = docs[r.hash]
+        assert log["input"] == "hi" and log["seed"] == r.seed
+        assert [(c["tool"], c["response"]) for c in log["calls"]] == [("echo", {"echo": "hi"})]
+
+
 def test_an_agent_taking_tools_without_a_declaration_is_refused_before_it_runs():
     with pytest.raises(UsageError, match="no tools are declared"):
         evaluate([{"scenario": "s", "input": "hi"}], agent, k=1)

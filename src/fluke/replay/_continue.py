@@ -19,7 +19,7 @@ from typing import Any, Callable
 import numpy as np
 
 from ..record import digest
-from ..tools import Divergence, Logged, ToolRecord, ToolSession, Tools, call_with_session
+from ..tools import Divergence, Logged, ToolRecord, ToolSession, Tools, call_with_session, keep_log
 from ..tools._agent import seed_of
 from ._interventions import Intervention, edited_input
 from ._serve import continuation_serve, replay_serve
@@ -56,4 +56,7 @@ class Continuation:
             from ..runner import Trajectory
 
             value = Trajectory(session.events())
+        except Exception as exc:   # the continuation is recorded as errored, with the calls it made
+            keep_log(exc, {"input": given, "seed": seed, "origin": job["origin"], **session.log()})
+            raise
         return Logged(value, {"input": given, "seed": seed, "origin": job["origin"], **session.log()})

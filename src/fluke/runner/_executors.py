@@ -74,8 +74,11 @@ def call_agent(agent: Callable[..., Any], job: Job, accepted: set[str] | None = 
     try:
         value = agent(job.input, **kwargs)
     except Exception as exc:  # a suite must survive one bad run; recorded, not raised
-        return Attempt(error=f"{type(exc).__name__}: {exc}", traceback=traceback.format_exc(),
-                       seconds=time.perf_counter() - began)
+        from ..tools import Logged, kept_log
+
+        log = kept_log(exc)   # the tool calls a logged agent made before it raised
+        return Attempt(value=None if log is None else Logged(None, log), error=f"{type(exc).__name__}: {exc}",
+                       traceback=traceback.format_exc(), seconds=time.perf_counter() - began)
     return Attempt(value=value, seconds=time.perf_counter() - began)
 
 

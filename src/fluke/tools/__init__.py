@@ -14,10 +14,11 @@ state digests match.
 (8, True)
 """
 
-from ._agent import TOOL_LOG, Logged, ToolAgent, accepts_tools, takes_any_keyword, call_with_session, json_input
+from ._agent import (TOOL_LOG, Logged, ToolAgent, accepts_tools, call_with_session, json_input, keep_log, kept_log,
+                     takes_any_keyword)
 from ._record import SERVED, ToolRecord, request_digest, state_digest
 from ._session import Divergence, Failure, Request, Served, ToolFailure, ToolSession, Tools, simulated
 
 __all__ = ["SERVED", "TOOL_LOG", "Divergence", "Failure", "Logged", "Request", "Served", "ToolAgent", "ToolFailure",
-           "ToolRecord", "ToolSession", "Tools", "accepts_tools", "call_with_session", "json_input",
-           "request_digest", "simulated", "state_digest", "takes_any_keyword"]
+           "ToolRecord", "ToolSession", "Tools", "accepts_tools", "call_with_session", "json_input", "keep_log",
+           "kept_log", "request_digest", "simulated", "state_digest", "takes_any_keyword"]

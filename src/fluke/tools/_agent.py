@@ -25,7 +25,8 @@ import numpy as np
 from ..record import digest
 from ._session import ToolSession, Tools
 
-__all__ = ["TOOL_LOG", "Logged", "ToolAgent", "accepts_tools", "takes_any_keyword", "call_with_session", "json_input"]
+__all__ = ["TOOL_LOG", "Logged", "keep_log", "kept_log",
+           "ToolAgent", "accepts_tools", "takes_any_keyword", "call_with_session", "json_input"]
 
 #: The ledger's document kind for a run's tool log (the runner writes it beside the run).
 TOOL_LOG = "tool_log"
@@ -37,6 +38,24 @@ class Logged:
 
     value: Any
     log: dict[str, Any]
+
+
+def keep_log(exc: BaseException, log: dict[str, Any]) -> None:
+    """Attach a tool session's ``log`` to the exception an agent raised, so the runner stores the
+    calls made before it beside the errored run (:func:`kept_log` reads it back).
+
+    >>> exc = ValueError("boom"); keep_log(exc, {"calls": []}); kept_log(exc), kept_log(KeyError())
+    ({'calls': []}, None)
+    """
+    try:
+        exc._fluke_tool_log = log
+    except AttributeError:   # an exception type without a __dict__: the log is lost, the error kept
+        pass
+
+
+def kept_log(exc: BaseException) -> dict[str, Any] | None:
+    """The tool log :func:`keep_log` attached to ``exc``, or None."""
+    return getattr(exc, "_fluke_tool_log", None)
 
 
 def _params(agent: Callable[..., Any]) -> set[str]:
@@ -105,5 +124,9 @@ class ToolAgent:
     def __call__(self, input: Any, *, trial: int, rng: np.random.Generator) -> Logged:
         seed = seed_of(rng)
         session = self.tools.session(input, seed=seed)
-        value = call_with_session(self.agent, input, session, trial=trial, rng=rng)
+        try:
+            value = call_with_session(self.agent, input, session, trial=trial, rng=rng)
+        except Exception as exc:   # the run is recorded as errored; the calls it made are kept
+            keep_log(exc, {"input": json_input(input), "seed": seed, **session.log()})
+            raise
         return Logged(value, {"input": json_input(input), "seed": seed, **session.log()})
