@@ -36,7 +36,7 @@ def parse_identity(pairs: Sequence[str]) -> dict[str, Any]:
     for pair in pairs:
         key, sep, value = pair.partition("=")
         if not sep or key.strip() not in fields:
-            raise UsageError(f"{pair!r} is not field=value with field one of "
+            raise UsageError(f"--identity {pair!r} is not field=value with field one of "
                              + ", ".join(fields), argument="--identity")
         out[key.strip()] = value.strip()
     return out
