@@ -181,9 +181,12 @@ def _cr2(scores, sizes, n):
         return float("nan"), 0
     scale = np.sqrt(np.maximum(1.0 - sizes / n, 1e-300))
     se = float(np.sqrt(np.sum((scores / (n * scale)) ** 2)))
-    m = (np.diag(sizes) - np.outer(sizes, sizes) / n) / (n * n * np.outer(scale, scale))
-    tr = float(np.trace(m))
-    tr2 = float(np.sum(m * m))
+    # M = diag(a) − v vᵀ, so tr M and tr M² come from the vectors, never the G × G matrix
+    a = sizes / (n * n * scale * scale)
+    v = sizes / (n ** 1.5 * scale)
+    vv = float(np.sum(v * v))
+    tr = float(np.sum(a)) - vv
+    tr2 = float(np.sum(a * a)) - 2.0 * float(np.sum(a * v * v)) + vv * vv
     return se, max(tr * tr / tr2, 1.0) if tr2 > 0 else float(g - 1)
 
 
