@@ -166,7 +166,8 @@ def test_fixcheck_from_trial_outcomes_is_fixcheck_from_every_run(generated, firs
 def test_fixcheck_with_runs_that_share_a_trial_from_the_table_is_the_stream(tied, first, candidate, options):
     import numpy as np
 
-    from fluke.analysis import fix_arrays, fixcheck
+    from fluke.analysis import fixcheck
+    from fluke.analysis._fixcheck import fix_arrays   # the fix check's reader, not a verb
 
     _same(fixcheck(tied, first, candidate, **options), fixcheck(tied, first, candidate, stream=True, **options))
     for text in (first, candidate, options.get("control")):

@@ -52,7 +52,7 @@ _EXPORTS: dict[str, str] = {
     "UNKNOWN_POLICIES": "_unknowns", "UnknownPolicy": "_unknowns", "leaderboard": "_leaderboard",
     "LeaderboardResult": "_leaderboard", "plan": "_plan", "PlanResult": "_plan", "boundary": "_boundary",
     "BoundaryResult": "_boundary", "explore": "_boundary", "ExploreResult": "_boundary", "incident": "_boundary",
-    "IncidentResult": "_boundary", "fix_arrays": "_fixcheck", "judge": "_judge", "JudgeRunResult": "_judge",
+    "IncidentResult": "_boundary", "judge": "_judge", "JudgeRunResult": "_judge",
     "judge_audit": "_judge", "judge_audit_draw": "_judge", "AuditResult": "_judge", "AuditDrawResult": "_judge",
     "judge_pairwise": "_judge", "PairwiseResult": "_judge", "import_judgments": "_judge", "ImportResult": "_judge",
     "claim_judge": "_judge", "decide": "_decide", "DecideResult": "_decide", "VersionCosts": "_decide",
