@@ -53,6 +53,36 @@ def test_tie_sums_term_by_term_and_closed_form_equal_a_loop_over_the_deaths():
         np.testing.assert_allclose(a, b, rtol=1e-9)
 
 
+def test_tie_sums_in_chunks_of_whole_cells_are_bit_for_bit_the_sums_in_one_pass():
+    """The term-by-term sums are taken a chunk of whole cells at a time (the memory of ten million
+    runs' deaths): each cell's terms are added in the same order, so the chunks change no bit."""
+    rng = np.random.default_rng(11)
+    d = rng.integers(1, _cox.DIRECT_TIES + 1, 2_000).astype(float)
+    x = d - 1 + rng.uniform(1.0, 900.0, d.size)
+    whole = _cox._tie_sums(x, d, _cox._ties(d, at_once=10**9))
+    assert len(_cox._ties(d, at_once=10**9).chunks) == 1
+    for at_once in (1, 7, 33, 1_000):
+        ties = _cox._ties(d, at_once=at_once)
+        # the chunks tile the cells, and none holds more than at_once terms past its last whole cell
+        assert [lo for lo, _ in ties.chunks[1:]] == [hi for _, hi in ties.chunks[:-1]]
+        assert ties.chunks[0][0] == 0 and ties.chunks[-1][1] == d.size
+        assert max(int(d[lo:hi].sum()) for lo, hi in ties.chunks) < at_once + _cox.DIRECT_TIES
+        for a, b in zip(_cox._tie_sums(x, d, ties), whole, strict=True):
+            assert np.array_equal(a, b)
+        # and each cell still equals the loop over its deaths
+    loop = np.array([_loop_sums(float(xi), int(di)) for xi, di in zip(x[:50], d[:50], strict=True)]).T
+    for a, b in zip(whole, loop, strict=True):
+        np.testing.assert_allclose(a[:50], b, rtol=1e-14)
+
+
+def test_the_cox_fit_is_bit_for_bit_the_same_in_small_chunks(monkeypatch):
+    time, died, group, stratum, weight = _counted(4, strata=60)
+    whole = stratified_cox(time, died, group, strata=stratum, weights=weight)
+    monkeypatch.setattr(_cox, "TERMS_AT_ONCE", 5)
+    chunked = stratified_cox(time, died, group, strata=stratum, weights=weight)
+    assert whole.reason is None and whole == chunked
+
+
 def _counted(seed, strata=30, steps=8):
     """Counted runs with both small and large tied deaths: per (stratum, arm, step) a death count."""
     rng = np.random.default_rng(seed)

@@ -205,6 +205,8 @@ class SqliteLedger(Ledger):
 #: damaged page of ``runs`` is then found by the first statement that reads it, which fails
 #: with SQLite's "malformed" and is refused the same way (:func:`fluke.ledger._faults.sqlite_fault`).
 CHECK_WHOLE_BYTES = 64 * 2 ** 20
+#: The page cache (KiB) the check reads through.
+CHECK_CACHE_KIB = 2048
 
 
 def _check_pages(conn: sqlite3.Connection, path: str) -> None:
@@ -217,6 +219,10 @@ def _check_pages(conn: sqlite3.Connection, path: str) -> None:
     >>> open_ledger(path).close()
     >>> _check_pages(sqlite3.connect(path), path)   # an intact file passes
     """
+    cache = conn.execute("PRAGMA cache_size").fetchone()[0]
+    # the check reads every page of the tables once: through a small cache, so that it does not
+    # leave the connection's page cache (64 MiB) filled with pages the verb may never read
+    conn.execute(f"PRAGMA cache_size=-{CHECK_CACHE_KIB}")
     try:
         if Path(path).expanduser().stat().st_size <= CHECK_WHOLE_BYTES:
             found = [row[0] for row in conn.execute("PRAGMA quick_check(3)")]
@@ -227,6 +233,8 @@ def _check_pages(conn: sqlite3.Connection, path: str) -> None:
                      for row in conn.execute('PRAGMA quick_check("{}")'.format(table.replace('"', '""')))]
     except sqlite3.DatabaseError as exc:
         found = [str(exc)]
+    finally:
+        conn.execute(f"PRAGMA cache_size={int(cache)}")
     problems = [text for text in found if text != "ok"]
     if problems:
         conn.close()

@@ -90,7 +90,7 @@ class TableReads:
         else:
             sql = ("SELECT scenario, condition, cause, step, event, CAST(SUM(runs) AS BIGINT) FROM steps"
                    f"{where} GROUP BY scenario, condition, cause, step, event")
-        return Places(self.query(sql, params))
+        return Places(self.stream(sql, params))
 
     def trial_outcomes(self, *, version: str | Sequence[str] | None = None, scenario: str | None = None,
                        condition: str | None = None, trials: Iterable[int] | None = None) -> TrialOutcomes:
