@@ -270,3 +270,36 @@ def test_segments_appended_out_of_ingest_order_still_read_in_ingest_order(tmp_pa
         got = ledger.trial_outcomes()
         # trial 1: ingest 4 (keys 3, 7), then ingest 9; then trial 2
         assert got.trial.tolist() == [1, 1, 1, 2] and got.outcome.tolist() == [2, 0, 1, 0]
+
+
+@pytest.mark.parametrize("part", [1, 5, 64])
+def test_the_tables_read_in_parts_of_whole_inputs_equal_the_recount(ledger_url, monkeypatch, part):
+    """``trial_outcomes`` and ``outcome_sequences`` decode the rows a part of whole inputs at a time
+    (:data:`fluke.ledger._tallies.DECODE_ENTRIES`: the memory of ten million runs); however small
+    the parts, the outcomes come out in the recount's order, and the sequences are those outcomes
+    with each input's runs counted."""
+    import numpy as np
+
+    runs = _runs(1500, seed=23)
+    with open_ledger(ledger_url) as ledger:
+        ledger.ingest(runs[:700])
+        ledger.ingest(runs[400:1100])          # segments of two ingests in one row
+        ledger.ingest(runs[1000:])
+        monkeypatch.setattr(_tallies, "DECODE_ENTRIES", part)
+        _assert_tallied(ledger)
+        for filters in ({}, {"trials": [3, 257, 2 ** 40]}, {"version": [Identity(model="a").version]},
+                        {"condition": "noise=typos"}):
+            got = ledger.trial_outcomes(**filters)
+            seqs = ledger.outcome_sequences(**filters)
+            assert len(got) > 0
+            assert seqs.inputs == got.inputs and seqs.versions == got.versions
+            assert seqs.sizes.tolist() == np.bincount(got.input, minlength=len(got.inputs)).tolist()
+            assert seqs.outcome.tolist() == got.outcome.tolist()
+            assert seqs.outcome.dtype == np.uint8 and seqs.sizes.dtype == np.int64
+            monkeypatch.setattr(_tallies, "DECODE_ENTRIES", 10 ** 9)   # one part: the same arrays
+            whole = ledger.trial_outcomes(**filters)
+            monkeypatch.setattr(_tallies, "DECODE_ENTRIES", part)
+            assert whole.versions == got.versions and whole.inputs == got.inputs
+            for name in ("version", "input", "trial", "outcome"):
+                assert np.array_equal(getattr(whole, name), getattr(got, name)), name
+                assert getattr(whole, name).dtype == getattr(got, name).dtype, name

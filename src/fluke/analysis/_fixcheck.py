@@ -245,7 +245,7 @@ def _input_label(scenario: str, condition: str) -> str:
 
 
 #: Runs of each arm the fix check reduces at a time (:func:`read_fix_tally`): its arrays are of that length.
-PART_RUNS = 2_000_000
+PART_RUNS = 1_000_000
 
 
 def _parts(sequences: list, limit: int):

@@ -117,7 +117,8 @@ class TableReads:
         return read_trial_outcomes(self, version=version, scenario=scenario, condition=condition, trials=trials)
 
     #: Bytes a reader of :meth:`outcome_sequences` holds per run (None: the fix check's own
-    #: figure for the arrays of :meth:`trial_outcomes`, from which the sequences are made here).
+    #: figure for the arrays of :meth:`trial_outcomes`; the sequences are made here from those
+    #: arrays a part of :data:`fluke.ledger._tallies.DECODE_ENTRIES` entries at a time).
     SEQUENCE_BYTES: int | None = None
 
     def outcome_sequences(self, *, version: str | Sequence[str] | None = None, scenario: str | None = None,
@@ -134,14 +135,10 @@ class TableReads:
         >>> got.inputs, got.sizes.tolist(), got.outcome.tolist()
         ((('a', ''), ('b', '')), [2, 2], [1, 0, 1, 0])
         """
-        import numpy as np
+        from ._tallies import read_trial_outcomes
 
-        from ._types import OutcomeSequences
-
-        got = self.trial_outcomes(version=version, scenario=scenario, condition=condition, trials=trials)
-        used = np.unique(got.version).tolist()
-        return OutcomeSequences(tuple(got.versions[v] for v in used), got.inputs,
-                                np.bincount(got.input, minlength=len(got.inputs)).astype(np.int64), got.outcome)
+        return read_trial_outcomes(self, version=version, scenario=scenario, condition=condition, trials=trials,
+                                   sequences=True)
 
     def unit_cells(self, *, version: str | Sequence[str] | None = None, scenario: str | None = None,
                    condition: str | None = None) -> list[UnitCell]:

@@ -165,12 +165,16 @@ def decode(seqs: Sequence[bytes]):
     return row[keep], low[keep], outcome[keep], ingest[keep]
 
 
-def read_trial_outcomes(ledger: Any, *, version: Any = None, scenario: str | None = None,
-                        condition: str | None = None, trials: Iterable[int] | None = None):
-    """:meth:`fluke.ledger.Ledger.trial_outcomes` (see there)."""
-    import numpy as np
+#: Entries of ``trial_outcomes`` decoded at a time (whole inputs at a time): the arrays of one
+#: part stay tens of megabytes however many runs an arm holds.
+DECODE_ENTRIES = 1 << 20
 
-    from ._types import TrialOutcomes
+
+def _outcome_rows(ledger: Any, version: Any, scenario: str | None, condition: str | None,
+                  trials: Iterable[int] | None):
+    """``(rows, wanted)``: the ``trial_outcomes`` rows in scope by input, block and version, and
+    the trials asked for (None: all)."""
+    import numpy as np
 
     where, params = ledger._where(scenario=scenario, version=version, runs=False)
     where, params = ledger._condition_where(where, params, condition)
@@ -182,11 +186,26 @@ def read_trial_outcomes(ledger: Any, *, version: Any = None, scenario: str | Non
             params = [*params, *blocks]
     rows = ledger.query(f"SELECT vid, scenario, condition, block, seq FROM trial_outcomes{where}", params)
     rows.sort(key=lambda r: (r[1], r[2], r[3], r[0]))    # by input, block, version
-    names = dict(ledger.query("SELECT vid, version FROM versions"))
-    vids = sorted({row[0] for row in rows})
-    inputs = sorted({(row[1], row[2]) for row in rows})
-    vcode = {vid: i for i, vid in enumerate(vids)}
-    icode = {key: i for i, key in enumerate(inputs)}
+    return rows, wanted
+
+
+def _parts(rows: Sequence[tuple], entries: int) -> Iterable[Sequence[tuple]]:
+    """Runs of ``rows`` (sorted by input) of whole inputs, each of about ``entries`` entries or more."""
+    start, held = 0, 0
+    for i, row in enumerate(rows):
+        if held >= entries and (row[1], row[2]) != (rows[i - 1][1], rows[i - 1][2]):
+            yield rows[start:i]
+            start, held = i, 0
+        held += len(row[4]) // 2
+    if start < len(rows):
+        yield rows[start:]
+
+
+def _ordered(rows: Sequence[tuple], vcode: dict, icode: dict, wanted: Any):
+    """``(version, input, trial, outcome)`` codes of the entries of ``rows`` (whole inputs, sorted
+    by input, block and version), in the order of :meth:`fluke.ledger.Ledger.trial_outcomes`."""
+    import numpy as np
+
     row, low, outcome, ingest = decode([row[4] for row in rows])
     row_version = np.fromiter((vcode[r[0]] for r in rows), dtype=np.int32, count=len(rows))
     row_input = np.fromiter((icode[(r[1], r[2])] for r in rows), dtype=np.int32, count=len(rows))
@@ -205,16 +224,54 @@ def read_trial_outcomes(ledger: Any, *, version: Any = None, scenario: str | Non
                                           | (row_block[1:] != row_block[:-1])))) - 1 if len(rows) else row_block
         key = group[row] * 256 + low
         order = np.argsort(key, kind="stable") if (key[1:] < key[:-1]).any() else None
+    del same_row, ingest, row
     if wanted is not None:
         picked = np.isin(trial, wanted)
         order = np.flatnonzero(picked) if order is None else order[picked[order]]
     if order is not None:
         ver, inp, trial, outcome = ver[order], inp[order], trial[order], outcome[order]
-        # only the versions and inputs left with runs, their codes renumbered in the same order
-        vused, ver = _renumber(ver, len(vids))
-        iused, inp = _renumber(inp, len(inputs))
-    else:
-        vused, iused = range(len(vids)), range(len(inputs))
+    return ver, inp, trial, outcome
+
+
+def read_trial_outcomes(ledger: Any, *, version: Any = None, scenario: str | None = None,
+                        condition: str | None = None, trials: Iterable[int] | None = None,
+                        sequences: bool = False):
+    """:meth:`fluke.ledger.Ledger.trial_outcomes` (see there); with ``sequences``,
+    :meth:`fluke.ledger.Ledger.outcome_sequences` (the outcomes alone, and the runs of each input).
+
+    The rows are decoded :data:`DECODE_ENTRIES` entries (of whole inputs) at a time: an input's
+    order depends on its own entries only, so the parts join to the order of the whole."""
+    import numpy as np
+
+    from ._types import OutcomeSequences, TrialOutcomes
+
+    rows, wanted = _outcome_rows(ledger, version, scenario, condition, trials)
+    names = dict(ledger.query("SELECT vid, version FROM versions"))
+    vids = sorted({row[0] for row in rows})
+    inputs = sorted({(row[1], row[2]) for row in rows})
+    vcode = {vid: i for i, vid in enumerate(vids)}
+    icode = {key: i for i, key in enumerate(inputs)}
+    got: list[tuple] = []
+    per_input, per_version = np.zeros(len(inputs), np.int64), np.zeros(len(vids), np.int64)
+    for part in _parts(rows, DECODE_ENTRIES):
+        ver, inp, trial, outcome = _ordered(part, vcode, icode, wanted)
+        if sequences:
+            per_input += np.bincount(inp, minlength=len(inputs))
+            per_version += np.bincount(ver, minlength=len(vids))
+            got.append((outcome,))
+        else:
+            got.append((ver, inp, trial, outcome))
+    del rows
+    if sequences:
+        vused, iused = np.flatnonzero(per_version).tolist(), np.flatnonzero(per_input)
+        outcome = np.concatenate([g[0] for g in got]) if got else np.zeros(0, np.uint8)
+        return OutcomeSequences(tuple(names[vids[i]] for i in vused), tuple(inputs[i] for i in iused.tolist()),
+                                per_input[iused], outcome)
+    empty = (np.zeros(0, np.int32), np.zeros(0, np.int32), np.zeros(0, np.int64), np.zeros(0, np.uint8))
+    ver, inp, trial, outcome = (np.concatenate(c) for c in zip(*got, strict=True)) if got else empty
+    # only the versions and inputs left with runs, their codes renumbered in the same order
+    vused, ver = _renumber(ver, len(vids))
+    iused, inp = _renumber(inp, len(inputs))
     return TrialOutcomes(tuple(names[vids[i]] for i in vused), tuple(inputs[i] for i in iused), ver, inp,
                          trial, outcome)
 
