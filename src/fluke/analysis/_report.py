@@ -264,7 +264,7 @@ def report(ledger, *, out: str | Path = "fluke-report.html", versions: Sequence[
     one version, the boundary chart, the families boards group by) and keeps at most ``max_runs``
     whole for the run explorer. Boards over 50 cells group the rest by the family tag their
     scenarios declare: the first tag starting with ``family_prefix``."""
-    from ..report import headline_from, redacted, write_redacted
+    from ..report import headline_from, redacted_fields, write_redacted
     from . import _report_page as page
     from ._believe import believe
     from ._report_collect import frame
@@ -308,10 +308,12 @@ def report(ledger, *, out: str | Path = "fluke-report.html", versions: Sequence[
                                                      prob=prob).to_dict()) for v in chosen if scan.tally.runs.get(v)]
         data = data.model_copy(update={"boundary": charted or None,
                                        "missing": {k: m for k, m in data.missing.items() if k != "boundary"}})
+        del charted
     grades = _grades(ledger, chosen, scan, spec, docs)
     shown = explorer(ledger, scan, labels, spec=grades.spec if spec is not None else None,
                      violations=stored_violations(ledger, grades.stored) if grades.stored else None)
     scan.picked.clear()     # the explorer's runs are flattened now: their stored bodies are no longer needed
+    del scan                # nor the pass's tallies (a row per version × scenario cell and step)
     missing = {k: v for k, v in data.missing.items() if k != "suite_questions"}
     warnings = list(dict.fromkeys(w for g in grades.results.values() if (w := g.vocabulary_warning)))
     luck = [page.luck_section(g.to_dict(), v) for v, g in grades.results.items() if v in g.luck]
@@ -326,9 +328,13 @@ def report(ledger, *, out: str | Path = "fluke-report.html", versions: Sequence[
     data = data.model_copy(update={
         "suite_questions": questions or None, "luck": luck or None,
         "explorer": shown if shown.total else None, "warnings": warnings, "missing": missing})
+    # only ``data`` holds the sections from here on, so that the copy ``redacted`` makes below
+    # replaces them rather than sitting beside them while the page is written
+    del shown, questions, luck
     if len(chosen) == 2:
         data = _compared(ledger, data, labels, grades, spec=spec, alpha=alpha, power=power, ceiling=ceiling,
                          hazard_ceiling=hazard_ceiling)
+    del grades
     if len(chosen) >= 3:
         data = _with_leaderboard(ledger, data, alpha=alpha, power=power, ceiling=ceiling)
     data = _with_interventions(ledger, data, chosen, labels)
@@ -347,7 +353,9 @@ def report(ledger, *, out: str | Path = "fluke-report.html", versions: Sequence[
             data = data.model_copy(update={name: section,
                                            "missing": {k: v for k, v in data.missing.items() if k != name}})
     data = data.model_copy(update={"headline": headline_from(data)})
-    data = redacted(data)
+    fields = dict(data)
+    del data    # ``fields`` holds the only reference to each section: redacted a section at a time, in its place
+    data = redacted_fields(fields)
     tmp = path.with_name(path.name + ".part")
     try:
         with open(tmp, "w", encoding="utf-8") as fh:    # a section at a time: the page is never held whole

@@ -88,6 +88,9 @@ class SqliteLedger(Ledger):
             self._streams -= 1
             if not self._streams:
                 self._conn.execute(f"PRAGMA cache_size={int(self._cache_size)}")
+                # and hand back the pages the stream read (up to the stream's cache): a pass over
+                # every run leaves its last pages in memory, which a later step would only re-read
+                self._conn.execute("PRAGMA shrink_memory")
 
     def _begin(self) -> None:
         self._conn.execute("BEGIN IMMEDIATE")

@@ -11,7 +11,8 @@ True
 """
 
 from ._headline import headline_from
-from ._html import headline_panel, redacted, render_html, render_redacted, script_json, write_redacted
+from ._html import (headline_panel, redacted, redacted_fields, render_html, render_redacted, script_json,
+                    write_redacted)
 from ._model import (
     REPORT_FORMAT_VERSION,
     SECTIONS,
@@ -85,6 +86,7 @@ __all__ = [
     "headline_from",
     "headline_panel",
     "redacted",
+    "redacted_fields",
     "render_html",
     "render_redacted",
     "script_json",

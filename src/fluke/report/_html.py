@@ -56,12 +56,27 @@ def redacted(data: ReportData) -> ReportData:
     >>> redacted(ReportData(title="key sk-abcdefghijklmnopqrstu")).title
     'key [REDACTED:api-key]'
     """
-    update = {}
-    for name in type(data).model_fields:
-        if getattr(data, name) is None:
-            continue
-        update[name] = _field_adapter(name).validate_python(redact(data.model_dump(mode="json", include={name})[name]))
-    return data.model_copy(update=update)
+    return redacted_fields(dict(data))
+
+
+def redacted_fields(fields: dict) -> ReportData:
+    """:func:`redacted` of the report whose fields are ``fields`` (``dict(data)``), taking them over:
+    each is removed from ``fields`` as soon as its redacted copy is made, so that a caller that
+    keeps nothing else of the report (``report`` does so) never holds the page's data twice, and the
+    copy of one section reuses the memory of the sections already done.
+
+    >>> fields = dict(ReportData(title="key sk-abcdefghijklmnopqrstu", warnings=["w"]))
+    >>> redacted_fields(fields).title, fields
+    ('key [REDACTED:api-key]', {})
+    """
+    done = {}
+    for name in list(fields):
+        value = fields.pop(name)
+        if value is not None:
+            adapter = _field_adapter(name)
+            value = adapter.validate_python(redact(adapter.dump_python(value, mode="json")))
+        done[name] = value
+    return ReportData(**done)
 
 
 @cache
