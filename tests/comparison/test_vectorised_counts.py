@@ -149,8 +149,13 @@ def test_generated_compare_document_is_the_same_with_every_cell_on_the_closed_fo
     assert_same_doc(json.loads(dumps(fast.payload())), json.loads(dumps(closed.payload())))
 
 
-def test_places_are_the_steps_rows_summed_over_the_versions(ledger_url):
+@pytest.mark.parametrize("batch", [3, 4096])
+def test_places_are_the_steps_rows_summed_over_the_versions(ledger_url, batch, monkeypatch):
+    """Also read a few rows at a time (``Places.BATCH``: the places are streamed, each text kept once)."""
+    from fluke.ledger import Places
     from fluke.record import Identity, Outcome, Run, ToolCall
+
+    monkeypatch.setattr(Places, "BATCH", batch)
 
     rng = np.random.default_rng(2)
     runs = []
@@ -175,6 +180,9 @@ def test_places_are_the_steps_rows_summed_over_the_versions(ledger_url):
             assert len(got) > 20
         assert ledger.places(version=versions, condition="c=x") == {
             k: n for k, n in ledger.places(version=versions).items() if k[1] == "c=x"}
+        # each scenario's text is one object however many places name it
+        columns = ledger.places().columns
+        assert len({id(s) for s in columns[0]}) == len(set(columns[0])) == 15
 
 
 def test_the_rank_bootstrap_equals_a_replicate_by_replicate_loop_on_the_same_draws():
