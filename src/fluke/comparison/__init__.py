@@ -47,6 +47,7 @@ _HOMES = {
         "rank_bootstrap"),
     "._logrank": ("LogRankResult", "logrank_batch", "logrank_test"),
     "._limit": ("DIRECTIONS", "regression_limit", "shift_power", "verdict_interval"),
+    "._newtasks": ("NewTasksInterval", "new_tasks_interval"),
     "._passrate": ("ROOM_SHARE", "UNKNOWN_POLICIES", "PassRateComparison", "compare_pass_rates", "design_limits",
         "limit_phrase", "p_below_edgeworth", "pass_rate_limit"),
     "._runs": ("RunComparison", "compare_runs"),
@@ -84,6 +85,7 @@ __all__ = [
     # limits under the alternative and the interval that inverts the test (issue 35)
     "DIRECTIONS", "ROOM_SHARE", "design_limits", "limit_phrase", "matched_batches", "p_below_edgeworth",
     "p_first_posterior", "sequential_power", "regression_limit", "shift_power", "verdict_interval",
+    "NewTasksInterval", "new_tasks_interval",
 ]
 assert sorted(__all__) == sorted(_HOME_OF)
 
@@ -101,6 +103,7 @@ if TYPE_CHECKING:
                                rank_bootstrap)
     from ._logrank import LogRankResult, logrank_batch, logrank_test
     from ._limit import DIRECTIONS, regression_limit, shift_power, verdict_interval
+    from ._newtasks import NewTasksInterval, new_tasks_interval
     from ._passrate import (ROOM_SHARE, UNKNOWN_POLICIES, PassRateComparison, compare_pass_rates, design_limits,
                             limit_phrase, p_below_edgeworth, pass_rate_limit)
     from ._runs import RunComparison, compare_runs

@@ -39,7 +39,7 @@ from scipy import special
 
 from ..errors import UsageError
 from ..policies import UNKNOWN_POLICIES, UnknownPolicy
-from ..inference import clustered_interval
+from ._newtasks import new_tasks_interval
 from ._limit import DIRECTIONS, regression_limit, verdict_interval
 from ._ratelaw import fitted_concentration, posterior_law
 from ._stratified import StratifiedTest, stratified_test
@@ -444,16 +444,8 @@ def compare_pass_rates(passes_a, trials_a, passes_b, trials_b, *, scenarios=None
     g = int(np.unique(labels).size)
     weighted, low, high = verdict_interval(pa, na, pb, nb, pvalue=test.pvalue, alpha=alpha)
     how = f"inverts the stratified test at {1 - alpha:.0%}, around the Mantel–Haenszel difference {weighted:+.1f}"
-    new_tasks, new_how, reason = (math.nan, math.nan), "none", None
-    if g >= 2:
-        ci = clustered_interval(diff, labels, confidence_level=confidence_level, unit="scenario", sandwich="CR2")
-        new_how = f"{ci.method}, t on {ci.df:.3g} df"
-        if ci.standard_error > 0:
-            new_tasks = (ci.low, ci.high)
-        else:
-            reason = f"every one of the {g} scenarios gave the same difference: no spread to build it on"
-    else:
-        reason = "one scenario: an interval over scenarios needs two"
+    nt = new_tasks_interval(pa, na, pb, nb, labels, confidence_level=confidence_level)
+    new_tasks, new_how, reason = (nt.low, nt.high), nt.method, nt.reason
     rng = np.random.default_rng(20261201) if rng is None else rng
     if not isinstance(rng, np.random.Generator):
         raise UsageError("rng must be a numpy Generator, e.g. np.random.default_rng(1)", argument="rng")

@@ -190,8 +190,19 @@ def _cr2(scores, sizes, n):
     return se, max(tr * tr / tr2, 1.0) if tr2 > 0 else float(g - 1)
 
 
-def _wilson(p: float, se: float, t: float, rows: int, units: int) -> tuple[float, float]:
-    """The Wilson score interval for a share p̂ on the effective sample size p̂(1 − p̂)/SE²."""
+def wilson_effective(p: float, se: float, t: float, rows: float, units: int) -> tuple[float, float]:
+    """The Wilson score interval for a share p̂ on the effective sample size n* = p̂(1 − p̂)/SE².
+
+    ``se`` is the share's clustered standard error and ``t`` the multiplier (Student t on the
+    interval's degrees of freedom, after Korn and Graubard). n* is at most ``rows`` (the trials
+    behind the share); when p̂ is 0 or 1 there is no spread to read a design effect from and n*
+    is ``units``, one draw per independent unit. Never of zero width, always inside [0, 1].
+
+    >>> [round(x, 4) for x in wilson_effective(1.0, 0.0, 1.96, 40, 4)]   # 4 units, every run passed
+    [0.5101, 1.0]
+    >>> [round(x, 4) for x in wilson_effective(0.3, 0.05, 2.0, 400, 20)]
+    [0.211, 0.4072]
+    """
     if 0 < p < 1:
         n = min(p * (1 - p) / se**2, float(rows)) if se > 0 else float(rows)
     else:
@@ -199,7 +210,7 @@ def _wilson(p: float, se: float, t: float, rows: int, units: int) -> tuple[float
     t2 = t * t
     centre = (p + t2 / (2 * n)) / (1 + t2 / n)
     half = t / (1 + t2 / n) * np.sqrt(max(p * (1 - p), 0.0) / n + t2 / (4 * n * n))
-    return max(centre - half, 0.0), min(centre + half, 1.0)
+    return float(max(centre - half, 0.0)), float(min(centre + half, 1.0))
 
 
 def clustered_interval_cells(cells: Cells, *, confidence_level: float = 0.95, weighting: str = "rows",
@@ -258,7 +269,7 @@ def clustered_interval_cells(cells: Cells, *, confidence_level: float = 0.95, we
     else:
         t = float(special.stdtrit(df, 0.5 + level / 2))
         if scale == "auto" and cells.binary:
-            low, high = _wilson(stat, se, t, n, g)
+            low, high = wilson_effective(stat, se, t, n, g)
             method = f"{method}; {WILSON}"
         elif not se > 0:
             reason = (f"every one of the {g} {unit}s gave the same mean: no spread between them to build "
