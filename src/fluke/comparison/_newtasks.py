@@ -88,6 +88,5 @@ def new_tasks_interval(passes_a, trials_a, passes_b, trials_b, scenarios=None, *
     low = d - math.sqrt(max(down_b * down_b + up_a * up_a - 2 * rho * down_b * up_a, 0.0))
     high = d + math.sqrt(max(up_b * up_b + down_a * down_a - 2 * rho * up_b * down_a, 0.0))
     sandwich = "cluster means" if fit_d.method == "cluster means" else "CR2 sandwich"
-    method = (f"Newcombe hybrid score of the arms' Wilson intervals on effective sizes, {sandwich} by scenario, "
-              f"t on {fit_d.df:.3g} df")
+    method = f"Newcombe's hybrid of the arms' Wilson scores on effective sizes, {sandwich}, t on {fit_d.df:.3g} df"
     return NewTasksInterval(100 * max(low, -1.0), 100 * min(high, 1.0), level, g, float(fit_d.df), method)
