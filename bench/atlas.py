@@ -116,10 +116,42 @@ def _power(base, delta, design, reps, rng):
     return float(np.mean(stratified_pvalues(fa, NA, fb, NB) < 0.05)), fa, fb, pb
 
 
+def one_version(design: Design, draws: int, rng, seed: int = 0) -> dict:
+    """Coverage of one version's intervals over ``draws`` fresh draws of scenarios and of A's runs.
+
+    ``fluke interval`` (scenario as the unit) with A's runs per scenario and with
+    :func:`unequal_runs`, of the law's mean rate; pass@k and pass^k (k = min(3, runs of A)) of
+    the law's. The law's values come from its own large sample (seed + 1).
+
+    >>> c = one_version(Design(30, 3, 3, 0.5), 40, np.random.default_rng(0))
+    >>> sorted(c) == ["interval_equal", "interval_unequal", "passhat", "passk"] and min(c.values()) > 0.8
+    True
+    """
+    g, na = design.scenarios, design.runs_a
+    k = min(3, na)
+    population = _rates(design, np.random.default_rng(seed + 1), 200_000)
+    target = float(np.mean(1 - (1 - population) ** k))
+    target_hat, mean_rate = float(np.mean(population ** k)), float(np.mean(population))
+    hit_k = hit_hat = hit_eq = hit_uneq = 0
+    NA = np.full(g, na)
+    for _ in range(draws):
+        q = _rates(design, rng, g)
+        passes = rng.binomial(NA, q)
+        r = pass_at_k(passes, NA, k)
+        hit_k += r.low <= target <= r.high if math.isfinite(r.low) else 0
+        r = pass_hat_k(passes, NA, k)
+        hit_hat += r.low <= target_hat <= r.high if math.isfinite(r.low) else 0
+        hit_eq += _interval_covers(passes, NA, mean_rate)
+        sizes = unequal_runs(na, rng, g)
+        hit_uneq += _interval_covers(rng.binomial(sizes, q), sizes, mean_rate)
+    return dict(passk=hit_k / draws, passhat=hit_hat / draws, interval_equal=hit_eq / draws,
+                interval_unequal=hit_uneq / draws)
+
+
 def atlas_cell(design: Design, *, reps: int = 1000, limits: int = 100, coverage_reps: int = 200,
                seed: int = 0) -> Cell:
-    """Power at the printed limits (both directions), coverage of the two intervals and of
-    pass@k, and refusals, for one design."""
+    """Power at the printed limits (both directions), coverage of compare's two intervals and of
+    one version's (:func:`one_version`), and refusals, for one design."""
     rng = np.random.default_rng(seed)
     g, na, nb = design.scenarios, design.runs_a, design.runs_b
     base = _rates(design, rng, g)
@@ -132,27 +164,10 @@ def atlas_cell(design: Design, *, reps: int = 1000, limits: int = 100, coverage_
     if np.isfinite(up).any():
         better_limit = float(np.mean(up[np.isfinite(up)]))
         better_power = _power(base, better_limit / 100, design, reps, rng)[0]
-    # pass@k over the design's scenario rates (a fresh draw of scenarios each time: the population
-    # value is E over scenario rates, here by the rate law's own large sample)
-    k = min(3, na)
-    population = _rates(design, np.random.default_rng(seed + 1), 200_000)
-    target = float(np.mean(1 - (1 - population) ** k))
-    target_hat, mean_rate = float(np.mean(population ** k)), float(np.mean(population))
+    # one version's intervals over fresh draws of the design's scenarios (the law's values by its own large sample)
     coverage_reps = min(coverage_reps, reps)
-    hit_k = hit_hat = hit_eq = hit_uneq = 0
-    NA = np.full(g, na)
-    for _ in range(coverage_reps):
-        q = _rates(design, rng, g)
-        passes = rng.binomial(NA, q)
-        r = pass_at_k(passes, NA, k)
-        hit_k += r.low <= target <= r.high if math.isfinite(r.low) else 0
-        r = pass_hat_k(passes, NA, k)
-        hit_hat += r.low <= target_hat <= r.high if math.isfinite(r.low) else 0
-        hit_eq += _interval_covers(passes, NA, mean_rate)
-        sizes = unequal_runs(na, rng, g)
-        hit_uneq += _interval_covers(rng.binomial(sizes, q), sizes, mean_rate)
-    passk, passhat = hit_k / coverage_reps, hit_hat / coverage_reps
-    one = dict(passhat=passhat, interval_equal=hit_eq / coverage_reps, interval_unequal=hit_uneq / coverage_reps)
+    one = one_version(design, coverage_reps, rng, seed)
+    passk = one.pop("passk")
     finite = np.isfinite(lim)
     refused = float(np.mean(~finite))
     if not finite.any():
@@ -296,9 +311,20 @@ def main(argv=None) -> int:
                         help="only these designs of the grid, by index (each keeps its seed: a grid split over "
                              "processes gives the same rows)")
     parser.add_argument("--no-boards", action="store_true", help="leave out the P(first) boards")
+    parser.add_argument("--one-version", type=int, default=0, metavar="DRAWS",
+                        help="only the one-version coverage (interval, pass@k, pass^k) over DRAWS draws, seed 7")
     args = parser.parse_args(argv)
     grid = SMALL if args.small else FULL
     start, stop = (0, len(grid)) if args.designs is None else (int(x) for x in args.designs.split(":"))
+    if args.one_version:
+        rows = []
+        for design in grid[start:stop]:
+            found = one_version(design, args.one_version, np.random.default_rng(7), 7)
+            rows.append(Cell(design, math.nan, math.nan, math.nan, math.nan, math.nan, math.nan,
+                             cov_reps=args.one_version, **found))
+            print(one_version_markdown(rows[-1:]).splitlines()[-1], flush=True, file=sys.stderr)
+        print(one_version_markdown(rows))
+        return 0
     cells = []
     for i, design in list(enumerate(grid))[start:stop]:
         cell = atlas_cell(design, reps=args.reps, seed=i)
