@@ -147,3 +147,20 @@ def test_b04_the_printed_interval_covers_the_runs_mean_difference(g, n, draw, sh
             assert compare_pass_rates(ka, trials, kb, trials, draws=100).interval == pytest.approx((lo, hi))
         hit += lo <= 100 * float(np.mean(pb - pa)) <= hi
     assert hit / reps >= 0.93 - 2 * math.sqrt(0.95 * 0.05 / reps), hit / reps
+
+
+def test_b18_one_scenario_at_100k_runs_per_arm_against_the_chi_square_test():
+    # b18: A 60,146 and C 59,604 passes of 100,000; the CLI printed p = 0.013 and a 0.6-point limit.
+    # Oracles: scipy's uncorrected χ² on the 2 × 2 table (the CMH test of one stratum is it, times
+    # (N − 1)/N), and the limit z·√V/w with V the hypergeometric variance: at a 60% pass rate the
+    # variance under a regression of 0.6 points is V's to 0.3%, so the limit under the alternative is it
+    n = 100_000
+    r = compare_pass_rates([60_146], [n], [59_604], [n], draws=200)
+    table = np.array([[n - 60_146, 60_146], [n - 59_604, 59_604]])
+    chi2 = stats.chi2_contingency(table, correction=False)[0]
+    assert r.pvalue == pytest.approx(stats.chi2.sf(chi2 * (2 * n - 1) / (2 * n), 1), rel=1e-6)
+    m = float(table[:, 0].sum())
+    v = n * n * m * (2 * n - m) / ((2 * n) ** 2 * (2 * n - 1))
+    z = stats.norm.ppf(0.975) + stats.norm.ppf(0.8)
+    assert r.detection_limit == pytest.approx(100 * z * math.sqrt(v) / (n / 2), rel=0.01)
+    assert r.verdict == DIFFERENT and r.direction == "lower"
