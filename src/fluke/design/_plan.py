@@ -33,7 +33,7 @@ from dataclasses import dataclass
 import numpy as np
 from scipy import special, stats
 
-from ..comparison import design_limits, detection_z
+from ..comparison import ROOM_SHARE, design_limits, detection_z
 from ..errors import UsageError
 
 __all__ = ["Allocation", "CertificationPlan", "PairedPlan", "allocate_certification", "allocate_difference",
@@ -81,8 +81,8 @@ class PairedPlan:
             limit = f"expected detection limit {self.detection_limit:.1f} points, as compare will print it"
         else:
             limit = (f"but compare would print no regression limit on {self.refused:.0%} of such runs, and so "
-                     f"call a non-significant result too small to tell: it prints none above half the mean "
-                     f"pass rate ({self.room:.1f} points)")
+                     f"call a non-significant result too small to tell: it prints none above {ROOM_SHARE:.0%} of "
+                     f"the mean pass rate ({self.room:.1f} points)")
         return f"{head} ({limit}; power at this size ≈ {self.power_at_plan:.3f})"
 
     def limit_rests_on(self) -> str:
@@ -169,7 +169,7 @@ def paired_sample_size(difference: float, rate, *, scenarios: int | None = None,
     limit, refused = printed_limit(rates, n, alpha=alpha, power=power)
     return PairedPlan(float(difference), int(rates.size), n, n * int(rates.size), limit,
                       paired_power(difference, rates, runs=n, alpha=alpha), alpha, power, float(rates.mean()),
-                      refused, 50 * float(rates.mean()))
+                      refused, ROOM_SHARE * 100 * float(rates.mean()))
 
 
 #: unchanged pairs :func:`printed_limit` simulates, and the seed it draws them from
