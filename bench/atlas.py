@@ -156,7 +156,7 @@ class Board:
         return f"{self.versions} versions × {self.scenarios} × {self.runs} runs, spread {self.spread:g}"
 
 
-def p_first_calibration(board: Board, *, boards: int = 300, draws: int = 400, seed: int = 0):
+def p_first_calibration(board: Board, *, boards: int = 1000, draws: int = 400, seed: int = 0):
     """P(first) (the leaderboard's column) against how often the version truly had the top mean rate.
 
     Returns rows (decile low, high, claims in it, mean claim, share truly first, its 2-SE
@@ -251,7 +251,7 @@ def main(argv=None) -> int:
     parser.add_argument("--markdown", action="store_true")
     parser.add_argument("--reps", type=int, default=1000)
     parser.add_argument("--p-first", action="store_true", help="run only the P(first) calibration")
-    parser.add_argument("--boards", type=int, default=300, help="simulated boards per leaderboard design")
+    parser.add_argument("--boards", type=int, default=1000, help="simulated boards per leaderboard design")
     args = parser.parse_args(argv)
     cells = []
     for i, design in enumerate([] if args.p_first else SMALL if args.small else FULL):
