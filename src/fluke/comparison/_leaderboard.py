@@ -225,7 +225,7 @@ def p_first_posterior(passes, trials, *, draws: int = 2000, seed: int = 0) -> np
     over under a half-Cauchy prior of twice the typical standard error of a version's mean
     (:func:`fluke.comparison._pfirst.first_posterior`, which also returns τ's posterior). A draw
     in which k versions tie for the top gives each 1/k, so the column sums to 1. ``draws`` joint
-    draws from ``seed``; no per-stratum draws, so 10,000 strata cost what 10 do.
+    draws from ``seed``; nothing is drawn per stratum (the strata enter through one pass for the noise).
 
     >>> p = p_first_posterior([[9, 9, 8], [1, 2, 1], [9, 9, 8]], [[10] * 3] * 3, draws=400)
     >>> round(float(p.sum()), 6), float(p[1]), bool(abs(p[0] - p[2]) < 0.15)

@@ -7,7 +7,9 @@ means is the binomial noise of their runs and the versions' true effects. The mo
 
 * ``m_v``, version v's observed mean over the S strata of its per-stratum pass share, is
   ``N(θ_v, σ_v²)``, with ``σ_v² = Σ_s p_s (1 − p_s) / n_vs / S²`` and ``p_s`` the stratum's pass
-  share pooled over every version, ``(passes + ½) / (trials + 1)`` (so never 0 or 1);
+  share pooled over every version, ``(passes + ½) / (trials + 1)`` (so never 0 or 1); the
+  normal is the law of a mean of many bounded shares, an approximation on few strata and runs
+  (calibrated in bench/atlas.py down to 3 versions × 10 strata × 5 runs and 4 × 50 × 1);
 * the versions are exchangeable: ``θ_v = μ + δ_v``, ``δ_v ~ N(0, τ²)`` independently, μ flat;
 * τ (how far versions' mean rates are apart) has a half-Cauchy prior of scale ``2 σ̄``, with σ̄²
   the harmonic mean of the σ_v² (twice the typical standard error of a version's mean: a prior
