@@ -88,7 +88,9 @@ class LeaderboardResult(Result):
                 f"in {b.scenarios} scenarios (the unit); each pair by the stratified test, "
                 f"{_correction(b.correction)} across {len(b.pairs)} pairs at α = {b.alpha:g}, detection limit at "
                 f"α/{len(b.pairs)} and power {b.power:g} (ceiling {b.ceiling:g} points); ranks from "
-                f"{b.replicates} bootstrap resamples of the scenarios, seed {b.seed}")
+                f"{b.replicates} bootstrap resamples of the scenarios, seed {b.seed}"
+                + ("" if b.first is None else f"; P(first) with the version effects shrunk toward each other "
+                   f"(τ = {100 * b.first.tau:.1f} points)"))
 
     def payload(self) -> dict[str, Any]:
         b = self.board
@@ -111,7 +113,8 @@ class LeaderboardResult(Result):
             "unsolved": list(b.unsolved), "strata": b.strata, "scenarios": b.scenarios, "left_out": self.left_out,
             "baseline": b.baseline, "correction": b.correction, "alpha": b.alpha, "power": b.power,
             "ceiling": b.ceiling, "confidence_level": b.confidence_level, "replicates": b.replicates,
-            "seed": b.seed, "costs_read": self.costs_read, "conditional_on": self.conditional_on(),
+            "seed": b.seed, "p_first_model": None if b.first is None else b.first.to_dict(),
+            "costs_read": self.costs_read, "conditional_on": self.conditional_on(),
             **unknown_fields(self.unknowns, self.unknown_policy),
             **({"flips": self.flips()} if self.excluded is not None else {}),
             **({} if self.per_success is None else {
@@ -232,14 +235,9 @@ class LeaderboardResult(Result):
         elif costs:
             out.append(note("cost and latency: means over the runs that carry them (a version's runs without "
                             "them are not counted)"))
-        from ..comparison import NORMAL_STRATA
-
-        drawn = (f"each version's mean over the {b.strata} strata drawn from its normal approximation, "
-                 if b.strata >= NORMAL_STRATA else "")
         out += [blank(), note(f"Conditional on: {self.conditional_on()}."),
-                note(f"P(first): posterior probability that the version's mean pass rate over these scenarios is "
-                     f"the highest (Beta(1, 1) per version and scenario, {drawn}{b.replicates} joint draws, ties "
-                     "split; the column sums to 1)."),
+                note(f"P(first): posterior probability that the version's mean pass rate over these strata is the "
+                     f"highest, with {_p_first_model(b)}; the column sums to 1."),
                 unknown_note(self.unknowns, self.unknown_policy)]
         return out
 
@@ -248,6 +246,13 @@ def _correction(name: str) -> str:
     from ..comparison import CORRECTIONS
 
     return CORRECTIONS[name]
+
+
+def _p_first_model(board) -> str:
+    """What P(first) rests on: the shrinkage model with τ, its prior and the draws (or the draws alone)."""
+    if board.first is None:
+        return f"{board.replicates} joint draws, ties split"
+    return board.first.describe()
 
 
 def _more(ties: int) -> str:
