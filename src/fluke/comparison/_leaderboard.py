@@ -350,7 +350,7 @@ def leaderboard_counts(passes, trials, *, labels, scenarios=None, strata=None, b
         diff = 100 * (rates[j] - rates[i])
         # the interval inverts the pair's adjusted test: it excludes 0 exactly when the verdict is different
         _, lo, hi = verdict_interval(k[i], n[i], k[j], n[j], pvalue=float(p_adj), alpha=alpha)
-        limit = design_limits(k[i], n[i], k[j], n[j], alpha=alpha / m, power=power)[0]
+        limit, = design_limits(k[i], n[i], k[j], n[j], alpha=alpha / m, power=power, directions=("regression",))
         found.append(PairTest(labels[i], labels[j], float(diff.mean()), float(lo), float(hi), t.method,
                               float(t.pvalue), float(p_adj), float(limit),
                               verdict_of(p_adj, limit, alpha=alpha, ceiling=ceiling)))
