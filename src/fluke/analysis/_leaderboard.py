@@ -29,7 +29,7 @@ from typing import Any, Sequence
 
 from ..errors import UsageError
 from ..format import fmt_interval, fmt_num, fmt_p, fmt_prob, natural_key
-from ._document import Column, Heading, Span, Table, blank, line, note
+from ._document import Column, Heading, Rows, Span, Table, blank, line, note
 from ._result import Result
 from ._unknowns import BOTH, UnknownPolicy, check_unknown, unknown_fields, unknown_note
 from ._select import check_level, require_runs, versions as ledger_versions
@@ -214,8 +214,9 @@ class LeaderboardResult(Result):
             out.append(Table("strata that separate the versions most (best − worst, points)",
                              [Column("stratum", key=True), Column("spread", "right"), Column("best"),
                               Column("worst")],
-                             [[x.stratum, f"{x.spread:.0f}", f"{x.best} {x.best_rate:.0f}" + _more(x.ties[0]),
-                               f"{x.worst} {x.worst_rate:.0f}" + _more(x.ties[1])] for x in b.separating],
+                             Rows(b.separating, lambda x: [x.stratum, f"{x.spread:.0f}",
+                                                           f"{x.best} {x.best_rate:.0f}" + _more(x.ties[0]),
+                                                           f"{x.worst} {x.worst_rate:.0f}" + _more(x.ties[1])]),
                              limit=self.rows, more="strata"))
         out += self._cost_blocks()
         if b.unsolved:
