@@ -29,7 +29,7 @@ from typing import Any, Sequence
 
 from ..errors import UsageError
 from ..format import fmt_interval, fmt_num, fmt_p, fmt_prob, natural_key
-from ._document import Column, Heading, Span, Table, blank, line, note
+from ._document import Column, Heading, Rows, Span, Table, blank, line, note
 from ._result import Result
 from ._unknowns import BOTH, UnknownPolicy, check_unknown, unknown_fields, unknown_note
 from ._select import check_level, require_runs, versions as ledger_versions
@@ -217,8 +217,9 @@ class LeaderboardResult(Result):
             out.append(Table("strata that separate the versions most (best − worst, points)",
                              [Column("stratum", key=True), Column("spread", "right"), Column("best"),
                               Column("worst")],
-                             [[x.stratum, f"{x.spread:.0f}", f"{x.best} {x.best_rate:.0f}" + _more(x.ties[0]),
-                               f"{x.worst} {x.worst_rate:.0f}" + _more(x.ties[1])] for x in b.separating],
+                             Rows(b.separating, lambda x: [x.stratum, f"{x.spread:.0f}",
+                                                           f"{x.best} {x.best_rate:.0f}" + _more(x.ties[0]),
+                                                           f"{x.worst} {x.worst_rate:.0f}" + _more(x.ties[1])]),
                              limit=self.rows, more="strata"))
         out += self._cost_blocks()
         if b.unsolved:
@@ -321,6 +322,8 @@ def leaderboard(ledger, versions: Sequence[str] | None = None, *, baseline: str 
     run of the version in the compared scenarios is streamed once) and the cost–quality frontier.
     """
     unknown = check_unknown(unknown, both=True)
+    import numpy as np
+
     from ..comparison import CORRECTIONS, leaderboard_counts
 
     check_level(alpha, "alpha")
@@ -361,12 +364,13 @@ def leaderboard(ledger, versions: Sequence[str] | None = None, *, baseline: str 
         raise UsageError(f"no scenario (with its condition) was run by all {len(chosen)} versions, so there is "
                          f"nothing to rank them on (scenario cells per version: {each}); choose versions that ran "
                          "the same scenarios with --version")
-    k = [[cells[key][v][0] for key in common] for v in chosen]
+    # versions × strata × (passes, trials, unknowns): one array, the policy applied to it whole
+    tally = np.array([[cells[key][v] for key in common] for v in chosen], dtype=np.int64)
+    k = tally[:, :, 0]
     strata = [s if not c else f"{s} {c}" for s, c in common]
 
     def board_under(policy: str):
-        apply = check_unknown(policy).apply
-        n = [[apply(cells[key][v][1], cells[key][v][0], cells[key][v][2])[0] for key in common] for v in chosen]
+        n = check_unknown(policy).apply(tally[:, :, 1], k, tally[:, :, 2])[0]
         return leaderboard_counts(k, n, labels=[labels[v] for v in chosen], scenarios=[s for s, _ in common],
                                   strata=strata, baseline=None if base is None else labels[base],
                                   correction=correction, alpha=alpha, power=power, ceiling=ceiling,
@@ -385,8 +389,6 @@ def leaderboard(ledger, versions: Sequence[str] | None = None, *, baseline: str 
         raise UsageError(f"rank={rank!r} must be 'pass' (by pass rate) or 'cost' (by cost per success)")
     per_success = None
     if rank == "cost":
-        import numpy as np
-
         from ..decisions import cost_per_success
         from ._spend import read_spend
 
@@ -400,7 +402,7 @@ def leaderboard(ledger, versions: Sequence[str] | None = None, *, baseline: str 
                                                       confidence_level=confidence_level)
     return LeaderboardResult(board, tuple((labels[v], v) for v in chosen), len(cells) - len(common), spend,
                              rows=rows, costs_read=bool(costs), runs=held,
-                             unknowns=sum(cells[key][v][2] for key in common for v in chosen), unknown_policy=unknown,
+                             unknowns=int(tally[:, :, 2].sum()), unknown_policy=unknown,
                              excluded=excluded, per_success=per_success, rank_by=rank)
 
 

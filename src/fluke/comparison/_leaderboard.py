@@ -195,18 +195,21 @@ def rank_bootstrap(passes, trials, scenarios, *, replicates: int = 2000, seed: i
     codes, labels = _codes(scenarios, rates.shape[1])
     g = labels.size
     sums = np.stack([np.bincount(codes, weights=row, minlength=g) for row in rates])   # versions × scenarios
-    sizes = np.bincount(codes, minlength=g).astype(float)
+    sizes = np.bincount(codes, minlength=g)   # strata per scenario, as integers
     rng = np.random.default_rng(seed)
     replicates = int(replicates)
     boot = np.empty((replicates, rates.shape[0]))                                           # replicates × versions
     block = max(1, _BLOCK_DRAWS // g)
+    offsets = (g * np.arange(block))[:, None]
     for start in range(0, replicates, block):
         m = min(block, replicates - start)
-        picks = rng.integers(0, g, size=(m, g)) + (g * np.arange(m))[:, None]
-        weights = np.bincount(picks.reshape(-1), minlength=m * g).reshape(m, g).astype(float)
+        picks = rng.integers(0, g, size=(m, g))
+        picks += offsets[:m]
+        counts = np.bincount(picks.reshape(-1), minlength=m * g).reshape(m, g)
         # einsum's own loop, not a BLAS product: these products are small, and BLAS's worker
-        # threads spent ten times their CPU spinning for them on a loaded machine (same sums to rounding)
-        boot[start:start + m] = np.einsum("rg,vg->rv", weights, sums) / np.einsum("rg,g->r", weights, sizes)[:, None]
+        # threads spent ten times their CPU spinning for them on a loaded machine (same sums to rounding);
+        # the strata drawn are counted in integers, exactly the float sum they replace
+        boot[start:start + m] = np.einsum("rg,vg->rv", counts.astype(float), sums) / (counts @ sizes)[:, None]
     ranks = 1 + (boot[:, None, :] > boot[:, :, None] + 1e-12).sum(axis=2)
     point = rates.mean(axis=1)
     rank = 1 + (point[None, :] > point[:, None] + 1e-12).sum(axis=1)
@@ -328,7 +331,7 @@ def leaderboard_counts(passes, trials, *, labels, scenarios=None, strata=None, b
         diff = 100 * (rates[j] - rates[i])
         # the interval inverts the pair's adjusted test: it excludes 0 exactly when the verdict is different
         _, lo, hi = verdict_interval(k[i], n[i], k[j], n[j], pvalue=float(p_adj), alpha=alpha)
-        limit = design_limits(k[i], n[i], k[j], n[j], alpha=alpha / m, power=power)[0]
+        limit, = design_limits(k[i], n[i], k[j], n[j], alpha=alpha / m, power=power, directions=("regression",))
         found.append(PairTest(labels[i], labels[j], float(diff.mean()), float(lo), float(hi), t.method,
                               float(t.pvalue), float(p_adj), float(limit),
                               verdict_of(p_adj, limit, alpha=alpha, ceiling=ceiling)))
@@ -369,7 +372,7 @@ def leaderboard_counts(passes, trials, *, labels, scenarios=None, strata=None, b
     sep = [SeparatingStratum(stratum_names[c], cluster[c], spread_points[c], labels[best[c]], top_points[c],
                              labels[worst[c]], bottom_points[c], (at_top[c], at_bottom[c]))
            for c in np.lexsort((-split, -spread)).tolist() if spread_points[c] > 0]
-    unsolved = tuple(stratum_names[c] for c in range(s) if k[:, c].sum() == 0)
+    unsolved = tuple(stratum_names[c] for c in np.flatnonzero(k.sum(axis=0) == 0).tolist())
     return Leaderboard(tuple(standings), tuple(found), groups, tuple(sep), unsolved, int(s), int(names.size),
                        baseline, correction, float(alpha), float(power), float(ceiling), float(confidence_level),
                        int(replicates), int(seed), posterior)
