@@ -14,10 +14,16 @@ regression of L in every scenario and reports:
   limit, clipped at 1);
 * **coverage of the new-tasks interval** (``new_tasks_interval``: scenarios as a sample, CR2
   with Bell–McCaffrey df) of the population difference, over the same regression draws;
-* **coverage of the pass@k interval** (k = min(3, runs of A), A's runs alone) of the
-  population pass@k of the design's scenario rates;
+* **one version's pass rate**: coverage of ``fluke interval``'s 95% interval
+  (:func:`fluke.inference.clustered_interval_cells` on A's runs, clustered by scenario: the
+  cluster means' t with equal runs per scenario, CR2 with Bell–McCaffrey df with unequal runs,
+  each through the Wilson score on the effective sample size) of the population mean rate,
+  with A's runs per scenario as designed and with unequal runs (:func:`unequal_runs`); and of
+  the pass@k and pass^k intervals (k = min(3, runs of A)) of the population pass@k and pass^k,
+  scenarios drawn afresh from the design's rate law each time;
 * **P(first)** of the leaderboard (:func:`p_first_calibration`, over :data:`BOARDS`): per
-  decile of the claim, how often the version truly had the top mean rate.
+  decile of the claim, how often the version truly had the top mean rate (``--p-first`` runs
+  this part alone).
 
 Each figure comes with its Monte Carlo error (2 standard errors). Run
 ``python bench/atlas.py`` for the full grid (about 25 CPU minutes) or
@@ -39,7 +45,7 @@ from dataclasses import dataclass
 import numpy as np
 
 from fluke.comparison import compare_pass_rates, design_limits, p_first_posterior, stratified_pvalues
-from fluke.inference import pass_at_k
+from fluke.inference import Cells, clustered_interval_cells, pass_at_k, pass_hat_k
 
 
 @dataclass(frozen=True)
@@ -72,6 +78,9 @@ class Cell:
     passk: float = math.nan
     cov_reps: int = 0
     better_mc: float = math.nan
+    passhat: float = math.nan
+    interval_equal: float = math.nan
+    interval_unequal: float = math.nan
 
 
 def _mc(share: float, reps: int) -> float:
@@ -84,6 +93,22 @@ def _rates(design: Design, rng, size) -> np.ndarray:
     return np.clip(rng.normal(design.rate, 0.05, size), 0.01, 0.995)
 
 
+def unequal_runs(runs: int, rng, size) -> np.ndarray:
+    """Runs per scenario for the unequal-cluster check: half, the same or three times ``runs``, at random.
+
+    >>> unequal_runs(10, np.random.default_rng(0), 6).tolist()
+    [30, 10, 10, 5, 5, 5]
+    """
+    return rng.choice([max(1, runs // 2), runs, 3 * runs], size)
+
+
+def _interval_covers(passes, trials, truth) -> bool:
+    """Does ``fluke interval``'s 95% interval (scenario as the unit) cover ``truth``?"""
+    g = len(trials)
+    ci = clustered_interval_cells(Cells.from_passes(np.arange(g), None, trials, passes), unit="scenario")
+    return bool(ci.low <= truth <= ci.high)
+
+
 def _power(base, delta, design, reps, rng):
     g, na, nb = design.scenarios, design.runs_a, design.runs_b
     pb = np.clip(base + delta, 0, 1)
@@ -92,10 +117,42 @@ def _power(base, delta, design, reps, rng):
     return float(np.mean(stratified_pvalues(fa, NA, fb, NB) < 0.05)), fa, fb, pb
 
 
+def one_version(design: Design, draws: int, rng, seed: int = 0) -> dict:
+    """Coverage of one version's intervals over ``draws`` fresh draws of scenarios and of A's runs.
+
+    ``fluke interval`` (scenario as the unit) with A's runs per scenario and with
+    :func:`unequal_runs`, of the law's mean rate; pass@k and pass^k (k = min(3, runs of A)) of
+    the law's. The law's values come from its own large sample (seed + 1).
+
+    >>> c = one_version(Design(30, 3, 3, 0.5), 40, np.random.default_rng(0))
+    >>> sorted(c) == ["interval_equal", "interval_unequal", "passhat", "passk"] and min(c.values()) > 0.8
+    True
+    """
+    g, na = design.scenarios, design.runs_a
+    k = min(3, na)
+    population = _rates(design, np.random.default_rng(seed + 1), 200_000)
+    target = float(np.mean(1 - (1 - population) ** k))
+    target_hat, mean_rate = float(np.mean(population ** k)), float(np.mean(population))
+    hit_k = hit_hat = hit_eq = hit_uneq = 0
+    NA = np.full(g, na)
+    for _ in range(draws):
+        q = _rates(design, rng, g)
+        passes = rng.binomial(NA, q)
+        r = pass_at_k(passes, NA, k)
+        hit_k += r.low <= target <= r.high if math.isfinite(r.low) else 0
+        r = pass_hat_k(passes, NA, k)
+        hit_hat += r.low <= target_hat <= r.high if math.isfinite(r.low) else 0
+        hit_eq += _interval_covers(passes, NA, mean_rate)
+        sizes = unequal_runs(na, rng, g)
+        hit_uneq += _interval_covers(rng.binomial(sizes, q), sizes, mean_rate)
+    return dict(passk=hit_k / draws, passhat=hit_hat / draws, interval_equal=hit_eq / draws,
+                interval_unequal=hit_uneq / draws)
+
+
 def atlas_cell(design: Design, *, reps: int = 1000, limits: int = 100, coverage_reps: int = 200,
                seed: int = 0) -> Cell:
-    """Power at the printed limits (both directions), coverage of the two intervals and of
-    pass@k, and refusals, for one design."""
+    """Power at the printed limits (both directions), coverage of compare's two intervals and of
+    one version's (:func:`one_version`), and refusals, for one design."""
     rng = np.random.default_rng(seed)
     g, na, nb = design.scenarios, design.runs_a, design.runs_b
     base = _rates(design, rng, g)
@@ -108,23 +165,15 @@ def atlas_cell(design: Design, *, reps: int = 1000, limits: int = 100, coverage_
     if np.isfinite(up).any():
         better_limit = float(np.mean(up[np.isfinite(up)]))
         better_power = _power(base, better_limit / 100, design, reps, rng)[0]
-    # pass@k over the design's scenario rates (a fresh draw of scenarios each time: the population
-    # value is E over scenario rates, here by the rate law's own large sample)
-    k = min(3, na)
-    population = _rates(design, np.random.default_rng(seed + 1), 200_000)
-    target = float(np.mean(1 - (1 - population) ** k))
+    # one version's intervals over fresh draws of the design's scenarios (the law's values by its own large sample)
     coverage_reps = min(coverage_reps, reps)
-    hit_k = 0
-    for _ in range(coverage_reps):
-        q = _rates(design, rng, g)
-        r = pass_at_k(rng.binomial(na, q), np.full(g, na), k)
-        hit_k += r.low <= target <= r.high if math.isfinite(r.low) else 0
-    passk = hit_k / coverage_reps
+    one = one_version(design, coverage_reps, rng, seed)
+    passk = one.pop("passk")
     finite = np.isfinite(lim)
     refused = float(np.mean(~finite))
     if not finite.any():
         return Cell(design, math.inf, math.nan, math.nan, math.nan, math.nan, refused, better_limit,
-                    better_power, better_refused, math.nan, passk, coverage_reps, _mc(better_power, reps))
+                    better_power, better_refused, math.nan, passk, coverage_reps, _mc(better_power, reps), **one)
     delta = float(np.mean(lim[finite])) / 100
     power, fa, fb, pb = _power(base, -delta, design, reps, rng)
     truth = 100 * float(np.mean(pb - base))
@@ -138,7 +187,8 @@ def atlas_cell(design: Design, *, reps: int = 1000, limits: int = 100, coverage_
         new += lo <= truth <= hi if math.isfinite(lo) else 0
     cov = hit / coverage_reps
     return Cell(design, 100 * delta, power, _mc(power, reps), cov, _mc(cov, coverage_reps), refused, better_limit,
-                better_power, better_refused, new / coverage_reps, passk, coverage_reps, _mc(better_power, reps))
+                better_power, better_refused, new / coverage_reps, passk, coverage_reps, _mc(better_power, reps),
+                **one)
 
 
 @dataclass(frozen=True)
@@ -155,12 +205,13 @@ class Board:
         return f"{self.versions} versions × {self.scenarios} × {self.runs} runs, spread {self.spread:g}"
 
 
-def p_first_calibration(board: Board, *, boards: int = 300, draws: int = 400, seed: int = 0):
+def p_first_calibration(board: Board, *, boards: int = 1000, draws: int = 400, seed: int = 0):
     """P(first) (the leaderboard's column) against how often the version truly had the top mean rate.
 
     Returns rows (decile low, high, claims in it, mean claim, share truly first, its 2-SE
     Monte Carlo error) for the deciles holding at least 30 claims. The truth is the version
-    whose mean true rate over the board's drawn scenarios is highest.
+    whose mean true rate over the board's drawn scenarios is highest; k versions tied at the top
+    (a spread of 0) are each first 1/k of the time.
 
     >>> rows = p_first_calibration(Board(4, 30, 10, 0.4), boards=40, draws=200)
     >>> sum(r[2] for r in rows) <= 160 and all(0 <= r[3] <= 1 for r in rows)
@@ -174,8 +225,9 @@ def p_first_calibration(board: Board, *, boards: int = 300, draws: int = 400, se
         p = 1 / (1 + np.exp(-(a[None, :] + b[:, None])))
         first = p_first_posterior(rng.binomial(n, p), np.full((v, g), n), draws=draws, seed=r)
         means = p.mean(axis=1)
+        top = means == means.max()
         claims += first.tolist()
-        truth += (means == means.max()).tolist()
+        truth += (top / top.sum()).tolist()
     claims, truth = np.array(claims), np.array(truth, dtype=float)
     rows = []
     for lo in np.round(np.arange(0.0, 1.0, 0.1), 1):
@@ -187,8 +239,9 @@ def p_first_calibration(board: Board, *, boards: int = 300, draws: int = 400, se
     return rows
 
 
+#: The leaderboard designs; the last two are corners: two versions only, and versions far apart.
 BOARDS = [Board(4, 30, 10, 0.4), Board(5, 30, 2, 0.15), Board(4, 50, 1, 0.2), Board(3, 10, 5, 0.3),
-          Board(8, 100, 3, 0.1)]
+          Board(8, 100, 3, 0.1), Board(2, 20, 3, 0.3), Board(4, 30, 5, 1.0)]
 
 
 def p_first_markdown(results) -> str:
@@ -216,13 +269,12 @@ def _flag_cov(c, mc):
 
 
 def markdown(cells) -> str:
+    """The main table: compare's limits (both directions), refusals and its two intervals, one row per design."""
     head = ("| design | regression limit (points) | power at it (0.80) | verdict interval covers (0.95) | "
-            "new-tasks interval covers (0.95) | improvement limit | power at it (0.80) | pass@k covers (0.95) | "
-            "refused (regression / improvement) |\n|---|---|---|---|---|---|---|---|---|")
+            "new-tasks interval covers (0.95) | improvement limit | power at it (0.80) | "
+            "refused (regression / improvement) |\n|---|---|---|---|---|---|---|---|")
     rows = []
     for c in cells:
-        kmc = _mc(c.passk, c.cov_reps)
-        passk = f"{c.passk:.3f} ± {kmc:.3f}{_flag_cov(c.passk, kmc)}"
         if math.isfinite(c.better_limit):
             better = (f"{c.better_limit:.1f} | {c.better_power:.3f} ± {c.better_mc:.3f}"
                       f"{_flag_power(c.better_power, c.better_mc)}")
@@ -230,14 +282,27 @@ def markdown(cells) -> str:
             better = "refused | —"
         refused = f"{c.refused:.2f} / {c.better_refused:.2f}"
         if not math.isfinite(c.limit):
-            rows.append(f"| {c.design.name} | refused (too small to tell) | — | — | — | {better} | {passk} "
-                        f"| {refused} |")
+            rows.append(f"| {c.design.name} | refused (too small to tell) | — | — | — | {better} | {refused} |")
             continue
         nmc = _mc(c.new_tasks, c.cov_reps)
         rows.append(f"| {c.design.name} | {c.limit:.1f} | {c.power:.3f} ± {c.power_mc:.3f}"
                     f"{_flag_power(c.power, c.power_mc)} | {c.coverage:.3f} ± {c.coverage_mc:.3f}"
                     f"{_flag_cov(c.coverage, c.coverage_mc)} | {c.new_tasks:.3f} ± {nmc:.3f}"
-                    f"{_flag_cov(c.new_tasks, nmc)} | {better} | {passk} | {refused} |")
+                    f"{_flag_cov(c.new_tasks, nmc)} | {better} | {refused} |")
+    return "\n".join([head, *rows])
+
+
+def one_version_markdown(cells) -> str:
+    """The second table: coverage of ``fluke interval`` (equal and unequal runs per scenario), pass@k and pass^k."""
+    head = ("| design (A's runs) | `interval` covers (0.95) | `interval`, unequal runs (0.95) | "
+            "pass@k covers (0.95) | pass^k covers (0.95) |\n|---|---|---|---|---|")
+    rows = []
+    for c in cells:
+        parts = []
+        for share in (c.interval_equal, c.interval_unequal, c.passk, c.passhat):
+            mc = _mc(share, c.cov_reps)
+            parts.append(f"{share:.3f} ± {mc:.3f}{_flag_cov(share, mc)}")
+        rows.append(f"| {c.design.name} | " + " | ".join(parts) + " |")
     return "\n".join([head, *rows])
 
 
@@ -246,23 +311,44 @@ def main(argv=None) -> int:
     parser.add_argument("--small", action="store_true")
     parser.add_argument("--markdown", action="store_true")
     parser.add_argument("--reps", type=int, default=1000)
+    parser.add_argument("--designs", default=None, metavar="START:STOP",
+                        help="only these designs of the grid, by index (each keeps its seed: a grid split over "
+                             "processes gives the same rows)")
+    parser.add_argument("--no-boards", action="store_true", help="leave out the P(first) boards")
+    parser.add_argument("--one-version", type=int, default=0, metavar="DRAWS",
+                        help="only the one-version coverage (interval, pass@k, pass^k) over DRAWS draws, seed 7")
+    parser.add_argument("--p-first", action="store_true", help="run only the P(first) calibration")
+    parser.add_argument("--boards", type=int, default=1000, help="simulated boards per leaderboard design")
     args = parser.parse_args(argv)
+    grid = SMALL if args.small else FULL
+    start, stop = (0, len(grid)) if args.designs is None else (int(x) for x in args.designs.split(":"))
+    if args.one_version:
+        rows = []
+        for design in grid[start:stop]:
+            found = one_version(design, args.one_version, np.random.default_rng(7), 7)
+            rows.append(Cell(design, math.nan, math.nan, math.nan, math.nan, math.nan, math.nan,
+                             cov_reps=args.one_version, **found))
+            print(one_version_markdown(rows[-1:]).splitlines()[-1], flush=True, file=sys.stderr)
+        print(one_version_markdown(rows))
+        return 0
     cells = []
-    for i, design in enumerate(SMALL if args.small else FULL):
+    for i, design in [] if args.p_first else list(enumerate(grid))[start:stop]:
         cell = atlas_cell(design, reps=args.reps, seed=i)
         cells.append(cell)
         print(f"{design.name:36s} limit {cell.limit:6.1f}  power {cell.power:.3f} ± {cell.power_mc:.3f}  "
                   f"coverage {cell.coverage:.3f} ± {cell.coverage_mc:.3f}  new tasks {cell.new_tasks:.3f}  "
                   f"improvement {cell.better_limit:6.1f} power {cell.better_power:.3f}  pass@k {cell.passk:.3f}  "
+                  f"pass^k {cell.passhat:.3f}  interval {cell.interval_equal:.3f}/{cell.interval_unequal:.3f}  "
                   f"refused {cell.refused:.2f}/{cell.better_refused:.2f}", flush=True,
                   file=sys.stderr if args.markdown else sys.stdout)
-    boards = [(b, p_first_calibration(b, boards=60 if args.small else 300, seed=i)) for i, b in enumerate(
-        BOARDS[:1] if args.small else BOARDS)]
-    if args.markdown:
+    boards = [] if args.no_boards else [(b, p_first_calibration(b, boards=60 if args.small else args.boards, seed=i))
+                                        for i, b in enumerate(BOARDS[:1] if args.small else BOARDS)]
+    if args.markdown and cells:
         print(markdown(cells))
         print()
-        print(p_first_markdown(boards))
-    else:
+        print(one_version_markdown(cells))
+    if boards:
+        print()
         print(p_first_markdown(boards))
     return 0
 

@@ -57,8 +57,9 @@ def shaped(shape: str, size: int):
     return make
 
 CANONICAL = orjson.OPT_SORT_KEYS | orjson.OPT_NON_STR_KEYS
-#: fluke's pragmas (fluke.ledger._writer.connect_sqlite), the same for every floor.
-PRAGMAS = ("page_size=16384", "journal_mode=WAL", "synchronous=NORMAL", "cache_size=-65536",
+#: fluke's pragmas (fluke.ledger._writer.connect_sqlite, its PAGE_SIZE among them), the same for every
+#: floor; ``--floor-page`` sets another page size for the floors (fluke's before issue 37: 16384).
+PRAGMAS = ("page_size=65536", "journal_mode=WAL", "synchronous=NORMAL", "cache_size=-65536",
            "journal_size_limit=67108864")
 #: The floors: ``keyed`` stores what fluke stores, ``content`` (the floor before issue 37's second
 #: pass) a content key and the body only.
@@ -69,7 +70,7 @@ def _key(data: bytes) -> int:
     return int.from_bytes(hashlib.sha256(data).digest()[:8], "big", signed=True)
 
 
-def floor(jsonl: Path, db: Path, kind: str = "keyed", batch: int = 5000) -> None:
+def floor(jsonl: Path, db: Path, kind: str = "keyed", batch: int = 5000, page: int | None = None) -> None:
     """Parse, re-serialise canonically, hash and insert by key every line, a batch per transaction
     with fluke's pragmas: what any ingest of these lines must do, with no validation and no counts.
 
@@ -82,7 +83,8 @@ def floor(jsonl: Path, db: Path, kind: str = "keyed", batch: int = 5000) -> None
     """
     conn = sqlite3.connect(db, isolation_level=None)
     for pragma in PRAGMAS:
-        conn.execute(f"PRAGMA {pragma}")
+        conn.execute(f"PRAGMA {pragma}" if page is None or not pragma.startswith("page_size") else
+                     f"PRAGMA page_size={page}")
     keyed = kind == "keyed"
     if keyed:
         conn.execute("CREATE TABLE runs (k BIGINT NOT NULL UNIQUE, vid BIGINT NOT NULL, ingest BIGINT NOT NULL, "
@@ -229,8 +231,8 @@ def _line(name: str, n: int, got: dict, load: float, floors: dict) -> str:
 
 def main() -> None:
     if sys.argv[1:2] == ["--floor-run"]:   # one floor, in the process verbs.measure starts
-        kind, jsonl, db = sys.argv[2:5]
-        floor(Path(jsonl), Path(db), kind)
+        kind, jsonl, db, *page = sys.argv[2:6]
+        floor(Path(jsonl), Path(db), kind, page=int(page[0]) if page else None)
         return
     parser = argparse.ArgumentParser(description=__doc__, formatter_class=argparse.RawDescriptionHelpFormatter)
     parser.add_argument("--n", type=int, default=200_000, help="runs in the file (20 events each)")
@@ -245,6 +247,7 @@ def main() -> None:
     parser.add_argument("--workers", default=None, help="fluke ingest --workers (its default if not given)")
     parser.add_argument("--floor", action="append", choices=FLOORS, default=None,
                         help="the floors to measure (default: both; the ratios are to each)")
+    parser.add_argument("--floor-page", type=int, default=None, help="the floors' page size (default: fluke's)")
     args = parser.parse_args()
     verbs.SCENARIOS = args.scenarios
     scratch = None if args.dir else tempfile.TemporaryDirectory(prefix="fluke-ingest-")
@@ -263,7 +266,9 @@ def main() -> None:
         load = os.getloadavg()[0]
         db = work / "floor.db"
         discard(db)
-        got = run_arm([sys.executable, str(Path(__file__).resolve()), "--floor-run", kind, str(jsonl), str(db)], db)
+        page = [str(args.floor_page)] if args.floor_page else []
+        got = run_arm([sys.executable, str(Path(__file__).resolve()), "--floor-run", kind, str(jsonl), str(db), *page],
+                      db)
         discard(db)
         print(_line(f"{kind} floor", args.n, got, load, {}), flush=True)
         floors[kind] = got

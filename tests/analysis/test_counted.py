@@ -16,9 +16,10 @@ import pytest
 
 from fluke.analysis import compare, consistency, dumps
 from fluke.ledger import open_ledger
-from fluke.record import AgentMessage, Identity, Outcome, Run, ToolCall, UserMessage
+from fluke.record import Identity, Outcome, Run
 
 from .._close import assert_same_doc
+from .._runs import generated as generated_runs
 from ..conftest import TAU2_RESULTS, TAU_AIRLINE, need
 
 
@@ -32,27 +33,10 @@ def _same(counted, streamed):
     assert_same_doc(json.loads(dumps(a)), json.loads(dumps(b)))     # NaN (undefined) is null in both
 
 
-def _generated(n, *, seed):
-    rng = random.Random(seed)
-    out = []
-    for i in range(n):
-        model = rng.choice(["m1", "m2", "x3"])
-        events = [UserMessage(text="help")]
-        for j in range(rng.randrange(1, 6)):
-            events.append(rng.choice([AgentMessage(text="ok"), ToolCall(tool=f"tool{j}", ok=rng.random() < 0.6)]))
-        bad = 0.3 if model == "m1" else 0.45
-        passed = None if rng.random() < 0.1 else rng.random() > bad
-        died = rng.choice([None, rng.randrange(len(events))]) if passed is False else None
-        out.append(Run(scenario=f"case{rng.randrange(12)}", trial=i, identity=Identity(model=model),
-                       condition={"noise": rng.choice(["none", "typos"])} if rng.random() < 0.5 else {},
-                       events=events, outcome=Outcome(passed=passed, died_at=died)))
-    return out
-
-
 @pytest.fixture
 def generated(ledger_url):
     with open_ledger(ledger_url) as ledger:
-        runs = _generated(1500, seed=7)
+        runs = generated_runs(1500, seed=7)
         ledger.ingest(runs[:1000])
         ledger.ingest(runs[600:])      # a second ingest, partly of stored runs
         yield ledger

@@ -12,9 +12,9 @@ import math
 import numpy as np
 import pytest
 
-from fluke.comparison import pass_rate_limit, stratified_information, stratified_pvalues
+from fluke.comparison import compare_pass_rates, design_limits, stratified_pvalues
 from fluke.design import (allocate_certification, allocate_difference, certification_decided, certification_plan,
-                          paired_power, paired_sample_size, spread_evenly)
+                          paired_power, paired_sample_size, printed_limit, spread_evenly)
 from fluke.errors import UsageError
 
 
@@ -26,8 +26,13 @@ def _simulated_power(rates_a, delta, runs, reps, rng, alpha=0.05):
     kb = rng.binomial(runs, rates_b, size=(reps, g))
     n = np.full((reps, g), runs)
     p = stratified_pvalues(n - ka, n, n - kb, n)
-    limit = pass_rate_limit(stratified_information(n - ka, n, n - kb, n), n, n)
-    return float(np.mean(p < alpha)), float(np.median(limit))
+    return float(np.mean(p < alpha))
+
+
+def _printed_limits(rates, runs, draws, rng):
+    """The regression limits compare prints (design_limits) on ``draws`` unchanged pairs of the design."""
+    n = np.full(rates.size, runs)
+    return np.array([design_limits(rng.binomial(n, rates), n, rng.binomial(n, rates), n)[0] for _ in range(draws)])
 
 
 @pytest.mark.parametrize("rates, detect", [(0.7, 10.0), ("mixed", 8.0)])
@@ -36,17 +41,19 @@ def test_planned_size_achieves_the_requested_power_within_mc_error(rates, detect
     rate = np.linspace(0.55, 0.92, 40) if rates == "mixed" else rates
     plan = paired_sample_size(detect, rate, scenarios=40, alpha=0.05, power=0.8)
     reps = 4000
-    achieved, median_limit = _simulated_power(np.broadcast_to(np.asarray(rate, float), (40,)).copy(),
-                                              detect / 100, plan.runs_per_scenario, reps, rng)
+    base = np.broadcast_to(np.asarray(rate, float), (40,)).copy()
+    achieved = _simulated_power(base, detect / 100, plan.runs_per_scenario, reps, rng)
+    median_limit = float(np.median(_printed_limits(base, plan.runs_per_scenario, 100, rng)))
     se = math.sqrt(0.8 * 0.2 / reps)    # 0.0063
     print(f"{rates}: {plan.runs_per_scenario} runs per scenario; power predicted {plan.power_at_plan:.3f}, "
-          f"simulated {achieved:.3f} ± {se:.3f}; median limit {median_limit:.2f} points")
+          f"simulated {achieved:.3f} ± {se:.3f}; median printed limit {median_limit:.2f} points")
     assert abs(achieved - plan.power_at_plan) <= 3 * se
     assert achieved >= 0.8 - 3 * se
     # one run fewer falls short of the requested power (the plan is the smallest size)
     assert paired_power(detect, rate, runs=plan.runs_per_scenario - 1, scenarios=40) < 0.8
     # the limit the comparison will report after these runs sits at the planned difference
     assert median_limit == pytest.approx(detect, rel=0.05)
+    assert median_limit == pytest.approx(plan.detection_limit, rel=0.02)
 
 
 def test_scenarios_for_a_fixed_number_of_runs_match_the_two_sample_formula():
@@ -54,7 +61,8 @@ def test_scenarios_for_a_fixed_number_of_runs_match_the_two_sample_formula():
     z = 1.959964 + 0.841621
     mid = 0.775
     assert plan.scenarios == math.ceil(2 * z**2 * mid * (1 - mid) / (5 * 0.05**2))
-    assert plan.detection_limit <= 5.0
+    assert plan.power_at_plan >= 0.8
+    assert plan.detection_limit == pytest.approx(5.0, abs=0.05)     # a mean over 32 simulated pairs
     with pytest.raises(UsageError, match="not both"):
         paired_sample_size(5, 0.8, runs=5, scenarios=10)
 
@@ -167,3 +175,39 @@ def test_one_run_per_scenario_predicts_exact_mcnemar_power():
     assert plan.power_at_plan == pytest.approx(predicted) and 0.8 <= predicted < 0.81
     assert plan.detection_limit <= 10.0
     assert simulated >= 0.8 - 3 * np.sqrt(0.8 * 0.2 / 4000)
+
+
+@pytest.mark.parametrize("detect,rate,scenarios", [(5, 0.8, 50), (3, 0.95, 50), (2, 0.98, 100), (10, 0.97, 80)])
+def test_b10_the_plan_predicts_the_limit_compare_prints_and_its_power_is_achieved(detect, rate, scenarios):
+    # reproducer b10 (../shared/repro/stats/limits/b10_plan.py) and issue 35 (6): the limit the plan
+    # predicts is the one compare prints after the runs (design_limits on unchanged pairs drawn
+    # here from another generator), and the power it prints is what the stratified test achieves
+    # against a regression of the planned size (B lower in every scenario)
+    plan = paired_sample_size(detect, rate, scenarios=scenarios)
+    n, g = plan.runs_per_scenario, plan.scenarios
+    base = np.full(g, rate)
+    rng = np.random.default_rng(1010)
+    printed = _printed_limits(base, n, 96, rng)
+    assert np.isfinite(printed).all() and plan.refused == 0
+    mc = 3 * printed.std(ddof=1) * math.sqrt(1 / 96 + 1 / 32)      # both means are Monte Carlo
+    assert abs(plan.detection_limit - printed.mean()) <= mc + 0.005 * detect, (plan.detection_limit, printed.mean())
+    reps = 3000
+    achieved = _simulated_power(base, detect / 100, n, reps, rng)
+    se = math.sqrt(0.8 * 0.2 / reps)
+    # the normal approximation is a little conservative where runs are few near 1 (2 runs at 0.97:
+    # 0.913 predicted, 0.936 achieved): the promise is that the power printed is reached
+    assert plan.power_at_plan - 3 * se <= achieved <= plan.power_at_plan + 0.03, (achieved, plan.power_at_plan)
+    assert plan.power_at_plan >= 0.8 and achieved >= 0.8 - 3 * se
+
+
+def test_a_regression_compare_cannot_print_a_limit_for_is_planned_as_such():
+    # 10% pass, detect 10 points: compare prints no regression limit above half the mean pass rate
+    # (5 points), so the plan must not promise one (it used to say "expected detection limit 9.7")
+    plan = paired_sample_size(10, 0.1, scenarios=20)
+    assert math.isinf(plan.detection_limit) and plan.refused > 0.5
+    assert "no regression limit" in plan.summary() and "5.0 points" in plan.summary()
+    rng = np.random.default_rng(1011)
+    n = np.full(20, plan.runs_per_scenario)
+    printed = [compare_pass_rates(rng.binomial(n, 0.1), n, rng.binomial(n, 0.1), n, draws=100) for _ in range(20)]
+    assert all(math.isinf(r.detection_limit) for r in printed)
+    assert printed_limit(0.1, plan.runs_per_scenario, scenarios=20) == (math.inf, 1.0)

@@ -61,3 +61,35 @@ def test_every_unit_agreeing_gives_an_interval_of_width_or_none():
     cells = Cells.from_sums(["u", "v", "w"], None, [2, 2, 2], [1.0, 1.0, 1.0], [0.5, 0.5, 0.5])
     r = clustered_interval_cells(cells)
     assert math.isnan(r.low) and math.isnan(r.high) and "same mean" in r.reason
+
+
+def _exact_coverage(g, p, interval):
+    """Coverage of ``interval(passes, g)`` for g single runs at rate p: exact, over the binomial law."""
+    return sum(stats.binom.pmf(x, g, p) * (lambda lo, hi: lo <= p <= hi)(*interval(x, g)) for x in range(g + 1))
+
+
+def _fluke(x, g):
+    r = clustered_interval([1.0] * x + [0.0] * (g - x), np.arange(g))
+    return r.low, r.high
+
+
+def _plain_wilson(x, g):
+    # the Wilson score on n* = p̂(1 − p̂)/SE², t on g − 1 (the interval before the Poisson ends)
+    p, t = x / g, stats.t.ppf(0.975, g - 1)
+    n = g - 1 if 0 < x < g else g          # SE² = p̂(1 − p̂)/(g − 1) for one 0/1 value per unit
+    c = (p + t * t / (2 * n)) / (1 + t * t / n)
+    h = t / (1 + t * t / n) * math.sqrt(p * (1 - p) / n + t * t / (4 * n * n))
+    return max(c - h, 0.0), min(c + h, 1.0)
+
+
+@pytest.mark.parametrize("g", [5, 10, 20, 30, 50, 100, 200])
+def test_one_run_per_unit_covers_at_every_rate_exactly(g):
+    # one run per unit at a fixed rate: the interval depends on the passes alone, so coverage is a finite sum
+    for p in (0.01, 0.03, 0.1, 0.5, 0.8, 0.9, 0.95, 0.97, 0.98, 0.99, 0.995):
+        assert _exact_coverage(g, p, _fluke) >= 0.93, (g, p)
+
+
+def test_the_poisson_end_mends_one_failure_in_ten_at_099():
+    # 9 of 10 single runs: the plain Wilson upper bound (0.986) leaves 0.99 out, one time in eleven
+    assert _plain_wilson(9, 10)[1] < 0.99 < _fluke(9, 10)[1]
+    assert _exact_coverage(10, 0.99, _plain_wilson) < 0.91 < 0.99 < _exact_coverage(10, 0.99, _fluke)

@@ -43,6 +43,9 @@ def test_interval_over_scenarios_is_a_t_interval_on_the_logit_scale():
     logit2 = math.log(m2 / (1 - m2))
     low = min(expit(logit - half), expit(logit2 - half2))
     high = max(expit(logit + half), expit(logit2 + half2))
+    # 6 × (1 − m) = 1.84 scenarios' worth of failures, within x* = 2: the upper end is Clopper–Pearson's for
+    # 6m of 6, at the normal tail beyond t on 5 df
+    high = max(high, stats.beta.ppf(1 - stats.norm.cdf(-t), 6 * m + 1, 6 * (1 - m)))
     assert (r.low, r.high) == pytest.approx((low, high))
     assert r.low < expit(logit - half) or r.high > expit(logit + half)    # the pair widened it
     assert pass_at_k([3], [10], k=2).interval_reason.startswith("one scenario")
@@ -75,3 +78,21 @@ def test_unknown_outcomes_follow_the_policy():
     keep = pass_at_k([3, 5], [4, 5], k=1, unknowns=[1, 0], unknown="exclude")
     assert fail.statistic == pytest.approx((3 / 5 + 1) / 2) and fail.unknowns == 1
     assert keep.statistic == pytest.approx((3 / 4 + 1) / 2) and keep.unknown_policy == "exclude"
+
+
+def _exact_pass_hat_coverage(g, m):
+    """pass^3 from 3 runs per scenario is 0 or 1, so over fresh scenarios its sum is Binomial(g, m): exact coverage."""
+    total = 0.0
+    for s in range(g + 1):
+        weight = stats.binom.pmf(s, g, m)
+        if weight > 1e-12:
+            r = pass_hat_k([3] * s + [0] * (g - s), [3] * g, 3)
+            total += weight * (r.low <= m <= r.high)
+    return total
+
+
+@pytest.mark.parametrize("g", [10, 30, 100, 200])
+def test_pass_hat_k_covers_near_0_and_1_exactly(g):
+    # one scenario of 200 at 3 of 3 (a true pass^3 of 0.0005) put the logit bound above the truth: 0.905
+    for m in (0.0005, 0.002, 0.01, 0.03, 0.5, 0.97, 0.99, 0.999):
+        assert _exact_pass_hat_coverage(g, m) >= 0.93, (g, m)

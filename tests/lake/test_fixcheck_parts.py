@@ -13,12 +13,12 @@ import random
 
 import numpy as np
 import pytest
-from click.testing import CliRunner
 
 import fluke.analysis._fixcheck as fixcheck_module
-from fluke.cli import group
 from fluke.ledger import open_ledger
 from fluke.record import Identity, Outcome, Run
+
+from .._runs import cli_json as cli
 
 pytest.importorskip("pyarrow")
 pytest.importorskip("duckdb")
@@ -43,11 +43,6 @@ def uneven(seed: int) -> list[Run]:
                                    condition=condition, outcome=Outcome(passed=passed)))
     rng.shuffle(out)
     return out
-
-
-def cli(ledger: str, *args: str) -> tuple[int, str]:
-    result = CliRunner().invoke(group, ["--ledger", ledger, "--json", *args])
-    return result.exit_code, result.stdout if result.exit_code == 0 else result.output
 
 
 @pytest.fixture(scope="module")

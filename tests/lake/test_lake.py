@@ -7,48 +7,21 @@ overlapping ingests, several versions) and on τ²-bench.
 from __future__ import annotations
 
 import json
-import random
 from dataclasses import astuple
 
 import pytest
-from click.testing import CliRunner
 
-from fluke.cli import group
 from fluke.errors import InputError, LedgerError
 from fluke.ledger import open_ledger
-from fluke.record import AgentMessage, Identity, Outcome, Run, ToolCall, UserMessage
+from fluke.record import Run
+
+from .._runs import cli_json as cli
+from .._runs import generated
 
 from ..conftest import TAU2_RESULTS, need
 
 pytest.importorskip("pyarrow")
 pytest.importorskip("duckdb")
-
-
-def generated(n: int, *, seed: int) -> list[Run]:
-    rng = random.Random(seed)
-    out = []
-    for i in range(n):
-        model = rng.choice(["m1", "m2", "x3"])
-        events = [UserMessage(text="help")]
-        for j in range(rng.randrange(1, 6)):
-            events.append(rng.choice([AgentMessage(text="ok"), ToolCall(tool=f"tool{j}", ok=rng.random() < 0.6)]))
-        bad = 0.3 if model == "m1" else 0.45
-        passed = None if rng.random() < 0.1 else rng.random() > bad
-        died = rng.choice([None, rng.randrange(len(events))]) if passed is False else None
-        scenario = f"case{rng.randrange(12)}"
-        out.append(Run(scenario=scenario, trial=i, identity=Identity(model=model),
-                       unit=f"family{scenario[-1]}" if rng.random() < 0.5 else None,
-                       condition={"noise": rng.choice(["none", "typos"])} if rng.random() < 0.5 else {},
-                       cost={"usd": round(rng.random(), 3)} if rng.random() < 0.7 else {},
-                       latency=rng.random() * 9 if rng.random() < 0.8 else None,
-                       events=events, outcome=Outcome(passed=passed, died_at=died,
-                                                      reward=rng.random() if rng.random() < 0.6 else None)))
-    return out
-
-
-def cli(ledger: str, *args: str) -> tuple[int, str]:
-    result = CliRunner().invoke(group, ["--ledger", ledger, "--json", *args])
-    return result.exit_code, result.stdout if result.exit_code == 0 else result.output
 
 
 @pytest.fixture(scope="module")

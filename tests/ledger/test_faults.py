@@ -297,13 +297,14 @@ def _mount(*args: str) -> bool:
 def test_a_full_tmpfs_through_the_cli_is_one_line_and_exit_2(tmp_path):
     mnt = tmp_path / "m"
     mnt.mkdir()
-    if not _mount("-t", "tmpfs", "-o", "size=2m", "tmpfs", str(mnt)):
+    # 8 MiB: a new ledger is its tables' first pages of 64 KiB each (PAGE_SIZE), written through the log
+    if not _mount("-t", "tmpfs", "-o", "size=8m", "tmpfs", str(mnt)):
         pytest.skip("cannot mount a tmpfs here (needs root)")
     try:
         url = str(mnt / "l.db")
         assert _cli(url, "ingest", _write(tmp_path / "s.jsonl", RUN)).exit_code == 0
         big = _write(tmp_path / "big.jsonl", *({"format_version": 1, "scenario": f"p{i}",
-                                                "events": [{"kind": "user", "text": "x" * 600}]}
+                                                "events": [{"kind": "user", "text": "x" * 3000}]}
                                                for i in range(3000)))
         line = _one_line_error(_cli(url, "ingest", big))
         assert "disk is full" in line

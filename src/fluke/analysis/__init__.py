@@ -57,7 +57,7 @@ _EXPORTS: dict[str, str] = {
     "judge_pairwise": "_judge", "PairwiseResult": "_judge", "import_judgments": "_judge", "ImportResult": "_judge",
     "claim_judge": "_judge", "decide": "_decide", "DecideResult": "_decide", "VersionCosts": "_decide",
     "version_costs": "_decide", "seal_loss": "_decide", "LossSealResult": "_decide", "claim_severe": "_decide",
-    "LOSS_SEAL_KIND": "_decide",
+    "LOSS_SEAL_KIND": "_decide", "export_findings": "_export_findings",
 }
 
 __all__ = sorted(_EXPORTS) + ["render"]

@@ -29,7 +29,7 @@ from typing import Any, Sequence
 
 from ..errors import UsageError
 from ..format import fmt_interval, fmt_num, fmt_p, fmt_prob, natural_key
-from ._document import Column, Heading, Span, Table, blank, line, note
+from ._document import Column, Heading, Rows, Span, Table, blank, line, note
 from ._result import Result
 from ._unknowns import BOTH, UnknownPolicy, check_unknown, unknown_fields, unknown_note
 from ._select import check_level, require_runs, versions as ledger_versions
@@ -88,7 +88,9 @@ class LeaderboardResult(Result):
                 f"in {b.scenarios} scenarios (the unit); each pair by the stratified test, "
                 f"{_correction(b.correction)} across {len(b.pairs)} pairs at α = {b.alpha:g}, detection limit at "
                 f"α/{len(b.pairs)} and power {b.power:g} (ceiling {b.ceiling:g} points); ranks from "
-                f"{b.replicates} bootstrap resamples of the scenarios, seed {b.seed}")
+                f"{b.replicates} bootstrap resamples of the scenarios, seed {b.seed}"
+                + ("" if b.first is None else f"; P(first) with the version effects shrunk toward each other "
+                   f"(τ = {100 * b.first.tau:.1f} points)"))
 
     def payload(self) -> dict[str, Any]:
         b = self.board
@@ -111,7 +113,8 @@ class LeaderboardResult(Result):
             "unsolved": list(b.unsolved), "strata": b.strata, "scenarios": b.scenarios, "left_out": self.left_out,
             "baseline": b.baseline, "correction": b.correction, "alpha": b.alpha, "power": b.power,
             "ceiling": b.ceiling, "confidence_level": b.confidence_level, "replicates": b.replicates,
-            "seed": b.seed, "costs_read": self.costs_read, "conditional_on": self.conditional_on(),
+            "seed": b.seed, "p_first_model": None if b.first is None else b.first.to_dict(),
+            "costs_read": self.costs_read, "conditional_on": self.conditional_on(),
             **unknown_fields(self.unknowns, self.unknown_policy),
             **({"flips": self.flips()} if self.excluded is not None else {}),
             **({} if self.per_success is None else {
@@ -214,8 +217,9 @@ class LeaderboardResult(Result):
             out.append(Table("strata that separate the versions most (best − worst, points)",
                              [Column("stratum", key=True), Column("spread", "right"), Column("best"),
                               Column("worst")],
-                             [[x.stratum, f"{x.spread:.0f}", f"{x.best} {x.best_rate:.0f}" + _more(x.ties[0]),
-                               f"{x.worst} {x.worst_rate:.0f}" + _more(x.ties[1])] for x in b.separating],
+                             Rows(b.separating, lambda x: [x.stratum, f"{x.spread:.0f}",
+                                                           f"{x.best} {x.best_rate:.0f}" + _more(x.ties[0]),
+                                                           f"{x.worst} {x.worst_rate:.0f}" + _more(x.ties[1])]),
                              limit=self.rows, more="strata"))
         out += self._cost_blocks()
         if b.unsolved:
@@ -232,14 +236,9 @@ class LeaderboardResult(Result):
         elif costs:
             out.append(note("cost and latency: means over the runs that carry them (a version's runs without "
                             "them are not counted)"))
-        from ..comparison import NORMAL_STRATA
-
-        drawn = (f"each version's mean over the {b.strata} strata drawn from its normal approximation, "
-                 if b.strata >= NORMAL_STRATA else "")
         out += [blank(), note(f"Conditional on: {self.conditional_on()}."),
-                note(f"P(first): posterior probability that the version's mean pass rate over these scenarios is "
-                     f"the highest (Beta(1, 1) per version and scenario, {drawn}{b.replicates} joint draws, ties "
-                     "split; the column sums to 1)."),
+                note(f"P(first): posterior probability that the version's mean pass rate over these strata is the "
+                     f"highest, with {_p_first_model(b)}; the column sums to 1."),
                 unknown_note(self.unknowns, self.unknown_policy)]
         return out
 
@@ -248,6 +247,13 @@ def _correction(name: str) -> str:
     from ..comparison import CORRECTIONS
 
     return CORRECTIONS[name]
+
+
+def _p_first_model(board) -> str:
+    """What P(first) rests on: the shrinkage model with τ, its prior and the draws (or the draws alone)."""
+    if board.first is None:
+        return f"{board.replicates} joint draws, ties split"
+    return board.first.describe()
 
 
 def _more(ties: int) -> str:
@@ -316,6 +322,8 @@ def leaderboard(ledger, versions: Sequence[str] | None = None, *, baseline: str 
     run of the version in the compared scenarios is streamed once) and the cost–quality frontier.
     """
     unknown = check_unknown(unknown, both=True)
+    import numpy as np
+
     from ..comparison import CORRECTIONS, leaderboard_counts
 
     check_level(alpha, "alpha")
@@ -356,12 +364,13 @@ def leaderboard(ledger, versions: Sequence[str] | None = None, *, baseline: str 
         raise UsageError(f"no scenario (with its condition) was run by all {len(chosen)} versions, so there is "
                          f"nothing to rank them on (scenario cells per version: {each}); choose versions that ran "
                          "the same scenarios with --version")
-    k = [[cells[key][v][0] for key in common] for v in chosen]
+    # versions × strata × (passes, trials, unknowns): one array, the policy applied to it whole
+    tally = np.array([[cells[key][v] for key in common] for v in chosen], dtype=np.int64)
+    k = tally[:, :, 0]
     strata = [s if not c else f"{s} {c}" for s, c in common]
 
     def board_under(policy: str):
-        apply = check_unknown(policy).apply
-        n = [[apply(cells[key][v][1], cells[key][v][0], cells[key][v][2])[0] for key in common] for v in chosen]
+        n = check_unknown(policy).apply(tally[:, :, 1], k, tally[:, :, 2])[0]
         return leaderboard_counts(k, n, labels=[labels[v] for v in chosen], scenarios=[s for s, _ in common],
                                   strata=strata, baseline=None if base is None else labels[base],
                                   correction=correction, alpha=alpha, power=power, ceiling=ceiling,
@@ -380,8 +389,6 @@ def leaderboard(ledger, versions: Sequence[str] | None = None, *, baseline: str 
         raise UsageError(f"rank={rank!r} must be 'pass' (by pass rate) or 'cost' (by cost per success)")
     per_success = None
     if rank == "cost":
-        import numpy as np
-
         from ..decisions import cost_per_success
         from ._spend import read_spend
 
@@ -395,7 +402,7 @@ def leaderboard(ledger, versions: Sequence[str] | None = None, *, baseline: str 
                                                       confidence_level=confidence_level)
     return LeaderboardResult(board, tuple((labels[v], v) for v in chosen), len(cells) - len(common), spend,
                              rows=rows, costs_read=bool(costs), runs=held,
-                             unknowns=sum(cells[key][v][2] for key in common for v in chosen), unknown_policy=unknown,
+                             unknowns=int(tally[:, :, 2].sum()), unknown_policy=unknown,
                              excluded=excluded, per_success=per_success, rank_by=rank)
 
 

@@ -127,7 +127,8 @@ class PlanResult(Result):
             how = ("exact McNemar power (one run per arm)" if self.paired.runs_per_scenario == 1
                    else "the CMH normal approximation")
             parts.append(f"pass rate {self.paired.rate:.3g} for the first version{source}, {how}, "
-                         "independent runs, the same scenarios for both versions")
+                         "independent runs, the same scenarios for both versions; the limit "
+                         f"{self.paired.limit_rests_on()}")
         if self.certification is not None:
             parts.append(f"prior {self.certification.prior} per scenario, scenarios independent, clean runs")
         if self.allocation is not None:

@@ -11,9 +11,6 @@ from ._common import Context, json_option, pass_context, unknown_option
 from ._runs import _filters
 
 FORMATS = ("jsonl", "parquet", "otel", "eee", "junit", "mlflow")
-#: The options each findings format reads (any other one given is a usage error, not ignored).
-_OPTIONS = {"otel": {"spec", "baseline", "endpoint"}, "eee": set(), "junit": {"rule"},
-            "mlflow": {"rule", "mlflow_uri", "mlflow_run"}}
 
 
 def _say(text: str) -> None:
@@ -22,23 +19,14 @@ def _say(text: str) -> None:
     click.echo(safe(f"fluke: {text}", newlines=False), err=True)
 
 
-def _written(ctx: Context, fmt: str, output: str | None, records: dict, said: str, notes: tuple[str, ...] = (),
-             extra: dict | None = None) -> None:
-    """Say what an export wrote: one line on standard error, or with --json one JSON document on
-    standard output (the export itself then went to a file, never to standard output)."""
-    import os
-
-    from ..analysis import ExportWritten
-
-    path = None if output is None else "standard output" if output == "-" else output
-    size = None if output in (None, "-") else os.path.getsize(output)
-    report = ExportWritten(fmt, path, size, records, said, notes, extra)
+def _tell(ctx: Context, report: Any) -> None:
+    """Say what an export wrote: one line (and its notes) on standard error, or with --json one JSON
+    document on standard output (the export itself then went to a file, never to standard output)."""
     if ctx.as_json:
         ctx.emit(report)
         return
-    _say(report.text())
-    for text in notes:
-        _say(text)
+    for block in report.blocks():
+        _say(block.plain())
 
 
 @click.command()
@@ -97,36 +85,11 @@ def export(ctx: Context, output: str, fmt: str, redact: bool, no_scan: bool, spe
     given = [k for k in ("since", "until", "condition") if filters.get(k)]
     if given:
         raise UsageError(f"--{given[0]} applies to --format jsonl; {fmt} selects by --version and --scenario")
-    options = {"spec": spec, "baseline": baseline, "endpoint": endpoint, "rule": rule, "mlflow_uri": mlflow_uri,
-               "mlflow_run": mlflow_run}
-    wrong = next((k for k, v in options.items() if v and k not in _OPTIONS[fmt]), None)
-    if wrong:
-        raise UsageError(f"--{wrong.replace('_', '-')} does not apply to --format {fmt}")
-    if fmt in ("junit", "mlflow"):
-        _claims(ctx, fmt, output, rule, filters.get("version"), mlflow_uri, mlflow_run, experiment)
-        return
-    from ..exports import collect
+    from ..analysis import export_findings
 
-    ledger = ctx.ledger()
-    found = collect(ledger, spec=spec, baseline=baseline, version=filters.get("version"),
-                    scenario=filters.get("scenario"), unknown=unknown, compare=fmt == "otel", runs=fmt == "otel",
-                    stream=True)
-    if fmt == "otel":
-        from ..exports._otel import emit_otlp
-
-        count = emit_otlp(found, output, endpoint)   # one pass: the graded runs stream
-        graded, verdicts = count - len(found.verdicts), len(found.verdicts)
-        _written(ctx, fmt, output, {"gen_ai.evaluation.result": count, "graded runs": graded, "verdicts": verdicts},
-                 f"wrote {count} gen_ai.evaluation.result records ({graded} graded runs, {verdicts} verdicts) "
-                 "as OTLP/JSON", (*([f"sent them to {endpoint}"] if endpoint else []),
-                                *(f"not compared: {reason}" for reason in found.not_compared)),
-                 {"sent_to": endpoint})
-        return
-    from ..exports import write_eee
-
-    count = write_eee(found, output, ledger=ledger)
-    _written(ctx, fmt, output, {"documents": count},
-             f"wrote {count} Every Eval Ever v0.2.1 documents (one per version)")
+    _tell(ctx, export_findings(ctx.ledger, fmt, output, spec=spec, baseline=baseline, endpoint=endpoint, rule=rule,
+                               version=filters.get("version"), scenario=filters.get("scenario"), unknown=unknown,
+                               mlflow_uri=mlflow_uri, mlflow_run=mlflow_run, experiment=experiment))
 
 
 def _jsonl(ctx: Context, output: str, redact: bool, no_scan: bool, filters: dict) -> None:
@@ -137,11 +100,7 @@ def _jsonl(ctx: Context, output: str, redact: bool, no_scan: bool, filters: dict
     if ctx.as_json and output == "-":
         raise UsageError("export writes the runs to standard output; with --json give -o FILE, and the report "
                          "comes to standard output as JSON")
-    report = write(ctx.ledger(), output, redact=redact, scan=not no_scan, **filters)
-    if ctx.as_json:
-        ctx.emit(report)
-        return
-    _say(report.blocks()[0].plain())
+    _tell(ctx, write(ctx.ledger(), output, redact=redact, scan=not no_scan, **filters))
 
 
 def _parquet(ctx: Context, output: str, redact: bool, no_scan: bool, filters: dict) -> None:
@@ -150,37 +109,7 @@ def _parquet(ctx: Context, output: str, redact: bool, no_scan: bool, filters: di
     if redact:
         raise UsageError("--redact is for --format jsonl; a Parquet dataset is a lossless copy (export jsonl "
                          "with --redact to share one)")
-    report = export_parquet(ctx.ledger(), output, **filters)
-    if ctx.as_json:
-        ctx.emit(report)
-        return
-    _say(report.blocks()[0].plain())
-
-
-def _claims(ctx: Context, fmt: str, output: str, rule: str | None, version: str | None, mlflow_uri: str | None,
-            mlflow_run: str | None, experiment: str) -> None:
-    from .. import analysis
-
-    if rule is None:
-        raise UsageError(f"--format {fmt} exports a gate rule's checks: name the rule with --rule")
-    result = analysis.gate(ctx.ledger, rule, version=version)
-    if fmt == "junit":
-        from ..exports._junit import gate_junit
-        from ..exports._write import write_atomic
-
-        write_atomic(output, gate_junit(result).encode("utf-8"))
-        _written(ctx, fmt, output, {"test cases": len(result.claims)},
-                 f"wrote {len(result.claims)} test cases (gate {result.status}) as JUnit XML", (),
-                 {"gate": result.status})
-        return
-    from ..exports import log_to_mlflow
-
-    done = log_to_mlflow(result.claims, tracking_uri=mlflow_uri, run_id=mlflow_run, experiment=experiment,
-                         title=f"fluke gate: {result.name}", status=result.status)
-    _written(ctx, fmt, None, {"assessments": done["assessments"]},
-             f"logged {done['assessments']} claims as feedback on MLflow run {done['run_id']} "
-             f"(trace {done['trace_id']})",
-             (), {"gate": result.status, "run_id": done["run_id"], "trace_id": done["trace_id"]})
+    _tell(ctx, export_parquet(ctx.ledger(), output, **filters))
 
 
 __all__ = ["export"]

@@ -19,8 +19,8 @@ from ._common import Context, output_options, pass_context, unknown_both_option,
 @click.option("--ceiling", type=float, default=5.0, show_default=True,
               help="Largest detection limit, in points, that allows 'no significant difference'.")
 @click.option("--replicates", type=click.IntRange(min=100), default=2000, show_default=True,
-              help="Bootstrap resamples of the scenarios for the rank intervals.")
-@click.option("--seed", type=int, default=0, show_default=True, help="Seed of the rank bootstrap.")
+              help="Bootstrap resamples of the scenarios for the rank intervals, and P(first)'s posterior draws.")
+@click.option("--seed", type=int, default=0, show_default=True, help="Seed of the rank bootstrap and of P(first).")
 @click.option("--costs/--no-costs", default=None,
               help="Read cost and latency (a scan of the stored runs); by default only up to 20,000 runs.")
 @click.option("--judge", "judge_sel", metavar="JUDGE",
@@ -42,7 +42,9 @@ def leaderboard(ctx: Context, versions: tuple[str, ...], baseline: str | None, c
     """Every version on the scenarios all of them ran: rates, pairs, groups and ranks.
 
     VERSIONS are selectors (hash prefix or field=value); none means every version.
-    Pairs use the stratified test of `compare`, corrected across pairs. `--unknown both`
+    Pairs use the stratified test of `compare`, corrected across pairs. P(first) is the
+    posterior probability of the highest mean pass rate, with the versions' effects shrunk
+    toward each other (the spread τ it estimated is printed). `--unknown both`
     adds each version's rate and rank with unknown outcomes left out, and flags the pairs
     whose order flips between the two policies.
 

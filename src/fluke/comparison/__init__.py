@@ -42,11 +42,12 @@ _HOMES = {
     "._fixcheck": ("ByInputTest", "FixCheck", "FixTally", "InputFlag", "RerunBar", "RerunRule", "check_tally",
         "fix_check", "fix_tally", "rerun_bar", "rerun_rule"),
     "._intervals": ("ClusteredMean", "clustered_mean", "clustered_mean_sums", "wilson_interval"),
-    "._leaderboard": ("CORRECTIONS", "NORMAL_STRATA", "Leaderboard", "PairTest", "SeparatingStratum", "Standing",
+    "._leaderboard": ("CORRECTIONS", "Leaderboard", "PairTest", "SeparatingStratum", "Standing",
         "adjust_pvalues", "holm_adjust", "indistinct_groups", "leaderboard_counts", "p_first_posterior",
         "rank_bootstrap"),
     "._logrank": ("LogRankResult", "logrank_batch", "logrank_test"),
     "._limit": ("DIRECTIONS", "regression_limit", "shift_power", "verdict_interval"),
+    "._newtasks": ("NewTasksInterval", "new_tasks_interval"),
     "._passrate": ("ROOM_SHARE", "UNKNOWN_POLICIES", "PassRateComparison", "compare_pass_rates", "design_limits",
         "limit_phrase", "p_below_edgeworth", "pass_rate_limit"),
     "._runs": ("RunComparison", "compare_runs"),
@@ -79,11 +80,12 @@ __all__ = [
     "stratified_information", "stratified_pvalues", "stratified_test", "survival_data",
     "verdict_of", "verdicts_of", "wilson_interval",
     # many versions at once (issue 13)
-    "CORRECTIONS", "NORMAL_STRATA", "Leaderboard", "PairTest", "SeparatingStratum", "Standing", "adjust_pvalues",
+    "CORRECTIONS", "Leaderboard", "PairTest", "SeparatingStratum", "Standing", "adjust_pvalues",
     "holm_adjust", "indistinct_groups", "leaderboard_counts", "rank_bootstrap",
     # limits under the alternative and the interval that inverts the test (issue 35)
     "DIRECTIONS", "ROOM_SHARE", "design_limits", "limit_phrase", "matched_batches", "p_below_edgeworth",
     "p_first_posterior", "sequential_power", "regression_limit", "shift_power", "verdict_interval",
+    "NewTasksInterval", "new_tasks_interval",
 ]
 assert sorted(__all__) == sorted(_HOME_OF)
 
@@ -96,11 +98,12 @@ if TYPE_CHECKING:
     from ._fixcheck import (ByInputTest, FixCheck, FixTally, InputFlag, RerunBar, RerunRule, check_tally, fix_check,
                             fix_tally, rerun_bar, rerun_rule)
     from ._intervals import ClusteredMean, clustered_mean, clustered_mean_sums, wilson_interval
-    from ._leaderboard import (CORRECTIONS, NORMAL_STRATA, Leaderboard, PairTest, SeparatingStratum, Standing,
+    from ._leaderboard import (CORRECTIONS, Leaderboard, PairTest, SeparatingStratum, Standing,
                                adjust_pvalues, holm_adjust, indistinct_groups, leaderboard_counts, p_first_posterior,
                                rank_bootstrap)
     from ._logrank import LogRankResult, logrank_batch, logrank_test
     from ._limit import DIRECTIONS, regression_limit, shift_power, verdict_interval
+    from ._newtasks import NewTasksInterval, new_tasks_interval
     from ._passrate import (ROOM_SHARE, UNKNOWN_POLICIES, PassRateComparison, compare_pass_rates, design_limits,
                             limit_phrase, p_below_edgeworth, pass_rate_limit)
     from ._runs import RunComparison, compare_runs

@@ -18,10 +18,12 @@ The input is two matrices of counts, versions × strata (a stratum is a scenario
   estimates, as the lines under a ranked list: a version may sit in two groups);
 * ranks with intervals from a bootstrap over scenarios (``replicates`` resamples of the
   scenarios with replacement, from ``seed``), and P(first), the posterior probability that a
-  version's mean pass rate over these strata is the highest (:func:`p_first_posterior`:
-  independent Beta(1, 1) posteriors per version and stratum, ``replicates`` joint draws,
-  ties split; the column sums to 1). The bootstrap share was centred on the observed
-  ranking and read 0.72 for versions first half the time;
+  version's mean pass rate over these strata is the highest (:func:`p_first_posterior`, the
+  model in :mod:`fluke.comparison._pfirst`: the versions' effects exchangeable, N(0, τ²) with τ
+  integrated under a half-Cauchy prior, so nearly equal versions are shrunk toward each other;
+  paired by stratum, ``replicates`` joint draws, ties split, the column sums to 1). The
+  bootstrap share was centred on the observed ranking and read 0.72 for versions first half
+  the time; independent per-version posteriors over-claimed the leader among nearly equal ones;
 * the strata that separate the versions most (best minus worst rate) and those no version passed.
 
 >>> board = leaderboard_counts([[8, 9, 7], [3, 2, 4], [8, 8, 8]], [[10] * 3] * 3, labels=["a", "b", "c"],
@@ -43,10 +45,11 @@ from ..errors import UsageError
 from ..inference import bh_qvalues, clustered_interval
 from ._limit import verdict_interval
 from ._passrate import design_limits
+from ._pfirst import FirstPosterior, first_posterior
 from ._stratified import stratified_test
 from ._verdict import DIFFERENT, verdict_of
 
-__all__ = ["CORRECTIONS", "NORMAL_STRATA", "Leaderboard", "PairTest", "SeparatingStratum", "Standing", "adjust_pvalues",
+__all__ = ["CORRECTIONS", "Leaderboard", "PairTest", "SeparatingStratum", "Standing", "adjust_pvalues",
            "holm_adjust", "indistinct_groups", "leaderboard_counts", "p_first_posterior", "rank_bootstrap"]
 
 #: The corrections across pairs, by name.
@@ -155,6 +158,7 @@ class Leaderboard:
     confidence_level: float
     replicates: int
     seed: int
+    first: FirstPosterior | None = None   # the posterior P(first) rests on (τ, its prior, the draws)
 
     def ordered(self) -> list[Standing]:
         """Standings best first (by rank, then label)."""
@@ -167,9 +171,6 @@ class Leaderboard:
                 for s in self.ordered()]
 
 
-#: From this many strata on, :func:`p_first_posterior` draws each version's mean from its normal
-#: approximation (its sum of that many independent cells), not cell by cell.
-NORMAL_STRATA = 200
 #: Scenario draws the rank bootstrap holds at once (a block of replicates).
 _BLOCK_DRAWS = 500_000
 
@@ -194,18 +195,21 @@ def rank_bootstrap(passes, trials, scenarios, *, replicates: int = 2000, seed: i
     codes, labels = _codes(scenarios, rates.shape[1])
     g = labels.size
     sums = np.stack([np.bincount(codes, weights=row, minlength=g) for row in rates])   # versions × scenarios
-    sizes = np.bincount(codes, minlength=g).astype(float)
+    sizes = np.bincount(codes, minlength=g)   # strata per scenario, as integers
     rng = np.random.default_rng(seed)
     replicates = int(replicates)
     boot = np.empty((replicates, rates.shape[0]))                                           # replicates × versions
     block = max(1, _BLOCK_DRAWS // g)
+    offsets = (g * np.arange(block))[:, None]
     for start in range(0, replicates, block):
         m = min(block, replicates - start)
-        picks = rng.integers(0, g, size=(m, g)) + (g * np.arange(m))[:, None]
-        weights = np.bincount(picks.reshape(-1), minlength=m * g).reshape(m, g).astype(float)
+        picks = rng.integers(0, g, size=(m, g))
+        picks += offsets[:m]
+        counts = np.bincount(picks.reshape(-1), minlength=m * g).reshape(m, g)
         # einsum's own loop, not a BLAS product: these products are small, and BLAS's worker
-        # threads spent ten times their CPU spinning for them on a loaded machine (same sums to rounding)
-        boot[start:start + m] = np.einsum("rg,vg->rv", weights, sums) / np.einsum("rg,g->r", weights, sizes)[:, None]
+        # threads spent ten times their CPU spinning for them on a loaded machine (same sums to rounding);
+        # the strata drawn are counted in integers, exactly the float sum they replace
+        boot[start:start + m] = np.einsum("rg,vg->rv", counts.astype(float), sums) / (counts @ sizes)[:, None]
     ranks = 1 + (boot[:, None, :] > boot[:, :, None] + 1e-12).sum(axis=2)
     point = rates.mean(axis=1)
     rank = 1 + (point[None, :] > point[:, None] + 1e-12).sum(axis=1)
@@ -215,45 +219,22 @@ def rank_bootstrap(passes, trials, scenarios, *, replicates: int = 2000, seed: i
     return rank.astype(int), low, high, (ranks == 1).mean(axis=0)
 
 
-def p_first_posterior(passes, trials, *, draws: int = 2000, seed: int = 0, prior=(1.0, 1.0)) -> np.ndarray:
+def p_first_posterior(passes, trials, *, draws: int = 2000, seed: int = 0) -> np.ndarray:
     """P(first) per version: the posterior probability that its mean pass rate over these strata is the highest.
 
-    Every version × stratum gets an independent Beta(a + passes, b + fails) posterior; one draw
-    of every cell is one joint draw of the versions' means over the same strata (paired by
-    stratum), and a draw in which k versions tie for the top gives each 1/k, so the column sums
-    to 1. ``draws`` joint draws from ``seed``.
-
-    With :data:`NORMAL_STRATA` strata or more, a version's mean over the strata is a sum of that
-    many independent bounded terms, and is drawn from the normal with its exact mean and variance
-    (the sums of the cells' Beta moments) instead of cell by cell: ``draws`` × versions draws in
-    place of ``draws`` × versions × strata, which at 10,000 strata was 2 s of a leaderboard's
-    time. ``tests/comparison/test_leaderboard.py`` holds the two equal within their Monte Carlo
-    error at that many strata, on skewed cells (pass rates near 0 and 1, few trials).
+    The versions are exchangeable: each one's mean over the strata is its observed mean, with the
+    runs' binomial noise (paired by stratum: the strata's difficulty is common to all), pulled
+    toward the others' by a normal prior on the version effects, N(0, τ²), with τ integrated
+    over under a half-Cauchy prior of twice the typical standard error of a version's mean
+    (:func:`fluke.comparison._pfirst.first_posterior`, which also returns τ's posterior). A draw
+    in which k versions tie for the top gives each 1/k, so the column sums to 1. ``draws`` joint
+    draws from ``seed``; nothing is drawn per stratum (the strata enter through one pass for the noise).
 
     >>> p = p_first_posterior([[9, 9, 8], [1, 2, 1], [9, 9, 8]], [[10] * 3] * 3, draws=400)
-    >>> round(float(p.sum()), 6), float(p[1]), bool(abs(p[0] - p[2]) < 0.1)
+    >>> round(float(p.sum()), 6), float(p[1]), bool(abs(p[0] - p[2]) < 0.15)
     (1.0, 0.0, True)
     """
-    k = np.asarray(passes, dtype=float)
-    n = np.asarray(trials, dtype=float)
-    rng = np.random.default_rng(seed)
-    v, s = k.shape
-    share = np.zeros(v)
-    a, b = prior[0] + k, prior[1] + n - k
-    normal = s >= NORMAL_STRATA
-    if normal:   # each version's mean over the strata: the exact mean and variance of the Beta cells' mean
-        centre = (a / (a + b)).mean(axis=1)
-        spread = np.sqrt((a * b / ((a + b) ** 2 * (a + b + 1))).sum(axis=1)) / s
-    chunk = max(1, 4_000_000 // max(v * (1 if normal else s), 1))
-    for start in range(0, int(draws), chunk):
-        m = min(chunk, int(draws) - start)
-        if normal:
-            means = centre + spread * rng.standard_normal((m, v))
-        else:
-            means = rng.beta(a, b, size=(m, v, s)).mean(axis=2)
-        top = means >= means.max(axis=1, keepdims=True) - 1e-12
-        share += (top / top.sum(axis=1, keepdims=True)).sum(axis=0)
-    return share / int(draws)
+    return first_posterior(passes, trials, draws=draws, seed=seed).p_first
 
 
 def indistinct_groups(order, different) -> list[tuple[int, ...]]:
@@ -350,13 +331,14 @@ def leaderboard_counts(passes, trials, *, labels, scenarios=None, strata=None, b
         diff = 100 * (rates[j] - rates[i])
         # the interval inverts the pair's adjusted test: it excludes 0 exactly when the verdict is different
         _, lo, hi = verdict_interval(k[i], n[i], k[j], n[j], pvalue=float(p_adj), alpha=alpha)
-        limit = design_limits(k[i], n[i], k[j], n[j], alpha=alpha / m, power=power)[0]
+        limit, = design_limits(k[i], n[i], k[j], n[j], alpha=alpha / m, power=power, directions=("regression",))
         found.append(PairTest(labels[i], labels[j], float(diff.mean()), float(lo), float(hi), t.method,
                               float(t.pvalue), float(p_adj), float(limit),
                               verdict_of(p_adj, limit, alpha=alpha, ceiling=ceiling)))
     rank, rlo, rhi, _ = rank_bootstrap(k, n, codes, replicates=replicates, seed=seed,
                                        confidence_level=confidence_level)
-    first = p_first_posterior(k, n, draws=replicates, seed=seed)
+    posterior = first_posterior(k, n, draws=replicates, seed=seed)
+    first = posterior.p_first
     order = sorted(range(v), key=lambda i: (rank[i], -point[i], labels[i]))
     groups = None
     letters = [""] * v
@@ -390,7 +372,7 @@ def leaderboard_counts(passes, trials, *, labels, scenarios=None, strata=None, b
     sep = [SeparatingStratum(stratum_names[c], cluster[c], spread_points[c], labels[best[c]], top_points[c],
                              labels[worst[c]], bottom_points[c], (at_top[c], at_bottom[c]))
            for c in np.lexsort((-split, -spread)).tolist() if spread_points[c] > 0]
-    unsolved = tuple(stratum_names[c] for c in range(s) if k[:, c].sum() == 0)
+    unsolved = tuple(stratum_names[c] for c in np.flatnonzero(k.sum(axis=0) == 0).tolist())
     return Leaderboard(tuple(standings), tuple(found), groups, tuple(sep), unsolved, int(s), int(names.size),
                        baseline, correction, float(alpha), float(power), float(ceiling), float(confidence_level),
-                       int(replicates), int(seed))
+                       int(replicates), int(seed), posterior)

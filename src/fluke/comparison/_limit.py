@@ -35,12 +35,13 @@ import functools
 import math
 
 import numpy as np
-from scipy import optimize, special
+from scipy import special
 
 from ..errors import UsageError
 from ..inference import check_level
 from ..inference import lazy_stats as stats
-from ._ratelaw import clipped_moments
+from ._brent import brent_root
+from ._ratelaw import BetaLaws, clipped_moments
 
 __all__ = ["DIRECTIONS", "regression_limit", "shift_power", "verdict_interval"]
 
@@ -73,7 +74,14 @@ def _falling(q, sign, law):
     return (mean if sign > 0 else 1 - mean), concentration
 
 
-def _normal_power(delta, q, na, nb, alpha, sign, law=None):
+def _falling_laws(q, sign, law) -> BetaLaws | None:
+    """:func:`_falling` as one law per stratum, read once for every δ the root search tries."""
+    if law is None:
+        return None
+    return BetaLaws(*(np.broadcast_to(x, q.shape) for x in _falling(q, sign, law)))
+
+
+def _normal_power(delta, q, na, nb, alpha, sign, law: BetaLaws | None = None):
     n = na + nb
     w = na * nb / n
     unbiased = np.where(n > 1, n / np.maximum(n - 1, 1), 1.0)
@@ -87,7 +95,7 @@ def _normal_power(delta, q, na, nb, alpha, sign, law=None):
         # stratum's rate law of what stopping at 0 takes off: the fall is E[min(y, δ)], not δ,
         # where a scenario may sit below δ; away from 0 the corrections vanish
         s = np.full(q.shape, sign * delta)
-        m = clipped_moments(*(np.broadcast_to(x, q.shape) for x in _falling(q, sign, law)), delta)
+        m = law.moments(delta)
         share = nb / n
         unclipped_b = (m.x - delta) - (m.x2 - 2 * delta * m.x + delta * delta)
         c_b = (m.xb - m.xb2) - unclipped_b
@@ -199,7 +207,7 @@ def shift_power(delta: float, rates_a, trials_a, trials_b, *, alpha: float = 0.0
     sign = 1.0 if direction == "regression" else -1.0
     if np.all(na == 1) and np.all(nb == 1):
         return _mcnemar_power(float(delta), q, alpha, sign, discordance, law)
-    return _normal_power(float(delta), q, na, nb, alpha, sign, law)
+    return _normal_power(float(delta), q, na, nb, alpha, sign, _falling_laws(q, sign, law))
 
 
 def regression_limit(rates_a, trials_a, trials_b, *, alpha: float = 0.05, power: float = 0.8,
@@ -220,18 +228,21 @@ def regression_limit(rates_a, trials_a, trials_b, *, alpha: float = 0.05, power:
     q, na, nb = _arrays(rates_a, trials_a, trials_b)
     sign = 1.0 if direction == "regression" else -1.0
     paired = bool(np.all(na == 1) and np.all(nb == 1))
+    laws = None if paired else _falling_laws(q, sign, law)
+    seen: dict[float, float] = {}   # the root's search starts at the two ends, already evaluated
 
     def reach(delta):
-        if paired:
-            return _mcnemar_power(delta, q, alpha, sign, discordance, law)
-        return _normal_power(delta, q, na, nb, alpha, sign, law)
+        if delta not in seen:
+            seen[delta] = (_mcnemar_power(delta, q, alpha, sign, discordance, law) if paired
+                           else _normal_power(delta, q, na, nb, alpha, sign, laws))
+        return seen[delta]
 
     if reach(1.0) < power:
         return math.inf
     if reach(0.0) >= power:
         return 0.0
     # the power rises with δ: Brent's root of power(δ) − power, to 1e-9 of a share (as 30 halvings)
-    return 100 * optimize.brentq(lambda d: reach(d) - power, 0.0, 1.0, xtol=2.0**-_BISECT)
+    return 100 * brent_root(lambda d: reach(d) - power, 0.0, 1.0, xtol=2.0**-_BISECT)
 
 
 def _shifted_variance(delta, k, na, nb):

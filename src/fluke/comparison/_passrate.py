@@ -39,7 +39,7 @@ from scipy import special
 
 from ..errors import UsageError
 from ..policies import UNKNOWN_POLICIES, UnknownPolicy
-from ..inference import clustered_interval
+from ._newtasks import new_tasks_interval
 from ._limit import DIRECTIONS, regression_limit, verdict_interval
 from ._ratelaw import fitted_concentration, posterior_law
 from ._stratified import StratifiedTest, stratified_test
@@ -248,8 +248,12 @@ def _room_bound(successes: float, trials: float) -> float:
     return float(special.betaincinv(successes, trials - successes + 1, 1 - ROOM_CONFIDENCE))
 
 
-def design_limits(passes_a, trials_a, passes_b, trials_b, *, alpha: float = 0.05, power: float = 0.8):
+def design_limits(passes_a, trials_a, passes_b, trials_b, *, alpha: float = 0.05, power: float = 0.8,
+                  directions=DIRECTIONS):
     """The (regression, improvement) detection limits in points of a design with these counts.
+
+    ``directions`` names the limits wanted, in the order returned (both by default); a
+    leaderboard prints only the regression limit and asks for that one alone.
 
     Each stratum starts from its pooled pass share (both arms: the estimate under no
     difference). Where a shift runs into 0 or 1, each stratum's rate is read through its
@@ -270,18 +274,25 @@ def design_limits(passes_a, trials_a, passes_b, trials_b, *, alpha: float = 0.05
     [8.1, 7.9]
     >>> design_limits([19] * 30, [20] * 30, [19] * 30, [20] * 30)[1]   # 3.0 points of a 5-point room
     inf
+    >>> [round(x, 1) for x in design_limits([12] * 30, [20] * 30, [12] * 30, [20] * 30, directions=["regression"])]
+    [8.1]
     """
+    directions = tuple(directions)
+    if not directions or any(d not in DIRECTIONS for d in directions):
+        raise UsageError(f"directions={directions!r} must name one or more of {DIRECTIONS}", argument="directions")
     pa, na, pb, nb = (np.asarray(x, dtype=float).reshape(-1) for x in (passes_a, trials_a, passes_b, trials_b))
     rates = (pa + pb) / (na + nb)
     if np.all(na == 1) and np.all(nb == 1):
-        return _paired_limits(pa, pb, alpha=alpha, power=power)
+        return _paired_limits(pa, pb, alpha=alpha, power=power, directions=directions)
     law = posterior_law(pa + pb, na + nb, fitted_concentration(pa + pb, na + nb))
-    rooms = (ROOM_SHARE * 100 * float(rates.mean()), ROOM_SHARE * 100 * float(1 - rates.mean()))
-    limits = (regression_limit(rates, na, nb, alpha=alpha, power=power, direction=d, law=law) for d in DIRECTIONS)
-    return tuple(x if x <= room else math.inf for x, room in zip(limits, rooms, strict=True))
+    rooms = {"regression": ROOM_SHARE * 100 * float(rates.mean()),
+             "improvement": ROOM_SHARE * 100 * float(1 - rates.mean())}
+    limits = ((regression_limit(rates, na, nb, alpha=alpha, power=power, direction=d, law=law), rooms[d])
+              for d in directions)
+    return tuple(x if x <= room else math.inf for x, room in limits)
 
 
-def _paired_limits(pa, pb, *, alpha, power):
+def _paired_limits(pa, pb, *, alpha, power, directions=DIRECTIONS):
     """The exact McNemar limits of a paired design, or inf where the runs cannot vouch for one.
 
     The printed limit reads the spread of the rates off the discordant pairs. It is refused
@@ -296,9 +307,10 @@ def _paired_limits(pa, pb, *, alpha, power):
     d = float(np.sum(pa != pb))
     h, low = d / (2 * g), _room_bound(d, g) / 2
     k = float(np.sum(pa + pb))
-    rooms = (100 * _room_bound(k, 2 * g), 100 * _room_bound(2 * g - k, 2 * g))
+    rooms = {"regression": 100 * _room_bound(k, 2 * g), "improvement": 100 * _room_bound(2 * g - k, 2 * g)}
     out = []
-    for direction, room in zip(DIRECTIONS, rooms, strict=True):
+    for direction in directions:
+        room = rooms[direction]
         limit = regression_limit(rates, ones, ones, alpha=alpha, power=power, direction=direction, discordance=h)
         if limit <= room and low < h:
             worst = regression_limit(rates, ones, ones, alpha=alpha, power=power, direction=direction,
@@ -444,16 +456,8 @@ def compare_pass_rates(passes_a, trials_a, passes_b, trials_b, *, scenarios=None
     g = int(np.unique(labels).size)
     weighted, low, high = verdict_interval(pa, na, pb, nb, pvalue=test.pvalue, alpha=alpha)
     how = f"inverts the stratified test at {1 - alpha:.0%}, around the Mantel–Haenszel difference {weighted:+.1f}"
-    new_tasks, new_how, reason = (math.nan, math.nan), "none", None
-    if g >= 2:
-        ci = clustered_interval(diff, labels, confidence_level=confidence_level, unit="scenario", sandwich="CR2")
-        new_how = f"{ci.method}, t on {ci.df:.3g} df"
-        if ci.standard_error > 0:
-            new_tasks = (ci.low, ci.high)
-        else:
-            reason = f"every one of the {g} scenarios gave the same difference: no spread to build it on"
-    else:
-        reason = "one scenario: an interval over scenarios needs two"
+    nt = new_tasks_interval(pa, na, pb, nb, labels, confidence_level=confidence_level)
+    new_tasks, new_how, reason = (nt.low, nt.high), nt.method, nt.reason
     rng = np.random.default_rng(20261201) if rng is None else rng
     if not isinstance(rng, np.random.Generator):
         raise UsageError("rng must be a numpy Generator, e.g. np.random.default_rng(1)", argument="rng")

@@ -11,7 +11,8 @@ from ._factorial import (Contrast, FactorialContrasts, FactorialPlan, factorial_
 from ._perturb import PerturbationRow, PerturbationSuite, perturbation_suite
 from ._seal import RuleDecision, SealCheck, check_seal, evaluate_rule, in_scope, parse_rule, seal_body
 from ._plan import (Allocation, CertificationPlan, PairedPlan, allocate_certification, allocate_difference,
-                    certification_decided, certification_plan, paired_power, paired_sample_size, spread_evenly)
+                    certification_decided, certification_plan, paired_power, paired_sample_size, printed_limit,
+                    spread_evenly)
 from ._tape import Tape
 from ._unseal import UnsealReport, execution_start, find_seal, seal_rule, unseal_rule
 
@@ -22,5 +23,6 @@ __all__ = [
     "parse_rule", "perturbation_suite", "seal_rule", "seal_body", "unseal_rule", "execution_start",
     # planning runs (issue 13)
     "Allocation", "CertificationPlan", "PairedPlan", "allocate_certification", "allocate_difference",
-    "certification_decided", "certification_plan", "paired_power", "paired_sample_size", "spread_evenly",
+    "certification_decided", "certification_plan", "paired_power", "paired_sample_size", "printed_limit",
+    "spread_evenly",
 ]

@@ -4,12 +4,12 @@ Three questions, each a pure function over counts:
 
 * **Two versions** (:func:`paired_sample_size`): runs per scenario and arm so that the paired
   stratified test fluke will run (:func:`fluke.comparison.stratified_test`) detects a difference
-  of δ points at α and power. It inverts the detection limit the comparison reports
-  (:func:`fluke.comparison.pass_rate_limit`): with n runs per arm in each of G scenarios and
-  pooled failure share q_s, the expected information is V = Σ n q_s(1 − q_s)/2 and the slope
-  W = G n/2, so the limit is z·√V/W = z·√(2 Σ q_s(1 − q_s)/n)/G with z = z₁₋α/₂ + z_power.
-  :func:`paired_power` gives the power at a given size, using the variance under the
-  difference as well as under none.
+  of δ points at α and power. The size starts from the information V = Σ n q_s(1 − q_s)/2 and
+  slope W = G n/2 (limit z·√V/W with z = z₁₋α/₂ + z_power) and grows until
+  :func:`paired_power` (the variance under the difference as well as under none; exact McNemar
+  with one run per arm) reaches the power asked for. The limit it predicts is the one
+  ``compare`` will print (:func:`printed_limit`: :func:`fluke.comparison.design_limits` over
+  simulated unchanged pairs of that design), refused where ``compare`` would refuse it.
 * **Certification** (:func:`certification_plan`): clean runs for P(θ > bar) ≥ level on one
   scenario and on every one of a suite's (:func:`fluke.inference.runs_to_certify`,
   :func:`fluke.inference.suite_runs_to_certify`).
@@ -33,11 +33,12 @@ from dataclasses import dataclass
 import numpy as np
 from scipy import special, stats
 
-from ..comparison import detection_z, pass_rate_limit
+from ..comparison import ROOM_SHARE, design_limits, detection_z
 from ..errors import UsageError
 
 __all__ = ["Allocation", "CertificationPlan", "PairedPlan", "allocate_certification", "allocate_difference",
-           "certification_plan", "certification_decided", "paired_power", "paired_sample_size", "spread_evenly"]
+           "certification_plan", "certification_decided", "paired_power", "paired_sample_size", "printed_limit",
+           "spread_evenly"]
 
 
 def _rates(rate, scenarios: int | None) -> np.ndarray:
@@ -69,12 +70,25 @@ class PairedPlan:
     alpha: float
     power: float
     rate: float
+    refused: float = 0.0          # share of simulated unchanged pairs whose limit compare refuses
+    room: float = math.inf        # the largest regression limit compare prints here (points)
 
     def summary(self) -> str:
-        return (f"{self.runs_per_scenario} runs per scenario and version on {self.scenarios} scenarios "
+        head = (f"{self.runs_per_scenario} runs per scenario and version on {self.scenarios} scenarios "
                 f"({self.runs_per_arm:,} per version, {2 * self.runs_per_arm:,} in all) detect a difference of "
-                f"{self.difference:g} points at α = {self.alpha:g} with power {self.power:g} (expected detection "
-                f"limit {self.detection_limit:.1f} points; power at this size ≈ {self.power_at_plan:.3f})")
+                f"{self.difference:g} points at α = {self.alpha:g} with power {self.power:g}")
+        if math.isfinite(self.detection_limit):
+            limit = f"expected detection limit {self.detection_limit:.1f} points, as compare will print it"
+        else:
+            limit = (f"but compare would print no regression limit on {self.refused:.0%} of such runs, and so "
+                     f"call a non-significant result too small to tell: it prints none above {ROOM_SHARE:.0%} of "
+                     f"the mean pass rate ({self.room:.1f} points)")
+        return f"{head} ({limit}; power at this size ≈ {self.power_at_plan:.3f})"
+
+    def limit_rests_on(self) -> str:
+        """What the predicted limit rests on: the simulated unchanged pairs it is the mean over."""
+        return (f"as compare prints it (design_limits), the mean over {PRINTED_DRAWS} simulated unchanged pairs "
+                f"of this design (seed {PRINTED_SEED})")
 
 
 def paired_power(difference: float, rate, *, runs: int, scenarios: int | None = None,
@@ -115,8 +129,9 @@ def paired_sample_size(difference: float, rate, *, scenarios: int | None = None,
 
     ``rate`` is the expected pass rate of the first version (one number, or one per scenario).
     Give ``scenarios`` to get runs per scenario; give ``runs`` (per scenario and arm) instead to
-    get the number of scenarios. The plan is the smallest size whose expected detection limit
-    (the one :func:`fluke.comparison.pass_rate_limit` reports after the runs) is at most δ.
+    get the number of scenarios. The plan is the smallest size whose power against a regression
+    of δ (:func:`paired_power`) reaches ``power``; ``detection_limit`` is the limit ``compare``
+    is expected to print after the runs (:func:`printed_limit`), inf where it would refuse one.
 
     >>> p = paired_sample_size(5, 0.8, runs=5)
     >>> p.scenarios, round(p.detection_limit, 2)
@@ -143,21 +158,49 @@ def paired_sample_size(difference: float, rate, *, scenarios: int | None = None,
         g = r.size
         n = max(1, math.ceil(2 * z**2 * float(v0.sum()) / (g**2 * delta**2) - 1e-9))
     rates = _rates(rate, g) if np.size(rate) == 1 else _rates(rate, None)
-    if n == 1 and runs is not None and np.size(rate) == 1:
-        # one run per arm: the comparison runs exact McNemar, whose power the normal size does not
-        # reach (0.77 where 0.80 was planned, issue 35): add scenarios until it does
-        while paired_power(difference, rates, runs=1, alpha=alpha) < power and rates.size < 10**6:
+    # the size from V is where the search starts; the power under the difference (exact McNemar
+    # with one run per arm, where the normal size promised 0.80 and 0.76 was achieved) decides
+    if runs is not None and np.size(rate) == 1:
+        while paired_power(difference, rates, runs=n, alpha=alpha) < power and rates.size < 10**6:
             rates = _rates(rate, rates.size + max(1, rates.size // 100))
-    _, v0, _ = _pooled(rates, delta)
-    # the limit the comparison will report, from the information these runs are expected to carry
-    per_arm = np.full(rates.size, float(n))
-    limit = pass_rate_limit(n * float(v0.sum()) / 2, per_arm, per_arm, alpha=alpha, power=power)
-    if n == 1:
-        from ..comparison import regression_limit
-
-        limit = regression_limit(rates, np.ones(rates.size), np.ones(rates.size), alpha=alpha, power=power)
+    elif runs is None:
+        while paired_power(difference, rates, runs=n, alpha=alpha) < power and n < 10**6:
+            n += max(1, n // 100)
+    limit, refused = printed_limit(rates, n, alpha=alpha, power=power)
     return PairedPlan(float(difference), int(rates.size), n, n * int(rates.size), limit,
-                      paired_power(difference, rates, runs=n, alpha=alpha), alpha, power, float(rates.mean()))
+                      paired_power(difference, rates, runs=n, alpha=alpha), alpha, power, float(rates.mean()),
+                      refused, ROOM_SHARE * 100 * float(rates.mean()))
+
+
+#: unchanged pairs :func:`printed_limit` simulates, and the seed it draws them from
+PRINTED_DRAWS, PRINTED_SEED = 32, 20261202
+
+
+def printed_limit(rate, runs: int, *, scenarios: int | None = None, alpha: float = 0.05,
+                  power: float = 0.8) -> tuple[float, float]:
+    """The regression limit ``compare`` is expected to print for this design, and how often it refuses one.
+
+    ``compare`` prints :func:`fluke.comparison.design_limits` of the counts it is given, which
+    read the pooled pass shares of the runs (their noise included) and refuse a limit the runs
+    cannot vouch for. This draws :data:`PRINTED_DRAWS` unchanged pairs of the design (``runs``
+    per scenario and arm, both arms at ``rate``; a fixed seed, so a plan is reproducible) and
+    returns (the mean of the limits printed, the share of pairs on which none is printed); the
+    limit is inf when most pairs would get none.
+
+    >>> limit, refused = printed_limit(0.8, 22, scenarios=50)
+    >>> round(limit, 1), refused
+    (5.0, 0.0)
+    >>> printed_limit(0.1, 4, scenarios=20)     # 10% pass: no regression limit above 5 points
+    (inf, 1.0)
+    """
+    r = _rates(rate, scenarios)
+    n = np.full(r.size, int(runs))
+    rng = np.random.default_rng(PRINTED_SEED)
+    limits = np.array([design_limits(rng.binomial(n, r), n, rng.binomial(n, r), n, alpha=alpha, power=power)[0]
+                       for _ in range(PRINTED_DRAWS)])
+    finite = np.isfinite(limits)
+    refused = float(1 - finite.mean())
+    return (float(limits[finite].mean()) if refused < 0.5 else math.inf), refused
 
 
 @dataclass(frozen=True)

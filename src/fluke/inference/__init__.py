@@ -31,7 +31,7 @@ _HOMES = {
     "._clustered": ("FEW_CLUSTERS", "BootstrapInterval", "ClusteredInterval", "ClusterRobustFit",
         "FewClustersWarning", "NaiveInterval", "check_level", "check_values", "cluster_bootstrap_cells",
         "cluster_bootstrap_interval", "cluster_codes", "cluster_robust_ols", "clustered_interval",
-        "clustered_interval_cells"),
+        "clustered_interval_cells", "clopper_pearson_ends", "wilson_effective"),
     "._family": ("HYPERPRIOR", "FamilyFit", "FamilyPosterior", "FamilyPriors", "family_priors", "fit_family_prior",
         "hyperprior_grid"),
     "._lazy": ("lazy_stats",),
@@ -76,7 +76,8 @@ __all__ = [
     # outcomes, pass@k's default k and interval, few clusters, calibration matching, looking again
     "Belief", "EarlierVersion", "belief_from_counts", "as_beta", "HYPERPRIOR", "FamilyPosterior", "hyperprior_grid",
     "UNKNOWN_POLICIES", "UnknownOutcomes", "UnknownPolicy", "apply_unknown_policy", "check_unknown_policy",
-    "counts_with_unknowns", "default_ks", "pass_at_k_curve", "FEW_CLUSTERS",
+    "counts_with_unknowns", "default_ks", "pass_at_k_curve", "FEW_CLUSTERS", "wilson_effective",
+    "clopper_pearson_ends",
     "FewClustersWarning", "PredictionMatch", "match_predictions", "ResetRate", "reset_rate",
     "lazy_stats",
     # the same three from per-cell sums (rows, Σy, Σy²), as a ledger keeps them (issue 19)
@@ -96,7 +97,7 @@ if TYPE_CHECKING:
     from ._clustered import (FEW_CLUSTERS, BootstrapInterval, ClusteredInterval, ClusterRobustFit, FewClustersWarning,
                              NaiveInterval, check_level, check_values, cluster_bootstrap_cells,
                              cluster_bootstrap_interval, cluster_codes, cluster_robust_ols, clustered_interval,
-                             clustered_interval_cells)
+                             clustered_interval_cells, clopper_pearson_ends, wilson_effective)
     from ._family import (HYPERPRIOR, FamilyFit, FamilyPosterior, FamilyPriors, family_priors, fit_family_prior,
                           hyperprior_grid)
     from ._lazy import lazy_stats

@@ -328,6 +328,16 @@ class SqliteRunWriter(RunWriter):
         return {k for (k,) in conn.execute("SELECT k FROM runs WHERE rowid > ?", (last,))}
 
 
+#: The page size of a new SQLite ledger: SQLite's largest. A page holds whole rows, so a run of
+#: 6.6 KB as stored (20 events) fits twice in a 16 KiB page, a fifth of the page left empty, and nine
+#: times in 64 KiB: 100,000 such runs took 12% less CPU to ingest (docs/ledger.md, issue 37). A row
+#: larger than a page spills into overflow pages, which are filled whole, so runs much larger than a
+#: page pack well at any size; the rows that leave a page part empty are those from about a third of
+#: a page to a whole one (22-64 KB here: runs of 40 KB took 3-4% more CPU than with 16 KiB pages).
+#: A ledger keeps the page size it was made with.
+PAGE_SIZE = 65536
+
+
 def connect_sqlite(path: str, *, wait: float = 30.0) -> sqlite3.Connection:
     """A connection to a SQLite ledger file with the pragmas every fluke connection uses.
 
@@ -341,7 +351,7 @@ def connect_sqlite(path: str, *, wait: float = 30.0) -> sqlite3.Connection:
     while True:
         conn = sqlite3.connect(path, isolation_level=None, check_same_thread=False, timeout=wait)
         try:
-            conn.execute("PRAGMA page_size=16384")  # a new file only (before WAL is on): fewer, fuller pages
+            conn.execute(f"PRAGMA page_size={PAGE_SIZE}")  # a new file only (before WAL is on): see PAGE_SIZE
             conn.execute("PRAGMA journal_mode=WAL")
             conn.execute("PRAGMA synchronous=NORMAL")
             conn.execute("PRAGMA cache_size=-65536")  # up to 64 MiB: both key indexes of a few million runs stay hot

@@ -128,6 +128,10 @@ class _Builder:
         options: dict[str, Any] = {"forbid_unknown_fields": True, "gc": False, "kw_only": True}
         if tag is not None:
             options.update(tag=tag, tag_field="kind", namespace={"kind": tag})   # read as the model's field
+        # In key order: the body is encoded with sorted keys, and msgspec's sort of each struct's
+        # fields then meets them sorted already (a sixth fewer instructions to encode a run of 20
+        # events, counted by callgrind). The structs are keyword-only, so the order changes nothing else.
+        fields.sort(key=lambda spec: spec[0])
         made = msgspec.defstruct(f"_{model.__name__}", fields, **options)
         self.made[(model, tag)] = made
         self.free[made] = tuple(free)
