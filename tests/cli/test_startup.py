@@ -95,3 +95,32 @@ def test_summary_to_a_pipe_loads_neither_rich_console_nor_the_ingest(tmp_path):
     probe = "import fluke._redact as r, sys; r.redact_text('scn-1 0/1'); print(r._ASSIGNED._compiled is None)"
     assert subprocess.run([sys.executable, "-c", probe], capture_output=True, text=True,
                           timeout=60).stdout.strip() == "True"
+
+
+BLAS_PROBE = """
+import os
+from fluke.cli import main
+try:
+    main(["--help"])
+except SystemExit:
+    pass
+import numpy
+print(os.environ.get("OPENBLAS_NUM_THREADS"))
+"""
+
+
+def _blas_threads_after_main(**env: str) -> str:
+    import os
+
+    clean = {k: v for k, v in os.environ.items() if k not in ("OPENBLAS_NUM_THREADS", "OMP_NUM_THREADS")}
+    out = subprocess.run([sys.executable, "-c", BLAS_PROBE], env={**clean, **env}, capture_output=True, text=True,
+                         check=True)
+    return out.stdout.strip().splitlines()[-1]
+
+
+def test_the_command_line_holds_blas_to_one_thread_unless_told_otherwise():
+    from fluke.cli import BLAS_THREADS
+
+    assert _blas_threads_after_main() == BLAS_THREADS == "1"
+    assert _blas_threads_after_main(OPENBLAS_NUM_THREADS="3") == "3"      # the user's number stands
+    assert _blas_threads_after_main(OMP_NUM_THREADS="2") == "None"        # and so does OpenMP's

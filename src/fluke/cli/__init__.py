@@ -140,7 +140,21 @@ def group(ctx: click.Context, ledger: str, as_json: bool, fmt: str | None, all_r
                       creates=ctx.invoked_subcommand in CREATING_VERBS)
 
 
+#: BLAS threads a command-line process starts with unless the environment names its own number.
+#: A verb's matrix products are small (a leaderboard's bootstrap, a CR2 sandwich): OpenBLAS's
+#: worker threads only spin for them, a fifth of a leaderboard's CPU on two cores.
+BLAS_THREADS = "1"
+
+
 def main(argv: list[str] | None = None) -> None:
-    """Console-script entry point (fluke errors become one line on stderr and exit code 2)."""
+    """Console-script entry point (fluke errors become one line on stderr and exit code 2).
+
+    Before any verb imports numpy, BLAS is held to :data:`BLAS_THREADS` thread unless
+    ``OPENBLAS_NUM_THREADS`` (or ``OMP_NUM_THREADS``) is set already.
+    """
+    import os
+
+    if "OPENBLAS_NUM_THREADS" not in os.environ and "OMP_NUM_THREADS" not in os.environ:
+        os.environ["OPENBLAS_NUM_THREADS"] = BLAS_THREADS
     group.main(args=argv, prog_name="fluke", standalone_mode=True)
 
