@@ -16,7 +16,7 @@ from __future__ import annotations
 import math
 import re
 
-__all__ = ["bounded", "fluke_command", "fmt_count_share", "fmt_interval", "fmt_is", "fmt_num", "fmt_p",
+__all__ = ["bounded", "fluke_command", "fmt_count_share", "fmt_df", "fmt_interval", "fmt_is", "fmt_num", "fmt_p",
            "fmt_pct", "fmt_points", "fmt_prob", "fmt_range", "fmt_share", "fmt_share_interval", "md_escape",
            "natural_key", "parse_problem", "plural", "safe", "visible"]
 
@@ -174,6 +174,18 @@ def fmt_num(x: float | None, digits: int = 3) -> str:
     ('0.123', '—')
     """
     return "—" if _undefined(x) else f"{x:.{digits}f}"
+
+
+def fmt_df(df: float | None) -> str:
+    """Degrees of freedom: three significant digits below 1,000 (Bell–McCaffrey's are fractional), whole
+    and grouped from there, '—' when undefined.
+
+    >>> fmt_df(4.3712), fmt_df(19999.0), fmt_df(float("nan"))
+    ('4.37', '19,999', '—')
+    """
+    if _undefined(df):
+        return "—"
+    return f"{df:,.0f}" if abs(df) >= 1000 else f"{df:.3g}"
 
 
 def fmt_points(x: float | None, digits: int = 1, *, sign: bool = True) -> str:

@@ -33,6 +33,7 @@ from dataclasses import dataclass
 import numpy as np
 from scipy import special
 
+from ..format import fmt_df
 from ..inference import check_level, clustered_interval, wilson_effective
 
 __all__ = ["NewTasksInterval", "new_tasks_interval"]
@@ -88,5 +89,5 @@ def new_tasks_interval(passes_a, trials_a, passes_b, trials_b, scenarios=None, *
     low = d - math.sqrt(max(down_b * down_b + up_a * up_a - 2 * rho * down_b * up_a, 0.0))
     high = d + math.sqrt(max(up_b * up_b + down_a * down_a - 2 * rho * up_b * down_a, 0.0))
     sandwich = "cluster means" if fit_d.method == "cluster means" else "CR2 sandwich"
-    method = f"Newcombe's hybrid of the arms' Wilson scores on effective sizes, {sandwich}, t on {fit_d.df:.3g} df"
+    method = f"Newcombe's hybrid of the arms' Wilson scores on effective sizes, {sandwich}, t on {fmt_df(fit_d.df)} df"
     return NewTasksInterval(100 * max(low, -1.0), 100 * min(high, 1.0), level, g, float(fit_d.df), method)

@@ -48,6 +48,7 @@ from scipy import special
 from ._cells import Cells, check_values, cluster_codes
 from ._check import check_level  # noqa: F401  (re-exported; one level check)
 from ..errors import FlukeWarning, UsageError, UsageTypeError
+from ..format import fmt_df
 
 __all__ = [
     "BootstrapInterval", "ClusterRobustFit", "ClusteredInterval", "cluster_bootstrap_cells",
@@ -110,7 +111,7 @@ class ClusteredInterval:
     @property
     def conditional_on(self) -> str:
         return (f"{self.unit} as the independent sampling unit ({self.clusters} of them); "
-                f"{self.method}, t on {self.df:.3g} df")
+                f"{self.method}, t on {fmt_df(self.df)} df")
 
 
 def _naive(cells: Cells, level: float) -> NaiveInterval:
