@@ -196,8 +196,8 @@ def printed_limit(rate, runs: int, *, scenarios: int | None = None, alpha: float
     r = _rates(rate, scenarios)
     n = np.full(r.size, int(runs))
     rng = np.random.default_rng(PRINTED_SEED)
-    limits = np.array([design_limits(rng.binomial(n, r), n, rng.binomial(n, r), n, alpha=alpha, power=power)[0]
-                       for _ in range(PRINTED_DRAWS)])
+    limits = np.array([design_limits(rng.binomial(n, r), n, rng.binomial(n, r), n, alpha=alpha, power=power,
+                                     directions=("regression",))[0] for _ in range(PRINTED_DRAWS)])
     finite = np.isfinite(limits)
     refused = float(1 - finite.mean())
     return (float(limits[finite].mean()) if refused < 0.5 else math.inf), refused

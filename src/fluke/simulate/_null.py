@@ -143,8 +143,8 @@ def _pass_rate_batch(data: NullPairs, tasks: int, runs_per_task: int, alpha: flo
     fa, fb = fails[:, 0], fails[:, 1]
     n = np.full(fa.shape, runs_per_task)
     p = stratified_pvalues(fa, n, fb, n)
-    limit = np.array([design_limits(n[i] - fa[i], n[i], n[i] - fb[i], n[i], alpha=alpha, power=power)[0]
-                      for i in range(pairs)])
+    limit = np.array([design_limits(n[i] - fa[i], n[i], n[i] - fb[i], n[i], alpha=alpha, power=power,
+                                    directions=("regression",))[0] for i in range(pairs)])
     return p, limit
 
 
