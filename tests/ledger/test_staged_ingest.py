@@ -100,11 +100,6 @@ def test_a_staged_ingest_commits_a_few_batches_at_a_time(tmp_path, small_batches
     assert len(committed) >= 2030 // step - 1   # the transactions came one by one, not at the end
 
 
-def ledger_page_size(db: Path) -> int:
-    with sqlite3.connect(db) as conn:
-        return conn.execute("PRAGMA page_size").fetchone()[0]
-
-
 def _child(db: Path, jsonl: Path, *, delay: float) -> subprocess.Popen:
     """``fluke ingest`` in its own process, batches small and each write slowed by ``delay``."""
     code = textwrap.dedent(f"""
@@ -162,6 +157,8 @@ def test_kill_9_mid_ingest_leaves_a_ledger_that_opens_answers_and_holds_none_of_
 
 
 def test_the_write_ahead_log_stays_about_a_batch_long(tmp_path, monkeypatch):
+    from fluke.ledger import _checkpoint
+
     monkeypatch.setattr(_ingest, "BATCH_BYTES", 2 ** 20)
     monkeypatch.setattr(_ingest, "COMMIT_BATCHES", 1)   # a transaction per batch of 1 MiB
     monkeypatch.setattr("fluke.ledger.Ledger.HOLD_BYTES", 2 ** 20)
@@ -186,13 +183,14 @@ def test_the_write_ahead_log_stays_about_a_batch_long(tmp_path, monkeypatch):
             stop.set()
             thread.join()
         stored = sum(len(body) for (body,) in ledger.query("SELECT body FROM runs"))
+        (page,), = ledger.query("PRAGMA page_size")
     # One transaction would put every stored byte through the log (> 25 MB here). In transactions
     # of 1 MiB of bodies the log holds Checkpointer.BATCHES (3) of them at most before the ingest
     # waits for the checkpoints: each writes its ~16 body pages and every index leaf its random keys
     # touch, about 33 frames of 64 KiB, so ~100 frames (6.6 MB) when the checkpoints lag behind
     # (a loaded machine) and fewer when they keep up (5.4 MB on an idle one).
-    frame = 24 + ledger_page_size(db)   # a frame's header and its page
-    assert stored > 20e6 and 0 < peak[0] <= 4 * 40 * frame < stored / 2, (peak[0], stored)
+    bound = (_checkpoint.Checkpointer.BATCHES + 1) * 40 * (24 + page)   # commits of <= 40 frames (header + page)
+    assert stored > 20e6 and 0 < peak[0] <= bound < stored / 2, (peak[0], bound, stored)
 
 
 def test_the_log_is_checkpointed_by_a_thread_beside_the_ingest(tmp_path, monkeypatch):
