@@ -21,9 +21,11 @@ regression of L in every scenario and reports:
   with A's runs per scenario as designed and with unequal runs (:func:`unequal_runs`); and of
   the pass@k and pass^k intervals (k = min(3, runs of A)) of the population pass@k and pass^k,
   scenarios drawn afresh from the design's rate law each time;
-* **P(first)** of the leaderboard (:func:`p_first_calibration`, over :data:`BOARDS`): per
-  decile of the claim, how often the version truly had the top mean rate (``--p-first`` runs
-  this part alone).
+* **P(first)** of the leaderboard (:func:`p_first_calibration`): per decile of the claim, how
+  often the version truly had the top mean rate, over :data:`BOARDS` (each board's spread of
+  versions drawn from the prior the posterior integrates over: the population its label is a
+  probability over) and, as a sensitivity table, over :data:`FIXED_BOARDS` (one spread each);
+  ``--p-first`` runs this part alone.
 
 Each figure comes with its Monte Carlo error (2 standard errors). Run
 ``python bench/atlas.py`` for the full grid (about 25 CPU minutes) or
@@ -43,8 +45,10 @@ import sys
 from dataclasses import dataclass
 
 import numpy as np
+from scipy.special import expit
 
 from fluke.comparison import compare_pass_rates, design_limits, p_first_posterior, stratified_pvalues
+from fluke.comparison._pfirst import PRIOR_SCALE
 from fluke.inference import Cells, clustered_interval_cells, pass_at_k, pass_hat_k
 
 
@@ -193,16 +197,43 @@ def atlas_cell(design: Design, *, reps: int = 1000, limits: int = 100, coverage_
 
 @dataclass(frozen=True)
 class Board:
-    """A leaderboard design: versions × scenarios × runs, logit(rate) = a_s + b_v, b_v ~ N(0, spread)."""
+    """A leaderboard design: versions × scenarios × runs, logit(rate) = a_s + b_v, b_v ~ N(0, spread²).
+
+    ``spread=None`` draws each board's spread from P(first)'s own prior (:func:`version_effects`):
+    the population of boards the posterior is a probability over.
+    """
 
     versions: int
     scenarios: int
     runs: int
-    spread: float
+    spread: float | None = None
 
     @property
     def name(self) -> str:
-        return f"{self.versions} versions × {self.scenarios} × {self.runs} runs, spread {self.spread:g}"
+        shape = f"{self.versions} versions × {self.scenarios} × {self.runs} runs"
+        return f"{shape}, spread from the prior" if self.spread is None else f"{shape}, spread {self.spread:g}"
+
+
+def version_effects(board: Board, a: np.ndarray, rng) -> np.ndarray:
+    """The versions' logit effects on one board whose scenarios have logits ``a``.
+
+    A fixed spread draws them N(0, spread²). With ``spread=None`` the spread τ of the versions'
+    mean rates is first drawn from the prior P(first) integrates over, a half-Cauchy of
+    :data:`~fluke.comparison._pfirst.PRIOR_SCALE` times σ̄, the standard error of one version's
+    mean rate (σ̄ read here off the scenarios' true rates, where the model reads it off the
+    pooled runs), and turned into a logit spread by the mean slope p(1 − p) of the rate in the
+    logit.
+
+    >>> b = version_effects(Board(4, 30, 10), np.zeros(30), np.random.default_rng(0))
+    >>> b.shape, bool(np.isfinite(b).all())
+    ((4,), True)
+    """
+    if board.spread is not None:
+        return rng.normal(0, board.spread, board.versions)
+    slope = expit(a) * (1 - expit(a))
+    sigma = float(np.sqrt((slope / board.runs).sum())) / board.scenarios
+    tau = PRIOR_SCALE * sigma * abs(math.tan(0.5 * math.pi * rng.random()))
+    return rng.normal(0, tau / slope.mean(), board.versions)
 
 
 def p_first_calibration(board: Board, *, boards: int = 1000, draws: int = 400, seed: int = 0):
@@ -221,8 +252,8 @@ def p_first_calibration(board: Board, *, boards: int = 1000, draws: int = 400, s
     claims, truth = [], []
     v, g, n = board.versions, board.scenarios, board.runs
     for r in range(boards):
-        a, b = rng.normal(1, 1.2, g), rng.normal(0, board.spread, v)
-        p = 1 / (1 + np.exp(-(a[None, :] + b[:, None])))
+        a = rng.normal(1, 1.2, g)
+        p = expit(a[None, :] + version_effects(board, a, rng)[:, None])
         first = p_first_posterior(rng.binomial(n, p), np.full((v, g), n), draws=draws, seed=r)
         means = p.mean(axis=1)
         top = means == means.max()
@@ -239,9 +270,14 @@ def p_first_calibration(board: Board, *, boards: int = 1000, draws: int = 400, s
     return rows
 
 
-#: The leaderboard designs; the last two are corners: two versions only, and versions far apart.
-BOARDS = [Board(4, 30, 10, 0.4), Board(5, 30, 2, 0.15), Board(4, 50, 1, 0.2), Board(3, 10, 5, 0.3),
-          Board(8, 100, 3, 0.1), Board(2, 20, 3, 0.3), Board(4, 30, 5, 1.0)]
+#: The leaderboard designs P(first)'s label is checked on, each board's spread drawn from the prior.
+BOARDS = [Board(4, 30, 10), Board(5, 30, 2), Board(4, 50, 1), Board(3, 10, 5), Board(8, 100, 3), Board(2, 20, 3),
+          Board(4, 30, 5), Board(6, 40, 2)]
+#: The same shapes at fixed spreads (how far a posterior can be from the truth at one spread):
+#: the seven boards of the earlier atlas and three corners (versions all equal, nearly equal, mid).
+FIXED_BOARDS = [Board(4, 30, 10, 0.4), Board(5, 30, 2, 0.15), Board(4, 50, 1, 0.2), Board(3, 10, 5, 0.3),
+                Board(8, 100, 3, 0.1), Board(2, 20, 3, 0.3), Board(4, 30, 5, 1.0), Board(4, 30, 5, 0.0),
+                Board(6, 40, 2, 0.1), Board(4, 30, 5, 0.2)]
 
 
 def p_first_markdown(results) -> str:
@@ -318,7 +354,7 @@ def main(argv=None) -> int:
     parser.add_argument("--one-version", type=int, default=0, metavar="DRAWS",
                         help="only the one-version coverage (interval, pass@k, pass^k) over DRAWS draws, seed 7")
     parser.add_argument("--p-first", action="store_true", help="run only the P(first) calibration")
-    parser.add_argument("--boards", type=int, default=1000, help="simulated boards per leaderboard design")
+    parser.add_argument("--boards", type=int, default=5000, help="simulated boards per leaderboard design")
     args = parser.parse_args(argv)
     grid = SMALL if args.small else FULL
     start, stop = (0, len(grid)) if args.designs is None else (int(x) for x in args.designs.split(":"))
@@ -341,8 +377,11 @@ def main(argv=None) -> int:
                   f"pass^k {cell.passhat:.3f}  interval {cell.interval_equal:.3f}/{cell.interval_unequal:.3f}  "
                   f"refused {cell.refused:.2f}/{cell.better_refused:.2f}", flush=True,
                   file=sys.stderr if args.markdown else sys.stdout)
-    boards = [] if args.no_boards else [(b, p_first_calibration(b, boards=60 if args.small else args.boards, seed=i))
+    size = 60 if args.small else args.boards
+    boards = [] if args.no_boards else [(b, p_first_calibration(b, boards=size, seed=1000 + i))
                                         for i, b in enumerate(BOARDS[:1] if args.small else BOARDS)]
+    fixed = [] if args.no_boards or args.small else [(b, p_first_calibration(b, boards=size, seed=i))
+                                                     for i, b in enumerate(FIXED_BOARDS)]
     if args.markdown and cells:
         print(markdown(cells))
         print()
@@ -350,6 +389,9 @@ def main(argv=None) -> int:
     if boards:
         print()
         print(p_first_markdown(boards))
+    if fixed:
+        print()
+        print(p_first_markdown(fixed))
     return 0
 
 

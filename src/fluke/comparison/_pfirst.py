@@ -6,8 +6,9 @@ every comparison (the draws are paired by stratum); what separates two versions'
 means is the binomial noise of their runs and the versions' true effects. The model:
 
 * ``m_v``, version v's observed mean over the S strata of its per-stratum pass share, is
-  ``N(θ_v, σ_v²)``, with ``σ_v² = Σ_s p_s (1 − p_s) / n_vs / S²`` and ``p_s`` the stratum's pass
-  share pooled over every version, ``(passes + ½) / (trials + 1)`` (so never 0 or 1); the
+  ``N(θ_v, σ_v²)``, with ``σ_v² = Σ_s q_vs (1 − q_vs) / n_vs / S²``: ``q_vs`` is the stratum's pass
+  share pooled over every version, ``(passes + ½) / (trials + 1)`` (so never 0 or 1), moved on the
+  logit by the offset that gives the version its own smoothed mean share (:func:`_noise`); the
   normal is the law of a mean of many bounded shares, an approximation on few strata and runs
   (calibrated in bench/atlas.py down to 3 versions × 10 strata × 5 runs and 4 × 50 × 1);
 * the versions are exchangeable: ``θ_v = μ + δ_v``, ``δ_v ~ N(0, τ²)`` independently, μ flat;
@@ -47,6 +48,9 @@ __all__ = ["FirstPosterior", "PRIOR_SCALE", "TAU_GRID", "first_posterior"]
 PRIOR_SCALE = 2.0
 #: Quantiles of τ's prior the posterior is evaluated on (equal prior mass each).
 TAU_GRID = 512
+#: At most this many Newton steps for each version's logit offset in :func:`_noise` (the mean of q is
+#: monotone in it; they stop once every step is under 1e-9).
+_NEWTON = 30
 #: Joint draws held at once (draws × versions floats).
 _CHUNK = 2_000_000
 
@@ -89,12 +93,38 @@ class FirstPosterior:
                 "prior_scale_points": 100 * self.prior_scale, "draws": self.draws}
 
 
+def _expit(x: np.ndarray) -> np.ndarray:
+    """The logistic function, without overflow at any x (and without importing scipy at start-up)."""
+    return 0.5 * (1 + np.tanh(0.5 * x))
+
+
 def _noise(k: np.ndarray, n: np.ndarray) -> tuple[np.ndarray, np.ndarray]:
-    """Each version's observed mean over the strata and its sampling variance (at the strata's pooled shares)."""
+    """Each version's observed mean over the strata and its sampling variance.
+
+    The variance sums ``q (1 − q) / n`` over the version's strata, with ``q`` the stratum's pooled
+    share moved on the logit by one offset per version, the offset that makes the version's mean
+    of ``q`` its own smoothed mean share (a few Newton steps; the pooled share alone overstates a
+    version's noise by Jensen's inequality when the versions are far apart, which made P(first)
+    under-confident there).
+
+    >>> means, variance = _noise(np.array([[9.0, 9.0], [1.0, 1.0]]), np.full((2, 2), 10.0))
+    >>> means.tolist(), bool(variance[0] < 0.25 * 0.25 / 10)
+    ([0.9, 0.1], True)
+    """
     s = k.shape[1]
     pooled = (k.sum(axis=0) + 0.5) / (n.sum(axis=0) + 1.0)
     means = (k / n).mean(axis=1)
-    variance = ((pooled * (1 - pooled))[None, :] / n).sum(axis=1) / (s * s)
+    target = ((k + 0.5) / (n + 1.0)).mean(axis=1)
+    logit = np.log(pooled / (1 - pooled))[None, :]
+    offset = np.zeros(k.shape[0])
+    for _ in range(_NEWTON):
+        q = _expit(logit + offset[:, None])
+        step = (q.mean(axis=1) - target) / np.maximum((q * (1 - q)).mean(axis=1), 1e-12)
+        offset -= np.clip(step, -2.0, 2.0)
+        if np.abs(step).max() < 1e-9:
+            break
+    q = np.clip(_expit(logit + offset[:, None]), 1e-9, 1 - 1e-9)     # a variance never 0 in floating point
+    variance = (q * (1 - q) / n).sum(axis=1) / (s * s)
     return means, variance
 
 
