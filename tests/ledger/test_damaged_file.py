@@ -19,7 +19,11 @@ from fluke.record import Identity, Outcome, Run
 
 
 def _page_size(path: Path) -> int:
-    return sqlite3.connect(path).execute("PRAGMA page_size").fetchone()[0]
+    conn = sqlite3.connect(path)
+    try:
+        return conn.execute("PRAGMA page_size").fetchone()[0]
+    finally:
+        conn.close()
 
 
 def _roots(path: Path) -> dict[str, int]:
