@@ -230,7 +230,8 @@ def version_effects(board: Board, a: np.ndarray, rng) -> np.ndarray:
     """
     if board.spread is not None:
         return rng.normal(0, board.spread, board.versions)
-    slope = expit(a) * (1 - expit(a))
+    rate = expit(a)
+    slope = rate * (1 - rate)
     sigma = float(np.sqrt((slope / board.runs).sum())) / board.scenarios
     tau = PRIOR_SCALE * sigma * abs(math.tan(0.5 * math.pi * rng.random()))
     return rng.normal(0, tau / slope.mean(), board.versions)

@@ -16,12 +16,22 @@ from fluke.comparison._pfirst import PRIOR_SCALE, _noise, first_posterior
 
 
 def _boards(rng, versions, scenarios, runs, spread, boards, method):
-    """Claims and truths over simulated boards: logit(rate) = a_s + b_v, b_v ~ N(0, spread)."""
+    """Claims and truths over simulated boards: logit(rate) = a_s + b_v, b_v ~ N(0, spread²).
+
+    ``spread=None`` draws each board's spread from P(first)'s own prior: τ, the spread of the versions'
+    mean rates, half-Cauchy of PRIOR_SCALE × σ̄ (σ̄ the standard error of a version's mean at the
+    scenarios' rates), turned into logit effects through the mean slope p(1 − p)."""
     claims, truth = [], []
     n = np.full((versions, scenarios), runs)
     for r in range(boards):
-        a, b = rng.normal(1, 1.2, scenarios), rng.normal(0, spread, versions)
-        p = 1 / (1 + np.exp(-(a[None, :] + b[:, None])))
+        a = rng.normal(1, 1.2, scenarios)
+        if spread is None:
+            slope = np.exp(-np.logaddexp(0, -a) - np.logaddexp(0, a))          # p (1 − p) without overflow
+            tau = PRIOR_SCALE * np.sqrt((slope / runs).sum()) / scenarios * abs(rng.standard_cauchy())
+            b = rng.normal(0, tau / slope.mean(), versions)
+        else:
+            b = rng.normal(0, spread, versions)
+        p = np.exp(-np.logaddexp(0, -(a[None, :] + b[:, None])))
         first = method(rng.binomial(n, p), n, r)
         means = p.mean(axis=1)
         top = means == means.max()
@@ -77,26 +87,6 @@ def test_p_first_is_calibrated_on_small_boards(versions, scenarios, runs, spread
     assert checked >= 8 and not off, off
 
 
-def _prior_boards(rng, versions, scenarios, runs, boards):
-    """Claims and truths over boards whose spread of versions is drawn from P(first)'s own prior: τ, the
-    spread of the versions' mean rates, half-Cauchy of PRIOR_SCALE × σ̄ (σ̄ the standard error of a
-    version's mean at the scenarios' rates), turned into logit effects through the mean slope p(1 − p)."""
-    claims, truth = [], []
-    n = np.full((versions, scenarios), runs)
-    for r in range(boards):
-        a = rng.normal(1, 1.2, scenarios)
-        slope = np.exp(-np.logaddexp(0, -a) - np.logaddexp(0, a))          # p (1 − p) without overflow
-        tau = PRIOR_SCALE * np.sqrt((slope / runs).sum()) / scenarios * abs(rng.standard_cauchy())
-        b = rng.normal(0, tau / slope.mean(), versions)
-        p = np.exp(-np.logaddexp(0, -(a[None, :] + b[:, None])))
-        first = p_first_posterior(rng.binomial(n, p), n, draws=400, seed=r)
-        means = p.mean(axis=1)
-        top = means == means.max()
-        claims += first.tolist()
-        truth += (top / top.sum()).tolist()
-    return np.array(claims), np.array(truth)
-
-
 @pytest.mark.parametrize("versions, scenarios, runs", [(5, 30, 2), (4, 50, 1)])
 def test_p_first_is_calibrated_over_the_boards_its_prior_describes(versions, scenarios, runs):
     """A posterior probability is calibrated averaged over its prior: with each board's spread drawn from the
@@ -104,7 +94,8 @@ def test_p_first_is_calibrated_over_the_boards_its_prior_describes(versions, sce
     fail at one fixed spread each (0.15 and 0.2: docs/atlas.md), over-claiming nearly equal versions. The check
     has teeth: the same posterior with each version's noise variance halved fails two deciles of 5 × 30 × 2
     (0.850 claimed, 0.719 first), doubled four (0.746 claimed, 0.936 first)."""
-    claims, truth = _prior_boards(np.random.default_rng(37), versions, scenarios, runs, 3000)
+    claims, truth = _boards(np.random.default_rng(37), versions, scenarios, runs, None, 3000,
+                            lambda k, n, r: p_first_posterior(k, n, draws=400, seed=r))
     off, checked = _off_deciles(claims, truth)
     assert checked == 10 and not off, off
 
